@@ -1,0 +1,21 @@
+//! Compiles proto/ with protox (pure Rust, no system protoc) and generates the tonic
+//! server and client. The encoded descriptor set is written next to the generated code
+//! for gRPC server reflection.
+use std::path::PathBuf;
+
+use protox::prost::Message as _;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    println!("cargo:rerun-if-changed=proto");
+    println!("cargo:rerun-if-changed=migrations");
+
+    let fds = protox::compile(["ctxd/v1/ctxd.proto"], ["proto"])?;
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
+    std::fs::write(out_dir.join("ctxd_descriptor.bin"), fds.encode_to_vec())?;
+
+    tonic_prost_build::configure()
+        .build_client(true)
+        .build_server(true)
+        .compile_fds(fds)?;
+    Ok(())
+}

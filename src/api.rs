@@ -1,0 +1,561 @@
+//! The gRPC edge: converts between the wire types and the engine's, resolves the tenant,
+//! and wraps every RPC in a span that records the session and the outcome.
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use prost::Message as _;
+use sha2::{Digest, Sha256};
+use tonic::{Request, Response, Status};
+use tracing::Instrument;
+
+use crate::auth::Auth;
+use crate::budget::{self, Report};
+use crate::engine::{self, Engine};
+use crate::error::{Error, Result};
+use crate::message::{Message, Part, Role, StoredMessage, ToolCall};
+use crate::pb;
+use crate::policy::{Policy, PolicyOverrides, SummaryPlacement, TokenizerKind};
+use crate::render;
+use crate::tokenize::ToolDefinition;
+
+pub struct ContextApi {
+    engine: Engine,
+    auth: Arc<Auth>,
+}
+
+impl ContextApi {
+    pub fn new(engine: Engine, auth: Arc<Auth>) -> ContextApi {
+        ContextApi { engine, auth }
+    }
+}
+
+/// Runs one RPC inside its span: resolves the tenant, runs `body`, records the outcome.
+async fn rpc<Req, T, F, Fut>(
+    auth: &Auth,
+    name: &'static str,
+    session_id: &str,
+    request: Request<Req>,
+    body: F,
+) -> std::result::Result<Response<T>, Status>
+where
+    F: FnOnce(i64, Req) -> Fut,
+    Fut: std::future::Future<Output = Result<T>>,
+{
+    let span = tracing::info_span!(
+        "rpc",
+        rpc = name,
+        session_id = %session_id,
+        tenant_id = tracing::field::Empty,
+        outcome = tracing::field::Empty,
+    );
+    async move {
+        let result = async {
+            let tenant = auth.tenant(request.metadata()).await?;
+            tracing::Span::current().record("tenant_id", tenant);
+            body(tenant, request.into_inner()).await
+        }
+        .await;
+        match result {
+            Ok(response) => {
+                tracing::Span::current().record("outcome", "ok");
+                Ok(Response::new(response))
+            }
+            Err(error) => {
+                let status = Status::from(error);
+                tracing::Span::current().record("outcome", format!("{:?}", status.code()));
+                if matches!(status.code(), tonic::Code::Internal | tonic::Code::Unavailable) {
+                    tracing::warn!(code = ?status.code(), "rpc failed");
+                } else {
+                    tracing::info!(code = ?status.code(), message = status.message(), "rpc rejected");
+                }
+                Err(status)
+            }
+        }
+    }
+    .instrument(span)
+    .await
+}
+
+#[tonic::async_trait]
+impl pb::context_service_server::ContextService for ContextApi {
+    async fn create_session(
+        &self,
+        request: Request<pb::CreateSessionRequest>,
+    ) -> std::result::Result<Response<pb::CreateSessionResponse>, Status> {
+        let session_id = request.get_ref().session_id.clone();
+        rpc(
+            &self.auth,
+            "CreateSession",
+            &session_id,
+            request,
+            |tenant, req| async move {
+                let overrides = overrides_from_pb(req.policy.unwrap_or_default())?;
+                let metadata: BTreeMap<String, String> = req.metadata.into_iter().collect();
+                let info = self
+                    .engine
+                    .create_session(tenant, &req.session_id, overrides, metadata)
+                    .await?;
+                Ok(pb::CreateSessionResponse {
+                    session: Some(session_to_pb(&info)),
+                })
+            },
+        )
+        .await
+    }
+
+    async fn get_session(
+        &self,
+        request: Request<pb::GetSessionRequest>,
+    ) -> std::result::Result<Response<pb::GetSessionResponse>, Status> {
+        let session_id = request.get_ref().session_id.clone();
+        rpc(
+            &self.auth,
+            "GetSession",
+            &session_id,
+            request,
+            |tenant, req| async move {
+                let info = self.engine.get_session(tenant, &req.session_id).await?;
+                Ok(pb::GetSessionResponse {
+                    session: Some(session_to_pb(&info)),
+                })
+            },
+        )
+        .await
+    }
+
+    async fn delete_session(
+        &self,
+        request: Request<pb::DeleteSessionRequest>,
+    ) -> std::result::Result<Response<pb::DeleteSessionResponse>, Status> {
+        let session_id = request.get_ref().session_id.clone();
+        rpc(
+            &self.auth,
+            "DeleteSession",
+            &session_id,
+            request,
+            |tenant, req| async move {
+                let deleted_messages = self.engine.delete_session(tenant, &req.session_id).await?;
+                Ok(pb::DeleteSessionResponse { deleted_messages })
+            },
+        )
+        .await
+    }
+
+    async fn append_turn(
+        &self,
+        request: Request<pb::AppendTurnRequest>,
+    ) -> std::result::Result<Response<pb::AppendTurnResponse>, Status> {
+        let session_id = request.get_ref().session_id.clone();
+        rpc(
+            &self.auth,
+            "AppendTurn",
+            &session_id,
+            request,
+            |tenant, req| async move {
+                let idempotency = (!req.idempotency_key.is_empty()).then(|| {
+                    let mut payload = req.clone();
+                    payload.idempotency_key.clear();
+                    let hash = Sha256::digest(payload.encode_to_vec()).to_vec();
+                    (req.idempotency_key.clone(), hash)
+                });
+                let usage = req.usage.map(|usage| engine::Usage {
+                    input_tokens: usage.input_tokens,
+                    output_tokens: usage.output_tokens,
+                    cached_input_tokens: usage.cached_input_tokens,
+                });
+                let outcome = self
+                    .engine
+                    .append_turn(
+                        tenant,
+                        engine::AppendRequest {
+                            session_id: req.session_id,
+                            messages: messages_from_pb(req.messages, "messages")?,
+                            expected_version: req.expected_version,
+                            idempotency,
+                            usage,
+                        },
+                    )
+                    .await?;
+                Ok(pb::AppendTurnResponse {
+                    version: outcome.version,
+                    seqs: outcome.seqs,
+                    budget: Some(report_to_pb(&outcome.report)),
+                    replayed: outcome.replayed,
+                })
+            },
+        )
+        .await
+    }
+
+    async fn build_messages(
+        &self,
+        request: Request<pb::BuildMessagesRequest>,
+    ) -> std::result::Result<Response<pb::BuildMessagesResponse>, Status> {
+        let session_id = request.get_ref().session_id.clone();
+        rpc(
+            &self.auth,
+            "BuildMessages",
+            &session_id,
+            request,
+            |tenant, req| async move {
+                let format = pb::OutputFormat::try_from(req.format).map_err(|_| {
+                    Error::invalid("format", format!("unknown output format {}", req.format))
+                })?;
+                let built = self
+                    .engine
+                    .build_messages(
+                        tenant,
+                        engine::BuildRequest {
+                            session_id: req.session_id,
+                            system_prompt: req.system_prompt.clone(),
+                            tools: tools_from_pb(req.tools),
+                            max_output_tokens: req.max_output_tokens,
+                        },
+                    )
+                    .await?;
+                let first_seq = built.messages.first().map_or(0, |m| m.seq);
+                let last_seq = built.messages.last().map_or(0, |m| m.seq);
+                let views = built.messages.iter().map(|stored| &stored.message);
+                let (messages, json) = match format {
+                    pb::OutputFormat::Unspecified | pb::OutputFormat::Neutral => (
+                        built.messages.iter().map(stored_to_pb).collect(),
+                        String::new(),
+                    ),
+                    pb::OutputFormat::OpenaiChat => {
+                        let body =
+                            render::openai_chat(&req.system_prompt, views, &built.tool_definitions);
+                        (Vec::new(), body.to_string())
+                    }
+                    pb::OutputFormat::AnthropicMessages => {
+                        let body = render::anthropic_messages(
+                            &req.system_prompt,
+                            views,
+                            &built.tool_definitions,
+                            built.report.output_reserve_tokens,
+                        );
+                        (Vec::new(), body.to_string())
+                    }
+                };
+                Ok(pb::BuildMessagesResponse {
+                    messages,
+                    json,
+                    budget: Some(report_to_pb(&built.report)),
+                    version: built.version,
+                    trimmed: Some(pb::Trimmed {
+                        turns: built.trimmed.turns,
+                        messages: built.trimmed.messages,
+                        tokens: built.trimmed.tokens,
+                        incomplete_step_messages: built.trimmed.incomplete_step_messages,
+                    }),
+                    first_seq,
+                    last_seq,
+                })
+            },
+        )
+        .await
+    }
+
+    async fn check_budget(
+        &self,
+        request: Request<pb::CheckBudgetRequest>,
+    ) -> std::result::Result<Response<pb::CheckBudgetResponse>, Status> {
+        let session_id = request.get_ref().session_id.clone();
+        rpc(
+            &self.auth,
+            "CheckBudget",
+            &session_id,
+            request,
+            |tenant, req| async move {
+                let report = self
+                    .engine
+                    .check_budget(
+                        tenant,
+                        engine::CheckRequest {
+                            session_id: req.session_id,
+                            system_prompt: req.system_prompt,
+                            tools: tools_from_pb(req.tools),
+                            max_output_tokens: req.max_output_tokens,
+                            pending: messages_from_pb(req.pending_messages, "pending_messages")?,
+                        },
+                    )
+                    .await?;
+                Ok(pb::CheckBudgetResponse {
+                    budget: Some(report_to_pb(&report)),
+                })
+            },
+        )
+        .await
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Conversions
+
+fn messages_from_pb(messages: Vec<pb::Message>, list: &str) -> Result<Vec<Message>> {
+    messages
+        .into_iter()
+        .enumerate()
+        .map(|(index, message)| message_from_pb(index, message, list))
+        .collect()
+}
+
+fn message_from_pb(index: usize, message: pb::Message, list: &str) -> Result<Message> {
+    let role = Role::from_i32(message.role).ok_or_else(|| {
+        Error::invalid(
+            format!("{list}[{index}].role"),
+            "must be ROLE_SYSTEM, ROLE_USER, ROLE_ASSISTANT or ROLE_TOOL",
+        )
+    })?;
+    let parts = message
+        .parts
+        .into_iter()
+        .enumerate()
+        .map(|(part_index, part)| match part.part {
+            Some(pb::content_part::Part::Text(text)) => Ok(Part::Text { text }),
+            Some(pb::content_part::Part::Media(media)) => Ok(Part::Media {
+                uri: media.uri,
+                mime_type: media.mime_type,
+                token_estimate: media.token_estimate,
+            }),
+            None => Err(Error::invalid(
+                format!("{list}[{index}].parts[{part_index}]"),
+                "must hold text or media",
+            )),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Message {
+        role,
+        content: message.content,
+        parts,
+        reasoning: message.reasoning,
+        tool_calls: message
+            .tool_calls
+            .into_iter()
+            .map(|call| ToolCall {
+                id: call.id,
+                name: call.name,
+                arguments: call.arguments_json,
+            })
+            .collect(),
+        tool_call_id: message.tool_call_id,
+        name: message.name,
+        metadata: message.metadata.into_iter().collect(),
+        pinned: message.pinned,
+    })
+}
+
+fn stored_to_pb(stored: &StoredMessage) -> pb::Message {
+    let message = &stored.message;
+    pb::Message {
+        role: message.role as i32,
+        content: message.content.clone(),
+        parts: message
+            .parts
+            .iter()
+            .map(|part| pb::ContentPart {
+                part: Some(match part {
+                    Part::Text { text } => pb::content_part::Part::Text(text.clone()),
+                    Part::Media {
+                        uri,
+                        mime_type,
+                        token_estimate,
+                    } => pb::content_part::Part::Media(pb::MediaRef {
+                        uri: uri.clone(),
+                        mime_type: mime_type.clone(),
+                        token_estimate: *token_estimate,
+                    }),
+                }),
+            })
+            .collect(),
+        reasoning: message.reasoning.clone(),
+        tool_calls: message
+            .tool_calls
+            .iter()
+            .map(|call| pb::ToolCall {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                arguments_json: call.arguments.clone(),
+            })
+            .collect(),
+        tool_call_id: message.tool_call_id.clone(),
+        name: message.name.clone(),
+        metadata: message
+            .metadata
+            .iter()
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect(),
+        pinned: message.pinned,
+        seq: stored.seq,
+        turn: stored.turn,
+        token_count: stored.token_count,
+        view_state: stored.view_state as i32,
+        created_at: Some(timestamp(stored.created_at)),
+    }
+}
+
+fn timestamp(at: chrono::DateTime<chrono::Utc>) -> prost_types::Timestamp {
+    prost_types::Timestamp {
+        seconds: at.timestamp(),
+        nanos: at.timestamp_subsec_nanos() as i32,
+    }
+}
+
+fn tools_from_pb(tools: Option<pb::Tools>) -> engine::Tools {
+    match tools.and_then(|tools| tools.tools) {
+        None => engine::Tools::None,
+        Some(pb::tools::Tools::TokenCount(count)) => engine::Tools::TokenCount(count),
+        Some(pb::tools::Tools::Definitions(list)) => engine::Tools::Definitions(
+            list.items
+                .into_iter()
+                .map(|tool| ToolDefinition {
+                    name: tool.name,
+                    description: tool.description,
+                    parameters_json_schema: tool.parameters_json_schema,
+                })
+                .collect(),
+        ),
+    }
+}
+
+fn overrides_from_pb(policy: pb::Policy) -> Result<PolicyOverrides> {
+    let tokenizer = match policy.tokenizer.map(pb::Tokenizer::try_from) {
+        None | Some(Ok(pb::Tokenizer::Unspecified)) => None,
+        Some(Ok(pb::Tokenizer::O200kBase)) => Some(TokenizerKind::O200kBase),
+        Some(Ok(pb::Tokenizer::Cl100kBase)) => Some(TokenizerKind::Cl100kBase),
+        Some(Ok(pb::Tokenizer::Heuristic)) => Some(TokenizerKind::Heuristic),
+        Some(Err(_)) => return Err(Error::invalid("policy.tokenizer", "unknown tokenizer")),
+    };
+    let summary_placement = match policy.summary_placement.map(pb::SummaryPlacement::try_from) {
+        None | Some(Ok(pb::SummaryPlacement::Unspecified)) => None,
+        Some(Ok(pb::SummaryPlacement::System)) => Some(SummaryPlacement::System),
+        Some(Ok(pb::SummaryPlacement::User)) => Some(SummaryPlacement::User),
+        Some(Err(_)) => {
+            return Err(Error::invalid(
+                "policy.summary_placement",
+                "unknown placement",
+            ));
+        }
+    };
+    Ok(PolicyOverrides {
+        context_window_tokens: policy.context_window_tokens,
+        max_output_tokens: policy.max_output_tokens,
+        tokenizer,
+        heuristic_chars_per_token: policy.heuristic_chars_per_token,
+        clear_threshold: policy.clear_threshold,
+        summarize_threshold: policy.summarize_threshold,
+        hard_limit: policy.hard_limit,
+        fresh_tail_messages: policy.fresh_tail_messages,
+        fresh_tail_tokens: policy.fresh_tail_tokens,
+        tool_output_protect_tokens: policy.tool_output_protect_tokens,
+        clear_min_savings_tokens: policy.clear_min_savings_tokens,
+        eviction_threshold_tokens: policy.eviction_threshold_tokens,
+        leaf_chunk_messages: policy.leaf_chunk_messages,
+        leaf_chunk_tokens: policy.leaf_chunk_tokens,
+        leaf_target_tokens: policy.leaf_target_tokens,
+        condense_fanin: policy.condense_fanin,
+        condensed_target_tokens: policy.condensed_target_tokens,
+        summary_placement,
+        summarizer_profile: policy.summarizer_profile,
+        media_item_tokens: policy.media_item_tokens,
+    })
+}
+
+fn policy_to_pb(policy: &Policy) -> pb::Policy {
+    pb::Policy {
+        context_window_tokens: Some(policy.context_window_tokens),
+        max_output_tokens: Some(policy.max_output_tokens),
+        tokenizer: Some(match policy.tokenizer {
+            TokenizerKind::O200kBase => pb::Tokenizer::O200kBase,
+            TokenizerKind::Cl100kBase => pb::Tokenizer::Cl100kBase,
+            TokenizerKind::Heuristic => pb::Tokenizer::Heuristic,
+        } as i32),
+        heuristic_chars_per_token: Some(policy.heuristic_chars_per_token),
+        clear_threshold: Some(policy.clear_threshold),
+        summarize_threshold: Some(policy.summarize_threshold),
+        hard_limit: Some(policy.hard_limit),
+        fresh_tail_messages: Some(policy.fresh_tail_messages),
+        fresh_tail_tokens: Some(policy.fresh_tail_tokens),
+        tool_output_protect_tokens: Some(policy.tool_output_protect_tokens),
+        clear_min_savings_tokens: Some(policy.clear_min_savings_tokens),
+        eviction_threshold_tokens: Some(policy.eviction_threshold_tokens),
+        leaf_chunk_messages: Some(policy.leaf_chunk_messages),
+        leaf_chunk_tokens: Some(policy.leaf_chunk_tokens),
+        leaf_target_tokens: Some(policy.leaf_target_tokens),
+        condense_fanin: Some(policy.condense_fanin),
+        condensed_target_tokens: Some(policy.condensed_target_tokens),
+        summary_placement: Some(match policy.summary_placement {
+            SummaryPlacement::System => pb::SummaryPlacement::System,
+            SummaryPlacement::User => pb::SummaryPlacement::User,
+        } as i32),
+        summarizer_profile: Some(policy.summarizer_profile.clone()),
+        media_item_tokens: Some(policy.media_item_tokens),
+    }
+}
+
+fn session_to_pb(info: &engine::SessionInfo) -> pb::Session {
+    let row = &info.row;
+    let mean = if row.est_samples > 0 {
+        row.est_abs_err_sum / row.est_samples as f64
+    } else {
+        0.0
+    };
+    pb::Session {
+        session_id: row.external_id.clone(),
+        policy: Some(policy_to_pb(&info.policy)),
+        version: row.version,
+        message_count: row.message_count,
+        turn_count: row.turn_count,
+        log_tokens: row.log_tokens,
+        view_tokens: row.view_tokens,
+        metadata: row.metadata.0.clone().into_iter().collect(),
+        created_at: Some(timestamp(row.created_at)),
+        updated_at: Some(timestamp(row.updated_at)),
+        estimator: Some(pb::EstimatorStats {
+            samples: row.est_samples,
+            mean_abs_error_pct: mean * 100.0,
+            max_abs_error_pct: row.est_max_abs_err * 100.0,
+            last_error_pct: row.est_last_err * 100.0,
+            anchor_input_tokens: row.anchor_reported_tokens,
+        }),
+        usage_total: Some(pb::Usage {
+            input_tokens: row.usage_input_tokens,
+            output_tokens: row.usage_output_tokens,
+            cached_input_tokens: row.usage_cached_tokens,
+        }),
+    }
+}
+
+fn report_to_pb(report: &Report) -> pb::BudgetReport {
+    let regions = report.regions;
+    pb::BudgetReport {
+        breakdown: Some(pb::BudgetBreakdown {
+            system_tokens: regions.system_tokens,
+            summary_tokens: regions.summary_tokens,
+            history_tokens: regions.history_tokens,
+            tool_tokens: regions.tool_tokens,
+            output_reserve_tokens: report.output_reserve_tokens,
+            total_tokens: report.estimate.total_tokens,
+            context_window_tokens: report.context_window_tokens,
+            headroom_tokens: report.headroom_tokens,
+            estimate_source: match report.estimate.source {
+                budget::Source::Anchored => pb::EstimateSource::Anchored,
+                budget::Source::Tokenizer => pb::EstimateSource::Tokenizer,
+                budget::Source::Calibrated => pb::EstimateSource::Calibrated,
+            } as i32,
+            tokenizer_total_tokens: report.estimate.tokenizer_tokens,
+        }),
+        status: match report.status {
+            budget::Status::Ok => pb::BudgetStatus::Ok,
+            budget::Status::Warn => pb::BudgetStatus::Warn,
+            budget::Status::Over => pb::BudgetStatus::Over,
+        } as i32,
+        recommended_action: match report.action {
+            budget::Action::None => pb::RecommendedAction::None,
+            budget::Action::ClearToolResults => pb::RecommendedAction::ClearToolResults,
+            budget::Action::Summarize => pb::RecommendedAction::Summarize,
+            budget::Action::TrimOldestTurns => pb::RecommendedAction::TrimOldestTurns,
+            budget::Action::ReduceRequest => pb::RecommendedAction::ReduceRequest,
+        } as i32,
+        window_fraction: report.window_fraction,
+    }
+}

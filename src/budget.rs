@@ -1,0 +1,262 @@
+//! Budget math: estimates anchored on provider usage, the per-region breakdown, the
+//! verdict against a policy's thresholds, and choosing how much history fits. Pure.
+use serde::{Deserialize, Serialize};
+
+use crate::policy::Policy;
+
+/// The provider's reported input tokens for one request, and ctxd's own count of that
+/// same request, so later requests can be estimated from it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Anchor {
+    pub reported_tokens: i64,
+    /// System prompt, tools and framing of the anchored request, by the tokenizer.
+    pub fixed_tokens: i64,
+    /// History of the anchored request, by the tokenizer.
+    pub history_tokens: i64,
+    pub first_seq: i64,
+    pub last_seq: i64,
+    pub view_epoch: i64,
+}
+
+impl Anchor {
+    /// Provider tokens per tokenizer token, bounded so one odd report cannot distort
+    /// estimates wildly.
+    pub fn ratio(&self) -> f64 {
+        let counted = self.fixed_tokens + self.history_tokens;
+        if counted <= 0 || self.reported_tokens <= 0 {
+            return 1.0;
+        }
+        (self.reported_tokens as f64 / counted as f64).clamp(0.5, 2.0)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Source {
+    Anchored,
+    Tokenizer,
+    Calibrated,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Estimate {
+    pub total_tokens: i64,
+    pub source: Source,
+    /// The tokenizer's count alone.
+    pub tokenizer_tokens: i64,
+}
+
+/// Estimates a request made of `fixed_tokens` (system prompt, tools, framing) and a
+/// history starting at `first_seq` and ending at `last_seq` that the tokenizer counts
+/// as `history_tokens`.
+///
+/// When the request extends the anchored one (same start, same view epoch, no earlier
+/// end), the estimate is the reported figure plus what changed since, scaled by the
+/// anchor's ratio. Otherwise, with an anchor, the tokenizer's count is calibrated by
+/// that ratio; without one, it is the tokenizer's count.
+pub fn estimate(
+    anchor: Option<&Anchor>,
+    view_epoch: i64,
+    first_seq: i64,
+    last_seq: i64,
+    fixed_tokens: i64,
+    history_tokens: i64,
+) -> Estimate {
+    let tokenizer_tokens = fixed_tokens + history_tokens;
+    let Some(anchor) = anchor.filter(|anchor| anchor.reported_tokens > 0) else {
+        return Estimate {
+            total_tokens: tokenizer_tokens,
+            source: Source::Tokenizer,
+            tokenizer_tokens,
+        };
+    };
+    let ratio = anchor.ratio();
+    let extends = anchor.view_epoch == view_epoch
+        && anchor.first_seq == first_seq
+        && last_seq >= anchor.last_seq;
+    if extends {
+        let delta = (fixed_tokens - anchor.fixed_tokens) + (history_tokens - anchor.history_tokens);
+        let total = anchor.reported_tokens + (delta as f64 * ratio).round() as i64;
+        return Estimate {
+            total_tokens: total.max(0),
+            source: Source::Anchored,
+            tokenizer_tokens,
+        };
+    }
+    Estimate {
+        total_tokens: (tokenizer_tokens as f64 * ratio).round() as i64,
+        source: Source::Calibrated,
+        tokenizer_tokens,
+    }
+}
+
+/// Token figures per region, by the tokenizer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Regions {
+    /// The system prompt plus the request's fixed framing.
+    pub system_tokens: i64,
+    pub summary_tokens: i64,
+    pub history_tokens: i64,
+    pub tool_tokens: i64,
+}
+
+impl Regions {
+    pub fn fixed_tokens(&self) -> i64 {
+        self.system_tokens + self.tool_tokens + self.summary_tokens
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Status {
+    Ok,
+    Warn,
+    Over,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Action {
+    None,
+    ClearToolResults,
+    Summarize,
+    TrimOldestTurns,
+    ReduceRequest,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub regions: Regions,
+    pub output_reserve_tokens: i64,
+    pub context_window_tokens: i64,
+    pub estimate: Estimate,
+    /// limit - reserve - total; negative when over.
+    pub headroom_tokens: i64,
+    pub status: Status,
+    pub action: Action,
+    pub window_fraction: f64,
+}
+
+/// Judges a request against the policy. `minimum_fits` says whether the smallest
+/// request BuildMessages could make (system prompt, tools, newest turn) fits.
+pub fn report(
+    policy: &Policy,
+    output_reserve_tokens: i64,
+    regions: Regions,
+    estimate: Estimate,
+    minimum_fits: bool,
+) -> Report {
+    let window = policy.context_window_tokens;
+    let total = estimate.total_tokens;
+    let headroom_tokens = policy.limit_tokens() - output_reserve_tokens - total;
+    let window_fraction = total as f64 / window as f64;
+    let (status, action) = if headroom_tokens < 0 {
+        let action = if minimum_fits {
+            Action::TrimOldestTurns
+        } else {
+            Action::ReduceRequest
+        };
+        (Status::Over, action)
+    } else if window_fraction >= policy.summarize_threshold {
+        (Status::Warn, Action::Summarize)
+    } else if window_fraction >= policy.clear_threshold {
+        (Status::Warn, Action::ClearToolResults)
+    } else {
+        (Status::Ok, Action::None)
+    };
+    Report {
+        regions,
+        output_reserve_tokens,
+        context_window_tokens: window,
+        estimate,
+        headroom_tokens,
+        status,
+        action,
+        window_fraction,
+    }
+}
+
+/// Picks where the history sent to the model starts: the earliest candidate cut (0,
+/// then each turn start in order) whose suffix fits. `tokens[i]` is message i's count;
+/// `fits(cut, suffix_tokens)` says whether a history from `cut` of that size fits.
+/// `None` when not even the newest turn fits.
+pub fn fit_history(
+    tokens: &[i64],
+    turn_starts: &[usize],
+    fits: impl Fn(usize, i64) -> bool,
+) -> Option<usize> {
+    let mut suffix = vec![0i64; tokens.len() + 1];
+    for index in (0..tokens.len()).rev() {
+        suffix[index] = suffix[index + 1] + tokens[index];
+    }
+    std::iter::once(0)
+        .chain(turn_starts.iter().copied().filter(|&start| start > 0))
+        .find(|&cut| fits(cut, suffix[cut]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn anchor() -> Anchor {
+        Anchor {
+            reported_tokens: 1_100,
+            fixed_tokens: 200,
+            history_tokens: 800,
+            first_seq: 1,
+            last_seq: 10,
+            view_epoch: 0,
+        }
+    }
+
+    #[test]
+    fn anchored_estimate_adds_scaled_delta() {
+        let estimate = estimate(Some(&anchor()), 0, 1, 12, 200, 900);
+        assert_eq!(estimate.source, Source::Anchored);
+        // 1100 + 100 x 1.1
+        assert_eq!(estimate.total_tokens, 1_210);
+        assert_eq!(estimate.tokenizer_tokens, 1_100);
+    }
+
+    #[test]
+    fn moved_start_or_new_epoch_falls_back_to_calibration() {
+        let moved = estimate(Some(&anchor()), 0, 5, 12, 200, 500);
+        assert_eq!(moved.source, Source::Calibrated);
+        assert_eq!(moved.total_tokens, 770);
+        let rewritten = estimate(Some(&anchor()), 1, 1, 12, 200, 900);
+        assert_eq!(rewritten.source, Source::Calibrated);
+        let none = estimate(None, 0, 1, 12, 200, 900);
+        assert_eq!((none.source, none.total_tokens), (Source::Tokenizer, 1_100));
+    }
+
+    #[test]
+    fn fit_history_drops_oldest_whole_turns() {
+        let tokens = [10, 10, 10, 10, 10, 10];
+        let starts = [0, 2, 4];
+        assert_eq!(fit_history(&tokens, &starts, |_, t| t <= 60), Some(0));
+        assert_eq!(fit_history(&tokens, &starts, |_, t| t <= 45), Some(2));
+        assert_eq!(fit_history(&tokens, &starts, |_, t| t <= 25), Some(4));
+        assert_eq!(fit_history(&tokens, &starts, |_, t| t <= 15), None);
+        // No user message: the whole history is one unit.
+        assert_eq!(fit_history(&tokens, &[], |_, t| t <= 45), None);
+    }
+
+    #[test]
+    fn report_classifies_against_thresholds() {
+        let policy = Policy {
+            context_window_tokens: 1_000,
+            max_output_tokens: 200,
+            ..Policy::default()
+        };
+        let judge = |total| {
+            let estimate = Estimate {
+                total_tokens: total,
+                source: Source::Tokenizer,
+                tokenizer_tokens: total,
+            };
+            let r = report(&policy, 200, Regions::default(), estimate, true);
+            (r.status, r.action, r.headroom_tokens)
+        };
+        assert_eq!(judge(100), (Status::Ok, Action::None, 700));
+        assert_eq!(judge(650), (Status::Warn, Action::ClearToolResults, 150));
+        assert_eq!(judge(780), (Status::Warn, Action::Summarize, 20));
+        assert_eq!(judge(801), (Status::Over, Action::TrimOldestTurns, -1));
+    }
+}

@@ -1,0 +1,320 @@
+//! Settings: defaults, then an optional TOML file, then CTXD_* environment variables,
+//! then flags (each later source wins). `ctxd serve --help` lists every setting.
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use figment::Figment;
+use figment::providers::{Format, Serialized, Toml};
+use serde::{Deserialize, Serialize};
+
+use crate::policy::{Policy, SummaryPlacement, TokenizerKind};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// The server's effective configuration.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub listen: SocketAddr,
+    pub database_url: Option<String>,
+    pub data_dir: PathBuf,
+    pub db_max_connections: u32,
+    pub insecure: bool,
+    pub max_content_bytes: usize,
+    pub max_request_bytes: usize,
+    pub log_format: LogFormat,
+    pub log_filter: String,
+    pub default_policy: Policy,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            listen: SocketAddr::from(([127, 0, 0, 1], 50051)),
+            database_url: None,
+            data_dir: PathBuf::from(".ctxd"),
+            db_max_connections: 32,
+            insecure: false,
+            max_content_bytes: 4 * 1024 * 1024,
+            max_request_bytes: 64 * 1024 * 1024,
+            log_format: LogFormat::Text,
+            log_filter: "info,sqlx=warn".to_string(),
+            default_policy: Policy::default(),
+        }
+    }
+}
+
+/// Every setting as a flag with its environment variable. Unset flags fall through to
+/// the TOML file, then the defaults.
+#[derive(Debug, Clone, Default, Args, Serialize)]
+pub struct ServeArgs {
+    /// TOML file with settings (same names as the flags, with underscores; policy
+    /// defaults under [default_policy]).
+    #[arg(long, env = "CTXD_CONFIG")]
+    #[serde(skip)]
+    pub config: Option<PathBuf>,
+    /// Address to serve gRPC on [default: 127.0.0.1:50051].
+    #[arg(long, env = "CTXD_LISTEN")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub listen: Option<SocketAddr>,
+    /// PostgreSQL URL. Unset: ctxd starts a private PostgreSQL in --data-dir.
+    #[arg(long, env = "DATABASE_URL")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub database_url: Option<String>,
+    /// Directory for the private PostgreSQL's data (used when no database URL is set)
+    /// [default: .ctxd].
+    #[arg(long, env = "CTXD_DATA_DIR")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_dir: Option<PathBuf>,
+    /// Database connections in the pool [default: 32].
+    #[arg(long, env = "CTXD_DB_MAX_CONNECTIONS")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db_max_connections: Option<u32>,
+    /// Serve without API keys on a non-loopback address (anyone who can reach the port
+    /// can read every session) [default: false].
+    #[arg(long, env = "CTXD_INSECURE", num_args = 0..=1, default_missing_value = "true")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub insecure: Option<bool>,
+    /// Largest text one message may carry, in bytes [default: 4194304].
+    #[arg(long, env = "CTXD_MAX_CONTENT_BYTES")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_content_bytes: Option<usize>,
+    /// Largest gRPC request accepted, in bytes [default: 67108864].
+    #[arg(long, env = "CTXD_MAX_REQUEST_BYTES")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_request_bytes: Option<usize>,
+    /// Log format [default: text].
+    #[arg(long, env = "CTXD_LOG_FORMAT")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_format: Option<LogFormat>,
+    /// Log filter, tracing-subscriber syntax [default: info,sqlx=warn].
+    #[arg(long, env = "CTXD_LOG")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_filter: Option<String>,
+    #[command(flatten)]
+    pub default_policy: PolicyArgs,
+}
+
+/// Defaults for sessions that do not set a policy field.
+#[derive(Debug, Clone, Default, Args, Serialize)]
+#[command(next_help_heading = "Session policy defaults")]
+pub struct PolicyArgs {
+    /// Context window in tokens [default: 128000].
+    #[arg(
+        long = "policy-context-window-tokens",
+        env = "CTXD_POLICY_CONTEXT_WINDOW_TOKENS"
+    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_window_tokens: Option<i64>,
+    /// Tokens reserved for the reply [default: 16000].
+    #[arg(
+        long = "policy-max-output-tokens",
+        env = "CTXD_POLICY_MAX_OUTPUT_TOKENS"
+    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<i64>,
+    /// Tokenizer [default: o200k-base].
+    #[arg(long = "policy-tokenizer", env = "CTXD_POLICY_TOKENIZER", value_parser = parse_tokenizer)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokenizer: Option<TokenizerKind>,
+    /// Characters per token for the heuristic tokenizer [default: 4.0].
+    #[arg(
+        long = "policy-heuristic-chars-per-token",
+        env = "CTXD_POLICY_HEURISTIC_CHARS_PER_TOKEN"
+    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub heuristic_chars_per_token: Option<f64>,
+    /// Fraction of the window past which old tool results are cleared [default: 0.60].
+    #[arg(long = "policy-clear-threshold", env = "CTXD_POLICY_CLEAR_THRESHOLD")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clear_threshold: Option<f64>,
+    /// Fraction of the window past which summarization is due [default: 0.75].
+    #[arg(
+        long = "policy-summarize-threshold",
+        env = "CTXD_POLICY_SUMMARIZE_THRESHOLD"
+    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summarize_threshold: Option<f64>,
+    /// Fraction of the window a request may never exceed [default: 1.0].
+    #[arg(long = "policy-hard-limit", env = "CTXD_POLICY_HARD_LIMIT")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hard_limit: Option<f64>,
+    /// Newest messages protected from compaction, by count [default: 32].
+    #[arg(
+        long = "policy-fresh-tail-messages",
+        env = "CTXD_POLICY_FRESH_TAIL_MESSAGES"
+    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fresh_tail_messages: Option<i64>,
+    /// Newest messages protected from compaction, by tokens [default: 20000].
+    #[arg(
+        long = "policy-fresh-tail-tokens",
+        env = "CTXD_POLICY_FRESH_TAIL_TOKENS"
+    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fresh_tail_tokens: Option<i64>,
+    /// Newest tool output kept whole when clearing, in tokens [default: 40000].
+    #[arg(
+        long = "policy-tool-output-protect-tokens",
+        env = "CTXD_POLICY_TOOL_OUTPUT_PROTECT_TOKENS"
+    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_output_protect_tokens: Option<i64>,
+    /// Clearing happens only when it saves at least this many tokens [default: 20000].
+    #[arg(
+        long = "policy-clear-min-savings-tokens",
+        env = "CTXD_POLICY_CLEAR_MIN_SAVINGS_TOKENS"
+    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clear_min_savings_tokens: Option<i64>,
+    /// Tool results above this size are evicted to a preview [default: 20000].
+    #[arg(
+        long = "policy-eviction-threshold-tokens",
+        env = "CTXD_POLICY_EVICTION_THRESHOLD_TOKENS"
+    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eviction_threshold_tokens: Option<i64>,
+    /// Leaf summary chunk size in messages [default: 8].
+    #[arg(
+        long = "policy-leaf-chunk-messages",
+        env = "CTXD_POLICY_LEAF_CHUNK_MESSAGES"
+    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leaf_chunk_messages: Option<i64>,
+    /// Leaf summary chunk size in tokens [default: 20000].
+    #[arg(
+        long = "policy-leaf-chunk-tokens",
+        env = "CTXD_POLICY_LEAF_CHUNK_TOKENS"
+    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leaf_chunk_tokens: Option<i64>,
+    /// Target size of a leaf summary [default: 1200].
+    #[arg(
+        long = "policy-leaf-target-tokens",
+        env = "CTXD_POLICY_LEAF_TARGET_TOKENS"
+    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leaf_target_tokens: Option<i64>,
+    /// Same-depth summaries condensed together [default: 4].
+    #[arg(long = "policy-condense-fanin", env = "CTXD_POLICY_CONDENSE_FANIN")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub condense_fanin: Option<i64>,
+    /// Target size of a condensed summary [default: 2000].
+    #[arg(
+        long = "policy-condensed-target-tokens",
+        env = "CTXD_POLICY_CONDENSED_TARGET_TOKENS"
+    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub condensed_target_tokens: Option<i64>,
+    /// Where summaries go: system or user [default: system].
+    #[arg(long = "policy-summary-placement", env = "CTXD_POLICY_SUMMARY_PLACEMENT", value_parser = parse_placement)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary_placement: Option<SummaryPlacement>,
+    /// Summarizer profile [default: extractive].
+    #[arg(
+        long = "policy-summarizer-profile",
+        env = "CTXD_POLICY_SUMMARIZER_PROFILE"
+    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summarizer_profile: Option<String>,
+    /// Flat token cost of a media item without an estimate [default: 1000].
+    #[arg(
+        long = "policy-media-item-tokens",
+        env = "CTXD_POLICY_MEDIA_ITEM_TOKENS"
+    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub media_item_tokens: Option<i64>,
+}
+
+fn parse_tokenizer(value: &str) -> Result<TokenizerKind, String> {
+    match value.replace('-', "_").as_str() {
+        "o200k_base" => Ok(TokenizerKind::O200kBase),
+        "cl100k_base" => Ok(TokenizerKind::Cl100kBase),
+        "heuristic" => Ok(TokenizerKind::Heuristic),
+        _ => Err("expected o200k_base, cl100k_base or heuristic".into()),
+    }
+}
+
+fn parse_placement(value: &str) -> Result<SummaryPlacement, String> {
+    match value {
+        "system" => Ok(SummaryPlacement::System),
+        "user" => Ok(SummaryPlacement::User),
+        _ => Err("expected system or user".into()),
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("configuration: {0}")]
+    Figment(#[from] Box<figment::Error>),
+    #[error("configuration: {0}")]
+    Invalid(String),
+}
+
+impl Config {
+    /// Merges defaults, the TOML file, and the flags/environment, then validates.
+    pub fn load(args: &ServeArgs) -> Result<Config, ConfigError> {
+        let mut figment = Figment::from(Serialized::defaults(Config::default()));
+        if let Some(path) = &args.config {
+            if !path.exists() {
+                return Err(ConfigError::Invalid(format!(
+                    "the config file {} does not exist",
+                    path.display()
+                )));
+            }
+            figment = figment.merge(Toml::file(path));
+        }
+        figment = figment.merge(Serialized::defaults(args));
+        let config: Config = figment.extract().map_err(Box::new)?;
+        config
+            .default_policy
+            .validate("default_policy")
+            .map_err(|error| ConfigError::Invalid(error.to_string()))?;
+        if config.db_max_connections == 0 {
+            return Err(ConfigError::Invalid(
+                "db_max_connections must be at least 1".into(),
+            ));
+        }
+        Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_override_file_and_file_overrides_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ctxd.toml");
+        std::fs::write(
+            &path,
+            "listen = \"127.0.0.1:6000\"\ndb_max_connections = 7\n[default_policy]\ncontext_window_tokens = 64000\nmax_output_tokens = 8000\n",
+        )
+        .unwrap();
+        let mut args = ServeArgs {
+            config: Some(path),
+            ..Default::default()
+        };
+        args.db_max_connections = Some(9);
+        let config = Config::load(&args).unwrap();
+        assert_eq!(config.listen.port(), 6000);
+        assert_eq!(config.db_max_connections, 9);
+        assert_eq!(config.default_policy.context_window_tokens, 64_000);
+        assert_eq!(config.default_policy.clear_threshold, 0.60);
+    }
+
+    #[test]
+    fn bad_policy_default_is_rejected_naming_the_field() {
+        let mut args = ServeArgs::default();
+        args.default_policy.clear_threshold = Some(2.0);
+        let error = Config::load(&args).unwrap_err().to_string();
+        assert!(error.contains("default_policy.clear_threshold"), "{error}");
+    }
+}

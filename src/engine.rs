@@ -1,0 +1,832 @@
+//! The engine: what each operation does, in domain terms. It validates input, calls the
+//! pure core (tokenize, turns, budget) and the store. The API layer only converts
+//! between the wire and these types.
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::budget::{self, Anchor, Estimate, Regions, Report};
+use crate::error::{Error, Result, is_unique_violation};
+use crate::message::{Message, Role, StoredMessage};
+use crate::policy::{Policy, PolicyOverrides};
+use crate::store::{AnchorUpdate, BuildRecord, NewMessage, SessionRow, SessionUpdate, Store};
+use crate::tokenize::{Counter, REPLY_PRIMING, ToolDefinition};
+use crate::turns;
+
+/// Texts above this size are tokenized on the blocking pool, not on the async runtime.
+const INLINE_TOKENIZE_BYTES: usize = 32 * 1024;
+const MAX_SESSION_ID_CHARS: usize = 128;
+const MAX_IDEMPOTENCY_KEY_CHARS: usize = 200;
+
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    pub default_policy: Policy,
+    /// Largest text a message may carry, in bytes.
+    pub max_content_bytes: usize,
+}
+
+#[derive(Clone)]
+pub struct Engine {
+    store: Store,
+    config: Arc<EngineConfig>,
+}
+
+/// A session and its effective policy.
+#[derive(Debug, Clone)]
+pub struct SessionInfo {
+    pub row: SessionRow,
+    pub policy: Policy,
+}
+
+/// Tools offered with a request.
+#[derive(Debug, Clone, Default)]
+pub enum Tools {
+    #[default]
+    None,
+    Definitions(Vec<ToolDefinition>),
+    TokenCount(i64),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+    pub cached_input_tokens: i64,
+}
+
+#[derive(Debug, Clone)]
+pub struct AppendRequest {
+    pub session_id: String,
+    pub messages: Vec<Message>,
+    pub expected_version: Option<i64>,
+    /// The key and a hash of the rest of the request.
+    pub idempotency: Option<(String, Vec<u8>)>,
+    pub usage: Option<Usage>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AppendOutcome {
+    pub version: i64,
+    pub seqs: Vec<i64>,
+    pub report: Report,
+    pub replayed: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct BuildRequest {
+    pub session_id: String,
+    pub system_prompt: String,
+    pub tools: Tools,
+    pub max_output_tokens: Option<i64>,
+}
+
+/// What a build left out to fit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Trimmed {
+    pub turns: i64,
+    pub messages: i64,
+    pub tokens: i64,
+    pub incomplete_step_messages: i64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Built {
+    pub messages: Vec<StoredMessage>,
+    pub report: Report,
+    pub version: i64,
+    pub trimmed: Trimmed,
+    pub tool_definitions: Vec<ToolDefinition>,
+}
+
+#[derive(Debug, Clone)]
+pub struct CheckRequest {
+    pub session_id: String,
+    pub system_prompt: String,
+    pub tools: Tools,
+    pub max_output_tokens: Option<i64>,
+    pub pending: Vec<Message>,
+}
+
+impl Engine {
+    pub fn new(store: Store, config: EngineConfig) -> Engine {
+        Engine {
+            store,
+            config: Arc::new(config),
+        }
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub async fn create_session(
+        &self,
+        tenant_id: i64,
+        session_id: &str,
+        overrides: PolicyOverrides,
+        metadata: BTreeMap<String, String>,
+    ) -> Result<SessionInfo> {
+        let session_id = if session_id.is_empty() {
+            uuid::Uuid::new_v4().to_string()
+        } else {
+            validate_session_id(session_id)?;
+            session_id.to_string()
+        };
+        let policy = Policy::resolve(&self.config.default_policy, overrides)?;
+        let policy_json = serde_json::to_value(&policy).map_err(Error::internal)?;
+        match self
+            .store
+            .create_session(tenant_id, &session_id, &policy_json, &metadata)
+            .await
+        {
+            Ok(row) => Ok(SessionInfo { row, policy }),
+            Err(error) if is_unique_violation(&error) => Err(Error::AlreadyExists(format!(
+                "session_id: a session named {session_id:?} already exists"
+            ))),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    pub async fn get_session(&self, tenant_id: i64, session_id: &str) -> Result<SessionInfo> {
+        let row = self.session_row(tenant_id, session_id).await?;
+        let policy = policy_of(&row)?;
+        Ok(SessionInfo { row, policy })
+    }
+
+    pub async fn delete_session(&self, tenant_id: i64, session_id: &str) -> Result<i64> {
+        validate_session_id(session_id)?;
+        self.store
+            .delete_session(tenant_id, session_id)
+            .await?
+            .ok_or_else(|| session_not_found(session_id))
+    }
+
+    async fn session_row(&self, tenant_id: i64, session_id: &str) -> Result<SessionRow> {
+        validate_session_id(session_id)?;
+        self.store
+            .session(tenant_id, session_id)
+            .await?
+            .ok_or_else(|| session_not_found(session_id))
+    }
+
+    pub async fn append_turn(
+        &self,
+        tenant_id: i64,
+        request: AppendRequest,
+    ) -> Result<AppendOutcome> {
+        validate_session_id(&request.session_id)?;
+        validate_batch(&request.messages, self.config.max_content_bytes)?;
+        let usage_index = validate_usage(&request)?;
+        if let Some((key, _)) = &request.idempotency
+            && key.chars().count() > MAX_IDEMPOTENCY_KEY_CHARS
+        {
+            return Err(Error::invalid(
+                "idempotency_key",
+                format!("must be at most {MAX_IDEMPOTENCY_KEY_CHARS} characters"),
+            ));
+        }
+
+        let mut tx = self
+            .store
+            .lock_session(tenant_id, &request.session_id)
+            .await?
+            .ok_or_else(|| session_not_found(&request.session_id))?;
+
+        if let Some((key, hash)) = &request.idempotency
+            && let Some((stored_hash, response)) = tx.idempotent_response(key).await?
+        {
+            if &stored_hash != hash {
+                return Err(Error::invalid(
+                    "idempotency_key",
+                    "was already used with a different request; use a new key for a new append",
+                ));
+            }
+            let mut outcome: AppendOutcome =
+                serde_json::from_value(response).map_err(Error::internal)?;
+            outcome.replayed = true;
+            return Ok(outcome);
+        }
+
+        let session = tx.session.clone();
+        if let Some(expected) = request.expected_version
+            && expected != session.version
+        {
+            return Err(Error::Conflict {
+                current_version: session.version,
+                expected_version: expected,
+            });
+        }
+
+        let (calls, answers) =
+            check_tool_references(&mut tx, &request.messages, session.message_count).await?;
+
+        let policy = policy_of(&session)?;
+        let counts = count_messages(policy.counter(), &request.messages).await?;
+
+        let mut turn = session.turn_count;
+        let mut last_turn_tokens = session.last_turn_tokens;
+        let mut new_messages = Vec::with_capacity(request.messages.len());
+        for (index, (message, &tokens)) in request.messages.iter().zip(&counts).enumerate() {
+            if message.role == Role::User {
+                turn += 1;
+                last_turn_tokens = 0;
+            }
+            last_turn_tokens += tokens;
+            new_messages.push(NewMessage {
+                seq: session.message_count + 1 + index as i64,
+                turn,
+                token_count: tokens,
+                message,
+            });
+        }
+        let seqs: Vec<i64> = new_messages.iter().map(|new| new.seq).collect();
+        let added_tokens: i64 = counts.iter().sum();
+        tx.insert_messages(&new_messages).await?;
+        tx.record_tool_calls(&calls, &answers).await?;
+
+        let anchor = usage_index.zip(request.usage).map(|(index, usage)| {
+            let history_before = session.view_tokens + counts[..index].iter().sum::<i64>();
+            anchor_for(&session, seqs[index], history_before, usage.input_tokens)
+        });
+        let update = SessionUpdate {
+            version: session.version + 1,
+            message_count: session.message_count + seqs.len() as i64,
+            turn_count: turn,
+            log_tokens: session.log_tokens + added_tokens,
+            view_tokens: session.view_tokens + added_tokens,
+            last_turn_tokens,
+            anchor,
+            usage: request
+                .usage
+                .map(|u| (u.input_tokens, u.output_tokens, u.cached_input_tokens))
+                .unwrap_or_default(),
+        };
+
+        let mut after = session.clone();
+        after.view_tokens = update.view_tokens;
+        after.last_turn_tokens = update.last_turn_tokens;
+        after.message_count = update.message_count;
+        if let Some(anchor) = &update.anchor {
+            after.anchor_reported_tokens = anchor.reported_tokens;
+            after.anchor_fixed_tokens = anchor.fixed_tokens;
+            after.anchor_history_tokens = anchor.history_tokens;
+            after.anchor_first_seq = anchor.first_seq;
+            after.anchor_last_seq = anchor.last_seq;
+            after.anchor_view_epoch = anchor.view_epoch;
+        }
+        let regions = Regions {
+            system_tokens: session.last_build_system_tokens.max(REPLY_PRIMING),
+            summary_tokens: 0,
+            history_tokens: after.view_tokens,
+            tool_tokens: session.last_build_tool_tokens,
+        };
+        let report = session_report(
+            &policy,
+            policy.max_output_tokens,
+            &after,
+            regions,
+            after.last_turn_tokens,
+        );
+        let outcome = AppendOutcome {
+            version: update.version,
+            seqs,
+            report,
+            replayed: false,
+        };
+        if let Some((key, hash)) = &request.idempotency {
+            let stored = serde_json::to_value(&outcome).map_err(Error::internal)?;
+            tx.save_idempotent_response(key, hash, &stored).await?;
+        }
+        tx.commit(update).await?;
+        Ok(outcome)
+    }
+
+    pub async fn build_messages(&self, tenant_id: i64, request: BuildRequest) -> Result<Built> {
+        let row = self.session_row(tenant_id, &request.session_id).await?;
+        let policy = policy_of(&row)?;
+        let reserve = output_reserve(&policy, request.max_output_tokens)?;
+        let counter = policy.counter();
+        let (system_tokens, tool_tokens, tool_definitions) =
+            count_request(counter, &request.system_prompt, request.tools).await?;
+
+        let stored = self.store.view_messages(row.id, row.view_first_seq).await?;
+        let stored_count = stored.len();
+        let keep = turns::provider_valid(&stored);
+        let mut messages: Vec<StoredMessage> = Vec::with_capacity(keep.len());
+        let mut slots: Vec<Option<StoredMessage>> = stored.into_iter().map(Some).collect();
+        for index in keep {
+            if let Some(message) = slots[index].take() {
+                messages.push(message);
+            }
+        }
+        let incomplete = (stored_count - messages.len()) as i64;
+
+        let anchor = anchor_of(&row);
+        let fixed = system_tokens + tool_tokens;
+        let seqs: Vec<i64> = messages.iter().map(|m| m.seq).collect();
+        let last_seq = seqs.last().copied().unwrap_or(0);
+        let estimate_from = |cut: usize, history: i64| {
+            let first_seq = seqs.get(cut).copied().unwrap_or(0);
+            budget::estimate(
+                anchor.as_ref(),
+                row.view_epoch,
+                first_seq,
+                last_seq,
+                fixed,
+                history,
+            )
+        };
+        let tokens: Vec<i64> = messages.iter().map(|m| m.token_count).collect();
+        let starts = turns::turn_starts(&messages);
+        let limit = policy.limit_tokens() - reserve;
+        let cut = budget::fit_history(&tokens, &starts, |cut, history| {
+            estimate_from(cut, history).total_tokens <= limit
+        });
+        let Some(cut) = cut else {
+            let newest = starts.last().copied().unwrap_or(0);
+            let newest_tokens: i64 = tokens[newest..].iter().sum();
+            return Err(does_not_fit(
+                &policy,
+                reserve,
+                system_tokens,
+                tool_tokens,
+                newest_tokens,
+            ));
+        };
+
+        let dropped_tokens: i64 = tokens[..cut].iter().sum();
+        let dropped_turns = if cut == 0 {
+            0
+        } else {
+            let whole = starts.iter().filter(|&&start| start < cut).count();
+            // Messages before the first user message form one more unit.
+            whole + usize::from(starts.first() != Some(&0))
+        };
+        let kept: Vec<StoredMessage> = messages.split_off(cut);
+        let history_tokens: i64 = tokens[cut..].iter().sum();
+        let estimate = estimate_from(cut, history_tokens);
+        let regions = Regions {
+            system_tokens,
+            summary_tokens: 0,
+            history_tokens,
+            tool_tokens,
+        };
+        let report = budget::report(&policy, reserve, regions, estimate, true);
+        let first_seq = kept.first().map_or(0, |m| m.seq);
+        self.store
+            .record_build(
+                row.id,
+                BuildRecord {
+                    first_seq,
+                    last_seq: kept.last().map_or(0, |m| m.seq),
+                    system_tokens,
+                    tool_tokens,
+                    history_tokens,
+                    estimate_tokens: estimate.total_tokens,
+                },
+            )
+            .await?;
+        Ok(Built {
+            messages: kept,
+            report,
+            version: row.version,
+            trimmed: Trimmed {
+                turns: dropped_turns as i64,
+                messages: cut as i64 + incomplete,
+                tokens: dropped_tokens,
+                incomplete_step_messages: incomplete,
+            },
+            tool_definitions,
+        })
+    }
+
+    pub async fn check_budget(&self, tenant_id: i64, request: CheckRequest) -> Result<Report> {
+        let row = self.session_row(tenant_id, &request.session_id).await?;
+        let policy = policy_of(&row)?;
+        let reserve = output_reserve(&policy, request.max_output_tokens)?;
+        let counter = policy.counter();
+        let (system_tokens, tool_tokens, _) =
+            count_request(counter, &request.system_prompt, request.tools).await?;
+        for (index, message) in request.pending.iter().enumerate() {
+            validate_message(
+                index,
+                message,
+                self.config.max_content_bytes,
+                "pending_messages",
+            )?;
+        }
+        let pending = count_messages(counter, &request.pending).await?;
+        let mut newest_turn = row.last_turn_tokens;
+        for (message, tokens) in request.pending.iter().zip(&pending) {
+            if message.role == Role::User {
+                newest_turn = 0;
+            }
+            newest_turn += tokens;
+        }
+        let mut after = row.clone();
+        after.view_tokens += pending.iter().sum::<i64>();
+        after.message_count += pending.len() as i64;
+        let regions = Regions {
+            system_tokens,
+            summary_tokens: 0,
+            history_tokens: after.view_tokens,
+            tool_tokens,
+        };
+        Ok(session_report(
+            &policy,
+            reserve,
+            &after,
+            regions,
+            newest_turn,
+        ))
+    }
+}
+
+fn session_not_found(session_id: &str) -> Error {
+    Error::not_found(format!("session {session_id:?}"))
+}
+
+fn policy_of(row: &SessionRow) -> Result<Policy> {
+    serde_json::from_value(row.policy.0.clone()).map_err(Error::internal)
+}
+
+fn anchor_of(row: &SessionRow) -> Option<Anchor> {
+    (row.anchor_reported_tokens > 0).then_some(Anchor {
+        reported_tokens: row.anchor_reported_tokens,
+        fixed_tokens: row.anchor_fixed_tokens,
+        history_tokens: row.anchor_history_tokens,
+        first_seq: row.anchor_first_seq,
+        last_seq: row.anchor_last_seq,
+        view_epoch: row.anchor_view_epoch,
+    })
+}
+
+/// The budget of the next request over the session's whole view, from its aggregates.
+fn session_report(
+    policy: &Policy,
+    reserve: i64,
+    row: &SessionRow,
+    regions: Regions,
+    newest_turn_tokens: i64,
+) -> Report {
+    let estimate: Estimate = budget::estimate(
+        anchor_of(row).as_ref(),
+        row.view_epoch,
+        row.view_first_seq,
+        row.message_count,
+        regions.fixed_tokens(),
+        regions.history_tokens,
+    );
+    let minimum = regions.fixed_tokens() + newest_turn_tokens;
+    let minimum_fits = minimum <= policy.limit_tokens() - reserve;
+    budget::report(policy, reserve, regions, estimate, minimum_fits)
+}
+
+/// The anchor a usage report sets, and how far off ctxd's estimate of that request was.
+/// The request that produced the assistant message at `assistant_seq` is the latest
+/// build when that build ended right before it; otherwise the whole view before it.
+fn anchor_for(
+    session: &SessionRow,
+    assistant_seq: i64,
+    history_before: i64,
+    reported: i64,
+) -> AnchorUpdate {
+    let previous = anchor_of(session);
+    let built_right_before =
+        session.last_build_first_seq > 0 && session.last_build_last_seq == assistant_seq - 1;
+    let fixed =
+        session.last_build_system_tokens.max(REPLY_PRIMING) + session.last_build_tool_tokens;
+    let (first_seq, history, predicted) = if built_right_before {
+        (
+            session.last_build_first_seq,
+            session.last_build_history_tokens,
+            session.last_build_estimate_tokens,
+        )
+    } else {
+        let estimate = budget::estimate(
+            previous.as_ref(),
+            session.view_epoch,
+            session.view_first_seq,
+            assistant_seq - 1,
+            fixed,
+            history_before,
+        );
+        (
+            session.view_first_seq,
+            history_before,
+            estimate.total_tokens,
+        )
+    };
+    let error = (reported > 0).then(|| (predicted - reported) as f64 / reported as f64);
+    AnchorUpdate {
+        reported_tokens: reported,
+        fixed_tokens: fixed,
+        history_tokens: history,
+        first_seq,
+        last_seq: assistant_seq - 1,
+        view_epoch: session.view_epoch,
+        error,
+    }
+}
+
+fn output_reserve(policy: &Policy, requested: Option<i64>) -> Result<i64> {
+    let Some(reserve) = requested else {
+        return Ok(policy.max_output_tokens);
+    };
+    if reserve <= 0 || reserve >= policy.limit_tokens() {
+        return Err(Error::invalid(
+            "max_output_tokens",
+            format!(
+                "must be positive and below the session's limit of {} tokens, got {reserve}",
+                policy.limit_tokens()
+            ),
+        ));
+    }
+    Ok(reserve)
+}
+
+fn does_not_fit(policy: &Policy, reserve: i64, system: i64, tools: i64, newest_turn: i64) -> Error {
+    let available = policy.limit_tokens() - reserve;
+    Error::FailedPrecondition {
+        message: format!(
+            "the request cannot fit: system prompt {system} + tools {tools} + newest turn \
+             {newest_turn} tokens exceed the {available} available \
+             (window {} - output reserve {reserve}); shorten the system prompt or tools, \
+             lower max_output_tokens, or use a larger window",
+            policy.context_window_tokens
+        ),
+        figures: vec![
+            ("system_tokens", system),
+            ("tool_tokens", tools),
+            ("newest_turn_tokens", newest_turn),
+            ("output_reserve_tokens", reserve),
+            ("available_tokens", available),
+            ("context_window_tokens", policy.context_window_tokens),
+        ],
+    }
+}
+
+/// Counts the system prompt (with the reply priming) and the tools of a request.
+async fn count_request(
+    counter: Counter,
+    system_prompt: &str,
+    tools: Tools,
+) -> Result<(i64, i64, Vec<ToolDefinition>)> {
+    let (tool_tokens, definitions) = match tools {
+        Tools::None => (0, Vec::new()),
+        Tools::TokenCount(count) if count < 0 => {
+            return Err(Error::invalid("tools.token_count", "must not be negative"));
+        }
+        Tools::TokenCount(count) => (count, Vec::new()),
+        Tools::Definitions(definitions) => {
+            validate_tools(&definitions)?;
+            (0, definitions)
+        }
+    };
+    let prompt = system_prompt.to_string();
+    let work = move || {
+        let system = counter.system_prompt(&prompt) + REPLY_PRIMING;
+        let tools = counter.tool_definitions(&definitions);
+        (system, tools, definitions)
+    };
+    let size = system_prompt.len();
+    let (system, counted_tools, definitions) = if size > INLINE_TOKENIZE_BYTES {
+        tokio::task::spawn_blocking(work)
+            .await
+            .map_err(Error::internal)?
+    } else {
+        work()
+    };
+    Ok((system, tool_tokens + counted_tools, definitions))
+}
+
+/// Counts each message; large batches go to the blocking pool.
+async fn count_messages(counter: Counter, messages: &[Message]) -> Result<Vec<i64>> {
+    let bytes: usize = messages.iter().map(Message::content_bytes).sum();
+    if bytes <= INLINE_TOKENIZE_BYTES {
+        return Ok(messages.iter().map(|m| counter.message(m)).collect());
+    }
+    let owned = messages.to_vec();
+    tokio::task::spawn_blocking(move || owned.iter().map(|m| counter.message(m)).collect())
+        .await
+        .map_err(Error::internal)
+}
+
+pub fn validate_session_id(session_id: &str) -> Result<()> {
+    let ok_chars = session_id
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-'));
+    if session_id.is_empty() || session_id.len() > MAX_SESSION_ID_CHARS || !ok_chars {
+        return Err(Error::invalid(
+            "session_id",
+            format!(
+                "must be 1 to {MAX_SESSION_ID_CHARS} characters from A-Z a-z 0-9 . _ : -, got {session_id:?}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn validate_tools(definitions: &[ToolDefinition]) -> Result<()> {
+    for (index, tool) in definitions.iter().enumerate() {
+        if tool.name.is_empty() {
+            return Err(Error::invalid(
+                format!("tools.definitions.items[{index}].name"),
+                "must not be empty",
+            ));
+        }
+        if !tool.parameters_json_schema.is_empty()
+            && serde_json::from_str::<serde_json::Value>(&tool.parameters_json_schema).is_err()
+        {
+            return Err(Error::invalid(
+                format!("tools.definitions.items[{index}].parameters_json_schema"),
+                "is not valid JSON",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks what can be checked without the database.
+fn validate_batch(messages: &[Message], max_content_bytes: usize) -> Result<()> {
+    if messages.is_empty() {
+        return Err(Error::invalid("messages", "must hold at least one message"));
+    }
+    let mut call_ids = HashSet::new();
+    for (index, message) in messages.iter().enumerate() {
+        validate_message(index, message, max_content_bytes, "messages")?;
+        for (call_index, call) in message.tool_calls.iter().enumerate() {
+            if !call_ids.insert(call.id.as_str()) {
+                return Err(Error::invalid(
+                    format!("messages[{index}].tool_calls[{call_index}].id"),
+                    format!("{:?} is used twice in this request", call.id),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn validate_message(
+    index: usize,
+    message: &Message,
+    max_content_bytes: usize,
+    list: &str,
+) -> Result<()> {
+    let field = |name: &str| format!("{list}[{index}].{name}");
+    if message.content_bytes() > max_content_bytes {
+        return Err(Error::invalid(
+            field("content"),
+            format!(
+                "is {} bytes, over the limit of {max_content_bytes}",
+                message.content_bytes()
+            ),
+        ));
+    }
+    match message.role {
+        Role::Assistant => {
+            if !message.has_content() && message.tool_calls.is_empty() {
+                return Err(Error::invalid(
+                    field("content"),
+                    "an assistant message needs content, content parts or tool calls",
+                ));
+            }
+        }
+        Role::Tool => {
+            if message.tool_call_id.is_empty() {
+                return Err(Error::invalid(
+                    field("tool_call_id"),
+                    "a tool result must name the tool call it answers",
+                ));
+            }
+        }
+        Role::User | Role::System => {
+            if !message.has_content() {
+                return Err(Error::invalid(
+                    field("content"),
+                    format!(
+                        "a {} message needs content or content parts",
+                        message.role.as_str()
+                    ),
+                ));
+            }
+        }
+    }
+    if !message.tool_calls.is_empty() && message.role != Role::Assistant {
+        return Err(Error::invalid(
+            field("tool_calls"),
+            "only assistant messages make tool calls",
+        ));
+    }
+    if !message.tool_call_id.is_empty() && message.role != Role::Tool {
+        return Err(Error::invalid(
+            field("tool_call_id"),
+            "only tool results answer tool calls",
+        ));
+    }
+    for (call_index, call) in message.tool_calls.iter().enumerate() {
+        let call_field = |name: &str| format!("{list}[{index}].tool_calls[{call_index}].{name}");
+        if call.id.is_empty() {
+            return Err(Error::invalid(call_field("id"), "must not be empty"));
+        }
+        if call.name.is_empty() {
+            return Err(Error::invalid(call_field("name"), "must not be empty"));
+        }
+        if !call.arguments.is_empty()
+            && serde_json::from_str::<serde_json::Value>(&call.arguments).is_err()
+        {
+            return Err(Error::invalid(
+                call_field("arguments_json"),
+                "is not valid JSON",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Index of the assistant message the usage belongs to.
+fn validate_usage(request: &AppendRequest) -> Result<Option<usize>> {
+    let Some(usage) = request.usage else {
+        return Ok(None);
+    };
+    if usage.input_tokens < 0 || usage.output_tokens < 0 || usage.cached_input_tokens < 0 {
+        return Err(Error::invalid("usage", "token counts must not be negative"));
+    }
+    if usage.cached_input_tokens > usage.input_tokens {
+        return Err(Error::invalid(
+            "usage.cached_input_tokens",
+            "cannot exceed input_tokens",
+        ));
+    }
+    match request
+        .messages
+        .iter()
+        .position(|m| m.role == Role::Assistant)
+    {
+        Some(index) => Ok(Some(index)),
+        None => Err(Error::invalid(
+            "usage",
+            "describes a model call, but messages holds no assistant message",
+        )),
+    }
+}
+
+/// Checks every tool result against the calls the session (and this batch) has made,
+/// and every new call id against the session's. Returns the new calls and answers with
+/// the seqs they will get.
+async fn check_tool_references(
+    tx: &mut crate::store::SessionTx,
+    messages: &[Message],
+    message_count: i64,
+) -> Result<(Vec<(String, i64)>, Vec<(String, i64)>)> {
+    let mut referenced: Vec<String> = Vec::new();
+    for message in messages {
+        referenced.extend(message.tool_calls.iter().map(|call| call.id.clone()));
+        if message.role == Role::Tool {
+            referenced.push(message.tool_call_id.clone());
+        }
+    }
+    let known: HashMap<String, Option<i64>> =
+        tx.tool_calls(&referenced).await?.into_iter().collect();
+    let mut batch_calls: HashMap<&str, bool> = HashMap::new();
+    let mut calls = Vec::new();
+    let mut answers = Vec::new();
+    for (index, message) in messages.iter().enumerate() {
+        let seq = message_count + 1 + index as i64;
+        for (call_index, call) in message.tool_calls.iter().enumerate() {
+            if known.contains_key(&call.id) {
+                return Err(Error::invalid(
+                    format!("messages[{index}].tool_calls[{call_index}].id"),
+                    format!("the session already has a tool call {:?}", call.id),
+                ));
+            }
+            batch_calls.insert(call.id.as_str(), false);
+            calls.push((call.id.clone(), seq));
+        }
+        if message.role != Role::Tool {
+            continue;
+        }
+        let id = message.tool_call_id.as_str();
+        let field = format!("messages[{index}].tool_call_id");
+        let already = match (batch_calls.get_mut(id), known.get(id)) {
+            (Some(answered), _) => std::mem::replace(answered, true),
+            (None, Some(Some(_))) => true,
+            (None, Some(None)) => answers.iter().any(|(answered, _)| answered == id),
+            (None, None) => {
+                return Err(Error::invalid(
+                    field,
+                    format!("no tool call {id:?} was made in this session"),
+                ));
+            }
+        };
+        if already {
+            return Err(Error::invalid(
+                field,
+                format!("tool call {id:?} was already answered"),
+            ));
+        }
+        answers.push((id.to_string(), seq));
+    }
+    Ok((calls, answers))
+}

@@ -1,0 +1,31 @@
+//! ctxd: a context-management service for LLM agents. Agents keep their conversation
+//! here over gRPC; ctxd returns the message array to send, always within the model's
+//! window and provider-valid, and keeps every original message.
+//!
+//! Layout: `api` (gRPC edge) → `engine` (operations) → `store` (PostgreSQL). The pure
+//! core — `tokenize`, `turns`, `budget`, `policy`, `render`, `message` — has no I/O.
+pub mod api;
+pub mod auth;
+pub mod budget;
+pub mod config;
+pub mod engine;
+pub mod error;
+pub mod localpg;
+pub mod message;
+pub mod policy;
+pub mod render;
+pub mod server;
+pub mod store;
+pub mod telemetry;
+pub mod tokenize;
+pub mod turns;
+
+/// Generated protocol types, client and server.
+pub mod pb {
+    #![allow(clippy::all, missing_docs)]
+    tonic::include_proto!("ctxd.v1");
+
+    /// The encoded descriptor set of proto/, served by reflection.
+    pub const FILE_DESCRIPTOR_SET: &[u8] =
+        include_bytes!(concat!(env!("OUT_DIR"), "/ctxd_descriptor.bin"));
+}

@@ -1,0 +1,142 @@
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use tokio_util::sync::CancellationToken;
+
+use ctxd::config::{Config, ServeArgs};
+use ctxd::server;
+use ctxd::store::Store;
+
+/// ctxd: context management for LLM agents over gRPC.
+#[derive(Parser)]
+#[command(version, args_conflicts_with_subcommands = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the gRPC API (the default).
+    Serve(ServeArgs),
+    /// Apply database migrations and exit.
+    Migrate(ServeArgs),
+    /// Manage tenants.
+    Tenant {
+        #[command(subcommand)]
+        command: TenantCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum TenantCommand {
+    /// Create a tenant (or add a key to an existing one) and print a new API key once.
+    Create {
+        /// The tenant's name.
+        name: String,
+        #[command(flatten)]
+        args: ServeArgs,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("ctxd: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            None => serve(cli.serve).await,
+            Some(Command::Serve(args)) => serve(args).await,
+            Some(Command::Migrate(args)) => with_store(&args, |_| async { Ok(()) }).await,
+            Some(Command::Tenant {
+                command: TenantCommand::Create { name, args },
+            }) => with_store(&args, |store| create_tenant(store, name)).await,
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("ctxd: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+async fn serve(args: ServeArgs) -> Result<(), BoxError> {
+    let config = Config::load(&args)?;
+    let _telemetry = ctxd::telemetry::init(config.log_format, &config.log_filter)?;
+    let shutdown = CancellationToken::new();
+    tokio::spawn(stop_on_signal(shutdown.clone()));
+    server::run(config, shutdown).await?;
+    tracing::info!("ctxd stopped");
+    Ok(())
+}
+
+/// Runs `work` against the configured database (a private one when no URL is set),
+/// after applying migrations.
+async fn with_store<F, Fut>(args: &ServeArgs, work: F) -> Result<(), BoxError>
+where
+    F: FnOnce(Store) -> Fut,
+    Fut: std::future::Future<Output = Result<(), BoxError>>,
+{
+    let config = Config::load(args)?;
+    let _telemetry = ctxd::telemetry::init(config.log_format, "warn")?;
+    let (url, local) = server::database(&config).await?;
+    let result = async {
+        let store = Store::connect(&url, 2).await?;
+        work(store.clone()).await?;
+        store.pool().close().await;
+        Ok(())
+    }
+    .await;
+    if let Some(local) = local {
+        local.stop().await?;
+    }
+    result
+}
+
+async fn create_tenant(store: Store, name: String) -> Result<(), BoxError> {
+    if name.trim().is_empty() || name.len() > 200 {
+        return Err("the tenant name must be 1 to 200 characters".into());
+    }
+    let key = ctxd::auth::generate_key()?;
+    let hash = ctxd::auth::hash_key(&key);
+    store
+        .add_api_key(&name, &hash, &ctxd::auth::key_prefix(&key))
+        .await?;
+    println!("{key}");
+    eprintln!("API key for tenant {name:?} printed above; it is shown only once.");
+    Ok(())
+}
+
+async fn stop_on_signal(shutdown: CancellationToken) {
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(error) => {
+                tracing::warn!(error = %error, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = terminate => {}
+    }
+    tracing::info!("shutdown requested");
+    shutdown.cancel();
+}

@@ -1,0 +1,134 @@
+//! The conversation's messages as the engine sees them: plain data, no transport or
+//! storage types.
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Who wrote a message. The numbers match the proto's `Role` and the `messages.role`
+/// column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    System = 1,
+    User = 2,
+    Assistant = 3,
+    Tool = 4,
+}
+
+impl Role {
+    pub fn from_i32(value: i32) -> Option<Role> {
+        match value {
+            1 => Some(Role::System),
+            2 => Some(Role::User),
+            3 => Some(Role::Assistant),
+            4 => Some(Role::Tool),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+}
+
+/// How a stored message is rendered in the model's view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ViewState {
+    Full = 1,
+    Cleared = 2,
+    Evicted = 3,
+}
+
+impl ViewState {
+    pub fn from_i16(value: i16) -> ViewState {
+        match value {
+            2 => ViewState::Cleared,
+            3 => ViewState::Evicted,
+            _ => ViewState::Full,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Part {
+    Text {
+        text: String,
+    },
+    Media {
+        uri: String,
+        mime_type: String,
+        /// 0: the policy's flat per-item cost.
+        token_estimate: u32,
+    },
+}
+
+/// A message's content and identity, as appended by a client.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    pub role: Role,
+    pub content: String,
+    pub parts: Vec<Part>,
+    pub reasoning: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub tool_call_id: String,
+    pub name: String,
+    pub metadata: BTreeMap<String, String>,
+    pub pinned: bool,
+}
+
+impl Message {
+    /// A message with only a role and text, the common case in tests and tools.
+    pub fn text(role: Role, content: impl Into<String>) -> Message {
+        Message {
+            role,
+            content: content.into(),
+            parts: Vec::new(),
+            reasoning: String::new(),
+            tool_calls: Vec::new(),
+            tool_call_id: String::new(),
+            name: String::new(),
+            metadata: BTreeMap::new(),
+            pinned: false,
+        }
+    }
+
+    /// Bytes of text the message carries, for size limits.
+    pub fn content_bytes(&self) -> usize {
+        let parts: usize = self
+            .parts
+            .iter()
+            .map(|part| match part {
+                Part::Text { text } => text.len(),
+                Part::Media { uri, .. } => uri.len(),
+            })
+            .sum();
+        self.content.len() + parts
+    }
+
+    pub fn has_content(&self) -> bool {
+        !self.content.is_empty() || !self.parts.is_empty()
+    }
+}
+
+/// A message of the log with what the store knows about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredMessage {
+    pub seq: i64,
+    pub turn: i64,
+    pub token_count: i64,
+    pub view_state: ViewState,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    pub message: Message,
+}

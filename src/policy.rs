@@ -1,0 +1,345 @@
+//! A session's policy: window, reserve, tokenizer, thresholds and compaction sizes.
+//! Resolved once at session creation from the client's overrides and the server's
+//! defaults, validated, and stored with the session.
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+use crate::tokenize::{Counter, Tokenizer};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenizerKind {
+    O200kBase,
+    Cl100kBase,
+    Heuristic,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SummaryPlacement {
+    System,
+    User,
+}
+
+/// The effective policy of a session. Field meanings are documented on the proto's
+/// `Policy`, which mirrors this struct.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Policy {
+    pub context_window_tokens: i64,
+    pub max_output_tokens: i64,
+    pub tokenizer: TokenizerKind,
+    pub heuristic_chars_per_token: f64,
+    pub clear_threshold: f64,
+    pub summarize_threshold: f64,
+    pub hard_limit: f64,
+    pub fresh_tail_messages: i64,
+    pub fresh_tail_tokens: i64,
+    pub tool_output_protect_tokens: i64,
+    pub clear_min_savings_tokens: i64,
+    pub eviction_threshold_tokens: i64,
+    pub leaf_chunk_messages: i64,
+    pub leaf_chunk_tokens: i64,
+    pub leaf_target_tokens: i64,
+    pub condense_fanin: i64,
+    pub condensed_target_tokens: i64,
+    pub summary_placement: SummaryPlacement,
+    pub summarizer_profile: String,
+    pub media_item_tokens: i64,
+}
+
+impl Default for Policy {
+    fn default() -> Policy {
+        Policy {
+            context_window_tokens: 128_000,
+            max_output_tokens: 16_000,
+            tokenizer: TokenizerKind::O200kBase,
+            heuristic_chars_per_token: 4.0,
+            clear_threshold: 0.60,
+            summarize_threshold: 0.75,
+            hard_limit: 1.0,
+            fresh_tail_messages: 32,
+            fresh_tail_tokens: 20_000,
+            tool_output_protect_tokens: 40_000,
+            clear_min_savings_tokens: 20_000,
+            eviction_threshold_tokens: 20_000,
+            leaf_chunk_messages: 8,
+            leaf_chunk_tokens: 20_000,
+            leaf_target_tokens: 1_200,
+            condense_fanin: 4,
+            condensed_target_tokens: 2_000,
+            summary_placement: SummaryPlacement::System,
+            summarizer_profile: "extractive".to_string(),
+            media_item_tokens: 1_000,
+        }
+    }
+}
+
+/// What a client may override at session creation; `None` takes the default.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PolicyOverrides {
+    pub context_window_tokens: Option<i64>,
+    pub max_output_tokens: Option<i64>,
+    pub tokenizer: Option<TokenizerKind>,
+    pub heuristic_chars_per_token: Option<f64>,
+    pub clear_threshold: Option<f64>,
+    pub summarize_threshold: Option<f64>,
+    pub hard_limit: Option<f64>,
+    pub fresh_tail_messages: Option<i64>,
+    pub fresh_tail_tokens: Option<i64>,
+    pub tool_output_protect_tokens: Option<i64>,
+    pub clear_min_savings_tokens: Option<i64>,
+    pub eviction_threshold_tokens: Option<i64>,
+    pub leaf_chunk_messages: Option<i64>,
+    pub leaf_chunk_tokens: Option<i64>,
+    pub leaf_target_tokens: Option<i64>,
+    pub condense_fanin: Option<i64>,
+    pub condensed_target_tokens: Option<i64>,
+    pub summary_placement: Option<SummaryPlacement>,
+    pub summarizer_profile: Option<String>,
+    pub media_item_tokens: Option<i64>,
+}
+
+/// Largest window accepted: far above any model today, small enough that budget sums
+/// never overflow.
+const MAX_WINDOW: i64 = 100_000_000;
+
+impl Policy {
+    /// Applies overrides on top of `defaults` and validates the result. When only one of
+    /// the window and the output reserve is given, the other follows the 4:1 rule.
+    pub fn resolve(defaults: &Policy, overrides: PolicyOverrides) -> Result<Policy, Error> {
+        let mut policy = defaults.clone();
+        match (overrides.context_window_tokens, overrides.max_output_tokens) {
+            (Some(window), Some(output)) => {
+                policy.context_window_tokens = window;
+                policy.max_output_tokens = output;
+            }
+            (Some(window), None) => {
+                policy.context_window_tokens = window;
+                policy.max_output_tokens = window / 4;
+            }
+            (None, Some(output)) => {
+                policy.max_output_tokens = output;
+                policy.context_window_tokens = output.saturating_mul(4);
+            }
+            (None, None) => {}
+        }
+        macro_rules! take {
+            ($($field:ident),*) => {
+                $(if let Some(value) = overrides.$field { policy.$field = value; })*
+            };
+        }
+        take!(
+            tokenizer,
+            heuristic_chars_per_token,
+            clear_threshold,
+            summarize_threshold,
+            hard_limit,
+            fresh_tail_messages,
+            fresh_tail_tokens,
+            tool_output_protect_tokens,
+            clear_min_savings_tokens,
+            eviction_threshold_tokens,
+            leaf_chunk_messages,
+            leaf_chunk_tokens,
+            leaf_target_tokens,
+            condense_fanin,
+            condensed_target_tokens,
+            summary_placement,
+            summarizer_profile,
+            media_item_tokens
+        );
+        policy.validate("policy")?;
+        Ok(policy)
+    }
+
+    /// Checks every field; `prefix` names where the policy came from in messages
+    /// ("policy" for a request, "default_policy" for the server config).
+    pub fn validate(&self, prefix: &str) -> Result<(), Error> {
+        let field = |name: &str| format!("{prefix}.{name}");
+        let invalid = |name: &str, reason: String| Err(Error::invalid(field(name), reason));
+        if self.context_window_tokens <= 0 || self.context_window_tokens > MAX_WINDOW {
+            return invalid(
+                "context_window_tokens",
+                format!(
+                    "must be between 1 and {MAX_WINDOW}, got {}",
+                    self.context_window_tokens
+                ),
+            );
+        }
+        if self.max_output_tokens <= 0 || self.max_output_tokens >= self.context_window_tokens {
+            return invalid(
+                "max_output_tokens",
+                format!(
+                    "must be positive and less than context_window_tokens ({}), got {}",
+                    self.context_window_tokens, self.max_output_tokens
+                ),
+            );
+        }
+        if !(self.heuristic_chars_per_token > 0.0 && self.heuristic_chars_per_token <= 100.0) {
+            return invalid(
+                "heuristic_chars_per_token",
+                format!(
+                    "must be in (0, 100], got {}",
+                    self.heuristic_chars_per_token
+                ),
+            );
+        }
+        for (name, value) in [
+            ("clear_threshold", self.clear_threshold),
+            ("summarize_threshold", self.summarize_threshold),
+            ("hard_limit", self.hard_limit),
+        ] {
+            if !(value > 0.0 && value <= 1.0) {
+                return invalid(
+                    name,
+                    format!("must be a fraction of the window in (0, 1], got {value}"),
+                );
+            }
+        }
+        if self.summarize_threshold < self.clear_threshold {
+            return invalid(
+                "summarize_threshold",
+                format!(
+                    "must be at least clear_threshold ({}), got {}",
+                    self.clear_threshold, self.summarize_threshold
+                ),
+            );
+        }
+        if self.hard_limit < self.summarize_threshold {
+            return invalid(
+                "hard_limit",
+                format!(
+                    "must be at least summarize_threshold ({}), got {}",
+                    self.summarize_threshold, self.hard_limit
+                ),
+            );
+        }
+        if self.available_tokens() <= 0 {
+            return invalid(
+                "max_output_tokens",
+                format!(
+                    "leaves no room for the prompt: hard_limit x context_window_tokens is {} tokens",
+                    self.limit_tokens()
+                ),
+            );
+        }
+        for (name, value, min) in [
+            ("fresh_tail_messages", self.fresh_tail_messages, 0),
+            ("fresh_tail_tokens", self.fresh_tail_tokens, 0),
+            (
+                "tool_output_protect_tokens",
+                self.tool_output_protect_tokens,
+                0,
+            ),
+            ("clear_min_savings_tokens", self.clear_min_savings_tokens, 0),
+            (
+                "eviction_threshold_tokens",
+                self.eviction_threshold_tokens,
+                1,
+            ),
+            ("leaf_chunk_messages", self.leaf_chunk_messages, 1),
+            ("leaf_chunk_tokens", self.leaf_chunk_tokens, 1),
+            ("leaf_target_tokens", self.leaf_target_tokens, 1),
+            ("condense_fanin", self.condense_fanin, 2),
+            ("condensed_target_tokens", self.condensed_target_tokens, 1),
+            ("media_item_tokens", self.media_item_tokens, 0),
+        ] {
+            if value < min || value > MAX_WINDOW {
+                return invalid(
+                    name,
+                    format!("must be between {min} and {MAX_WINDOW}, got {value}"),
+                );
+            }
+        }
+        if self.summarizer_profile.trim().is_empty() {
+            return invalid("summarizer_profile", "must not be empty".to_string());
+        }
+        Ok(())
+    }
+
+    /// The most a request may use: hard_limit x window.
+    pub fn limit_tokens(&self) -> i64 {
+        (self.hard_limit * self.context_window_tokens as f64).floor() as i64
+    }
+
+    /// Room for the prompt: the limit minus the output reserve.
+    pub fn available_tokens(&self) -> i64 {
+        self.limit_tokens() - self.max_output_tokens
+    }
+
+    pub fn counter(&self) -> Counter {
+        let tokenizer = match self.tokenizer {
+            TokenizerKind::O200kBase => Tokenizer::O200kBase,
+            TokenizerKind::Cl100kBase => Tokenizer::Cl100kBase,
+            TokenizerKind::Heuristic => Tokenizer::Heuristic {
+                chars_per_token: self.heuristic_chars_per_token,
+            },
+        };
+        Counter::new(tokenizer, self.media_item_tokens)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_follows_output_when_only_one_is_given() {
+        let defaults = Policy::default();
+        let only_output = PolicyOverrides {
+            max_output_tokens: Some(8_000),
+            ..Default::default()
+        };
+        let policy = Policy::resolve(&defaults, only_output).unwrap();
+        assert_eq!(policy.context_window_tokens, 32_000);
+        let only_window = PolicyOverrides {
+            context_window_tokens: Some(16_000),
+            ..Default::default()
+        };
+        let policy = Policy::resolve(&defaults, only_window).unwrap();
+        assert_eq!(policy.max_output_tokens, 4_000);
+    }
+
+    #[test]
+    fn bad_values_name_the_field() {
+        let defaults = Policy::default();
+        let cases = [
+            (
+                PolicyOverrides {
+                    context_window_tokens: Some(1_000),
+                    max_output_tokens: Some(1_000),
+                    ..Default::default()
+                },
+                "policy.max_output_tokens",
+            ),
+            (
+                PolicyOverrides {
+                    clear_threshold: Some(1.5),
+                    ..Default::default()
+                },
+                "policy.clear_threshold",
+            ),
+            (
+                PolicyOverrides {
+                    summarize_threshold: Some(0.5),
+                    ..Default::default()
+                },
+                "policy.summarize_threshold",
+            ),
+            (
+                PolicyOverrides {
+                    heuristic_chars_per_token: Some(0.0),
+                    ..Default::default()
+                },
+                "policy.heuristic_chars_per_token",
+            ),
+        ];
+        for (overrides, field) in cases {
+            match Policy::resolve(&defaults, overrides) {
+                Err(Error::InvalidArgument { field: got, .. }) => assert_eq!(got, field),
+                other => panic!("expected InvalidArgument on {field}, got {other:?}"),
+            }
+        }
+    }
+}

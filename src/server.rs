@@ -1,0 +1,142 @@
+//! Assembles and runs the gRPC server: the context service, health and reflection (v1
+//! and v1alpha), and the whole process lifecycle for `ctxd serve`.
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tokio_stream::wrappers::TcpListenerStream;
+use tokio_util::sync::CancellationToken;
+
+use crate::api::ContextApi;
+use crate::auth::Auth;
+use crate::config::Config;
+use crate::engine::{Engine, EngineConfig};
+use crate::localpg::LocalPostgres;
+use crate::pb;
+use crate::pb::context_service_server::ContextServiceServer;
+use crate::store::Store;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("{0}")]
+    LocalPostgres(#[from] crate::localpg::LocalPgError),
+    #[error("cannot connect to PostgreSQL or apply migrations: {0}")]
+    Database(#[from] sqlx::Error),
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        addr: std::net::SocketAddr,
+        source: std::io::Error,
+    },
+    #[error(
+        "refusing to serve on {0} without API keys: create one with `ctxd tenant create NAME`, or pass --insecure"
+    )]
+    NoKeys(std::net::SocketAddr),
+    #[error("{0}")]
+    Startup(String),
+    #[error("gRPC server failed: {0}")]
+    Transport(#[from] tonic::transport::Error),
+}
+
+/// Serves the API on `listener` until `shutdown` is cancelled, then drains in-flight
+/// requests.
+pub async fn serve(
+    engine: Engine,
+    listener: TcpListener,
+    max_request_bytes: usize,
+    shutdown: CancellationToken,
+) -> Result<(), ServeError> {
+    let auth = Arc::new(
+        Auth::new(engine.store().clone())
+            .await
+            .map_err(|error| ServeError::Startup(error.to_string()))?,
+    );
+    let (health_reporter, health_service) = tonic_health::server::health_reporter();
+    health_reporter
+        .set_serving::<ContextServiceServer<ContextApi>>()
+        .await;
+    let reflection_v1 = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()
+        .map_err(|error| ServeError::Startup(format!("reflection: {error}")))?;
+    let reflection_v1alpha = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1alpha()
+        .map_err(|error| ServeError::Startup(format!("reflection: {error}")))?;
+    let service = ContextServiceServer::new(ContextApi::new(engine, auth))
+        .max_decoding_message_size(max_request_bytes)
+        .max_encoding_message_size(max_request_bytes);
+
+    let stopping = shutdown.clone();
+    let reporter = health_reporter.clone();
+    tokio::spawn(async move {
+        stopping.cancelled().await;
+        reporter
+            .set_not_serving::<ContextServiceServer<ContextApi>>()
+            .await;
+    });
+    tonic::transport::Server::builder()
+        .add_service(health_service)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
+        .add_service(service)
+        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown.cancelled_owned())
+        .await?;
+    Ok(())
+}
+
+/// `ctxd serve`: database (private or given), migrations, key policy, server, and an
+/// orderly stop on `shutdown`.
+pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), ServeError> {
+    let (url, local) = database(&config).await?;
+    let result = serve_with_database(&config, &url, shutdown).await;
+    if let Some(local) = local {
+        tracing::info!("stopping the private PostgreSQL");
+        if let Err(error) = local.stop().await {
+            tracing::warn!(error = %error, "stopping the private PostgreSQL failed");
+        }
+    }
+    result
+}
+
+async fn serve_with_database(
+    config: &Config,
+    url: &str,
+    shutdown: CancellationToken,
+) -> Result<(), ServeError> {
+    let store = Store::connect(url, config.db_max_connections).await?;
+    if !config.listen.ip().is_loopback() && !config.insecure && !store.any_api_keys().await? {
+        return Err(ServeError::NoKeys(config.listen));
+    }
+    let listener = TcpListener::bind(config.listen)
+        .await
+        .map_err(|source| ServeError::Listen {
+            addr: config.listen,
+            source,
+        })?;
+    let local_addr = listener.local_addr().map_err(|source| ServeError::Listen {
+        addr: config.listen,
+        source,
+    })?;
+    tracing::info!(addr = %local_addr, "ctxd serving");
+    let engine = Engine::new(
+        store.clone(),
+        EngineConfig {
+            default_policy: config.default_policy.clone(),
+            max_content_bytes: config.max_content_bytes,
+        },
+    );
+    let result = serve(engine, listener, config.max_request_bytes, shutdown).await;
+    store.pool().close().await;
+    result
+}
+
+/// The database URL to use: the configured one, or a private PostgreSQL's.
+pub async fn database(config: &Config) -> Result<(String, Option<LocalPostgres>), ServeError> {
+    if let Some(url) = &config.database_url {
+        return Ok((url.clone(), None));
+    }
+    tracing::info!(data_dir = %config.data_dir.display(), "no DATABASE_URL: starting a private PostgreSQL");
+    let local = LocalPostgres::start(&config.data_dir).await?;
+    Ok((local.url(), Some(local)))
+}

@@ -1,0 +1,63 @@
+//! PostgreSQL persistence. Every query that touches a session is scoped by tenant; the
+//! session row lock serializes writes per session. No engine logic lives here: the
+//! engine decides, the store reads and writes.
+mod messages;
+mod sessions;
+mod tenants;
+
+use std::time::Duration;
+
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::{PgPool, Postgres, Transaction};
+
+pub use messages::NewMessage;
+pub use sessions::{AnchorUpdate, BuildRecord, SessionRow, SessionUpdate};
+
+/// Applies the migrations in `migrations/`.
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+
+/// The database handle shared by the engine and the API.
+#[derive(Clone, Debug)]
+pub struct Store {
+    pool: PgPool,
+}
+
+/// A write transaction on one session, holding its row lock.
+pub struct SessionTx {
+    tx: Transaction<'static, Postgres>,
+    pub session: SessionRow,
+}
+
+impl Store {
+    pub fn new(pool: PgPool) -> Store {
+        Store { pool }
+    }
+
+    /// Connects a pool and applies pending migrations.
+    pub async fn connect(url: &str, max_connections: u32) -> Result<Store, sqlx::Error> {
+        let options: PgConnectOptions = url.parse()?;
+        let pool = PgPoolOptions::new()
+            .max_connections(max_connections)
+            .acquire_timeout(Duration::from_secs(10))
+            .connect_with(options.application_name("ctxd"))
+            .await?;
+        MIGRATOR.run(&pool).await?;
+        Ok(Store { pool })
+    }
+
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    /// Starts a transaction holding the session's row lock. `None` when the tenant has
+    /// no such session.
+    pub async fn lock_session(
+        &self,
+        tenant_id: i64,
+        external_id: &str,
+    ) -> Result<Option<SessionTx>, sqlx::Error> {
+        let mut tx = self.pool.begin().await?;
+        let session = sessions::lock(&mut tx, tenant_id, external_id).await?;
+        Ok(session.map(|session| SessionTx { tx, session }))
+    }
+}

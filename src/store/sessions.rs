@@ -1,0 +1,335 @@
+//! Session rows: creation, lookup, the write lock, aggregates and estimation state.
+use sqlx::types::Json;
+use sqlx::{PgConnection, Postgres, Transaction};
+
+use super::{SessionTx, Store};
+
+/// A session row as stored.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct SessionRow {
+    pub id: i64,
+    pub tenant_id: i64,
+    pub external_id: String,
+    pub policy: Json<serde_json::Value>,
+    pub metadata: Json<std::collections::BTreeMap<String, String>>,
+    pub version: i64,
+    pub message_count: i64,
+    pub turn_count: i64,
+    pub log_tokens: i64,
+    pub view_tokens: i64,
+    pub last_turn_tokens: i64,
+    pub view_first_seq: i64,
+    pub view_epoch: i64,
+    pub last_build_first_seq: i64,
+    pub last_build_last_seq: i64,
+    pub last_build_system_tokens: i64,
+    pub last_build_tool_tokens: i64,
+    pub last_build_history_tokens: i64,
+    pub last_build_estimate_tokens: i64,
+    pub anchor_reported_tokens: i64,
+    pub anchor_fixed_tokens: i64,
+    pub anchor_history_tokens: i64,
+    pub anchor_first_seq: i64,
+    pub anchor_last_seq: i64,
+    pub anchor_view_epoch: i64,
+    pub est_samples: i64,
+    pub est_abs_err_sum: f64,
+    pub est_max_abs_err: f64,
+    pub est_last_err: f64,
+    pub usage_input_tokens: i64,
+    pub usage_output_tokens: i64,
+    pub usage_cached_tokens: i64,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    pub updated_at: chrono::DateTime<chrono::Utc>,
+}
+
+/// What an append changes on the session row.
+#[derive(Debug, Clone)]
+pub struct SessionUpdate {
+    pub version: i64,
+    pub message_count: i64,
+    pub turn_count: i64,
+    pub log_tokens: i64,
+    pub view_tokens: i64,
+    pub last_turn_tokens: i64,
+    pub anchor: Option<AnchorUpdate>,
+    /// Provider usage reported with this append: (input, output, cached).
+    pub usage: (i64, i64, i64),
+}
+
+/// A new anchor and the accuracy sample it brought.
+#[derive(Debug, Clone)]
+pub struct AnchorUpdate {
+    pub reported_tokens: i64,
+    pub fixed_tokens: i64,
+    pub history_tokens: i64,
+    pub first_seq: i64,
+    pub last_seq: i64,
+    pub view_epoch: i64,
+    /// (estimate - reported) / reported of what ctxd had estimated for that request.
+    pub error: Option<f64>,
+}
+
+/// What a BuildMessages sent, kept so the next usage report can anchor on it.
+#[derive(Debug, Clone, Copy)]
+pub struct BuildRecord {
+    pub first_seq: i64,
+    pub last_seq: i64,
+    pub system_tokens: i64,
+    pub tool_tokens: i64,
+    pub history_tokens: i64,
+    pub estimate_tokens: i64,
+}
+
+/// Prefixes `$head` and suffixes `$tail` to the list of every session column, so each
+/// query reads whole rows into [`SessionRow`].
+macro_rules! with_columns {
+    ($head:literal, $tail:literal) => {
+        concat!(
+            $head,
+            " id, tenant_id, external_id, policy, metadata, version, \
+    message_count, turn_count, log_tokens, view_tokens, last_turn_tokens, view_first_seq, \
+    view_epoch, last_build_first_seq, last_build_last_seq, last_build_system_tokens, last_build_tool_tokens, \
+    last_build_history_tokens, last_build_estimate_tokens, anchor_reported_tokens, \
+    anchor_fixed_tokens, anchor_history_tokens, anchor_first_seq, anchor_last_seq, \
+    anchor_view_epoch, est_samples, est_abs_err_sum, est_max_abs_err, est_last_err, \
+    usage_input_tokens, usage_output_tokens, usage_cached_tokens, created_at, updated_at ",
+            $tail
+        )
+    };
+}
+
+pub(super) async fn lock(
+    tx: &mut Transaction<'static, Postgres>,
+    tenant_id: i64,
+    external_id: &str,
+) -> Result<Option<SessionRow>, sqlx::Error> {
+    sqlx::query_as(with_columns!(
+        "select",
+        "from sessions where tenant_id = $1 and external_id = $2 for update"
+    ))
+    .bind(tenant_id)
+    .bind(external_id)
+    .fetch_optional(&mut **tx)
+    .await
+}
+
+impl Store {
+    /// Inserts a session. A taken id surfaces as a unique violation.
+    pub async fn create_session(
+        &self,
+        tenant_id: i64,
+        external_id: &str,
+        policy: &serde_json::Value,
+        metadata: &std::collections::BTreeMap<String, String>,
+    ) -> Result<SessionRow, sqlx::Error> {
+        sqlx::query_as(with_columns!(
+            "insert into sessions (tenant_id, external_id, policy, metadata)
+             values ($1, $2, $3, $4) returning",
+            ""
+        ))
+        .bind(tenant_id)
+        .bind(external_id)
+        .bind(Json(policy))
+        .bind(Json(metadata))
+        .fetch_one(&self.pool)
+        .await
+    }
+
+    pub async fn session(
+        &self,
+        tenant_id: i64,
+        external_id: &str,
+    ) -> Result<Option<SessionRow>, sqlx::Error> {
+        sqlx::query_as(with_columns!(
+            "select",
+            "from sessions where tenant_id = $1 and external_id = $2"
+        ))
+        .bind(tenant_id)
+        .bind(external_id)
+        .fetch_optional(&self.pool)
+        .await
+    }
+
+    /// Deletes a session and its log; returns how many messages went with it.
+    pub async fn delete_session(
+        &self,
+        tenant_id: i64,
+        external_id: &str,
+    ) -> Result<Option<i64>, sqlx::Error> {
+        sqlx::query_scalar(
+            "delete from sessions where tenant_id = $1 and external_id = $2
+             returning message_count",
+        )
+        .bind(tenant_id)
+        .bind(external_id)
+        .fetch_optional(&self.pool)
+        .await
+    }
+
+    /// Records what a build sent. Losing this record in a crash only costs one anchor,
+    /// so it commits without waiting for the WAL flush.
+    pub async fn record_build(
+        &self,
+        session_id: i64,
+        build: BuildRecord,
+    ) -> Result<(), sqlx::Error> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("set local synchronous_commit = off")
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(
+            "update sessions set last_build_first_seq = $2, last_build_last_seq = $3,
+                last_build_system_tokens = $4, last_build_tool_tokens = $7,
+                last_build_history_tokens = $5, last_build_estimate_tokens = $6
+             where id = $1",
+        )
+        .bind(session_id)
+        .bind(build.first_seq)
+        .bind(build.last_seq)
+        .bind(build.system_tokens)
+        .bind(build.history_tokens)
+        .bind(build.estimate_tokens)
+        .bind(build.tool_tokens)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await
+    }
+}
+
+impl SessionTx {
+    pub(super) fn conn(&mut self) -> &mut PgConnection {
+        &mut self.tx
+    }
+
+    /// The stored response and request hash of an earlier append with this key.
+    pub async fn idempotent_response(
+        &mut self,
+        key: &str,
+    ) -> Result<Option<(Vec<u8>, serde_json::Value)>, sqlx::Error> {
+        let row: Option<(Vec<u8>, Json<serde_json::Value>)> = sqlx::query_as(
+            "select request_hash, response from idempotency_keys where session_id = $1 and key = $2",
+        )
+        .bind(self.session.id)
+        .bind(key)
+        .fetch_optional(&mut *self.tx)
+        .await?;
+        Ok(row.map(|(hash, Json(response))| (hash, response)))
+    }
+
+    pub async fn save_idempotent_response(
+        &mut self,
+        key: &str,
+        request_hash: &[u8],
+        response: &serde_json::Value,
+    ) -> Result<(), sqlx::Error> {
+        sqlx::query(
+            "insert into idempotency_keys (session_id, key, request_hash, response)
+             values ($1, $2, $3, $4)",
+        )
+        .bind(self.session.id)
+        .bind(key)
+        .bind(request_hash)
+        .bind(Json(response))
+        .execute(&mut *self.tx)
+        .await?;
+        Ok(())
+    }
+
+    /// Known tool calls among `call_ids`: (call id, seq of its result if answered).
+    pub async fn tool_calls(
+        &mut self,
+        call_ids: &[String],
+    ) -> Result<Vec<(String, Option<i64>)>, sqlx::Error> {
+        if call_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        sqlx::query_as(
+            "select call_id, result_seq from tool_calls where session_id = $1 and call_id = any($2)",
+        )
+        .bind(self.session.id)
+        .bind(call_ids)
+        .fetch_all(&mut *self.tx)
+        .await
+    }
+
+    /// Records new calls (id, seq of the call) and answers (id, seq of the result).
+    pub async fn record_tool_calls(
+        &mut self,
+        calls: &[(String, i64)],
+        answers: &[(String, i64)],
+    ) -> Result<(), sqlx::Error> {
+        if !calls.is_empty() {
+            let (ids, seqs): (Vec<&str>, Vec<i64>) =
+                calls.iter().map(|(id, seq)| (id.as_str(), *seq)).unzip();
+            sqlx::query(
+                "insert into tool_calls (session_id, call_id, call_seq)
+                 select $1, * from unnest($2::text[], $3::bigint[])",
+            )
+            .bind(self.session.id)
+            .bind(ids)
+            .bind(seqs)
+            .execute(&mut *self.tx)
+            .await?;
+        }
+        if !answers.is_empty() {
+            let (ids, seqs): (Vec<&str>, Vec<i64>) =
+                answers.iter().map(|(id, seq)| (id.as_str(), *seq)).unzip();
+            sqlx::query(
+                "update tool_calls t set result_seq = a.seq
+                 from unnest($2::text[], $3::bigint[]) as a(id, seq)
+                 where t.session_id = $1 and t.call_id = a.id",
+            )
+            .bind(self.session.id)
+            .bind(ids)
+            .bind(seqs)
+            .execute(&mut *self.tx)
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// Writes the session's new aggregates (and anchor) and commits.
+    pub async fn commit(mut self, update: SessionUpdate) -> Result<(), sqlx::Error> {
+        let anchor = update.anchor.as_ref();
+        sqlx::query(
+            "update sessions set
+                version = $2, message_count = $3, turn_count = $4, log_tokens = $5,
+                view_tokens = $6, last_turn_tokens = $7, updated_at = now(),
+                anchor_reported_tokens = coalesce($8, anchor_reported_tokens),
+                anchor_fixed_tokens = coalesce($9, anchor_fixed_tokens),
+                anchor_history_tokens = coalesce($10, anchor_history_tokens),
+                anchor_first_seq = coalesce($11, anchor_first_seq),
+                anchor_last_seq = coalesce($12, anchor_last_seq),
+                anchor_view_epoch = coalesce($13, anchor_view_epoch),
+                est_samples = est_samples + case when $14::float8 is null then 0 else 1 end,
+                est_abs_err_sum = est_abs_err_sum + coalesce(abs($14::float8), 0),
+                est_max_abs_err = greatest(est_max_abs_err, coalesce(abs($14::float8), 0)),
+                est_last_err = coalesce($14::float8, est_last_err),
+                usage_input_tokens = usage_input_tokens + $15,
+                usage_output_tokens = usage_output_tokens + $16,
+                usage_cached_tokens = usage_cached_tokens + $17
+             where id = $1",
+        )
+        .bind(self.session.id)
+        .bind(update.version)
+        .bind(update.message_count)
+        .bind(update.turn_count)
+        .bind(update.log_tokens)
+        .bind(update.view_tokens)
+        .bind(update.last_turn_tokens)
+        .bind(anchor.map(|a| a.reported_tokens))
+        .bind(anchor.map(|a| a.fixed_tokens))
+        .bind(anchor.map(|a| a.history_tokens))
+        .bind(anchor.map(|a| a.first_seq))
+        .bind(anchor.map(|a| a.last_seq))
+        .bind(anchor.map(|a| a.view_epoch))
+        .bind(anchor.and_then(|a| a.error))
+        .bind(update.usage.0)
+        .bind(update.usage.1)
+        .bind(update.usage.2)
+        .execute(&mut *self.tx)
+        .await?;
+        self.tx.commit().await
+    }
+}

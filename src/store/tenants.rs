@@ -1,0 +1,54 @@
+//! Tenants and their API keys. Keys are stored as SHA-256 hashes.
+use super::Store;
+
+impl Store {
+    /// The tenant of an active key with this hash.
+    pub async fn tenant_for_key(&self, key_hash: &[u8]) -> Result<Option<i64>, sqlx::Error> {
+        sqlx::query_scalar(
+            "select tenant_id from api_keys where key_hash = $1 and revoked_at is null",
+        )
+        .bind(key_hash)
+        .fetch_optional(&self.pool)
+        .await
+    }
+
+    /// Whether any active key exists: if so, every request must present one.
+    pub async fn any_api_keys(&self) -> Result<bool, sqlx::Error> {
+        sqlx::query_scalar("select exists (select 1 from api_keys where revoked_at is null)")
+            .fetch_one(&self.pool)
+            .await
+    }
+
+    /// The tenant serving requests when no keys are configured.
+    pub async fn default_tenant(&self) -> Result<i64, sqlx::Error> {
+        sqlx::query_scalar("select id from tenants where name = 'default'")
+            .fetch_one(&self.pool)
+            .await
+    }
+
+    /// Creates the tenant if it does not exist and adds a key for it.
+    pub async fn add_api_key(
+        &self,
+        tenant_name: &str,
+        key_hash: &[u8],
+        key_prefix: &str,
+    ) -> Result<i64, sqlx::Error> {
+        let mut tx = self.pool.begin().await?;
+        let tenant_id: i64 = sqlx::query_scalar(
+            "insert into tenants (name) values ($1)
+             on conflict (name) do update set name = excluded.name
+             returning id",
+        )
+        .bind(tenant_name)
+        .fetch_one(&mut *tx)
+        .await?;
+        sqlx::query("insert into api_keys (tenant_id, key_hash, key_prefix) values ($1, $2, $3)")
+            .bind(tenant_id)
+            .bind(key_hash)
+            .bind(key_prefix)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(tenant_id)
+    }
+}
