@@ -23,6 +23,12 @@ enum Command {
     Serve(ServeArgs),
     /// Apply database migrations and exit.
     Migrate(ServeArgs),
+    /// Ask a running server's gRPC health service; exit 0 when it is SERVING.
+    Healthcheck {
+        /// The server's address.
+        #[arg(long, default_value = "127.0.0.1:50051")]
+        addr: String,
+    },
     /// Manage tenants.
     Tenant {
         #[command(subcommand)]
@@ -58,6 +64,7 @@ fn main() -> ExitCode {
             None => serve(cli.serve).await,
             Some(Command::Serve(args)) => serve(args).await,
             Some(Command::Migrate(args)) => with_store(&args, |_| async { Ok(()) }).await,
+            Some(Command::Healthcheck { addr }) => healthcheck(addr).await,
             Some(Command::Tenant {
                 command: TenantCommand::Create { name, args },
             }) => with_store(&args, |store| create_tenant(store, name)).await,
@@ -119,6 +126,26 @@ async fn create_tenant(store: Store, name: String) -> Result<(), BoxError> {
     println!("{key}");
     eprintln!("API key for tenant {name:?} printed above; it is shown only once.");
     Ok(())
+}
+
+async fn healthcheck(addr: String) -> Result<(), BoxError> {
+    use tonic_health::pb::health_check_response::ServingStatus;
+    use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
+    let endpoint = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))?
+        .connect_timeout(std::time::Duration::from_secs(3))
+        .timeout(std::time::Duration::from_secs(3));
+    let mut client = HealthClient::new(endpoint.connect().await?);
+    let response = client
+        .check(HealthCheckRequest {
+            service: "ctxd.v1.ContextService".into(),
+        })
+        .await?
+        .into_inner();
+    if response.status() == ServingStatus::Serving {
+        println!("SERVING");
+        return Ok(());
+    }
+    Err(format!("the server at {addr} is {:?}", response.status()).into())
 }
 
 async fn stop_on_signal(shutdown: CancellationToken) {

@@ -75,15 +75,30 @@ pub async fn serve(
             .set_not_serving::<ContextServiceServer<ContextApi>>()
             .await;
     });
-    tonic::transport::Server::builder()
+    let server = tonic::transport::Server::builder()
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
         .add_service(service)
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown.cancelled_owned())
-        .await?;
+        .serve_with_incoming_shutdown(
+            TcpListenerStream::new(listener),
+            shutdown.clone().cancelled_owned(),
+        );
+    // Graceful shutdown waits for open connections to go away; a client that never
+    // reads its GOAWAY must not keep the process (and its database) up for ever.
+    let grace = async {
+        shutdown.cancelled().await;
+        tokio::time::sleep(SHUTDOWN_GRACE).await;
+    };
+    tokio::select! {
+        result = server => result?,
+        () = grace => tracing::warn!(grace_secs = SHUTDOWN_GRACE.as_secs(), "connections still open after the shutdown grace period; closing"),
+    }
     Ok(())
 }
+
+/// How long in-flight requests get to finish after a shutdown signal.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// `ctxd serve`: database (private or given), migrations, key policy, server, and an
 /// orderly stop on `shutdown`.

@@ -1,0 +1,185 @@
+//! The `ctxd` binary as a user runs it: zero configuration (a private PostgreSQL in its
+//! data directory), health, API keys created with `ctxd tenant create`, and a clean stop
+//! on SIGTERM that also stops the private PostgreSQL.
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use ctxd::pb;
+use ctxd::pb::context_service_client::ContextServiceClient;
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn ctxd(data_dir: &std::path::Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ctxd"));
+    command
+        .env_remove("DATABASE_URL")
+        .env("CTXD_DATA_DIR", data_dir)
+        .env("CTXD_LOG", "warn");
+    command
+}
+
+async fn wait_serving(addr: &str, child: &mut Child) {
+    use tonic_health::pb::health_check_response::ServingStatus;
+    use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "ctxd exited before serving"
+        );
+        if let Ok(channel) = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+            .unwrap()
+            .connect()
+            .await
+        {
+            let mut health = HealthClient::new(channel);
+            if let Ok(response) = health
+                .check(HealthCheckRequest {
+                    service: String::new(),
+                })
+                .await
+                && response.into_inner().status() == ServingStatus::Serving
+            {
+                return;
+            }
+        }
+        assert!(Instant::now() < deadline, "ctxd did not serve within 90 s");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn terminate(mut child: Child) {
+    let pid = child.id() as i32;
+    // SAFETY: kill(2) on a child we own.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success(), "ctxd exited with {status} after SIGTERM");
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "ctxd did not stop within 60 s of SIGTERM"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn start(data_dir: &std::path::Path, addr: &str) -> Child {
+    ctxd(data_dir)
+        .args(["serve", "--listen", addr])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn zero_config_serve_keys_and_clean_stop() {
+    let dir = tempfile::Builder::new()
+        .prefix("ctxd-bin")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let addr = format!("127.0.0.1:{}", free_port());
+
+    let mut child = start(dir.path(), &addr);
+    wait_serving(&addr, &mut child).await;
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut client = ContextServiceClient::new(channel);
+    client
+        .create_session(pb::CreateSessionRequest {
+            session_id: "kept".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    terminate(child).await;
+    let pid_file = |dir: &std::path::Path| {
+        walk(dir)
+            .into_iter()
+            .any(|path| path.ends_with("postmaster.pid"))
+    };
+    assert!(!pid_file(dir.path()), "the private PostgreSQL was stopped");
+
+    // A key created with the CLI; from then on requests need it.
+    let output = ctxd(dir.path())
+        .args(["tenant", "create", "acme"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let key = String::from_utf8(output.stdout).unwrap().trim().to_string();
+    assert!(key.starts_with("ctxd_") && key.len() == 69, "{key}");
+
+    let mut child = start(dir.path(), &addr);
+    wait_serving(&addr, &mut child).await;
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut client = ContextServiceClient::new(channel);
+    let status = client
+        .get_session(pb::GetSessionRequest {
+            session_id: "kept".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), tonic::Code::Unauthenticated);
+    let mut request = tonic::Request::new(pb::CreateSessionRequest {
+        session_id: "acme-1".into(),
+        ..Default::default()
+    });
+    request
+        .metadata_mut()
+        .insert("authorization", format!("Bearer {key}").parse().unwrap());
+    client.create_session(request).await.unwrap();
+    terminate(child).await;
+    assert!(!pid_file(dir.path()));
+}
+
+#[test]
+fn refuses_non_loopback_without_keys() {
+    let dir = tempfile::Builder::new()
+        .prefix("ctxd-bin")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let output = ctxd(dir.path())
+        .args(["serve", "--listen", &format!("0.0.0.0:{}", free_port())])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("without API keys") && stderr.contains("--insecure"),
+        "{stderr}"
+    );
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                out.extend(walk(&path));
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,250 @@
+//! Starts a server over a pool and hands out clients.
+use std::time::Duration;
+
+use ctxd::engine::{Engine, EngineConfig};
+use ctxd::pb;
+use ctxd::pb::context_service_client::ContextServiceClient;
+use ctxd::policy::Policy;
+use ctxd::store::Store;
+use sqlx::PgPool;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tonic::transport::Channel;
+
+pub struct TestServer {
+    pub addr: std::net::SocketAddr,
+    pub client: ContextServiceClient<Channel>,
+    shutdown: CancellationToken,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl TestServer {
+    pub async fn start(pool: PgPool) -> TestServer {
+        let engine = Engine::new(
+            Store::new(pool),
+            EngineConfig {
+                default_policy: Policy::default(),
+                max_content_bytes: 1024 * 1024,
+            },
+        );
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let shutdown = CancellationToken::new();
+        let token = shutdown.clone();
+        let task = tokio::spawn(async move {
+            ctxd::server::serve(engine, listener, 64 * 1024 * 1024, token)
+                .await
+                .expect("server failed");
+        });
+        let channel = channel(addr).await;
+        TestServer {
+            addr,
+            client: ContextServiceClient::new(channel),
+            shutdown,
+            task: Some(task),
+        }
+    }
+
+    pub async fn stop(mut self) {
+        self.shutdown.cancel();
+        if let Some(task) = self.task.take() {
+            task.await.unwrap();
+        }
+    }
+}
+
+pub async fn channel(addr: std::net::SocketAddr) -> Channel {
+    tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect_timeout(Duration::from_secs(5))
+        .connect()
+        .await
+        .unwrap()
+}
+
+pub fn text(role: pb::Role, content: &str) -> pb::Message {
+    pb::Message {
+        role: role as i32,
+        content: content.to_string(),
+        ..Default::default()
+    }
+}
+
+pub fn user(content: &str) -> pb::Message {
+    text(pb::Role::User, content)
+}
+
+pub fn assistant(content: &str) -> pb::Message {
+    text(pb::Role::Assistant, content)
+}
+
+pub fn call(ids: &[&str]) -> pb::Message {
+    pb::Message {
+        role: pb::Role::Assistant as i32,
+        tool_calls: ids
+            .iter()
+            .map(|id| pb::ToolCall {
+                id: id.to_string(),
+                name: "bash".into(),
+                arguments_json: r#"{"command":"ls"}"#.into(),
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
+pub fn result(id: &str, content: &str) -> pb::Message {
+    pb::Message {
+        role: pb::Role::Tool as i32,
+        tool_call_id: id.to_string(),
+        content: content.to_string(),
+        ..Default::default()
+    }
+}
+
+pub fn bash_tool() -> pb::Tools {
+    pb::Tools {
+        tools: Some(pb::tools::Tools::Definitions(pb::ToolDefinitionList {
+            items: vec![pb::ToolDefinition {
+                name: "bash".into(),
+                description: "Execute a bash command".into(),
+                parameters_json_schema: r#"{"type": "object", "properties": {"command": {"type": "string", "description": "The bash command to execute"}}, "required": ["command"]}"#.into(),
+            }],
+        })),
+    }
+}
+
+pub async fn create(
+    client: &mut ContextServiceClient<Channel>,
+    id: &str,
+    policy: pb::Policy,
+) -> pb::Session {
+    client
+        .create_session(pb::CreateSessionRequest {
+            session_id: id.into(),
+            policy: Some(policy),
+            metadata: Default::default(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .session
+        .unwrap()
+}
+
+pub async fn append(
+    client: &mut ContextServiceClient<Channel>,
+    id: &str,
+    messages: Vec<pb::Message>,
+) -> Result<pb::AppendTurnResponse, tonic::Status> {
+    client
+        .append_turn(pb::AppendTurnRequest {
+            session_id: id.into(),
+            messages,
+            ..Default::default()
+        })
+        .await
+        .map(tonic::Response::into_inner)
+}
+
+pub async fn build(
+    client: &mut ContextServiceClient<Channel>,
+    id: &str,
+    format: pb::OutputFormat,
+) -> Result<pb::BuildMessagesResponse, tonic::Status> {
+    client
+        .build_messages(pb::BuildMessagesRequest {
+            session_id: id.into(),
+            system_prompt: "You are a careful coding agent.".into(),
+            tools: Some(bash_tool()),
+            max_output_tokens: None,
+            format: format as i32,
+        })
+        .await
+        .map(tonic::Response::into_inner)
+}
+
+pub fn window(window: i64, output: i64) -> pb::Policy {
+    pb::Policy {
+        context_window_tokens: Some(window),
+        max_output_tokens: Some(output),
+        ..Default::default()
+    }
+}
+
+/// The fields an InvalidArgument status names in its BadRequest details.
+pub fn violated_fields(status: &tonic::Status) -> Vec<String> {
+    use tonic_types::StatusExt;
+    status
+        .get_error_details()
+        .bad_request()
+        .map(|bad| {
+            bad.field_violations
+                .iter()
+                .map(|v| v.field.clone())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Checks that every tool call in `messages` is answered right after its step and
+/// every result follows its call (the last step may be open).
+pub fn assert_provider_valid(messages: &[pb::Message]) {
+    let mut index = 0;
+    while index < messages.len() {
+        let message = &messages[index];
+        if message.role == pb::Role::Tool as i32 {
+            panic!(
+                "orphaned tool result at {index}: {:?}",
+                message.tool_call_id
+            );
+        }
+        if message.tool_calls.is_empty() {
+            index += 1;
+            continue;
+        }
+        let mut wanted: std::collections::HashSet<&str> =
+            message.tool_calls.iter().map(|c| c.id.as_str()).collect();
+        let mut end = index + 1;
+        while end < messages.len() && messages[end].role == pb::Role::Tool as i32 {
+            assert!(
+                wanted.remove(messages[end].tool_call_id.as_str()),
+                "tool result {:?} does not answer the step at {index}",
+                messages[end].tool_call_id
+            );
+            end += 1;
+        }
+        assert!(
+            wanted.is_empty() || end == messages.len(),
+            "step at {index} has unanswered calls {wanted:?}"
+        );
+        index = end;
+    }
+}
+
+/// A new, migrated database on the server DATABASE_URL points at, for tests that run
+/// outside `#[sqlx::test]` (property tests with their own runtime, the corpus replay).
+pub async fn fresh_database(prefix: &str) -> PgPool {
+    use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+    let url =
+        std::env::var("DATABASE_URL").expect("DATABASE_URL must be set (scripts/test sets it)");
+    let options: PgConnectOptions = url.parse().unwrap();
+    let admin = PgPoolOptions::new()
+        .max_connections(1)
+        .connect_with(options.clone())
+        .await
+        .unwrap();
+    let name = format!("{prefix}_{}", uuid::Uuid::new_v4().simple());
+    sqlx::query(sqlx::AssertSqlSafe(format!("create database {name}")))
+        .execute(&admin)
+        .await
+        .unwrap();
+    admin.close().await;
+    let pool = PgPoolOptions::new()
+        .max_connections(16)
+        .connect_with(options.database(&name))
+        .await
+        .unwrap();
+    ctxd::store::MIGRATOR.run(&pool).await.unwrap();
+    pool
+}

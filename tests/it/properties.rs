@@ -1,0 +1,122 @@
+//! Property tests through the real server: random sessions (parallel tool calls,
+//! incomplete steps) and random budgets. BuildMessages is never over budget, never
+//! returns an orphaned tool call or result, and preserves the log's order.
+use ctxd::pb;
+use proptest::prelude::*;
+
+use crate::harness::*;
+
+#[derive(Debug, Clone)]
+struct Step {
+    results: Vec<usize>,
+    /// Leave one call unanswered.
+    incomplete: bool,
+}
+
+#[derive(Debug, Clone)]
+struct Turn {
+    user_words: usize,
+    steps: Vec<(Step, Vec<usize>)>,
+    answer: bool,
+}
+
+fn turn() -> impl Strategy<Value = Turn> {
+    let step = (
+        1usize..=3,
+        any::<bool>(),
+        prop::collection::vec(1usize..300, 3),
+        any::<u8>(),
+    )
+        .prop_map(|(calls, incomplete, sizes, seed)| {
+            let mut order: Vec<usize> = (0..calls).collect();
+            order.rotate_left(seed as usize % calls);
+            (
+                Step {
+                    results: order,
+                    incomplete: incomplete && seed % 4 == 0,
+                },
+                sizes,
+            )
+        });
+    (
+        1usize..400,
+        prop::collection::vec(step, 0..3),
+        any::<bool>(),
+    )
+        .prop_map(|(user_words, steps, answer)| Turn {
+            user_words,
+            steps,
+            answer,
+        })
+}
+
+fn words(n: usize) -> String {
+    (0..n)
+        .map(|i| format!("w{}", i % 97))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn build_is_within_budget_provider_valid_and_ordered() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(async {
+        let pool = fresh_database("ctxd_prop").await;
+        TestServer::start(pool).await
+    });
+    let counter = std::sync::atomic::AtomicU64::new(0);
+    let config = ProptestConfig {
+        cases: 48,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    };
+    proptest!(config, |(turns in prop::collection::vec(turn(), 1..8), size in 600i64..12_000, divisor in 2i64..8)| {
+        let id = format!("p{}", counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        let mut client = server.client.clone();
+        runtime.block_on(async {
+            create(&mut client, &id, window(size, size / divisor)).await;
+            let mut call_no = 0;
+            for turn in &turns {
+                let mut batch = vec![user(&words(turn.user_words))];
+                for (step, sizes) in &turn.steps {
+                    let ids: Vec<String> = step.results.iter().map(|_| { call_no += 1; format!("c{call_no}") }).collect();
+                    let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+                    batch.push(call(&refs));
+                    let answered = if step.incomplete { step.results.len() - 1 } else { step.results.len() };
+                    for &which in step.results.iter().take(answered) {
+                        batch.push(result(&ids[which], &words(sizes[which])));
+                    }
+                }
+                if turn.answer {
+                    batch.push(assistant("done"));
+                }
+                append(&mut client, &id, batch).await.unwrap();
+            }
+            let limit = size - size / divisor;
+            match build(&mut client, &id, pb::OutputFormat::Neutral).await {
+                Ok(built) => {
+                    let breakdown = built.budget.unwrap().breakdown.unwrap();
+                    prop_assert!(breakdown.total_tokens <= limit, "{} > {}", breakdown.total_tokens, limit);
+                    assert_provider_valid(&built.messages);
+                    let seqs: Vec<i64> = built.messages.iter().map(|m| m.seq).collect();
+                    prop_assert!(seqs.windows(2).all(|w| w[0] < w[1]), "order: {:?}", seqs);
+                    if let Some(first) = built.messages.first() {
+                        prop_assert_eq!(first.role, pb::Role::User as i32);
+                    }
+                }
+                Err(status) => {
+                    prop_assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{}", status.message());
+                    // Justified: the newest turn alone does not fit.
+                    use tonic_types::StatusExt;
+                    let info = status.get_error_details().error_info().cloned().unwrap();
+                    let figure = |name: &str| info.metadata[name].parse::<i64>().unwrap();
+                    prop_assert!(
+                        figure("system_tokens") + figure("tool_tokens") + figure("newest_turn_tokens") > figure("available_tokens")
+                    );
+                }
+            }
+            Ok(())
+        })?;
+    });
+    runtime.block_on(server.stop());
+}
