@@ -13,10 +13,13 @@ use crate::store::Store;
 const CACHE_TTL: Duration = Duration::from_secs(5);
 const CACHE_MAX_ENTRIES: usize = 10_000;
 
+/// Key hash → (its tenant, or none for an unknown key; when looked up).
+type KeyCache = HashMap<Vec<u8>, (Option<i64>, Instant)>;
+
 pub struct Auth {
     store: Store,
     default_tenant: i64,
-    keys: Mutex<HashMap<Vec<u8>, (Option<i64>, Instant)>>,
+    keys: Mutex<KeyCache>,
     any_keys: Mutex<Option<(bool, Instant)>>,
 }
 

@@ -16,6 +16,8 @@ pub struct Anchor {
     pub first_seq: i64,
     pub last_seq: i64,
     pub view_epoch: i64,
+    /// Provider tokens per counted token of growth between anchors; 0 when unknown.
+    pub delta_ratio: f64,
 }
 
 impl Anchor {
@@ -28,7 +30,39 @@ impl Anchor {
         }
         (self.reported_tokens as f64 / counted as f64).clamp(0.5, 2.0)
     }
+
+    /// The ratio for what was added since the anchor: the marginal one once observed,
+    /// else 1 (the tokenizer's count as is). Not the whole request's ratio: that one is
+    /// dominated by how the provider's template renders the system prompt and tools,
+    /// which says little about the messages that follow (on the recorded corpus it
+    /// doubled the worst early error).
+    pub fn growth_ratio(&self) -> f64 {
+        if self.delta_ratio > 0.0 {
+            self.delta_ratio.clamp(0.5, 2.0)
+        } else {
+            1.0
+        }
+    }
+
+    /// The marginal ratio after a new report extending this anchor's request by
+    /// `counted_growth` tokens: a moving average of the observed growth ratios, the
+    /// first observation shrunk halfway towards 1 so one odd step cannot swing it.
+    pub fn next_delta_ratio(&self, reported_tokens: i64, counted_growth: i64) -> f64 {
+        if counted_growth < MIN_GROWTH_FOR_RATIO {
+            return self.delta_ratio;
+        }
+        let observed = ((reported_tokens - self.reported_tokens) as f64 / counted_growth as f64)
+            .clamp(0.5, 2.0);
+        if self.delta_ratio > 0.0 {
+            0.7 * self.delta_ratio + 0.3 * observed
+        } else {
+            0.5 + 0.5 * observed
+        }
+    }
 }
+
+/// Growth too small to measure a ratio on (framing noise dominates).
+const MIN_GROWTH_FOR_RATIO: i64 = 50;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Source {
@@ -69,13 +103,12 @@ pub fn estimate(
             tokenizer_tokens,
         };
     };
-    let ratio = anchor.ratio();
     let extends = anchor.view_epoch == view_epoch
         && anchor.first_seq == first_seq
         && last_seq >= anchor.last_seq;
     if extends {
         let delta = (fixed_tokens - anchor.fixed_tokens) + (history_tokens - anchor.history_tokens);
-        let total = anchor.reported_tokens + (delta as f64 * ratio).round() as i64;
+        let total = anchor.reported_tokens + (delta as f64 * anchor.growth_ratio()).round() as i64;
         return Estimate {
             total_tokens: total.max(0),
             source: Source::Anchored,
@@ -83,7 +116,7 @@ pub fn estimate(
         };
     }
     Estimate {
-        total_tokens: (tokenizer_tokens as f64 * ratio).round() as i64,
+        total_tokens: (tokenizer_tokens as f64 * anchor.ratio()).round() as i64,
         source: Source::Calibrated,
         tokenizer_tokens,
     }
@@ -203,6 +236,7 @@ mod tests {
             first_seq: 1,
             last_seq: 10,
             view_epoch: 0,
+            delta_ratio: 0.0,
         }
     }
 
@@ -210,9 +244,34 @@ mod tests {
     fn anchored_estimate_adds_scaled_delta() {
         let estimate = estimate(Some(&anchor()), 0, 1, 12, 200, 900);
         assert_eq!(estimate.source, Source::Anchored);
-        // 1100 + 100 x 1.1
-        assert_eq!(estimate.total_tokens, 1_210);
+        // No marginal ratio observed yet: 1100 + 100 counted as is.
+        assert_eq!(estimate.total_tokens, 1_200);
         assert_eq!(estimate.tokenizer_tokens, 1_100);
+        let learned = Anchor {
+            delta_ratio: 1.2,
+            ..anchor()
+        };
+        // 1100 + 100 x 1.2
+        assert_eq!(
+            super::estimate(Some(&learned), 0, 1, 12, 200, 900).total_tokens,
+            1_220
+        );
+    }
+
+    #[test]
+    fn marginal_ratio_is_a_shrunk_moving_average() {
+        // 300 counted tokens of growth, reported 1100 -> 1460: observed 1.2, shrunk to 1.1.
+        let first = anchor().next_delta_ratio(1_460, 300);
+        assert!((first - 1.1).abs() < 1e-9, "{first}");
+        let second = Anchor {
+            delta_ratio: first,
+            ..anchor()
+        }
+        .next_delta_ratio(1_460, 300);
+        // 0.7 x 1.1 + 0.3 x 1.2
+        assert!((second - 1.13).abs() < 1e-9, "{second}");
+        // Growth too small to measure keeps the ratio.
+        assert_eq!(anchor().next_delta_ratio(1_130, 20), 0.0);
     }
 
     #[test]

@@ -459,6 +459,7 @@ fn anchor_of(row: &SessionRow) -> Option<Anchor> {
         first_seq: row.anchor_first_seq,
         last_seq: row.anchor_last_seq,
         view_epoch: row.anchor_view_epoch,
+        delta_ratio: row.anchor_delta_ratio,
     })
 }
 
@@ -519,6 +520,18 @@ fn anchor_for(
         )
     };
     let error = (reported > 0).then(|| (predicted - reported) as f64 / reported as f64);
+    let delta_ratio = match previous {
+        Some(previous)
+            if previous.view_epoch == session.view_epoch
+                && previous.first_seq == first_seq
+                && previous.last_seq < assistant_seq - 1 =>
+        {
+            let growth = (fixed + history) - (previous.fixed_tokens + previous.history_tokens);
+            previous.next_delta_ratio(reported, growth)
+        }
+        Some(previous) => previous.delta_ratio,
+        None => 0.0,
+    };
     AnchorUpdate {
         reported_tokens: reported,
         fixed_tokens: fixed,
@@ -526,6 +539,7 @@ fn anchor_for(
         first_seq,
         last_seq: assistant_seq - 1,
         view_epoch: session.view_epoch,
+        delta_ratio,
         error,
     }
 }

@@ -32,6 +32,7 @@ pub struct SessionRow {
     pub anchor_first_seq: i64,
     pub anchor_last_seq: i64,
     pub anchor_view_epoch: i64,
+    pub anchor_delta_ratio: f64,
     pub est_samples: i64,
     pub est_abs_err_sum: f64,
     pub est_max_abs_err: f64,
@@ -66,6 +67,7 @@ pub struct AnchorUpdate {
     pub first_seq: i64,
     pub last_seq: i64,
     pub view_epoch: i64,
+    pub delta_ratio: f64,
     /// (estimate - reported) / reported of what ctxd had estimated for that request.
     pub error: Option<f64>,
 }
@@ -92,7 +94,7 @@ macro_rules! with_columns {
     view_epoch, last_build_first_seq, last_build_last_seq, last_build_system_tokens, last_build_tool_tokens, \
     last_build_history_tokens, last_build_estimate_tokens, anchor_reported_tokens, \
     anchor_fixed_tokens, anchor_history_tokens, anchor_first_seq, anchor_last_seq, \
-    anchor_view_epoch, est_samples, est_abs_err_sum, est_max_abs_err, est_last_err, \
+    anchor_view_epoch, anchor_delta_ratio, est_samples, est_abs_err_sum, est_max_abs_err, est_last_err, \
     usage_input_tokens, usage_output_tokens, usage_cached_tokens, created_at, updated_at ",
             $tail
         )
@@ -302,6 +304,7 @@ impl SessionTx {
                 anchor_first_seq = coalesce($11, anchor_first_seq),
                 anchor_last_seq = coalesce($12, anchor_last_seq),
                 anchor_view_epoch = coalesce($13, anchor_view_epoch),
+                anchor_delta_ratio = coalesce($18, anchor_delta_ratio),
                 est_samples = est_samples + case when $14::float8 is null then 0 else 1 end,
                 est_abs_err_sum = est_abs_err_sum + coalesce(abs($14::float8), 0),
                 est_max_abs_err = greatest(est_max_abs_err, coalesce(abs($14::float8), 0)),
@@ -328,6 +331,7 @@ impl SessionTx {
         .bind(update.usage.0)
         .bind(update.usage.1)
         .bind(update.usage.2)
+        .bind(anchor.map(|a| a.delta_ratio))
         .execute(&mut *self.tx)
         .await?;
         self.tx.commit().await

@@ -5,3 +5,4 @@ mod binary;
 mod corpus;
 mod harness;
 mod properties;
+mod recorded;

@@ -1,0 +1,529 @@
+//! Benchmarks of the core, printed as the markdown tables of docs/benchmarks.md:
+//!
+//!   cargo bench --bench core
+//!
+//! - BuildMessages on sessions of 200 and 2 000 recorded messages with 16 concurrent
+//!   clients (one connection each), p50 / p99, against a raw SQL fetch of the same rows
+//!   with 16 concurrent tasks in the same run;
+//! - AppendTurn throughput and latency with 32 sessions appending concurrently;
+//! - exact token counting speed on the recorded corpus, and on 1 MB without whitespace.
+//!
+//! The server, its clients and PostgreSQL share the machine. The database is a fresh one
+//! on DATABASE_URL's server when that is set, otherwise a private PostgreSQL started in a
+//! temporary directory exactly as `ctxd serve` starts its own (default settings, fsync on).
+//!
+//! `cargo test --all-targets` runs this binary without `--bench`: then it does a smoke
+//! run with tiny sizes, so the code keeps working; those figures mean nothing.
+#[path = "../tests/it/recorded.rs"]
+#[allow(dead_code)]
+mod recorded;
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use ctxd::engine::{Engine, EngineConfig};
+use ctxd::localpg::LocalPostgres;
+use ctxd::pb;
+use ctxd::pb::context_service_client::ContextServiceClient;
+use ctxd::policy::Policy;
+use ctxd::store::Store;
+use ctxd::tokenize::{Counter, Tokenizer};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::{PgPool, Row};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tonic::transport::Channel;
+
+/// How much work each part does.
+struct Scale {
+    session_sizes: [usize; 2],
+    build_clients: usize,
+    /// Timed BuildMessages per client, per session size.
+    build_requests: [usize; 2],
+    append_sessions: usize,
+    appends_per_session: usize,
+    counting_rounds: usize,
+}
+
+const FULL: Scale = Scale {
+    session_sizes: [200, 2_000],
+    build_clients: 16,
+    build_requests: [200, 25],
+    append_sessions: 32,
+    appends_per_session: 200,
+    counting_rounds: 3,
+};
+
+const SMOKE: Scale = Scale {
+    session_sizes: [20, 40],
+    build_clients: 2,
+    build_requests: [3, 2],
+    append_sessions: 2,
+    appends_per_session: 5,
+    counting_rounds: 1,
+};
+
+fn main() {
+    let full = std::env::args().any(|arg| arg == "--bench");
+    let scale = if full { FULL } else { SMOKE };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    runtime.block_on(run(&scale, full));
+}
+
+async fn run(scale: &Scale, full: bool) {
+    let corpus = corpus_messages();
+    let texts = corpus_texts();
+    println!(
+        "# ctxd core benchmarks{}",
+        if full {
+            ""
+        } else {
+            " (smoke run: figures mean nothing)"
+        }
+    );
+    println!();
+    machine();
+    counting(&texts, scale);
+
+    let temp = tempfile::tempdir().expect("temp dir");
+    let (url, local) = match std::env::var("DATABASE_URL") {
+        Ok(url) => (url, None),
+        Err(_) => {
+            let local = LocalPostgres::start(&temp.path().join("pg"))
+                .await
+                .expect("start a private PostgreSQL (set DATABASE_URL to use another)");
+            (local.url(), Some(local))
+        }
+    };
+    let (pool, database) = fresh_database(&url).await;
+    let engine = Engine::new(
+        Store::new(pool.clone()),
+        EngineConfig {
+            default_policy: Policy::default(),
+            max_content_bytes: 4 * 1024 * 1024,
+        },
+    );
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let shutdown = CancellationToken::new();
+    let server = tokio::spawn(ctxd::server::serve(
+        engine,
+        listener,
+        64 * 1024 * 1024,
+        shutdown.clone(),
+    ));
+
+    build_messages(addr, &pool, &corpus, scale).await;
+    append_turn(addr, &corpus, scale).await;
+
+    shutdown.cancel();
+    server.await.unwrap().expect("server");
+    pool.close().await;
+    drop_database(&url, &database).await;
+    if let Some(local) = local {
+        local.stop().await.expect("stop the private PostgreSQL");
+    }
+}
+
+fn machine() {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|line| line.starts_with("model name"))
+                .and_then(|line| line.split(':').nth(1))
+                .map(|name| name.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    println!("Machine: {cpu}, {cores} cores available.");
+    println!();
+}
+
+/// Every message of the corpus, sessions one after another, with tool-call ids made
+/// unique per session so the concatenation is one valid log.
+fn corpus_messages() -> Vec<pb::Message> {
+    let mut all = Vec::new();
+    for (index, path) in recorded::corpus_files().iter().enumerate() {
+        for (mut message, _) in recorded::load(path).messages {
+            for call in &mut message.tool_calls {
+                call.id = format!("s{index}-{}", call.id);
+            }
+            if !message.tool_call_id.is_empty() {
+                message.tool_call_id = format!("s{index}-{}", message.tool_call_id);
+            }
+            all.push(message);
+        }
+    }
+    all
+}
+
+/// Every text the corpus carries: system prompts, contents, tool-call arguments.
+fn corpus_texts() -> Vec<String> {
+    let mut texts = Vec::new();
+    for path in recorded::corpus_files() {
+        let recorded = recorded::load(&path);
+        texts.push(recorded.system);
+        for (message, _) in recorded.messages {
+            texts.push(message.content);
+            texts.extend(
+                message
+                    .tool_calls
+                    .into_iter()
+                    .map(|call| call.arguments_json),
+            );
+        }
+    }
+    texts
+}
+
+fn counting(texts: &[String], scale: &Scale) {
+    let bytes: usize = texts.iter().map(String::len).sum();
+    println!("## Token counting");
+    println!();
+    println!(
+        "Corpus: {} texts, {:.2} MB. 1 MB inputs have no whitespace. Best of {} rounds.",
+        texts.len(),
+        bytes as f64 / 1e6,
+        scale.counting_rounds
+    );
+    println!();
+    println!("tokenizer | corpus MB/s | corpus tokens | 1 MB 'a' ms | 1 MB random [a-z0-9] ms");
+    println!("---|---|---|---|---");
+    let repeated = "a".repeat(1 << 20);
+    let random = pseudo_random_text(1 << 20);
+    for (name, tokenizer) in [
+        ("o200k_base", Tokenizer::O200kBase),
+        ("cl100k_base", Tokenizer::Cl100kBase),
+    ] {
+        let counter = Counter::new(tokenizer, 0);
+        counter.text("warm the vocabulary");
+        let mut tokens = 0;
+        let corpus = best_of(scale.counting_rounds, || {
+            tokens = texts.iter().map(|text| counter.text(text)).sum::<i64>();
+        });
+        let same = best_of(scale.counting_rounds, || {
+            counter.text(&repeated);
+        });
+        let mixed = best_of(scale.counting_rounds, || {
+            counter.text(&random);
+        });
+        println!(
+            "{name} | {:.1} | {tokens} | {:.1} | {:.1}",
+            bytes as f64 / 1e6 / corpus.as_secs_f64(),
+            same.as_secs_f64() * 1e3,
+            mixed.as_secs_f64() * 1e3
+        );
+    }
+    println!();
+}
+
+fn pseudo_random_text(len: usize) -> String {
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            ALPHABET[(state % ALPHABET.len() as u64) as usize] as char
+        })
+        .collect()
+}
+
+fn best_of(rounds: usize, mut work: impl FnMut()) -> Duration {
+    (0..rounds.max(1))
+        .map(|_| {
+            let started = Instant::now();
+            work();
+            started.elapsed()
+        })
+        .min()
+        .unwrap()
+}
+
+async fn admin(url: &str) -> (PgPool, PgConnectOptions) {
+    let options: PgConnectOptions = url.parse().expect("database URL");
+    let admin = PgPoolOptions::new()
+        .max_connections(1)
+        .connect_with(options.clone())
+        .await
+        .expect("connect to PostgreSQL");
+    (admin, options)
+}
+
+async fn drop_database(url: &str, name: &str) {
+    let (admin, _) = admin(url).await;
+    sqlx::query(sqlx::AssertSqlSafe(format!("drop database {name}")))
+        .execute(&admin)
+        .await
+        .expect("drop the benchmark database");
+    admin.close().await;
+}
+
+async fn fresh_database(url: &str) -> (PgPool, String) {
+    let (admin, options) = admin(url).await;
+    let name = format!("ctxd_bench_{}", uuid::Uuid::new_v4().simple());
+    sqlx::query(sqlx::AssertSqlSafe(format!("create database {name}")))
+        .execute(&admin)
+        .await
+        .expect("create the benchmark database");
+    admin.close().await;
+    let pool = PgPoolOptions::new()
+        .max_connections(64)
+        .connect_with(options.database(&name))
+        .await
+        .expect("connect to the benchmark database");
+    ctxd::store::MIGRATOR.run(&pool).await.expect("migrations");
+    (pool, name)
+}
+
+async fn client(addr: SocketAddr) -> ContextServiceClient<Channel> {
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect()
+        .await
+        .expect("connect to the server");
+    ContextServiceClient::new(channel)
+        .max_decoding_message_size(usize::MAX)
+        .max_encoding_message_size(usize::MAX)
+}
+
+/// Creates a session whose window holds everything and appends `messages` to it.
+async fn session_with(
+    client: &mut ContextServiceClient<Channel>,
+    session_id: &str,
+    messages: &[pb::Message],
+) {
+    client
+        .create_session(pb::CreateSessionRequest {
+            session_id: session_id.into(),
+            policy: Some(pb::Policy {
+                context_window_tokens: Some(50_000_000),
+                max_output_tokens: Some(16_000),
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .await
+        .expect("CreateSession");
+    for batch in messages.chunks(50) {
+        client
+            .append_turn(pb::AppendTurnRequest {
+                session_id: session_id.into(),
+                messages: batch.to_vec(),
+                ..Default::default()
+            })
+            .await
+            .expect("AppendTurn");
+    }
+}
+
+fn bash_tool() -> pb::Tools {
+    pb::Tools {
+        tools: Some(pb::tools::Tools::Definitions(pb::ToolDefinitionList {
+            items: vec![pb::ToolDefinition {
+                name: "bash".into(),
+                description: "Execute a bash command and return its output".into(),
+                parameters_json_schema: r#"{"type":"object","properties":{"command":{"type":"string","description":"The bash command to execute"}},"required":["command"]}"#.into(),
+            }],
+        })),
+    }
+}
+
+struct Latencies(Vec<Duration>);
+
+impl Latencies {
+    fn quantile_ms(&mut self, q: f64) -> f64 {
+        self.0.sort();
+        let index = ((self.0.len() - 1) as f64 * q).round() as usize;
+        self.0[index].as_secs_f64() * 1e3
+    }
+}
+
+/// Runs `requests` calls of `work` on each of `clients` concurrent tasks after a
+/// warm-up; returns every call's latency and the wall time of the timed part.
+async fn concurrent<S, F, Fut>(states: Vec<S>, requests: usize, work: F) -> (Latencies, Duration)
+where
+    S: Send + 'static,
+    F: Fn(&mut S) -> Fut + Send + Sync + Clone + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    let warm_up = (requests / 10).max(1);
+    let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(states.len() + 1));
+    let mut tasks = Vec::new();
+    for mut state in states {
+        let barrier = barrier.clone();
+        let work = work.clone();
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..warm_up {
+                work(&mut state).await;
+            }
+            barrier.wait().await;
+            let mut latencies = Vec::with_capacity(requests);
+            for _ in 0..requests {
+                let started = Instant::now();
+                work(&mut state).await;
+                latencies.push(started.elapsed());
+            }
+            latencies
+        }));
+    }
+    barrier.wait().await;
+    let started = Instant::now();
+    let mut all = Vec::new();
+    for task in tasks {
+        all.extend(task.await.unwrap());
+    }
+    (Latencies(all), started.elapsed())
+}
+
+async fn build_messages(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message], scale: &Scale) {
+    println!("## BuildMessages");
+    println!();
+    println!(
+        "{} concurrent clients, one connection each; NEUTRAL format, the bash tool, the \
+         whole session in the window. Raw SQL: the same rows fetched with sqlx \
+         (`select … from messages where session_id = $1 and seq >= $2 order by seq`) by \
+         {} concurrent tasks.",
+        scale.build_clients, scale.build_clients
+    );
+    println!();
+    println!(
+        "messages | response KB | calls | BuildMessages p50 ms | p99 ms | raw SQL p50 ms | p99 ms | p99 ratio | BuildMessages/s"
+    );
+    println!("---|---|---|---|---|---|---|---|---");
+    let mut setup = client(addr).await;
+    for (size, requests) in scale.session_sizes.iter().zip(scale.build_requests) {
+        let session_id = format!("bench-build-{size}");
+        let messages = &corpus[..(*size).min(corpus.len())];
+        session_with(&mut setup, &session_id, messages).await;
+        let request = pb::BuildMessagesRequest {
+            session_id: session_id.clone(),
+            system_prompt: "You are a helpful assistant that can interact with a computer.".into(),
+            tools: Some(bash_tool()),
+            format: pb::OutputFormat::Neutral as i32,
+            ..Default::default()
+        };
+        let sample = setup
+            .build_messages(request.clone())
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(
+            sample.messages.len(),
+            messages.len(),
+            "the whole session is built"
+        );
+        let response_kb = prost::Message::encoded_len(&sample) as f64 / 1024.0;
+
+        let mut clients = Vec::new();
+        for _ in 0..scale.build_clients {
+            clients.push((client(addr).await, request.clone()));
+        }
+        let (mut built, wall) = concurrent(clients, requests, |(client, request)| {
+            let mut client = client.clone();
+            let request = request.clone();
+            async move {
+                let response = client.build_messages(request).await.expect("BuildMessages");
+                std::hint::black_box(response);
+            }
+        })
+        .await;
+
+        let session_pk: i64 = sqlx::query_scalar("select id from sessions where external_id = $1")
+            .bind(&session_id)
+            .fetch_one(pool)
+            .await
+            .expect("session row");
+        let fetchers = (0..scale.build_clients).map(|_| pool.clone()).collect();
+        let (mut raw, _) = concurrent(fetchers, requests, move |pool: &mut PgPool| {
+            let pool = pool.clone();
+            async move {
+                let rows = sqlx::query(
+                    "select seq, turn, role, content, parts, reasoning, tool_calls, tool_call_id, name,
+                        metadata, pinned, token_count, view_state, created_at
+                     from messages where session_id = $1 and seq >= $2 order by seq",
+                )
+                .bind(session_pk)
+                .bind(1_i64)
+                .fetch_all(&pool)
+                .await
+                .expect("raw fetch");
+                let bytes: usize = rows.iter().map(|row| row.get::<&str, _>("content").len()).sum();
+                std::hint::black_box(bytes);
+            }
+        })
+        .await;
+        let calls = built.0.len();
+        let (b50, b99) = (built.quantile_ms(0.5), built.quantile_ms(0.99));
+        let (r50, r99) = (raw.quantile_ms(0.5), raw.quantile_ms(0.99));
+        println!(
+            "{} | {response_kb:.0} | {calls} | {b50:.2} | {b99:.2} | {r50:.2} | {r99:.2} | {:.2} | {:.0}",
+            messages.len(),
+            b99 / r99,
+            calls as f64 / wall.as_secs_f64()
+        );
+    }
+    println!();
+}
+
+async fn append_turn(addr: SocketAddr, corpus: &[pb::Message], scale: &Scale) {
+    println!("## AppendTurn");
+    println!();
+    println!(
+        "{} sessions appending concurrently, one client connection each, one recorded \
+         message per AppendTurn (the corpus in order: user, assistant with tool calls, tool \
+         results), {} appends per session after a warm-up.",
+        scale.append_sessions, scale.appends_per_session
+    );
+    println!();
+    println!("sessions | appends | appends/s | p50 ms | p99 ms");
+    println!("---|---|---|---|---");
+    let mut states = Vec::new();
+    for index in 0..scale.append_sessions {
+        let mut client = client(addr).await;
+        let session_id = format!("bench-append-{index}");
+        session_with(&mut client, &session_id, &[]).await;
+        // Each session starts at a different user message so sessions differ.
+        let start = corpus
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.role == pb::Role::User as i32)
+            .nth(index % 10)
+            .map_or(0, |(at, _)| at);
+        states.push((client, session_id, start));
+    }
+    let (mut latencies, wall) = concurrent(states, scale.appends_per_session, {
+        let corpus = std::sync::Arc::new(corpus.to_vec());
+        move |(client, session_id, next): &mut (ContextServiceClient<Channel>, String, usize)| {
+            let mut client = client.clone();
+            let message = corpus[*next % corpus.len()].clone();
+            let session_id = session_id.clone();
+            *next += 1;
+            async move {
+                client
+                    .append_turn(pb::AppendTurnRequest {
+                        session_id,
+                        messages: vec![message],
+                        ..Default::default()
+                    })
+                    .await
+                    .expect("AppendTurn");
+            }
+        }
+    })
+    .await;
+    let appends = latencies.0.len();
+    println!(
+        "{} | {appends} | {:.0} | {:.2} | {:.2}",
+        scale.append_sessions,
+        appends as f64 / wall.as_secs_f64(),
+        latencies.quantile_ms(0.5),
+        latencies.quantile_ms(0.99)
+    );
+    println!();
+}
