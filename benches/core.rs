@@ -385,10 +385,11 @@ async fn build_messages(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message],
     println!("## BuildMessages");
     println!();
     println!(
-        "{} concurrent clients, one connection each; NEUTRAL format, the bash tool, the \
-         whole session in the window. Raw SQL: the same rows fetched with sqlx \
+        "{} concurrent clients, each on its own connection building its own session of \
+         that many recorded messages; NEUTRAL format, the bash tool, the whole session in \
+         the window (nothing trimmed). Raw SQL: the same rows fetched with sqlx \
          (`select … from messages where session_id = $1 and seq >= $2 order by seq`) by \
-         {} concurrent tasks.",
+         {} concurrent tasks, one per session.",
         scale.build_clients, scale.build_clients
     );
     println!();
@@ -398,32 +399,45 @@ async fn build_messages(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message],
     println!("---|---|---|---|---|---|---|---|---");
     let mut setup = client(addr).await;
     for (size, requests) in scale.session_sizes.iter().zip(scale.build_requests) {
-        let session_id = format!("bench-build-{size}");
         let messages = &corpus[..(*size).min(corpus.len())];
-        session_with(&mut setup, &session_id, messages).await;
-        let request = pb::BuildMessagesRequest {
-            session_id: session_id.clone(),
-            system_prompt: "You are a helpful assistant that can interact with a computer.".into(),
-            tools: Some(bash_tool()),
-            format: pb::OutputFormat::Neutral as i32,
-            ..Default::default()
-        };
+        let mut clients = Vec::new();
+        let mut fetchers = Vec::new();
+        for index in 0..scale.build_clients {
+            let session_id = format!("bench-build-{size}-{index}");
+            session_with(&mut setup, &session_id, messages).await;
+            let session_pk: i64 =
+                sqlx::query_scalar("select id from sessions where external_id = $1")
+                    .bind(&session_id)
+                    .fetch_one(pool)
+                    .await
+                    .expect("session row");
+            let request = pb::BuildMessagesRequest {
+                session_id,
+                system_prompt: "You are a helpful assistant that can interact with a computer."
+                    .into(),
+                tools: Some(bash_tool()),
+                format: pb::OutputFormat::Neutral as i32,
+                ..Default::default()
+            };
+            clients.push((client(addr).await, request));
+            fetchers.push((pool.clone(), session_pk));
+        }
         let sample = setup
-            .build_messages(request.clone())
+            .build_messages(clients[0].1.clone())
             .await
             .unwrap()
             .into_inner();
+        // Every recorded session ends on a tool call that was never answered; inside the
+        // concatenation such a step is left out (it is not the last), nothing else is.
+        let trimmed = sample.trimmed.unwrap_or_default();
+        assert_eq!(trimmed.turns, 0, "nothing trimmed");
         assert_eq!(
-            sample.messages.len(),
+            sample.messages.len() + trimmed.incomplete_step_messages as usize,
             messages.len(),
             "the whole session is built"
         );
         let response_kb = prost::Message::encoded_len(&sample) as f64 / 1024.0;
 
-        let mut clients = Vec::new();
-        for _ in 0..scale.build_clients {
-            clients.push((client(addr).await, request.clone()));
-        }
         let (mut built, wall) = concurrent(clients, requests, |(client, request)| {
             let mut client = client.clone();
             let request = request.clone();
@@ -433,15 +447,9 @@ async fn build_messages(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message],
             }
         })
         .await;
-
-        let session_pk: i64 = sqlx::query_scalar("select id from sessions where external_id = $1")
-            .bind(&session_id)
-            .fetch_one(pool)
-            .await
-            .expect("session row");
-        let fetchers = (0..scale.build_clients).map(|_| pool.clone()).collect();
-        let (mut raw, _) = concurrent(fetchers, requests, move |pool: &mut PgPool| {
+        let (mut raw, _) = concurrent(fetchers, requests, |(pool, session_pk)| {
             let pool = pool.clone();
+            let session_pk = *session_pk;
             async move {
                 let rows = sqlx::query(
                     "select seq, turn, role, content, parts, reasoning, tool_calls, tool_call_id, name,

@@ -242,8 +242,6 @@ impl Engine {
         }
         let seqs: Vec<i64> = new_messages.iter().map(|new| new.seq).collect();
         let added_tokens: i64 = counts.iter().sum();
-        tx.insert_messages(&new_messages).await?;
-        tx.record_tool_calls(&calls, &answers).await?;
 
         let anchor = usage_index.zip(request.usage).map(|(index, usage)| {
             let history_before = session.view_tokens + counts[..index].iter().sum::<i64>();
@@ -298,7 +296,8 @@ impl Engine {
             let stored = serde_json::to_value(&outcome).map_err(Error::internal)?;
             tx.save_idempotent_response(key, hash, &stored).await?;
         }
-        tx.commit(update).await?;
+        tx.commit_append(&new_messages, &calls, &answers, update)
+            .await?;
         Ok(outcome)
     }
 
@@ -374,19 +373,18 @@ impl Engine {
         };
         let report = budget::report(&policy, reserve, regions, estimate, true);
         let first_seq = kept.first().map_or(0, |m| m.seq);
-        self.store
-            .record_build(
-                row.id,
-                BuildRecord {
-                    first_seq,
-                    last_seq: kept.last().map_or(0, |m| m.seq),
-                    system_tokens,
-                    tool_tokens,
-                    history_tokens,
-                    estimate_tokens: estimate.total_tokens,
-                },
-            )
-            .await?;
+        let record = BuildRecord {
+            first_seq,
+            last_seq: kept.last().map_or(0, |m| m.seq),
+            system_tokens,
+            tool_tokens,
+            history_tokens,
+            estimate_tokens: estimate.total_tokens,
+        };
+        // A repeated build (a retry, a second reader) needs no write.
+        if record != last_build(&row) {
+            self.store.record_build(row.id, record).await?;
+        }
         Ok(Built {
             messages: kept,
             report,
@@ -449,6 +447,17 @@ fn session_not_found(session_id: &str) -> Error {
 
 fn policy_of(row: &SessionRow) -> Result<Policy> {
     serde_json::from_value(row.policy.0.clone()).map_err(Error::internal)
+}
+
+fn last_build(row: &SessionRow) -> BuildRecord {
+    BuildRecord {
+        first_seq: row.last_build_first_seq,
+        last_seq: row.last_build_last_seq,
+        system_tokens: row.last_build_system_tokens,
+        tool_tokens: row.last_build_tool_tokens,
+        history_tokens: row.last_build_history_tokens,
+        estimate_tokens: row.last_build_estimate_tokens,
+    }
 }
 
 fn anchor_of(row: &SessionRow) -> Option<Anchor> {

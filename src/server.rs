@@ -105,7 +105,12 @@ const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 /// `ctxd serve`: database (private or given), migrations, key policy, server, and an
 /// orderly stop on `shutdown`.
 pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), ServeError> {
+    // The vocabularies load while the database starts.
+    let warm = tokio::task::spawn_blocking(crate::tokenize::warm);
     let (url, local) = database(&config).await?;
+    if let Err(error) = warm.await {
+        tracing::warn!(error = %error, "loading the tokenizer vocabularies failed");
+    }
     let result = serve_with_database(&config, &url, shutdown).await;
     if let Some(local) = local {
         tracing::info!("stopping the private PostgreSQL");

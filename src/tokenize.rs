@@ -40,6 +40,13 @@ pub struct ToolDefinition {
     pub parameters_json_schema: String,
 }
 
+/// Loads both vocabularies (they are decoded on first use, which takes a noticeable
+/// fraction of a second), so no request pays for it.
+pub fn warm() {
+    bpe_openai::o200k_base().count("warm");
+    bpe_openai::cl100k_base().count("warm");
+}
+
 /// Counts tokens of text and of messages for one session's policy.
 #[derive(Debug, Clone, Copy)]
 pub struct Counter {

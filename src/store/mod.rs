@@ -1,6 +1,7 @@
 //! PostgreSQL persistence. Every query that touches a session is scoped by tenant; the
 //! session row lock serializes writes per session. No engine logic lives here: the
 //! engine decides, the store reads and writes.
+mod append;
 mod messages;
 mod sessions;
 mod tenants;
@@ -10,7 +11,7 @@ use std::time::Duration;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgPool, Postgres, Transaction};
 
-pub use messages::NewMessage;
+pub use append::NewMessage;
 pub use sessions::{AnchorUpdate, BuildRecord, SessionRow, SessionUpdate};
 
 /// Applies the migrations in `migrations/`.

@@ -73,7 +73,7 @@ pub struct AnchorUpdate {
 }
 
 /// What a BuildMessages sent, kept so the next usage report can anchor on it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BuildRecord {
     pub first_seq: i64,
     pub last_seq: i64,
@@ -176,14 +176,14 @@ impl Store {
         session_id: i64,
         build: BuildRecord,
     ) -> Result<(), sqlx::Error> {
-        let mut tx = self.pool.begin().await?;
-        sqlx::query("set local synchronous_commit = off")
-            .execute(&mut *tx)
-            .await?;
+        // One statement (its own transaction) with an asynchronous commit: losing the
+        // newest record in a crash only makes the next usage report unanchored.
         sqlx::query(
-            "update sessions set last_build_first_seq = $2, last_build_last_seq = $3,
+            "with settings as (select set_config('synchronous_commit', 'off', true))
+             update sessions set last_build_first_seq = $2, last_build_last_seq = $3,
                 last_build_system_tokens = $4, last_build_tool_tokens = $7,
                 last_build_history_tokens = $5, last_build_estimate_tokens = $6
+             from settings
              where id = $1",
         )
         .bind(session_id)
@@ -193,9 +193,9 @@ impl Store {
         .bind(build.history_tokens)
         .bind(build.estimate_tokens)
         .bind(build.tool_tokens)
-        .execute(&mut *tx)
+        .execute(&self.pool)
         .await?;
-        tx.commit().await
+        Ok(())
     }
 }
 
@@ -255,85 +255,4 @@ impl SessionTx {
         .await
     }
 
-    /// Records new calls (id, seq of the call) and answers (id, seq of the result).
-    pub async fn record_tool_calls(
-        &mut self,
-        calls: &[(String, i64)],
-        answers: &[(String, i64)],
-    ) -> Result<(), sqlx::Error> {
-        if !calls.is_empty() {
-            let (ids, seqs): (Vec<&str>, Vec<i64>) =
-                calls.iter().map(|(id, seq)| (id.as_str(), *seq)).unzip();
-            sqlx::query(
-                "insert into tool_calls (session_id, call_id, call_seq)
-                 select $1, * from unnest($2::text[], $3::bigint[])",
-            )
-            .bind(self.session.id)
-            .bind(ids)
-            .bind(seqs)
-            .execute(&mut *self.tx)
-            .await?;
-        }
-        if !answers.is_empty() {
-            let (ids, seqs): (Vec<&str>, Vec<i64>) =
-                answers.iter().map(|(id, seq)| (id.as_str(), *seq)).unzip();
-            sqlx::query(
-                "update tool_calls t set result_seq = a.seq
-                 from unnest($2::text[], $3::bigint[]) as a(id, seq)
-                 where t.session_id = $1 and t.call_id = a.id",
-            )
-            .bind(self.session.id)
-            .bind(ids)
-            .bind(seqs)
-            .execute(&mut *self.tx)
-            .await?;
-        }
-        Ok(())
-    }
-
-    /// Writes the session's new aggregates (and anchor) and commits.
-    pub async fn commit(mut self, update: SessionUpdate) -> Result<(), sqlx::Error> {
-        let anchor = update.anchor.as_ref();
-        sqlx::query(
-            "update sessions set
-                version = $2, message_count = $3, turn_count = $4, log_tokens = $5,
-                view_tokens = $6, last_turn_tokens = $7, updated_at = now(),
-                anchor_reported_tokens = coalesce($8, anchor_reported_tokens),
-                anchor_fixed_tokens = coalesce($9, anchor_fixed_tokens),
-                anchor_history_tokens = coalesce($10, anchor_history_tokens),
-                anchor_first_seq = coalesce($11, anchor_first_seq),
-                anchor_last_seq = coalesce($12, anchor_last_seq),
-                anchor_view_epoch = coalesce($13, anchor_view_epoch),
-                anchor_delta_ratio = coalesce($18, anchor_delta_ratio),
-                est_samples = est_samples + case when $14::float8 is null then 0 else 1 end,
-                est_abs_err_sum = est_abs_err_sum + coalesce(abs($14::float8), 0),
-                est_max_abs_err = greatest(est_max_abs_err, coalesce(abs($14::float8), 0)),
-                est_last_err = coalesce($14::float8, est_last_err),
-                usage_input_tokens = usage_input_tokens + $15,
-                usage_output_tokens = usage_output_tokens + $16,
-                usage_cached_tokens = usage_cached_tokens + $17
-             where id = $1",
-        )
-        .bind(self.session.id)
-        .bind(update.version)
-        .bind(update.message_count)
-        .bind(update.turn_count)
-        .bind(update.log_tokens)
-        .bind(update.view_tokens)
-        .bind(update.last_turn_tokens)
-        .bind(anchor.map(|a| a.reported_tokens))
-        .bind(anchor.map(|a| a.fixed_tokens))
-        .bind(anchor.map(|a| a.history_tokens))
-        .bind(anchor.map(|a| a.first_seq))
-        .bind(anchor.map(|a| a.last_seq))
-        .bind(anchor.map(|a| a.view_epoch))
-        .bind(anchor.and_then(|a| a.error))
-        .bind(update.usage.0)
-        .bind(update.usage.1)
-        .bind(update.usage.2)
-        .bind(anchor.map(|a| a.delta_ratio))
-        .execute(&mut *self.tx)
-        .await?;
-        self.tx.commit().await
-    }
 }
