@@ -286,6 +286,53 @@ impl pb::context_service_server::ContextService for ContextApi {
         )
         .await
     }
+
+    async fn expand(
+        &self,
+        request: Request<pb::ExpandRequest>,
+    ) -> std::result::Result<Response<pb::ExpandResponse>, Status> {
+        let session_id = request.get_ref().session_id.clone();
+        rpc(
+            &self.auth,
+            "Expand",
+            &session_id,
+            request,
+            |tenant, req| async move {
+                let target = match req.target {
+                    Some(pb::expand_request::Target::Range(range)) => engine::ExpandTarget::Range {
+                        first_seq: range.first_seq,
+                        last_seq: range.last_seq,
+                    },
+                    Some(pb::expand_request::Target::List(list)) => {
+                        engine::ExpandTarget::List(list.seqs)
+                    }
+                    None => {
+                        return Err(Error::invalid(
+                            "target",
+                            "is required: set range (first_seq, last_seq) or list (seqs)",
+                        ));
+                    }
+                };
+                let expanded = self
+                    .engine
+                    .expand(
+                        tenant,
+                        engine::ExpandRequest {
+                            session_id: req.session_id,
+                            target,
+                            max_tokens: req.max_tokens,
+                        },
+                    )
+                    .await?;
+                Ok(pb::ExpandResponse {
+                    messages: expanded.messages.iter().map(stored_to_pb).collect(),
+                    total_tokens: expanded.total_tokens,
+                    next_seq: expanded.next_seq,
+                })
+            },
+        )
+        .await
+    }
 }
 
 // ---------------------------------------------------------------------------------------

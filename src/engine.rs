@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::budget::{self, Anchor, Estimate, Regions, Report};
 use crate::error::{Error, Result, is_unique_violation};
-use crate::message::{Message, Role, StoredMessage};
+use crate::message::{Message, Part, Role, StoredMessage};
 use crate::policy::{Policy, PolicyOverrides};
 use crate::store::{AnchorUpdate, BuildRecord, NewMessage, SessionRow, SessionUpdate, Store};
 use crate::tokenize::{Counter, REPLY_PRIMING, ToolDefinition};
@@ -99,6 +99,36 @@ pub struct Built {
     pub tool_definitions: Vec<ToolDefinition>,
 }
 
+/// Which messages Expand returns.
+#[derive(Debug, Clone)]
+pub enum ExpandTarget {
+    /// Inclusive.
+    Range {
+        first_seq: i64,
+        last_seq: i64,
+    },
+    List(Vec<i64>),
+}
+
+#[derive(Debug, Clone)]
+pub struct ExpandRequest {
+    pub session_id: String,
+    pub target: ExpandTarget,
+    /// 0: no cap.
+    pub max_tokens: i64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Expanded {
+    pub messages: Vec<StoredMessage>,
+    pub total_tokens: i64,
+    /// The first requested seq not returned because of the cap; 0 when none.
+    pub next_seq: i64,
+}
+
+/// Most seqs one Expand list may name.
+pub const MAX_EXPAND_SEQS: usize = 1_000;
+
 #[derive(Debug, Clone)]
 pub struct CheckRequest {
     pub session_id: String,
@@ -133,6 +163,12 @@ impl Engine {
             validate_session_id(session_id)?;
             session_id.to_string()
         };
+        if let Some((key, _)) = metadata
+            .iter()
+            .find(|(key, value)| key.contains('\0') || value.contains('\0'))
+        {
+            return Err(Error::invalid(format!("metadata[{key:?}]"), NUL_REASON));
+        }
         let policy = Policy::resolve(&self.config.default_policy, overrides)?;
         let policy_json = serde_json::to_value(&policy).map_err(Error::internal)?;
         match self
@@ -185,6 +221,11 @@ impl Engine {
                 "idempotency_key",
                 format!("must be at most {MAX_IDEMPOTENCY_KEY_CHARS} characters"),
             ));
+        }
+        if let Some((key, _)) = &request.idempotency
+            && key.contains('\0')
+        {
+            return Err(Error::invalid("idempotency_key", NUL_REASON));
         }
 
         let mut tx = self
@@ -396,6 +437,61 @@ impl Engine {
                 incomplete_step_messages: incomplete,
             },
             tool_definitions,
+        })
+    }
+
+    /// Original messages by seq, byte-exact, within an optional token cap.
+    pub async fn expand(&self, tenant_id: i64, request: ExpandRequest) -> Result<Expanded> {
+        if request.max_tokens < 0 {
+            return Err(Error::invalid(
+                "max_tokens",
+                format!("must be 0 (no cap) or positive, got {}", request.max_tokens),
+            ));
+        }
+        let wanted = validate_expand_target(&request.target)?;
+        let row = self.session_row(tenant_id, &request.session_id).await?;
+        let last_seq = row.message_count;
+        match &request.target {
+            ExpandTarget::Range { last_seq: end, .. } if *end > last_seq => {
+                return Err(Error::invalid(
+                    "range.last_seq",
+                    format!("{end} is past the session's last seq ({last_seq})"),
+                ));
+            }
+            ExpandTarget::List(_) => {
+                if let Some(past) = wanted.iter().find(|&&seq| seq > last_seq) {
+                    return Err(Error::invalid(
+                        "list.seqs",
+                        format!("{past} is past the session's last seq ({last_seq})"),
+                    ));
+                }
+            }
+            ExpandTarget::Range { .. } => {}
+        }
+        let (messages, requested_after) = match request.target {
+            ExpandTarget::Range {
+                first_seq,
+                last_seq,
+            } => {
+                let messages = self
+                    .store
+                    .messages_in_range(row.id, first_seq, last_seq, request.max_tokens)
+                    .await?;
+                let next = messages.last().map_or(first_seq, |m| m.seq + 1);
+                (messages, (next <= last_seq).then_some(next))
+            }
+            ExpandTarget::List(_) => {
+                let mut messages = self.store.messages_by_seq(row.id, &wanted).await?;
+                let kept = within_cap(&messages, request.max_tokens);
+                let next = messages.get(kept).map(|m| m.seq);
+                messages.truncate(kept);
+                (messages, next)
+            }
+        };
+        Ok(Expanded {
+            total_tokens: messages.iter().map(|m| m.token_count).sum(),
+            messages,
+            next_seq: requested_after.unwrap_or(0),
         })
     }
 
@@ -636,6 +732,70 @@ async fn count_messages(counter: Counter, messages: &[Message]) -> Result<Vec<i6
         .map_err(Error::internal)
 }
 
+/// Checks an Expand target and returns its seqs when it is a list (sorted, deduplicated).
+fn validate_expand_target(target: &ExpandTarget) -> Result<Vec<i64>> {
+    match target {
+        ExpandTarget::Range {
+            first_seq,
+            last_seq,
+        } => {
+            if *first_seq < 1 {
+                return Err(Error::invalid(
+                    "range.first_seq",
+                    format!("must be at least 1, got {first_seq}"),
+                ));
+            }
+            if last_seq < first_seq {
+                return Err(Error::invalid(
+                    "range.last_seq",
+                    format!("must be at least first_seq ({first_seq}), got {last_seq}"),
+                ));
+            }
+            Ok(Vec::new())
+        }
+        ExpandTarget::List(seqs) => {
+            if seqs.is_empty() {
+                return Err(Error::invalid("list.seqs", "must name at least one seq"));
+            }
+            if seqs.len() > MAX_EXPAND_SEQS {
+                return Err(Error::invalid(
+                    "list.seqs",
+                    format!(
+                        "may name at most {MAX_EXPAND_SEQS} seqs, got {}",
+                        seqs.len()
+                    ),
+                ));
+            }
+            if let Some(bad) = seqs.iter().find(|&&seq| seq < 1) {
+                return Err(Error::invalid(
+                    "list.seqs",
+                    format!("seqs start at 1, got {bad}"),
+                ));
+            }
+            let mut sorted = seqs.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            Ok(sorted)
+        }
+    }
+}
+
+/// How many of `messages`, in order, fit in `max_tokens` (0: all); at least one.
+fn within_cap(messages: &[StoredMessage], max_tokens: i64) -> usize {
+    if max_tokens == 0 {
+        return messages.len();
+    }
+    let mut total = 0;
+    let fitting = messages
+        .iter()
+        .take_while(|m| {
+            total += m.token_count;
+            total <= max_tokens
+        })
+        .count();
+    fitting.max(1).min(messages.len())
+}
+
 pub fn validate_session_id(session_id: &str) -> Result<()> {
     let ok_chars = session_id
         .chars()
@@ -756,16 +916,65 @@ fn validate_message(
         if call.name.is_empty() {
             return Err(Error::invalid(call_field("name"), "must not be empty"));
         }
-        if !call.arguments.is_empty()
-            && serde_json::from_str::<serde_json::Value>(&call.arguments).is_err()
-        {
-            return Err(Error::invalid(
-                call_field("arguments_json"),
-                "is not valid JSON",
-            ));
+        if !call.arguments.is_empty() {
+            let Ok(arguments) = serde_json::from_str::<serde_json::Value>(&call.arguments) else {
+                return Err(Error::invalid(
+                    call_field("arguments_json"),
+                    "is not valid JSON",
+                ));
+            };
+            if json_has_nul(&arguments) {
+                return Err(Error::invalid(call_field("arguments_json"), NUL_REASON));
+            }
+        }
+    }
+    for (name, text) in message_texts(message) {
+        if text.contains('\0') {
+            return Err(Error::invalid(field(&name), NUL_REASON));
         }
     }
     Ok(())
+}
+
+const NUL_REASON: &str = "contains a NUL character (U+0000), which cannot be stored";
+
+/// Every text field of a message with its field name (relative to the message).
+fn message_texts(message: &Message) -> Vec<(String, &str)> {
+    let mut texts = vec![
+        ("content".to_string(), message.content.as_str()),
+        ("reasoning".to_string(), message.reasoning.as_str()),
+        ("tool_call_id".to_string(), message.tool_call_id.as_str()),
+        ("name".to_string(), message.name.as_str()),
+    ];
+    for (index, part) in message.parts.iter().enumerate() {
+        match part {
+            Part::Text { text } => texts.push((format!("parts[{index}].text"), text)),
+            Part::Media { uri, mime_type, .. } => {
+                texts.push((format!("parts[{index}].media.uri"), uri));
+                texts.push((format!("parts[{index}].media.mime_type"), mime_type));
+            }
+        }
+    }
+    for (index, call) in message.tool_calls.iter().enumerate() {
+        texts.push((format!("tool_calls[{index}].id"), &call.id));
+        texts.push((format!("tool_calls[{index}].name"), &call.name));
+    }
+    for (key, value) in &message.metadata {
+        texts.push(("metadata".to_string(), key));
+        texts.push((format!("metadata[{key:?}]"), value));
+    }
+    texts
+}
+
+fn json_has_nul(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::String(text) => text.contains('\0'),
+        serde_json::Value::Array(items) => items.iter().any(json_has_nul),
+        serde_json::Value::Object(map) => map
+            .iter()
+            .any(|(key, value)| key.contains('\0') || json_has_nul(value)),
+        _ => false,
+    }
 }
 
 /// Index of the assistant message the usage belongs to.

@@ -66,4 +66,50 @@ impl Store {
         .await?;
         Ok(rows.into_iter().map(MessageRow::into_stored).collect())
     }
+
+    /// The messages whose seq is in `seqs`, in seq order.
+    pub async fn messages_by_seq(
+        &self,
+        session_id: i64,
+        seqs: &[i64],
+    ) -> Result<Vec<StoredMessage>, sqlx::Error> {
+        let rows: Vec<MessageRow> = sqlx::query_as(
+            "select seq, turn, role, content, parts, reasoning, tool_calls, tool_call_id, name,
+                metadata, pinned, token_count, view_state, created_at
+             from messages where session_id = $1 and seq = any($2) order by seq",
+        )
+        .bind(session_id)
+        .bind(seqs)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows.into_iter().map(MessageRow::into_stored).collect())
+    }
+
+    /// The messages from `first_seq` to `last_seq` (inclusive) whose running token
+    /// total stays within `max_tokens` (0: no cap; the first row always comes), in seq
+    /// order.
+    pub async fn messages_in_range(
+        &self,
+        session_id: i64,
+        first_seq: i64,
+        last_seq: i64,
+        max_tokens: i64,
+    ) -> Result<Vec<StoredMessage>, sqlx::Error> {
+        let rows: Vec<MessageRow> = sqlx::query_as(
+            "select seq, turn, role, content, parts, reasoning, tool_calls, tool_call_id, name,
+                metadata, pinned, token_count, view_state, created_at
+             from (select m.*, sum(token_count) over (order by seq) as running
+                   from messages m
+                   where session_id = $1 and seq between $2 and $3) r
+             where $4 = 0 or running <= $4 or seq = $2
+             order by seq",
+        )
+        .bind(session_id)
+        .bind(first_seq)
+        .bind(last_seq)
+        .bind(max_tokens)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows.into_iter().map(MessageRow::into_stored).collect())
+    }
 }

@@ -254,5 +254,4 @@ impl SessionTx {
         .fetch_all(&mut *self.tx)
         .await
     }
-
 }

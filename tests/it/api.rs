@@ -680,7 +680,8 @@ async fn health_and_reflection(pool: PgPool) {
             "DeleteSession",
             "AppendTurn",
             "BuildMessages",
-            "CheckBudget"
+            "CheckBudget",
+            "Expand"
         ]
     );
     server.stop().await;

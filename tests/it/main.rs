@@ -3,6 +3,7 @@
 mod api;
 mod binary;
 mod corpus;
+mod expand;
 mod harness;
 mod properties;
 mod recorded;
