@@ -181,6 +181,7 @@ impl pb::context_service_server::ContextService for ContextApi {
                     seqs: outcome.seqs,
                     budget: Some(report_to_pb(&outcome.report)),
                     replayed: outcome.replayed,
+                    evicted_seqs: outcome.evicted_seqs,
                 })
             },
         )
@@ -281,6 +282,48 @@ impl pb::context_service_server::ContextService for ContextApi {
                     .await?;
                 Ok(pb::CheckBudgetResponse {
                     budget: Some(report_to_pb(&report)),
+                })
+            },
+        )
+        .await
+    }
+
+    async fn compact(
+        &self,
+        request: Request<pb::CompactRequest>,
+    ) -> std::result::Result<Response<pb::CompactResponse>, Status> {
+        let session_id = request.get_ref().session_id.clone();
+        rpc(
+            &self.auth,
+            "Compact",
+            &session_id,
+            request,
+            |tenant, req| async move {
+                // AUTO and CLEAR_TOOL_RESULTS both clear today (the only layer built).
+                if pb::CompactMode::try_from(req.mode).is_err() {
+                    return Err(Error::invalid(
+                        "mode",
+                        format!("unknown compaction mode {}", req.mode),
+                    ));
+                }
+                let compacted = self
+                    .engine
+                    .compact(
+                        tenant,
+                        engine::CompactRequest {
+                            session_id: req.session_id,
+                            target_tokens: req.target_tokens,
+                            dry_run: req.dry_run,
+                        },
+                    )
+                    .await?;
+                Ok(pb::CompactResponse {
+                    no_progress: compacted.cleared_seqs.is_empty(),
+                    tokens_before: compacted.tokens_before,
+                    tokens_after: compacted.tokens_after,
+                    cleared_seqs: compacted.cleared_seqs,
+                    version: compacted.version,
+                    applied: compacted.applied,
                 })
             },
         )
@@ -436,6 +479,7 @@ fn stored_to_pb(stored: &StoredMessage) -> pb::Message {
         turn: stored.turn,
         token_count: stored.token_count,
         view_state: stored.view_state as i32,
+        view_token_count: stored.view_tokens,
         created_at: Some(timestamp(stored.created_at)),
     }
 }
@@ -489,6 +533,7 @@ fn overrides_from_pb(policy: pb::Policy) -> Result<PolicyOverrides> {
         tokenizer,
         heuristic_chars_per_token: policy.heuristic_chars_per_token,
         clear_threshold: policy.clear_threshold,
+        clear_target: policy.clear_target,
         summarize_threshold: policy.summarize_threshold,
         hard_limit: policy.hard_limit,
         fresh_tail_messages: policy.fresh_tail_messages,
@@ -518,6 +563,7 @@ fn policy_to_pb(policy: &Policy) -> pb::Policy {
         } as i32),
         heuristic_chars_per_token: Some(policy.heuristic_chars_per_token),
         clear_threshold: Some(policy.clear_threshold),
+        clear_target: Some(policy.clear_target),
         summarize_threshold: Some(policy.summarize_threshold),
         hard_limit: Some(policy.hard_limit),
         fresh_tail_messages: Some(policy.fresh_tail_messages),
@@ -568,6 +614,17 @@ fn session_to_pb(info: &engine::SessionInfo) -> pb::Session {
             input_tokens: row.usage_input_tokens,
             output_tokens: row.usage_output_tokens,
             cached_input_tokens: row.usage_cached_tokens,
+        }),
+        compaction: Some(pb::CompactionStats {
+            cleared_messages: row.cleared_messages,
+            evicted_messages: row.evicted_messages,
+            builds: row.builds,
+            extending_builds: row.extending_builds,
+            cache_stable_pct: if row.builds > 1 {
+                row.extending_builds as f64 * 100.0 / (row.builds - 1) as f64
+            } else {
+                100.0
+            },
         }),
     }
 }

@@ -7,10 +7,13 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::budget::{self, Anchor, Estimate, Regions, Report};
+use crate::compaction;
 use crate::error::{Error, Result, is_unique_violation};
-use crate::message::{Message, Part, Role, StoredMessage};
+use crate::message::{Message, Part, Role, StoredMessage, ViewState};
 use crate::policy::{Policy, PolicyOverrides};
-use crate::store::{AnchorUpdate, BuildRecord, NewMessage, SessionRow, SessionUpdate, Store};
+use crate::store::{
+    AnchorUpdate, BuildRecord, Clearing, NewMessage, SessionRow, SessionUpdate, Store,
+};
 use crate::tokenize::{Counter, REPLY_PRIMING, ToolDefinition};
 use crate::turns;
 
@@ -71,6 +74,9 @@ pub struct AppendOutcome {
     pub seqs: Vec<i64>,
     pub report: Report,
     pub replayed: bool,
+    /// Seqs of tool results that entered the view as a preview.
+    #[serde(default)]
+    pub evicted_seqs: Vec<i64>,
 }
 
 #[derive(Debug, Clone)]
@@ -124,6 +130,38 @@ pub struct Expanded {
     pub total_tokens: i64,
     /// The first requested seq not returned because of the cap; 0 when none.
     pub next_seq: i64,
+}
+
+#[derive(Debug, Clone)]
+pub struct CompactRequest {
+    pub session_id: String,
+    /// The request size to get down to; 0: the policy's clear target.
+    pub target_tokens: i64,
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct Compacted {
+    pub tokens_before: i64,
+    pub tokens_after: i64,
+    pub cleared_seqs: Vec<i64>,
+    /// The session's version after (unchanged when nothing was applied).
+    pub version: i64,
+    /// False for a dry run or when there was nothing to clear.
+    pub applied: bool,
+}
+
+/// Tool results to clear: (seq, tokens as a placeholder), and the tokens saved.
+#[derive(Debug, Clone, Default)]
+struct ClearingPlan {
+    cleared: Vec<(i64, i64)>,
+    saved: i64,
+}
+
+/// A clearing that was committed: the session row after it.
+struct Cleared {
+    row: SessionRow,
+    cleared: Vec<(i64, i64)>,
 }
 
 /// Most seqs one Expand list may name.
@@ -264,28 +302,43 @@ impl Engine {
 
         let policy = policy_of(&session)?;
         let counts = count_messages(policy.counter(), &request.messages).await?;
+        let views = evictions(&policy, &request.messages, &counts, session.message_count).await?;
+        let evicted = views
+            .iter()
+            .filter(|(state, _)| *state == ViewState::Evicted)
+            .count() as i64;
 
         let mut turn = session.turn_count;
         let mut last_turn_tokens = session.last_turn_tokens;
         let mut new_messages = Vec::with_capacity(request.messages.len());
         for (index, (message, &tokens)) in request.messages.iter().zip(&counts).enumerate() {
+            let (view_state, view_tokens) = views[index];
             if message.role == Role::User {
                 turn += 1;
                 last_turn_tokens = 0;
             }
-            last_turn_tokens += tokens;
+            last_turn_tokens += view_tokens;
             new_messages.push(NewMessage {
                 seq: session.message_count + 1 + index as i64,
                 turn,
                 token_count: tokens,
+                view_tokens,
+                view_state,
                 message,
             });
         }
         let seqs: Vec<i64> = new_messages.iter().map(|new| new.seq).collect();
         let added_tokens: i64 = counts.iter().sum();
+        let added_view_tokens: i64 = views.iter().map(|(_, tokens)| tokens).sum();
+        let evicted_seqs: Vec<i64> = new_messages
+            .iter()
+            .filter(|new| new.view_state == ViewState::Evicted)
+            .map(|new| new.seq)
+            .collect();
 
         let anchor = usage_index.zip(request.usage).map(|(index, usage)| {
-            let history_before = session.view_tokens + counts[..index].iter().sum::<i64>();
+            let history_before =
+                session.view_tokens + views[..index].iter().map(|(_, t)| t).sum::<i64>();
             anchor_for(&session, seqs[index], history_before, usage.input_tokens)
         });
         let update = SessionUpdate {
@@ -293,8 +346,9 @@ impl Engine {
             message_count: session.message_count + seqs.len() as i64,
             turn_count: turn,
             log_tokens: session.log_tokens + added_tokens,
-            view_tokens: session.view_tokens + added_tokens,
+            view_tokens: session.view_tokens + added_view_tokens,
             last_turn_tokens,
+            evicted,
             anchor,
             usage: request
                 .usage
@@ -332,6 +386,7 @@ impl Engine {
             seqs,
             report,
             replayed: false,
+            evicted_seqs,
         };
         if let Some((key, hash)) = &request.idempotency {
             let stored = serde_json::to_value(&outcome).map_err(Error::internal)?;
@@ -343,14 +398,39 @@ impl Engine {
     }
 
     pub async fn build_messages(&self, tenant_id: i64, request: BuildRequest) -> Result<Built> {
-        let row = self.session_row(tenant_id, &request.session_id).await?;
+        let mut row = self.session_row(tenant_id, &request.session_id).await?;
         let policy = policy_of(&row)?;
         let reserve = output_reserve(&policy, request.max_output_tokens)?;
         let counter = policy.counter();
         let (system_tokens, tool_tokens, tool_definitions) =
             count_request(counter, &request.system_prompt, request.tools).await?;
+        let fixed = system_tokens + tool_tokens;
 
-        let stored = self.store.view_messages(row.id, row.view_first_seq).await?;
+        let mut stored = self.store.view_messages(row.id, row.view_first_seq).await?;
+        // Past the clearing threshold, old tool results become placeholders (persisted:
+        // the next builds extend this view).
+        let before = view_estimate(&row, &stored, fixed).total_tokens;
+        let limit = policy.limit_tokens() - reserve;
+        let threshold = (policy.clear_threshold * policy.context_window_tokens as f64) as i64;
+        if before > threshold {
+            let target = (policy.clear_target * policy.context_window_tokens as f64) as i64;
+            // Over the limit the request cannot go out as it is: any saving helps.
+            let min_savings = if before > limit {
+                0
+            } else {
+                compaction::clear_min_savings(&policy)
+            };
+            let plan = plan_clearing(&policy, &stored, before - target, min_savings);
+            if !plan.cleared.is_empty() {
+                // When the session moved on meanwhile, the trimming below still keeps
+                // this build within budget; the next build clears.
+                if let Ok(cleared) = self.apply_clearing(tenant_id, &row, &plan).await? {
+                    apply_to_view(&mut stored, &cleared);
+                    row = cleared.row;
+                }
+            }
+        }
+
         let stored_count = stored.len();
         let keep = turns::provider_valid(&stored);
         let mut messages: Vec<StoredMessage> = Vec::with_capacity(keep.len());
@@ -363,7 +443,6 @@ impl Engine {
         let incomplete = (stored_count - messages.len()) as i64;
 
         let anchor = anchor_of(&row);
-        let fixed = system_tokens + tool_tokens;
         let seqs: Vec<i64> = messages.iter().map(|m| m.seq).collect();
         let last_seq = seqs.last().copied().unwrap_or(0);
         let estimate_from = |cut: usize, history: i64| {
@@ -377,9 +456,8 @@ impl Engine {
                 history,
             )
         };
-        let tokens: Vec<i64> = messages.iter().map(|m| m.token_count).collect();
+        let tokens: Vec<i64> = messages.iter().map(|m| m.view_tokens).collect();
         let starts = turns::turn_starts(&messages);
-        let limit = policy.limit_tokens() - reserve;
         let cut = budget::fit_history(&tokens, &starts, |cut, history| {
             estimate_from(cut, history).total_tokens <= limit
         });
@@ -403,7 +481,22 @@ impl Engine {
             // Messages before the first user message form one more unit.
             whole + usize::from(starts.first() != Some(&0))
         };
-        let kept: Vec<StoredMessage> = messages.split_off(cut);
+        let tool_names = tool_names(&messages);
+        let mut kept: Vec<StoredMessage> = messages.split_off(cut);
+        for message in &mut kept {
+            if message.view_state != ViewState::Full {
+                let name = tool_names
+                    .get(&message.message.tool_call_id)
+                    .map_or("unknown", String::as_str);
+                message.message = compaction::rendered(
+                    &message.message,
+                    message.view_state,
+                    message.seq,
+                    message.token_count,
+                    name,
+                );
+            }
+        }
         let history_tokens: i64 = tokens[cut..].iter().sum();
         let estimate = estimate_from(cut, history_tokens);
         let regions = Regions {
@@ -421,10 +514,18 @@ impl Engine {
             tool_tokens,
             history_tokens,
             estimate_tokens: estimate.total_tokens,
+            view_epoch: row.view_epoch,
         };
         // A repeated build (a retry, a second reader) needs no write.
-        if record != last_build(&row) {
-            self.store.record_build(row.id, record).await?;
+        let previous = last_build(&row);
+        if record != previous {
+            let extends = previous.first_seq > 0
+                && record.first_seq == previous.first_seq
+                && record.view_epoch == previous.view_epoch
+                && record.last_seq >= previous.last_seq
+                && record.system_tokens == previous.system_tokens
+                && record.tool_tokens == previous.tool_tokens;
+            self.store.record_build(row.id, record, extends).await?;
         }
         Ok(Built {
             messages: kept,
@@ -438,6 +539,89 @@ impl Engine {
             },
             tool_definitions,
         })
+    }
+
+    /// Compact: clears old tool results down to a target, or says what it would clear.
+    pub async fn compact(&self, tenant_id: i64, request: CompactRequest) -> Result<Compacted> {
+        if request.target_tokens < 0 {
+            return Err(Error::invalid(
+                "target_tokens",
+                format!(
+                    "must be 0 (the policy's clear target) or positive, got {}",
+                    request.target_tokens
+                ),
+            ));
+        }
+        let row = self.session_row(tenant_id, &request.session_id).await?;
+        let policy = policy_of(&row)?;
+        let stored = self.store.view_messages(row.id, row.view_first_seq).await?;
+        // The prompt around the history: as the latest build sent it.
+        let fixed = row.last_build_system_tokens.max(REPLY_PRIMING) + row.last_build_tool_tokens;
+        let before = view_estimate(&row, &stored, fixed).total_tokens;
+        let target = if request.target_tokens > 0 {
+            request.target_tokens
+        } else {
+            (policy.clear_target * policy.context_window_tokens as f64) as i64
+        };
+        let plan = plan_clearing(&policy, &stored, before - target, 0);
+        let saved: i64 = plan.saved;
+        let mut outcome = Compacted {
+            tokens_before: before,
+            tokens_after: before - saved,
+            cleared_seqs: plan.cleared.iter().map(|(seq, _)| *seq).collect(),
+            version: row.version,
+            applied: false,
+        };
+        if request.dry_run || plan.cleared.is_empty() {
+            return Ok(outcome);
+        }
+        match self.apply_clearing(tenant_id, &row, &plan).await? {
+            Ok(cleared) => {
+                outcome.version = cleared.row.version;
+                outcome.applied = true;
+                Ok(outcome)
+            }
+            Err(current_version) => Err(Error::Conflict {
+                current_version,
+                expected_version: row.version,
+            }),
+        }
+    }
+
+    /// Persists a clearing plan made on `row`'s version; `Err(current version)` when the
+    /// session has changed since (the plan may no longer be right).
+    async fn apply_clearing(
+        &self,
+        tenant_id: i64,
+        row: &SessionRow,
+        plan: &ClearingPlan,
+    ) -> Result<std::result::Result<Cleared, i64>> {
+        let Some(tx) = self.store.lock_session(tenant_id, &row.external_id).await? else {
+            return Err(session_not_found(&row.external_id));
+        };
+        if tx.session.id != row.id || tx.session.version != row.version {
+            return Ok(Err(tx.session.version));
+        }
+        let mut after = tx.session.clone();
+        after.view_tokens -= plan.saved;
+        after.view_epoch += 1;
+        after.version += 1;
+        after.cleared_messages += plan.cleared.len() as i64;
+        tx.commit_clearing(&Clearing {
+            cleared: plan.cleared.clone(),
+            view_tokens: after.view_tokens,
+        })
+        .await?;
+        tracing::info!(
+            session_id = %row.external_id,
+            cleared = plan.cleared.len(),
+            tokens_saved = plan.saved,
+            "cleared old tool results"
+        );
+        Ok(Ok(Cleared {
+            row: after,
+            cleared: plan.cleared.clone(),
+        }))
     }
 
     /// Original messages by seq, byte-exact, within an optional token cap.
@@ -547,6 +731,7 @@ fn policy_of(row: &SessionRow) -> Result<Policy> {
 
 fn last_build(row: &SessionRow) -> BuildRecord {
     BuildRecord {
+        view_epoch: row.last_build_view_epoch,
         first_seq: row.last_build_first_seq,
         last_seq: row.last_build_last_seq,
         system_tokens: row.last_build_system_tokens,
@@ -730,6 +915,136 @@ async fn count_messages(counter: Counter, messages: &[Message]) -> Result<Vec<i6
     tokio::task::spawn_blocking(move || owned.iter().map(|m| counter.message(m)).collect())
         .await
         .map_err(Error::internal)
+}
+
+/// The estimate of a request carrying the whole view with `fixed` tokens around it.
+fn view_estimate(row: &SessionRow, view: &[StoredMessage], fixed: i64) -> Estimate {
+    let history: i64 = view.iter().map(|m| m.view_tokens).sum();
+    budget::estimate(
+        anchor_of(row).as_ref(),
+        row.view_epoch,
+        view.first().map_or(0, |m| m.seq),
+        view.last().map_or(0, |m| m.seq),
+        fixed,
+        history,
+    )
+}
+
+/// Tool name of every call in `messages`, by call id.
+fn tool_names(messages: &[StoredMessage]) -> HashMap<String, String> {
+    messages
+        .iter()
+        .flat_map(|m| &m.message.tool_calls)
+        .map(|call| (call.id.clone(), call.name.clone()))
+        .collect()
+}
+
+/// Plans clearing on a view: which tool results to turn into placeholders to shed
+/// `to_shed` tokens, with each placeholder's token count.
+fn plan_clearing(
+    policy: &Policy,
+    view: &[StoredMessage],
+    to_shed: i64,
+    min_savings: i64,
+) -> ClearingPlan {
+    if to_shed <= 0 {
+        return ClearingPlan::default();
+    }
+    let counter = policy.counter();
+    let names = tool_names(view);
+    let placeholder_tokens = |message: &StoredMessage| {
+        let name = names
+            .get(&message.message.tool_call_id)
+            .map_or("unknown", String::as_str);
+        counter.message(&compaction::rendered(
+            &message.message,
+            ViewState::Cleared,
+            message.seq,
+            message.token_count,
+            name,
+        ))
+    };
+    let items: Vec<compaction::ViewItem> = view
+        .iter()
+        .map(|m| compaction::ViewItem {
+            role: m.message.role,
+            view_state: m.view_state,
+            pinned: m.message.pinned,
+            view_tokens: m.view_tokens,
+            cleared_tokens: if m.message.role == Role::Tool && m.view_state != ViewState::Cleared {
+                placeholder_tokens(m)
+            } else {
+                m.view_tokens
+            },
+        })
+        .collect();
+    let plan = compaction::plan_clearing(
+        &items,
+        compaction::protected_tool_tokens(policy),
+        to_shed,
+        min_savings,
+    );
+    ClearingPlan {
+        cleared: plan
+            .indices
+            .iter()
+            .map(|&i| (view[i].seq, items[i].cleared_tokens))
+            .collect(),
+        saved: plan.tokens_saved,
+    }
+}
+
+/// Marks the cleared messages of a view read before the clearing.
+fn apply_to_view(view: &mut [StoredMessage], cleared: &Cleared) {
+    let tokens: HashMap<i64, i64> = cleared.cleared.iter().copied().collect();
+    for message in view {
+        if let Some(&placeholder) = tokens.get(&message.seq) {
+            message.view_state = ViewState::Cleared;
+            message.view_tokens = placeholder;
+        }
+    }
+}
+
+/// How each new message enters the view: tool results over the eviction size (and not
+/// pinned) as their preview, with the preview's token count; the rest whole.
+async fn evictions(
+    policy: &Policy,
+    messages: &[Message],
+    counts: &[i64],
+    message_count: i64,
+) -> Result<Vec<(ViewState, i64)>> {
+    let threshold = compaction::eviction_threshold(policy);
+    let evict: Vec<usize> = (0..messages.len())
+        .filter(|&i| messages[i].role == Role::Tool && !messages[i].pinned && counts[i] > threshold)
+        .collect();
+    let mut views: Vec<(ViewState, i64)> = counts
+        .iter()
+        .map(|&tokens| (ViewState::Full, tokens))
+        .collect();
+    if evict.is_empty() {
+        return Ok(views);
+    }
+    let counter = policy.counter();
+    let previews: Vec<(usize, Message, i64)> = evict
+        .into_iter()
+        .map(|i| (i, messages[i].clone(), counts[i]))
+        .collect();
+    let counted = tokio::task::spawn_blocking(move || {
+        previews
+            .into_iter()
+            .map(|(i, message, tokens)| {
+                let seq = message_count + 1 + i as i64;
+                let preview = compaction::rendered(&message, ViewState::Evicted, seq, tokens, "");
+                (i, counter.message(&preview))
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .map_err(Error::internal)?;
+    for (i, tokens) in counted {
+        views[i] = (ViewState::Evicted, tokens.min(counts[i]));
+    }
+    Ok(views)
 }
 
 /// Checks an Expand target and returns its seqs when it is a list (sorted, deduplicated).

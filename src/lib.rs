@@ -3,10 +3,12 @@
 //! window and provider-valid, and keeps every original message.
 //!
 //! Layout: `api` (gRPC edge) → `engine` (operations) → `store` (PostgreSQL). The pure
-//! core — `tokenize`, `turns`, `budget`, `policy`, `render`, `message` — has no I/O.
+//! core — `tokenize`, `turns`, `budget`, `compaction`, `policy`, `render`, `message` —
+//! has no I/O.
 pub mod api;
 pub mod auth;
 pub mod budget;
+pub mod compaction;
 pub mod config;
 pub mod engine;
 pub mod error;

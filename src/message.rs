@@ -128,6 +128,8 @@ pub struct StoredMessage {
     pub seq: i64,
     pub turn: i64,
     pub token_count: i64,
+    /// Tokens as rendered in the view (equal to token_count when full).
+    pub view_tokens: i64,
     pub view_state: ViewState,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub message: Message,

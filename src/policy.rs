@@ -31,6 +31,7 @@ pub struct Policy {
     pub tokenizer: TokenizerKind,
     pub heuristic_chars_per_token: f64,
     pub clear_threshold: f64,
+    pub clear_target: f64,
     pub summarize_threshold: f64,
     pub hard_limit: f64,
     pub fresh_tail_messages: i64,
@@ -56,6 +57,7 @@ impl Default for Policy {
             tokenizer: TokenizerKind::O200kBase,
             heuristic_chars_per_token: 4.0,
             clear_threshold: 0.60,
+            clear_target: 0.45,
             summarize_threshold: 0.75,
             hard_limit: 1.0,
             fresh_tail_messages: 32,
@@ -83,6 +85,7 @@ pub struct PolicyOverrides {
     pub tokenizer: Option<TokenizerKind>,
     pub heuristic_chars_per_token: Option<f64>,
     pub clear_threshold: Option<f64>,
+    pub clear_target: Option<f64>,
     pub summarize_threshold: Option<f64>,
     pub hard_limit: Option<f64>,
     pub fresh_tail_messages: Option<i64>,
@@ -133,6 +136,7 @@ impl Policy {
             tokenizer,
             heuristic_chars_per_token,
             clear_threshold,
+            clear_target,
             summarize_threshold,
             hard_limit,
             fresh_tail_messages,
@@ -149,6 +153,13 @@ impl Policy {
             summarizer_profile,
             media_item_tokens
         );
+        // A lower clear_threshold without its own target keeps the same hysteresis shape.
+        if overrides.clear_threshold.is_some()
+            && overrides.clear_target.is_none()
+            && policy.clear_target >= policy.clear_threshold
+        {
+            policy.clear_target = policy.clear_threshold * 0.75;
+        }
         policy.validate("policy")?;
         Ok(policy)
     }
@@ -196,6 +207,15 @@ impl Policy {
                     format!("must be a fraction of the window in (0, 1], got {value}"),
                 );
             }
+        }
+        if !(self.clear_target > 0.0 && self.clear_target < self.clear_threshold) {
+            return invalid(
+                "clear_target",
+                format!(
+                    "must be above 0 and below clear_threshold ({}), got {}",
+                    self.clear_threshold, self.clear_target
+                ),
+            );
         }
         if self.summarize_threshold < self.clear_threshold {
             return invalid(

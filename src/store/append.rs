@@ -2,7 +2,7 @@
 use std::collections::HashSet;
 
 use super::{SessionTx, SessionUpdate};
-use crate::message::Message;
+use crate::message::{Message, ViewState};
 
 /// A message ready to insert: seq, turn and token count assigned by the engine.
 #[derive(Debug, Clone)]
@@ -10,6 +10,9 @@ pub struct NewMessage<'a> {
     pub seq: i64,
     pub turn: i64,
     pub token_count: i64,
+    /// Tokens as rendered in the view (the preview's when evicted).
+    pub view_tokens: i64,
+    pub view_state: ViewState,
     pub message: &'a Message,
 }
 
@@ -43,6 +46,8 @@ impl SessionTx {
         let mut metadata = Vec::with_capacity(batch.len());
         let mut pinned = Vec::with_capacity(batch.len());
         let mut token_counts = Vec::with_capacity(batch.len());
+        let mut view_tokens = Vec::with_capacity(batch.len());
+        let mut view_states = Vec::with_capacity(batch.len());
         for new in batch {
             let message = new.message;
             seqs.push(new.seq);
@@ -57,6 +62,8 @@ impl SessionTx {
             metadata.push(serde_json::to_string(&message.metadata).unwrap_or_else(|_| "{}".into()));
             pinned.push(message.pinned);
             token_counts.push(i32::try_from(new.token_count).unwrap_or(i32::MAX));
+            view_tokens.push(i32::try_from(new.view_tokens).unwrap_or(i32::MAX));
+            view_states.push(new.view_state as i16);
         }
 
         // A call answered within the batch is inserted with its result seq: sub-statements
@@ -112,6 +119,9 @@ impl SessionTx {
             .bind(update.usage.1)
             .bind(update.usage.2)
             .bind(anchor.map(|a| a.delta_ratio))
+            .bind(view_tokens)
+            .bind(view_states)
+            .bind(update.evicted)
             .execute(self.conn())
             .await?;
         self.tx.commit().await

@@ -20,6 +20,7 @@ struct MessageRow {
     metadata: Json<BTreeMap<String, String>>,
     pinned: bool,
     token_count: i32,
+    view_tokens: i32,
     view_state: i16,
     created_at: chrono::DateTime<chrono::Utc>,
 }
@@ -30,6 +31,7 @@ impl MessageRow {
             seq: self.seq,
             turn: self.turn,
             token_count: i64::from(self.token_count),
+            view_tokens: i64::from(self.view_tokens),
             view_state: ViewState::from_i16(self.view_state),
             created_at: self.created_at,
             message: Message {
@@ -57,7 +59,7 @@ impl Store {
     ) -> Result<Vec<StoredMessage>, sqlx::Error> {
         let rows: Vec<MessageRow> = sqlx::query_as(
             "select seq, turn, role, content, parts, reasoning, tool_calls, tool_call_id, name,
-                metadata, pinned, token_count, view_state, created_at
+                metadata, pinned, token_count, view_tokens, view_state, created_at
              from messages where session_id = $1 and seq >= $2 order by seq",
         )
         .bind(session_id)
@@ -75,7 +77,7 @@ impl Store {
     ) -> Result<Vec<StoredMessage>, sqlx::Error> {
         let rows: Vec<MessageRow> = sqlx::query_as(
             "select seq, turn, role, content, parts, reasoning, tool_calls, tool_call_id, name,
-                metadata, pinned, token_count, view_state, created_at
+                metadata, pinned, token_count, view_tokens, view_state, created_at
              from messages where session_id = $1 and seq = any($2) order by seq",
         )
         .bind(session_id)
@@ -97,7 +99,7 @@ impl Store {
     ) -> Result<Vec<StoredMessage>, sqlx::Error> {
         let rows: Vec<MessageRow> = sqlx::query_as(
             "select seq, turn, role, content, parts, reasoning, tool_calls, tool_call_id, name,
-                metadata, pinned, token_count, view_state, created_at
+                metadata, pinned, token_count, view_tokens, view_state, created_at
              from (select m.*, sum(token_count) over (order by seq) as running
                    from messages m
                    where session_id = $1 and seq between $2 and $3) r

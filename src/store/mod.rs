@@ -12,7 +12,7 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgPool, Postgres, Transaction};
 
 pub use append::NewMessage;
-pub use sessions::{AnchorUpdate, BuildRecord, SessionRow, SessionUpdate};
+pub use sessions::{AnchorUpdate, BuildRecord, Clearing, SessionRow, SessionUpdate};
 
 /// Applies the migrations in `migrations/`.
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");

@@ -40,6 +40,11 @@ pub struct SessionRow {
     pub usage_input_tokens: i64,
     pub usage_output_tokens: i64,
     pub usage_cached_tokens: i64,
+    pub cleared_messages: i64,
+    pub evicted_messages: i64,
+    pub last_build_view_epoch: i64,
+    pub builds: i64,
+    pub extending_builds: i64,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub updated_at: chrono::DateTime<chrono::Utc>,
 }
@@ -53,6 +58,8 @@ pub struct SessionUpdate {
     pub log_tokens: i64,
     pub view_tokens: i64,
     pub last_turn_tokens: i64,
+    /// Tool results evicted to a preview by this append.
+    pub evicted: i64,
     pub anchor: Option<AnchorUpdate>,
     /// Provider usage reported with this append: (input, output, cached).
     pub usage: (i64, i64, i64),
@@ -81,6 +88,15 @@ pub struct BuildRecord {
     pub tool_tokens: i64,
     pub history_tokens: i64,
     pub estimate_tokens: i64,
+    pub view_epoch: i64,
+}
+
+/// What a clearing pass changes: (seq, tokens in the view as a placeholder) per message,
+/// and the session's new view total.
+#[derive(Debug, Clone)]
+pub struct Clearing {
+    pub cleared: Vec<(i64, i64)>,
+    pub view_tokens: i64,
 }
 
 /// Prefixes `$head` and suffixes `$tail` to the list of every session column, so each
@@ -95,7 +111,8 @@ macro_rules! with_columns {
     last_build_history_tokens, last_build_estimate_tokens, anchor_reported_tokens, \
     anchor_fixed_tokens, anchor_history_tokens, anchor_first_seq, anchor_last_seq, \
     anchor_view_epoch, anchor_delta_ratio, est_samples, est_abs_err_sum, est_max_abs_err, est_last_err, \
-    usage_input_tokens, usage_output_tokens, usage_cached_tokens, created_at, updated_at ",
+    usage_input_tokens, usage_output_tokens, usage_cached_tokens, cleared_messages, \
+    evicted_messages, last_build_view_epoch, builds, extending_builds, created_at, updated_at ",
             $tail
         )
     };
@@ -169,20 +186,23 @@ impl Store {
         .await
     }
 
-    /// Records what a build sent. Losing this record in a crash only costs one anchor,
-    /// so it commits without waiting for the WAL flush.
+    /// Records what a build sent, and whether it extended the previous one (the prefix
+    /// a provider caches stayed the same). Losing this record in a crash only costs one
+    /// anchor, so it commits without waiting for the WAL flush.
     pub async fn record_build(
         &self,
         session_id: i64,
         build: BuildRecord,
+        extends_previous: bool,
     ) -> Result<(), sqlx::Error> {
-        // One statement (its own transaction) with an asynchronous commit: losing the
-        // newest record in a crash only makes the next usage report unanchored.
+        // One statement (its own transaction) with an asynchronous commit.
         sqlx::query(
             "with settings as (select set_config('synchronous_commit', 'off', true))
              update sessions set last_build_first_seq = $2, last_build_last_seq = $3,
                 last_build_system_tokens = $4, last_build_tool_tokens = $7,
-                last_build_history_tokens = $5, last_build_estimate_tokens = $6
+                last_build_history_tokens = $5, last_build_estimate_tokens = $6,
+                last_build_view_epoch = $8, builds = builds + 1,
+                extending_builds = extending_builds + case when $9 then 1 else 0 end
              from settings
              where id = $1",
         )
@@ -193,6 +213,8 @@ impl Store {
         .bind(build.history_tokens)
         .bind(build.estimate_tokens)
         .bind(build.tool_tokens)
+        .bind(build.view_epoch)
+        .bind(extends_previous)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -253,5 +275,35 @@ impl SessionTx {
         .bind(call_ids)
         .fetch_all(&mut *self.tx)
         .await
+    }
+
+    /// Turns tool results into placeholders, moves the session to a new view epoch (the
+    /// provider's cached prefix is gone) and a new version, and commits.
+    pub async fn commit_clearing(mut self, clearing: &Clearing) -> Result<(), sqlx::Error> {
+        let (seqs, tokens): (Vec<i64>, Vec<i32>) = clearing
+            .cleared
+            .iter()
+            .map(|(seq, tokens)| (*seq, i32::try_from(*tokens).unwrap_or(i32::MAX)))
+            .unzip();
+        let session_id = self.session.id;
+        sqlx::query(
+            "with cleared as (
+                update messages m set view_state = 2, view_tokens = c.tokens
+                from unnest($2::bigint[], $3::int[]) as c(seq, tokens)
+                where m.session_id = $1 and m.seq = c.seq
+             )
+             update sessions set view_tokens = $4, view_epoch = view_epoch + 1,
+                version = version + 1, cleared_messages = cleared_messages + $5,
+                updated_at = now()
+             where id = $1",
+        )
+        .bind(session_id)
+        .bind(seqs)
+        .bind(tokens)
+        .bind(clearing.view_tokens)
+        .bind(clearing.cleared.len() as i64)
+        .execute(self.conn())
+        .await?;
+        self.tx.commit().await
     }
 }

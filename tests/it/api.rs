@@ -681,7 +681,8 @@ async fn health_and_reflection(pool: PgPool) {
             "AppendTurn",
             "BuildMessages",
             "CheckBudget",
-            "Expand"
+            "Expand",
+            "Compact"
         ]
     );
     server.stop().await;

@@ -35,6 +35,7 @@ fn written(message: &pb::Message) -> pb::Message {
         turn: 0,
         token_count: 0,
         view_state: 0,
+        view_token_count: 0,
         created_at: None,
         ..message.clone()
     }
@@ -88,7 +89,15 @@ async fn expand_returns_what_the_view_left_out_byte_exact(pool: PgPool) {
         left_out.total_tokens,
         left_out.messages.iter().map(|m| m.token_count).sum::<i64>()
     );
-    assert_eq!(left_out.total_tokens, trimmed.tokens);
+    // What the view left out cost `trimmed.tokens` as rendered (some were cleared first).
+    assert_eq!(
+        left_out
+            .messages
+            .iter()
+            .map(|m| m.view_token_count)
+            .sum::<i64>(),
+        trimmed.tokens
+    );
 
     // With a cap, pages that continue at next_seq add up to the whole log.
     let mut paged = Vec::new();

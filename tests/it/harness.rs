@@ -11,6 +11,8 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tonic::transport::Channel;
 
+pub type Client = ContextServiceClient<Channel>;
+
 pub struct TestServer {
     pub addr: std::net::SocketAddr,
     pub client: ContextServiceClient<Channel>,

@@ -2,6 +2,7 @@
 //! (a fresh database per test via `#[sqlx::test]`; DATABASE_URL comes from scripts/test).
 mod api;
 mod binary;
+mod compaction;
 mod corpus;
 mod expand;
 mod harness;

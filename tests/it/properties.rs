@@ -1,6 +1,8 @@
 //! Property tests through the real server: random sessions (parallel tool calls,
-//! incomplete steps) and random budgets. BuildMessages is never over budget, never
-//! returns an orphaned tool call or result, and preserves the log's order.
+//! incomplete steps, pinned and oversized tool results) and random budgets, with or
+//! without a Compact before the build. BuildMessages is never over budget, never returns
+//! an orphaned tool call or result, preserves the log's order and never clears or evicts
+//! a pinned message; Expand returns every appended message byte-exact.
 use ctxd::pb;
 use proptest::prelude::*;
 
@@ -11,6 +13,8 @@ struct Step {
     results: Vec<usize>,
     /// Leave one call unanswered.
     incomplete: bool,
+    /// Pin the first result.
+    pin: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -24,7 +28,7 @@ fn turn() -> impl Strategy<Value = Turn> {
     let step = (
         1usize..=3,
         any::<bool>(),
-        prop::collection::vec(1usize..300, 3),
+        prop::collection::vec(prop_oneof![4 => 1usize..300, 1 => 300usize..3_000], 3),
         any::<u8>(),
     )
         .prop_map(|(calls, incomplete, sizes, seed)| {
@@ -34,6 +38,7 @@ fn turn() -> impl Strategy<Value = Turn> {
                 Step {
                     results: order,
                     incomplete: incomplete && seed % 4 == 0,
+                    pin: seed % 5 == 1,
                 },
                 sizes,
             )
@@ -70,12 +75,13 @@ fn build_is_within_budget_provider_valid_and_ordered() {
         failure_persistence: None,
         ..ProptestConfig::default()
     };
-    proptest!(config, |(turns in prop::collection::vec(turn(), 1..8), size in 600i64..12_000, divisor in 2i64..8)| {
+    proptest!(config, |(turns in prop::collection::vec(turn(), 1..8), size in 600i64..12_000, divisor in 2i64..8, compact_to in prop::option::of(0i64..6_000))| {
         let id = format!("p{}", counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
         let mut client = server.client.clone();
         runtime.block_on(async {
             create(&mut client, &id, window(size, size / divisor)).await;
             let mut call_no = 0;
+            let mut sent = Vec::new();
             for turn in &turns {
                 let mut batch = vec![user(&words(turn.user_words))];
                 for (step, sizes) in &turn.steps {
@@ -83,14 +89,29 @@ fn build_is_within_budget_provider_valid_and_ordered() {
                     let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
                     batch.push(call(&refs));
                     let answered = if step.incomplete { step.results.len() - 1 } else { step.results.len() };
-                    for &which in step.results.iter().take(answered) {
-                        batch.push(result(&ids[which], &words(sizes[which])));
+                    for (rank, &which) in step.results.iter().take(answered).enumerate() {
+                        let mut tool_result = result(&ids[which], &words(sizes[which]));
+                        tool_result.pinned = step.pin && rank == 0;
+                        batch.push(tool_result);
                     }
                 }
                 if turn.answer {
                     batch.push(assistant("done"));
                 }
+                sent.extend(batch.clone());
                 append(&mut client, &id, batch).await.unwrap();
+            }
+            if let Some(target_tokens) = compact_to {
+                let compacted = client
+                    .compact(pb::CompactRequest {
+                        session_id: id.clone(),
+                        target_tokens,
+                        ..Default::default()
+                    })
+                    .await
+                    .unwrap()
+                    .into_inner();
+                prop_assert!(compacted.tokens_after <= compacted.tokens_before);
             }
             let limit = size - size / divisor;
             match build(&mut client, &id, pb::OutputFormat::Neutral).await {
@@ -103,6 +124,9 @@ fn build_is_within_budget_provider_valid_and_ordered() {
                     if let Some(first) = built.messages.first() {
                         prop_assert_eq!(first.role, pb::Role::User as i32);
                     }
+                    for message in built.messages.iter().filter(|m| m.pinned) {
+                        prop_assert_eq!(message.view_state, pb::ViewState::Full as i32, "pinned seq {}", message.seq);
+                    }
                 }
                 Err(status) => {
                     prop_assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{}", status.message());
@@ -113,6 +137,29 @@ fn build_is_within_budget_provider_valid_and_ordered() {
                     prop_assert!(
                         figure("system_tokens") + figure("tool_tokens") + figure("newest_turn_tokens") > figure("available_tokens")
                     );
+                }
+            }
+            // Nothing appended is lost, whatever the view shows.
+            let expanded = client
+                .expand(pb::ExpandRequest {
+                    session_id: id.clone(),
+                    target: Some(pb::expand_request::Target::Range(pb::SeqRange {
+                        first_seq: 1,
+                        last_seq: sent.len() as i64,
+                    })),
+                    max_tokens: 0,
+                })
+                .await
+                .unwrap()
+                .into_inner();
+            prop_assert_eq!(expanded.messages.len(), sent.len());
+            for (got, want) in expanded.messages.iter().zip(&sent) {
+                prop_assert_eq!(&got.content, &want.content);
+                prop_assert_eq!(&got.tool_calls, &want.tool_calls);
+                prop_assert_eq!(&got.tool_call_id, &want.tool_call_id);
+                prop_assert_eq!(got.pinned, want.pinned);
+                if got.pinned {
+                    prop_assert_eq!(got.view_state, pb::ViewState::Full as i32);
                 }
             }
             Ok(())

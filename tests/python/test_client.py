@@ -533,7 +533,14 @@ class Trimming(Rpc):
                 messages = built.messages
                 self.assertEqual(messages[0].role, pb.ROLE_USER)
                 self.assertEqual([m.seq for m in messages], list(range(built.first_seq, built.last_seq + 1)))
-                self.assertEqual(sum(m.token_count for m in messages), breakdown.history_tokens)
+                # The view's cost: old tool results past the clearing threshold are
+                # placeholders now (view_token_count), the rest whole.
+                self.assertEqual(sum(m.view_token_count for m in messages), breakdown.history_tokens)
+                cleared = [m for m in messages if m.view_state == pb.VIEW_STATE_CLEARED]
+                for message in cleared:
+                    self.assertEqual(message.role, pb.ROLE_TOOL)
+                    self.assertIn(f"Expand seq {message.seq}", message.content)
+                    self.assertLess(message.view_token_count, message.token_count)
                 open_calls = set()
                 for message in messages:
                     if message.role == pb.ROLE_TOOL:

@@ -4,15 +4,16 @@
 -- and the session's new aggregates and anchor.
 with inserted_messages as (
     insert into messages (session_id, seq, turn, role, content, parts, reasoning,
-        tool_calls, tool_call_id, name, metadata, pinned, token_count)
+        tool_calls, tool_call_id, name, metadata, pinned, token_count, view_tokens,
+        view_state)
     select $1, m.seq, m.turn, m.role, m.content, m.parts::jsonb, m.reasoning,
         m.tool_calls::jsonb, m.tool_call_id, m.name, m.metadata::jsonb, m.pinned,
-        m.token_count
+        m.token_count, m.view_tokens, m.view_state
     from unnest($2::bigint[], $3::bigint[], $4::smallint[], $5::text[], $6::text[],
         $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::bool[],
-        $13::int[])
+        $13::int[], $36::int[], $37::smallint[])
         as m(seq, turn, role, content, parts, reasoning, tool_calls, tool_call_id,
-             name, metadata, pinned, token_count)
+             name, metadata, pinned, token_count, view_tokens, view_state)
 ),
 inserted_calls as (
     insert into tool_calls (session_id, call_id, call_seq, result_seq)
@@ -40,5 +41,6 @@ update sessions set
     est_last_err = coalesce($31::float8, est_last_err),
     usage_input_tokens = usage_input_tokens + $32,
     usage_output_tokens = usage_output_tokens + $33,
-    usage_cached_tokens = usage_cached_tokens + $34
+    usage_cached_tokens = usage_cached_tokens + $34,
+    evicted_messages = evicted_messages + $38
 where id = $1
