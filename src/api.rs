@@ -216,20 +216,32 @@ impl pb::context_service_server::ContextService for ContextApi {
                     .await?;
                 let first_seq = built.messages.first().map_or(0, |m| m.seq);
                 let last_seq = built.messages.last().map_or(0, |m| m.seq);
-                let views = built.messages.iter().map(|stored| &stored.message);
+                let views = built
+                    .leading
+                    .iter()
+                    .chain(built.messages.iter().map(|stored| &stored.message));
                 let (messages, json) = match format {
                     pb::OutputFormat::Unspecified | pb::OutputFormat::Neutral => (
-                        built.messages.iter().map(stored_to_pb).collect(),
+                        built
+                            .leading
+                            .as_ref()
+                            .map(message_to_pb)
+                            .into_iter()
+                            .chain(built.messages.iter().map(stored_to_pb))
+                            .collect(),
                         String::new(),
                     ),
                     pb::OutputFormat::OpenaiChat => {
-                        let body =
-                            render::openai_chat(&req.system_prompt, views, &built.tool_definitions);
+                        let body = render::openai_chat(
+                            &built.system_prompt,
+                            views,
+                            &built.tool_definitions,
+                        );
                         (Vec::new(), body.to_string())
                     }
                     pb::OutputFormat::AnthropicMessages => {
                         let body = render::anthropic_messages(
-                            &req.system_prompt,
+                            &built.system_prompt,
                             views,
                             &built.tool_definitions,
                             built.report.output_reserve_tokens,
@@ -247,9 +259,12 @@ impl pb::context_service_server::ContextService for ContextApi {
                         messages: built.trimmed.messages,
                         tokens: built.trimmed.tokens,
                         incomplete_step_messages: built.trimmed.incomplete_step_messages,
+                        summaries: built.trimmed.summaries,
                     }),
                     first_seq,
                     last_seq,
+                    system_prompt: built.system_prompt.clone(),
+                    summaries: built.summaries.iter().map(summary_to_pb).collect(),
                 })
             },
         )
@@ -299,26 +314,37 @@ impl pb::context_service_server::ContextService for ContextApi {
             &session_id,
             request,
             |tenant, req| async move {
-                // AUTO and CLEAR_TOOL_RESULTS both clear today (the only layer built).
-                if pb::CompactMode::try_from(req.mode).is_err() {
-                    return Err(Error::invalid(
-                        "mode",
-                        format!("unknown compaction mode {}", req.mode),
-                    ));
-                }
+                let mode = match pb::CompactMode::try_from(req.mode) {
+                    Ok(pb::CompactMode::Unspecified | pb::CompactMode::Auto) => {
+                        engine::CompactMode::Auto
+                    }
+                    Ok(pb::CompactMode::ClearToolResults) => engine::CompactMode::ClearToolResults,
+                    Ok(pb::CompactMode::Summarize) => engine::CompactMode::Summarize,
+                    Err(_) => {
+                        return Err(Error::invalid(
+                            "mode",
+                            format!("unknown compaction mode {}", req.mode),
+                        ));
+                    }
+                };
                 let compacted = self
                     .engine
                     .compact(
                         tenant,
                         engine::CompactRequest {
                             session_id: req.session_id,
+                            mode,
                             target_tokens: req.target_tokens,
                             dry_run: req.dry_run,
                         },
                     )
                     .await?;
+                let (summarized_first_seq, summarized_last_seq) =
+                    compacted.summarized_seqs.unwrap_or((0, 0));
                 Ok(pb::CompactResponse {
-                    no_progress: compacted.cleared_seqs.is_empty(),
+                    no_progress: compacted.tokens_after >= compacted.tokens_before,
+                    summarized_first_seq,
+                    summarized_last_seq,
                     tokens_before: compacted.tokens_before,
                     tokens_after: compacted.tokens_after,
                     cleared_seqs: compacted.cleared_seqs,
@@ -348,6 +374,9 @@ impl pb::context_service_server::ContextService for ContextApi {
                     },
                     Some(pb::expand_request::Target::List(list)) => {
                         engine::ExpandTarget::List(list.seqs)
+                    }
+                    Some(pb::expand_request::Target::SummaryId(id)) => {
+                        engine::ExpandTarget::Summary(id)
                     }
                     None => {
                         return Err(Error::invalid(
@@ -432,6 +461,30 @@ fn message_from_pb(index: usize, message: pb::Message, list: &str) -> Result<Mes
         metadata: message.metadata.into_iter().collect(),
         pinned: message.pinned,
     })
+}
+
+fn summary_to_pb(summary: &crate::store::SummaryRow) -> pb::Summary {
+    pb::Summary {
+        summary_id: summary.id,
+        depth: summary.depth,
+        first_seq: summary.first_seq,
+        last_seq: summary.last_seq,
+        content: summary.content.clone(),
+        token_count: i64::from(summary.token_count),
+        source_tokens: summary.source_tokens,
+        facts: i64::from(summary.facts),
+        facts_lost: i64::from(summary.facts_lost),
+    }
+}
+
+/// A synthetic message (no seq: not in the log).
+fn message_to_pb(message: &Message) -> pb::Message {
+    pb::Message {
+        role: message.role as i32,
+        content: message.content.clone(),
+        view_state: pb::ViewState::Full as i32,
+        ..Default::default()
+    }
 }
 
 fn stored_to_pb(stored: &StoredMessage) -> pb::Message {
@@ -620,6 +673,8 @@ fn session_to_pb(info: &engine::SessionInfo) -> pb::Session {
             evicted_messages: row.evicted_messages,
             builds: row.builds,
             extending_builds: row.extending_builds,
+            summaries_written: row.summaries_written,
+            summary_tokens: row.summary_tokens,
             cache_stable_pct: if row.builds > 1 {
                 row.extending_builds as f64 * 100.0 / (row.builds - 1) as f64
             } else {
@@ -657,7 +712,6 @@ fn report_to_pb(report: &Report) -> pb::BudgetReport {
             budget::Action::None => pb::RecommendedAction::None,
             budget::Action::ClearToolResults => pb::RecommendedAction::ClearToolResults,
             budget::Action::Summarize => pb::RecommendedAction::Summarize,
-            budget::Action::TrimOldestTurns => pb::RecommendedAction::TrimOldestTurns,
             budget::Action::ReduceRequest => pb::RecommendedAction::ReduceRequest,
         } as i32,
         window_fraction: report.window_fraction,

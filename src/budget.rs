@@ -150,7 +150,6 @@ pub enum Action {
     None,
     ClearToolResults,
     Summarize,
-    TrimOldestTurns,
     ReduceRequest,
 }
 
@@ -181,8 +180,9 @@ pub fn report(
     let headroom_tokens = policy.limit_tokens() - output_reserve_tokens - total;
     let window_fraction = total as f64 / window as f64;
     let (status, action) = if headroom_tokens < 0 {
+        // BuildMessages summarizes the oldest turns itself; the client may also Compact.
         let action = if minimum_fits {
-            Action::TrimOldestTurns
+            Action::Summarize
         } else {
             Action::ReduceRequest
         };
@@ -316,6 +316,6 @@ mod tests {
         assert_eq!(judge(100), (Status::Ok, Action::None, 700));
         assert_eq!(judge(650), (Status::Warn, Action::ClearToolResults, 150));
         assert_eq!(judge(780), (Status::Warn, Action::Summarize, 20));
-        assert_eq!(judge(801), (Status::Over, Action::TrimOldestTurns, -1));
+        assert_eq!(judge(801), (Status::Over, Action::Summarize, -1));
     }
 }

@@ -10,10 +10,12 @@ use crate::budget::{self, Anchor, Estimate, Regions, Report};
 use crate::compaction;
 use crate::error::{Error, Result, is_unique_violation};
 use crate::message::{Message, Part, Role, StoredMessage, ViewState};
-use crate::policy::{Policy, PolicyOverrides};
+use crate::policy::{Policy, PolicyOverrides, SummaryPlacement};
 use crate::store::{
-    AnchorUpdate, BuildRecord, Clearing, NewMessage, SessionRow, SessionUpdate, Store,
+    AnchorUpdate, BuildRecord, Clearing, NewMessage, NewSummary, SessionRow, SessionUpdate, Store,
+    SummarizedUpdate, SummaryRow,
 };
+use crate::summarize::{self, Extractive, Level, Summarizer};
 use crate::tokenize::{Counter, REPLY_PRIMING, ToolDefinition};
 use crate::turns;
 
@@ -90,6 +92,9 @@ pub struct BuildRequest {
 /// What a build left out to fit.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Trimmed {
+    /// Summaries left out of this request because even the newest turn did not fit next
+    /// to them (they stay stored).
+    pub summaries: i64,
     pub turns: i64,
     pub messages: i64,
     pub tokens: i64,
@@ -99,6 +104,13 @@ pub struct Trimmed {
 #[derive(Debug, Clone)]
 pub struct Built {
     pub messages: Vec<StoredMessage>,
+    /// The system prompt to send: the request's, with the summaries appended when they
+    /// are placed there.
+    pub system_prompt: String,
+    /// The summaries as a leading user message, when they are placed there.
+    pub leading: Option<Message>,
+    /// The active summaries in the view, oldest first.
+    pub summaries: Vec<SummaryRow>,
     pub report: Report,
     pub version: i64,
     pub trimmed: Trimmed,
@@ -114,6 +126,8 @@ pub enum ExpandTarget {
         last_seq: i64,
     },
     List(Vec<i64>),
+    /// The raw messages a summary covers.
+    Summary(i64),
 }
 
 #[derive(Debug, Clone)]
@@ -132,9 +146,19 @@ pub struct Expanded {
     pub next_seq: i64,
 }
 
+/// What Compact does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompactMode {
+    /// Clearing, then summarization, until the target is reached.
+    Auto,
+    ClearToolResults,
+    Summarize,
+}
+
 #[derive(Debug, Clone)]
 pub struct CompactRequest {
     pub session_id: String,
+    pub mode: CompactMode,
     /// The request size to get down to; 0: the policy's clear target.
     pub target_tokens: i64,
     pub dry_run: bool,
@@ -145,9 +169,11 @@ pub struct Compacted {
     pub tokens_before: i64,
     pub tokens_after: i64,
     pub cleared_seqs: Vec<i64>,
+    /// The range of messages summarized (or that would be), when any.
+    pub summarized_seqs: Option<(i64, i64)>,
     /// The session's version after (unchanged when nothing was applied).
     pub version: i64,
-    /// False for a dry run or when there was nothing to clear.
+    /// False for a dry run or when there was nothing to do.
     pub applied: bool,
 }
 
@@ -162,6 +188,177 @@ struct ClearingPlan {
 struct Cleared {
     row: SessionRow,
     cleared: Vec<(i64, i64)>,
+}
+
+/// Summarization passes one build may run (each takes one chunk).
+const MAX_SUMMARY_PASSES: usize = 16;
+
+/// Tokens of framing around each summary in the request.
+const SUMMARY_FRAMING_TOKENS: i64 = 4;
+
+/// How a summarization pass runs.
+#[derive(Debug, Clone, Copy)]
+struct PassOptions {
+    /// The request must shrink now: take every turn but the newest if no chunk qualifies.
+    forced: bool,
+    /// Compute the pass, write nothing.
+    dry_run: bool,
+}
+
+/// A committed (or, on a dry run, computed) summarization pass.
+struct SummaryPass {
+    /// Messages at the start of the view it covered.
+    chunk_len: usize,
+    row: SessionRow,
+    summaries: Vec<SummaryRow>,
+}
+
+/// One condensation: the stored summaries it covers (besides the newest one) and the
+/// summary that replaces them.
+struct Condensation {
+    children: Vec<i64>,
+    summary: NewSummary,
+}
+
+/// The summaries region of a request.
+fn summary_region(summaries: &[SummaryRow]) -> i64 {
+    summaries
+        .iter()
+        .map(|s| i64::from(s.token_count) + SUMMARY_FRAMING_TOKENS)
+        .sum()
+}
+
+/// The summaries as one text, oldest first.
+fn summary_block(summaries: &[SummaryRow]) -> Option<String> {
+    if summaries.is_empty() {
+        return None;
+    }
+    let parts: Vec<&str> = summaries.iter().map(|s| s.content.as_str()).collect();
+    Some(format!(
+        "Earlier parts of this conversation, summarized:\n\n{}",
+        parts.join("\n\n")
+    ))
+}
+
+fn summary_row(id: i64, summary: &NewSummary) -> SummaryRow {
+    SummaryRow {
+        id,
+        depth: summary.depth,
+        first_seq: summary.first_seq,
+        last_seq: summary.last_seq,
+        content: summary.content.clone(),
+        token_count: i32::try_from(summary.token_count).unwrap_or(i32::MAX),
+        level: summary.level,
+        source_tokens: summary.source_tokens,
+        facts: i32::try_from(summary.facts).unwrap_or(i32::MAX),
+        facts_lost: i32::try_from(summary.facts_lost).unwrap_or(i32::MAX),
+    }
+}
+
+/// Writes a summary at the first level that comes out smaller than its source; `None`
+/// when none does. `span` is (first seq, last seq, depth).
+fn write_summary(
+    counter: &Counter,
+    messages: &[Message],
+    children: &[String],
+    previous: Option<&str>,
+    span: (i64, i64, i32),
+    target_tokens: i64,
+    source_tokens: i64,
+) -> Option<NewSummary> {
+    let (first_seq, last_seq, depth) = span;
+    let input = summarize::Input {
+        messages,
+        summaries: children,
+        previous,
+        first_seq,
+        last_seq,
+        target_tokens,
+    };
+    let facts = summarize::facts(messages, children);
+    for level in [Level::Normal, Level::Aggressive, Level::Truncation] {
+        let content = Extractive.summarize(&input, level, counter);
+        let token_count = counter.text(&content);
+        if token_count < source_tokens {
+            let lost = facts
+                .iter()
+                .filter(|fact| !content.contains(fact.as_str()))
+                .count();
+            return Some(NewSummary {
+                depth,
+                first_seq,
+                last_seq,
+                content,
+                token_count,
+                level: level as i16,
+                source_tokens,
+                facts: facts.len() as i64,
+                facts_lost: lost as i64,
+            });
+        }
+    }
+    None
+}
+
+/// Condensations due once `leaf` joins `active`: while the newest `fanin` active
+/// summaries share a depth, they become one summary a level up.
+fn plan_condensing(
+    counter: &Counter,
+    active: &[SummaryRow],
+    leaf: &NewSummary,
+    fanin: usize,
+    target_tokens: i64,
+) -> Vec<Condensation> {
+    // (stored id or None for one written in this pass, depth, summary)
+    let mut chain: Vec<(Option<i64>, NewSummary)> = active
+        .iter()
+        .map(|s| (Some(s.id), stored_as_new(s)))
+        .collect();
+    chain.push((None, leaf.clone()));
+    let mut steps = Vec::new();
+    loop {
+        if chain.len() < fanin {
+            break;
+        }
+        let tail = &chain[chain.len() - fanin..];
+        let depth = tail[0].1.depth;
+        if !tail.iter().all(|(_, s)| s.depth == depth) {
+            break;
+        }
+        let contents: Vec<String> = tail.iter().map(|(_, s)| s.content.clone()).collect();
+        let source_tokens: i64 = tail.iter().map(|(_, s)| s.token_count).sum();
+        let span = (tail[0].1.first_seq, tail[fanin - 1].1.last_seq, depth + 1);
+        let Some(summary) = write_summary(
+            counter,
+            &[],
+            &contents,
+            None,
+            span,
+            target_tokens,
+            source_tokens,
+        ) else {
+            break;
+        };
+        let children: Vec<i64> = tail.iter().filter_map(|(id, _)| *id).collect();
+        chain.truncate(chain.len() - fanin);
+        chain.push((None, summary.clone()));
+        steps.push(Condensation { children, summary });
+    }
+    steps
+}
+
+fn stored_as_new(row: &SummaryRow) -> NewSummary {
+    NewSummary {
+        depth: row.depth,
+        first_seq: row.first_seq,
+        last_seq: row.last_seq,
+        content: row.content.clone(),
+        token_count: i64::from(row.token_count),
+        level: row.level,
+        source_tokens: row.source_tokens,
+        facts: i64::from(row.facts),
+        facts_lost: i64::from(row.facts_lost),
+    }
 }
 
 /// Most seqs one Expand list may name.
@@ -370,7 +567,7 @@ impl Engine {
         }
         let regions = Regions {
             system_tokens: session.last_build_system_tokens.max(REPLY_PRIMING),
-            summary_tokens: 0,
+            summary_tokens: session.summary_tokens,
             history_tokens: after.view_tokens,
             tool_tokens: session.last_build_tool_tokens,
         };
@@ -404,9 +601,13 @@ impl Engine {
         let counter = policy.counter();
         let (system_tokens, tool_tokens, tool_definitions) =
             count_request(counter, &request.system_prompt, request.tools).await?;
-        let fixed = system_tokens + tool_tokens;
-
         let mut stored = self.store.view_messages(row.id, row.view_first_seq).await?;
+        let mut summaries = if row.summaries_written > 0 {
+            self.store.active_summaries(row.id).await?
+        } else {
+            Vec::new()
+        };
+        let mut fixed = system_tokens + tool_tokens + summary_region(&summaries);
         // Past the clearing threshold, old tool results become placeholders (persisted:
         // the next builds extend this view).
         let before = view_estimate(&row, &stored, fixed).total_tokens;
@@ -430,6 +631,37 @@ impl Engine {
                 }
             }
         }
+        // Past the summarize threshold, or still over the limit, the oldest turns outside
+        // the fresh tail go into summaries, one chunk at a time.
+        let summarize_at =
+            (policy.summarize_threshold * policy.context_window_tokens as f64) as i64;
+        for _ in 0..MAX_SUMMARY_PASSES {
+            let total = view_estimate(&row, &stored, fixed).total_tokens;
+            if total <= summarize_at && total <= limit {
+                break;
+            }
+            let forced = total > limit;
+            let Some(pass) = self
+                .summarize_chunk(
+                    tenant_id,
+                    &row,
+                    &policy,
+                    &stored,
+                    &summaries,
+                    PassOptions {
+                        forced,
+                        dry_run: false,
+                    },
+                )
+                .await?
+            else {
+                break;
+            };
+            stored.drain(..pass.chunk_len);
+            row = pass.row;
+            summaries = pass.summaries;
+            fixed = system_tokens + tool_tokens + summary_region(&summaries);
+        }
 
         let stored_count = stored.len();
         let keep = turns::provider_valid(&stored);
@@ -445,7 +677,7 @@ impl Engine {
         let anchor = anchor_of(&row);
         let seqs: Vec<i64> = messages.iter().map(|m| m.seq).collect();
         let last_seq = seqs.last().copied().unwrap_or(0);
-        let estimate_from = |cut: usize, history: i64| {
+        let estimate_from = |fixed: i64, cut: usize, history: i64| {
             let first_seq = seqs.get(cut).copied().unwrap_or(0);
             budget::estimate(
                 anchor.as_ref(),
@@ -458,9 +690,22 @@ impl Engine {
         };
         let tokens: Vec<i64> = messages.iter().map(|m| m.view_tokens).collect();
         let starts = turns::turn_starts(&messages);
-        let cut = budget::fit_history(&tokens, &starts, |cut, history| {
-            estimate_from(cut, history).total_tokens <= limit
-        });
+        // When even the newest turn does not fit next to the summaries, the oldest
+        // summaries stay out of this request (they remain stored).
+        let mut omitted_summaries = 0;
+        let cut = loop {
+            let fixed =
+                system_tokens + tool_tokens + summary_region(&summaries[omitted_summaries..]);
+            let cut = budget::fit_history(&tokens, &starts, |cut, history| {
+                estimate_from(fixed, cut, history).total_tokens <= limit
+            });
+            if cut.is_some() || omitted_summaries == summaries.len() {
+                break cut;
+            }
+            omitted_summaries += 1;
+        };
+        summaries.drain(..omitted_summaries);
+        let fixed = system_tokens + tool_tokens + summary_region(&summaries);
         let Some(cut) = cut else {
             let newest = starts.last().copied().unwrap_or(0);
             let newest_tokens: i64 = tokens[newest..].iter().sum();
@@ -498,10 +743,10 @@ impl Engine {
             }
         }
         let history_tokens: i64 = tokens[cut..].iter().sum();
-        let estimate = estimate_from(cut, history_tokens);
+        let estimate = estimate_from(fixed, cut, history_tokens);
         let regions = Regions {
             system_tokens,
-            summary_tokens: 0,
+            summary_tokens: summary_region(&summaries),
             history_tokens,
             tool_tokens,
         };
@@ -527,8 +772,25 @@ impl Engine {
                 && record.tool_tokens == previous.tool_tokens;
             self.store.record_build(row.id, record, extends).await?;
         }
+        let block = summary_block(&summaries);
+        let (system_prompt, leading) = match (&block, policy.summary_placement) {
+            (None, _) => (request.system_prompt, None),
+            (Some(block), SummaryPlacement::System) if request.system_prompt.is_empty() => {
+                (block.clone(), None)
+            }
+            (Some(block), SummaryPlacement::System) => {
+                (format!("{}\n\n{block}", request.system_prompt), None)
+            }
+            (Some(block), SummaryPlacement::User) => (
+                request.system_prompt,
+                Some(Message::text(Role::User, block)),
+            ),
+        };
         Ok(Built {
             messages: kept,
+            system_prompt,
+            leading,
+            summaries,
             report,
             version: row.version,
             trimmed: Trimmed {
@@ -536,12 +798,14 @@ impl Engine {
                 messages: cut as i64 + incomplete,
                 tokens: dropped_tokens,
                 incomplete_step_messages: incomplete,
+                summaries: omitted_summaries as i64,
             },
             tool_definitions,
         })
     }
 
-    /// Compact: clears old tool results down to a target, or says what it would clear.
+    /// Compact: clears old tool results and/or summarizes the oldest turns down to a
+    /// target, or says what it would do.
     pub async fn compact(&self, tenant_id: i64, request: CompactRequest) -> Result<Compacted> {
         if request.target_tokens < 0 {
             return Err(Error::invalid(
@@ -552,40 +816,241 @@ impl Engine {
                 ),
             ));
         }
-        let row = self.session_row(tenant_id, &request.session_id).await?;
+        let mut row = self.session_row(tenant_id, &request.session_id).await?;
         let policy = policy_of(&row)?;
-        let stored = self.store.view_messages(row.id, row.view_first_seq).await?;
+        let mut stored = self.store.view_messages(row.id, row.view_first_seq).await?;
+        let mut summaries = if row.summaries_written > 0 {
+            self.store.active_summaries(row.id).await?
+        } else {
+            Vec::new()
+        };
         // The prompt around the history: as the latest build sent it.
-        let fixed = row.last_build_system_tokens.max(REPLY_PRIMING) + row.last_build_tool_tokens;
-        let before = view_estimate(&row, &stored, fixed).total_tokens;
+        let around = row.last_build_system_tokens.max(REPLY_PRIMING) + row.last_build_tool_tokens;
+        let before = view_estimate(&row, &stored, around + summary_region(&summaries)).total_tokens;
         let target = if request.target_tokens > 0 {
             request.target_tokens
         } else {
             (policy.clear_target * policy.context_window_tokens as f64) as i64
         };
-        let plan = plan_clearing(&policy, &stored, before - target, 0);
-        let saved: i64 = plan.saved;
         let mut outcome = Compacted {
             tokens_before: before,
-            tokens_after: before - saved,
-            cleared_seqs: plan.cleared.iter().map(|(seq, _)| *seq).collect(),
+            tokens_after: before,
+            cleared_seqs: Vec::new(),
+            summarized_seqs: None,
             version: row.version,
             applied: false,
         };
-        if request.dry_run || plan.cleared.is_empty() {
-            return Ok(outcome);
-        }
-        match self.apply_clearing(tenant_id, &row, &plan).await? {
-            Ok(cleared) => {
-                outcome.version = cleared.row.version;
-                outcome.applied = true;
-                Ok(outcome)
+        if matches!(
+            request.mode,
+            CompactMode::Auto | CompactMode::ClearToolResults
+        ) {
+            let plan = plan_clearing(&policy, &stored, before - target, 0);
+            outcome.tokens_after -= plan.saved;
+            outcome.cleared_seqs = plan.cleared.iter().map(|(seq, _)| *seq).collect();
+            if !plan.cleared.is_empty() && !request.dry_run {
+                match self.apply_clearing(tenant_id, &row, &plan).await? {
+                    Ok(cleared) => {
+                        apply_to_view(&mut stored, &cleared);
+                        row = cleared.row;
+                        outcome.applied = true;
+                    }
+                    Err(current_version) => {
+                        return Err(Error::Conflict {
+                            current_version,
+                            expected_version: row.version,
+                        });
+                    }
+                }
+            } else if !plan.cleared.is_empty() {
+                let cleared = Cleared {
+                    row: row.clone(),
+                    cleared: plan.cleared.clone(),
+                };
+                apply_to_view(&mut stored, &cleared);
+                row.view_epoch += 1;
             }
-            Err(current_version) => Err(Error::Conflict {
-                current_version,
-                expected_version: row.version,
-            }),
         }
+        if matches!(request.mode, CompactMode::Auto | CompactMode::Summarize) {
+            for _ in 0..MAX_SUMMARY_PASSES {
+                let total =
+                    view_estimate(&row, &stored, around + summary_region(&summaries)).total_tokens;
+                if total <= target {
+                    break;
+                }
+                let Some(pass) = self
+                    .summarize_chunk(
+                        tenant_id,
+                        &row,
+                        &policy,
+                        &stored,
+                        &summaries,
+                        PassOptions {
+                            forced: true,
+                            dry_run: request.dry_run,
+                        },
+                    )
+                    .await?
+                else {
+                    break;
+                };
+                let covered = (stored[0].seq, stored[pass.chunk_len - 1].seq);
+                outcome.summarized_seqs = Some(match outcome.summarized_seqs {
+                    Some((first, _)) => (first, covered.1),
+                    None => covered,
+                });
+                stored.drain(..pass.chunk_len);
+                row = pass.row;
+                summaries = pass.summaries;
+                outcome.applied |= !request.dry_run;
+            }
+            outcome.tokens_after =
+                view_estimate(&row, &stored, around + summary_region(&summaries)).total_tokens;
+        }
+        if !request.dry_run {
+            outcome.version = row.version;
+        }
+        Ok(outcome)
+    }
+
+    /// Summarizes the leaf chunk at the start of `view` (extractive, three levels until
+    /// the summary is smaller than what it covers), condenses runs of same-depth
+    /// summaries, and commits; `None` when there is no chunk to take, no level made
+    /// progress, or the session changed meanwhile.
+    async fn summarize_chunk(
+        &self,
+        tenant_id: i64,
+        row: &SessionRow,
+        policy: &Policy,
+        view: &[StoredMessage],
+        active: &[SummaryRow],
+        options: PassOptions,
+    ) -> Result<Option<SummaryPass>> {
+        let PassOptions { forced, dry_run } = options;
+        let tokens: Vec<i64> = view.iter().map(|m| m.view_tokens).collect();
+        let starts = turns::turn_starts(view);
+        let Some(chunk_len) = summarize::leaf_chunk(&tokens, &starts, policy, forced) else {
+            return Ok(None);
+        };
+        let chunk: Vec<Message> = view[..chunk_len]
+            .iter()
+            .map(|m| m.message.clone())
+            .collect();
+        let source_tokens: i64 = tokens[..chunk_len].iter().sum();
+        let (first_seq, last_seq) = (view[0].seq, view[chunk_len - 1].seq);
+        let previous = active.last().map(|s| s.content.clone());
+        let counter = policy.counter();
+        let (target, fanin, condensed_target) = (
+            summarize::leaf_target(policy),
+            policy.condense_fanin as usize,
+            summarize::condensed_target(policy),
+        );
+        let stored_summaries = active.to_vec();
+        let written = tokio::task::spawn_blocking(move || {
+            let leaf = write_summary(
+                &counter,
+                &chunk,
+                &[],
+                previous.as_deref(),
+                (first_seq, last_seq, 0),
+                target,
+                source_tokens,
+            )?;
+            let condensed =
+                plan_condensing(&counter, &stored_summaries, &leaf, fanin, condensed_target);
+            Some((leaf, condensed))
+        })
+        .await
+        .map_err(Error::internal)?;
+        let Some((leaf, condensed)) = written else {
+            tracing::warn!(session_id = %row.external_id, first_seq, last_seq, "no summary level made progress");
+            return Ok(None);
+        };
+        if dry_run {
+            let mut summaries: Vec<SummaryRow> = active
+                .iter()
+                .filter(|s| !condensed.iter().any(|step| step.children.contains(&s.id)))
+                .cloned()
+                .collect();
+            let newest = condensed.last().map_or(&leaf, |step| &step.summary);
+            summaries.push(summary_row(0, newest));
+            let mut after = row.clone();
+            after.view_first_seq = last_seq + 1;
+            after.view_tokens -= source_tokens;
+            after.summary_tokens = summary_region(&summaries);
+            after.view_epoch += 1;
+            return Ok(Some(SummaryPass {
+                chunk_len,
+                row: after,
+                summaries,
+            }));
+        }
+
+        let Some(mut tx) = self.store.lock_session(tenant_id, &row.external_id).await? else {
+            return Err(session_not_found(&row.external_id));
+        };
+        if tx.session.id != row.id || tx.session.version != row.version {
+            return Ok(None);
+        }
+        let leaf_id = tx.insert_summary(&leaf, &[]).await?;
+        let mut ids: Vec<i64> = Vec::new();
+        let mut written = 1;
+        let mut pending_children: Vec<i64> = Vec::new();
+        for (index, step) in condensed.iter().enumerate() {
+            // The first step condenses stored summaries (and the new leaf); later steps
+            // condense the previous step's output with stored ones.
+            let mut children = step.children.clone();
+            if index == 0 {
+                children.push(leaf_id);
+            } else {
+                children.append(&mut pending_children);
+            }
+            let id = tx.insert_summary(&step.summary, &children).await?;
+            pending_children.push(id);
+            ids.push(id);
+            written += 1;
+        }
+        let summaries_after = {
+            let mut all: Vec<SummaryRow> = active
+                .iter()
+                .filter(|s| !condensed.iter().any(|step| step.children.contains(&s.id)))
+                .cloned()
+                .collect();
+            match condensed.last() {
+                Some(step) => all.push(summary_row(*ids.last().unwrap_or(&leaf_id), &step.summary)),
+                None => all.push(summary_row(leaf_id, &leaf)),
+            }
+            all
+        };
+        let summary_tokens = summary_region(&summaries_after);
+        let mut after = tx.session.clone();
+        after.view_first_seq = last_seq + 1;
+        after.view_tokens -= source_tokens;
+        after.summary_tokens = summary_tokens;
+        after.summaries_written += written;
+        after.view_epoch += 1;
+        after.version += 1;
+        tx.commit_summarized(SummarizedUpdate {
+            view_first_seq: after.view_first_seq,
+            view_tokens: after.view_tokens,
+            summary_tokens,
+            summaries_written: written,
+        })
+        .await?;
+        tracing::info!(
+            session_id = %row.external_id,
+            first_seq,
+            last_seq,
+            source_tokens,
+            summary_tokens = leaf.token_count,
+            level = leaf.level,
+            condensed = condensed.len(),
+            "summarized"
+        );
+        Ok(Some(SummaryPass {
+            chunk_len,
+            row: after,
+            summaries: summaries_after,
+        }))
     }
 
     /// Persists a clearing plan made on `row`'s version; `Err(current version)` when the
@@ -632,8 +1097,21 @@ impl Engine {
                 format!("must be 0 (no cap) or positive, got {}", request.max_tokens),
             ));
         }
-        let wanted = validate_expand_target(&request.target)?;
         let row = self.session_row(tenant_id, &request.session_id).await?;
+        let target = match request.target {
+            ExpandTarget::Summary(id) => {
+                let summary = self.store.summary(row.id, id).await?.ok_or_else(|| {
+                    Error::not_found(format!("summary {id} of session {:?}", request.session_id))
+                })?;
+                ExpandTarget::Range {
+                    first_seq: summary.first_seq,
+                    last_seq: summary.last_seq,
+                }
+            }
+            target => target,
+        };
+        let request = ExpandRequest { target, ..request };
+        let wanted = validate_expand_target(&request.target)?;
         let last_seq = row.message_count;
         match &request.target {
             ExpandTarget::Range { last_seq: end, .. } if *end > last_seq => {
@@ -650,7 +1128,7 @@ impl Engine {
                     ));
                 }
             }
-            ExpandTarget::Range { .. } => {}
+            ExpandTarget::Range { .. } | ExpandTarget::Summary(_) => {}
         }
         let (messages, requested_after) = match request.target {
             ExpandTarget::Range {
@@ -664,7 +1142,7 @@ impl Engine {
                 let next = messages.last().map_or(first_seq, |m| m.seq + 1);
                 (messages, (next <= last_seq).then_some(next))
             }
-            ExpandTarget::List(_) => {
+            ExpandTarget::List(_) | ExpandTarget::Summary(_) => {
                 let mut messages = self.store.messages_by_seq(row.id, &wanted).await?;
                 let kept = within_cap(&messages, request.max_tokens);
                 let next = messages.get(kept).map(|m| m.seq);
@@ -707,7 +1185,7 @@ impl Engine {
         after.message_count += pending.len() as i64;
         let regions = Regions {
             system_tokens,
-            summary_tokens: 0,
+            summary_tokens: row.summary_tokens,
             history_tokens: after.view_tokens,
             tool_tokens,
         };
@@ -786,8 +1264,9 @@ fn anchor_for(
     let previous = anchor_of(session);
     let built_right_before =
         session.last_build_first_seq > 0 && session.last_build_last_seq == assistant_seq - 1;
-    let fixed =
-        session.last_build_system_tokens.max(REPLY_PRIMING) + session.last_build_tool_tokens;
+    let fixed = session.last_build_system_tokens.max(REPLY_PRIMING)
+        + session.last_build_tool_tokens
+        + session.summary_tokens;
     let (first_seq, history, predicted) = if built_right_before {
         (
             session.last_build_first_seq,
@@ -1092,6 +1571,8 @@ fn validate_expand_target(target: &ExpandTarget) -> Result<Vec<i64>> {
             sorted.dedup();
             Ok(sorted)
         }
+        // Resolved to its range before validation.
+        ExpandTarget::Summary(_) => Ok(Vec::new()),
     }
 }
 

@@ -18,6 +18,7 @@ pub mod policy;
 pub mod render;
 pub mod server;
 pub mod store;
+pub mod summarize;
 pub mod telemetry;
 pub mod tokenize;
 pub mod turns;

@@ -4,6 +4,7 @@
 mod append;
 mod messages;
 mod sessions;
+mod summaries;
 mod tenants;
 
 use std::time::Duration;
@@ -13,6 +14,7 @@ use sqlx::{PgPool, Postgres, Transaction};
 
 pub use append::NewMessage;
 pub use sessions::{AnchorUpdate, BuildRecord, Clearing, SessionRow, SessionUpdate};
+pub use summaries::{NewSummary, SummarizedUpdate, SummaryRow};
 
 /// Applies the migrations in `migrations/`.
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");

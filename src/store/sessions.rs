@@ -45,6 +45,8 @@ pub struct SessionRow {
     pub last_build_view_epoch: i64,
     pub builds: i64,
     pub extending_builds: i64,
+    pub summary_tokens: i64,
+    pub summaries_written: i64,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub updated_at: chrono::DateTime<chrono::Utc>,
 }
@@ -112,7 +114,8 @@ macro_rules! with_columns {
     anchor_fixed_tokens, anchor_history_tokens, anchor_first_seq, anchor_last_seq, \
     anchor_view_epoch, anchor_delta_ratio, est_samples, est_abs_err_sum, est_max_abs_err, est_last_err, \
     usage_input_tokens, usage_output_tokens, usage_cached_tokens, cleared_messages, \
-    evicted_messages, last_build_view_epoch, builds, extending_builds, created_at, updated_at ",
+    evicted_messages, last_build_view_epoch, builds, extending_builds, summary_tokens, \
+    summaries_written, created_at, updated_at ",
             $tail
         )
     };

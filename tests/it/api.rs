@@ -286,7 +286,7 @@ async fn expected_version_and_idempotency(pool: PgPool) {
 }
 
 #[sqlx::test]
-async fn build_trims_oldest_whole_turns_and_fails_when_nothing_fits(pool: PgPool) {
+async fn build_fits_by_summarizing_oldest_whole_turns_and_fails_when_nothing_fits(pool: PgPool) {
     let server = TestServer::start(pool).await;
     let mut client = server.client.clone();
     create(&mut client, "s", window(1_000, 200)).await;
@@ -313,11 +313,20 @@ async fn build_trims_oldest_whole_turns_and_fails_when_nothing_fits(pool: PgPool
     let breakdown = budget.breakdown.unwrap();
     assert!(breakdown.total_tokens + breakdown.output_reserve_tokens <= 1_000);
     assert!(breakdown.headroom_tokens >= 0);
+    // The oldest whole turns went into summaries covering 1..first_seq-1 exactly once.
     let trimmed = built.trimmed.unwrap();
-    assert!(trimmed.turns > 0 && trimmed.turns < 8, "{trimmed:?}");
-    assert_eq!(trimmed.messages, trimmed.turns * 4);
+    assert_eq!(trimmed.turns, 0, "{trimmed:?}");
+    assert!(!built.summaries.is_empty());
+    let mut next = 1;
+    for summary in &built.summaries {
+        assert_eq!(summary.first_seq, next, "{:?}", built.summaries);
+        assert!(summary.token_count < summary.source_tokens);
+        next = summary.last_seq + 1;
+    }
+    assert_eq!(built.first_seq, next);
+    assert_eq!((built.first_seq - 1) % 4, 0, "turn-aligned");
+    assert!(built.system_prompt.contains(&built.summaries[0].content));
     assert_eq!(built.messages[0].role, pb::Role::User as i32);
-    assert_eq!(built.messages.len() as i64, 32 - trimmed.messages);
     assert_eq!(built.last_seq, 32);
     assert_provider_valid(&built.messages);
 

@@ -305,3 +305,97 @@ async fn compact_clears_to_a_target_and_dry_run_changes_nothing(pool: PgPool) {
     assert_eq!(missing.code(), Code::NotFound);
     server.stop().await;
 }
+
+#[sqlx::test]
+async fn compact_summarizes_whole_turns_and_condenses(pool: PgPool) {
+    let server = TestServer::start(pool).await;
+    let mut client = server.client.clone();
+    create(
+        &mut client,
+        "s",
+        pb::Policy {
+            leaf_chunk_messages: Some(4),
+            condense_fanin: Some(2),
+            fresh_tail_messages: Some(4),
+            ..window(100_000, 10_000)
+        },
+    )
+    .await;
+    for turn in 0..6 {
+        let id = format!("c{turn}");
+        append(
+            &mut client,
+            "s",
+            vec![
+                user(&format!("Step {turn}: check src/module_{turn}.rs")),
+                call(&[&id]),
+                result(
+                    &id,
+                    &output(&format!("error[E0{turn}] in src/module_{turn}.rs"), 40),
+                ),
+                assistant(&format!("Fixed module {turn}.")),
+            ],
+        )
+        .await
+        .unwrap();
+    }
+    let summarize = |dry_run| pb::CompactRequest {
+        session_id: "s".into(),
+        mode: pb::CompactMode::Summarize as i32,
+        target_tokens: 1,
+        dry_run,
+    };
+    let before = session(&mut client, "s").await;
+    let dry = client.compact(summarize(true)).await.unwrap().into_inner();
+    assert_eq!((dry.summarized_first_seq, dry.summarized_last_seq), (1, 20));
+    assert!(!dry.applied && dry.tokens_after < dry.tokens_before);
+    assert_eq!(session(&mut client, "s").await.version, before.version);
+
+    let done = client.compact(summarize(false)).await.unwrap().into_inner();
+    assert!(done.applied);
+    assert_eq!(
+        (done.summarized_first_seq, done.summarized_last_seq),
+        (1, 20)
+    );
+    assert_eq!(
+        done.tokens_after, dry.tokens_after,
+        "the dry run said what would happen"
+    );
+
+    let built = build(&mut client, "s", pb::OutputFormat::Neutral)
+        .await
+        .unwrap();
+    assert_eq!(built.first_seq, 21, "the newest turn stays whole");
+    let mut next = 1;
+    for summary in &built.summaries {
+        assert_eq!(summary.first_seq, next, "{:?}", built.summaries);
+        next = summary.last_seq + 1;
+    }
+    assert_eq!(next, 21, "the summaries cover the prefix exactly once");
+    let condensed = built
+        .summaries
+        .iter()
+        .find(|s| s.depth >= 1)
+        .expect("runs of two summaries were condensed");
+    assert!(
+        condensed.content.contains("src/module_0.rs"),
+        "{}",
+        condensed.content
+    );
+    let stats = session(&mut client, "s").await.compaction.unwrap();
+    assert!(stats.summaries_written > built.summaries.len() as i64);
+    let covered = client
+        .expand(pb::ExpandRequest {
+            session_id: "s".into(),
+            target: Some(pb::expand_request::Target::SummaryId(condensed.summary_id)),
+            max_tokens: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        covered.messages.iter().map(|m| m.seq).collect::<Vec<_>>(),
+        (condensed.first_seq..=condensed.last_seq).collect::<Vec<_>>()
+    );
+    server.stop().await;
+}

@@ -67,37 +67,44 @@ async fn expand_returns_what_the_view_left_out_byte_exact(pool: PgPool) {
     let built = build(&mut client, "s", pb::OutputFormat::Neutral)
         .await
         .unwrap();
-    let trimmed = built.trimmed.unwrap();
     assert!(
-        trimmed.messages > 0,
+        !built.summaries.is_empty(),
         "the window is too small for everything"
     );
 
-    // What the view left out comes back whole.
-    let left_out = client
-        .expand(expand_range(1, trimmed.messages, 0))
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(left_out.next_seq, 0);
-    assert_eq!(left_out.messages.len() as i64, trimmed.messages);
-    for (index, message) in left_out.messages.iter().enumerate() {
+    // What the summaries replaced comes back whole, summary by summary.
+    let mut left_out = Vec::new();
+    for summary in &built.summaries {
+        let covered = client
+            .expand(pb::ExpandRequest {
+                session_id: "s".into(),
+                target: Some(pb::expand_request::Target::SummaryId(summary.summary_id)),
+                max_tokens: 0,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(covered.next_seq, 0);
+        assert_eq!(
+            covered.total_tokens,
+            covered.messages.iter().map(|m| m.token_count).sum::<i64>()
+        );
+        left_out.extend(covered.messages);
+    }
+    assert_eq!(left_out.len() as i64, built.first_seq - 1);
+    for (index, message) in left_out.iter().enumerate() {
         assert_eq!(message.seq, index as i64 + 1);
         assert_eq!(written(message), sent[index], "seq {}", message.seq);
     }
-    assert_eq!(
-        left_out.total_tokens,
-        left_out.messages.iter().map(|m| m.token_count).sum::<i64>()
-    );
-    // What the view left out cost `trimmed.tokens` as rendered (some were cleared first).
-    assert_eq!(
-        left_out
-            .messages
-            .iter()
-            .map(|m| m.view_token_count)
-            .sum::<i64>(),
-        trimmed.tokens
-    );
+    let unknown = client
+        .expand(pb::ExpandRequest {
+            session_id: "s".into(),
+            target: Some(pb::expand_request::Target::SummaryId(999_999)),
+            max_tokens: 0,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(unknown.code(), Code::NotFound);
 
     // With a cap, pages that continue at next_seq add up to the whole log.
     let mut paged = Vec::new();

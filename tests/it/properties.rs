@@ -124,6 +124,20 @@ fn build_is_within_budget_provider_valid_and_ordered() {
                     if let Some(first) = built.messages.first() {
                         prop_assert_eq!(first.role, pb::Role::User as i32);
                     }
+                    // The summaries in the request are consecutive; with none left out,
+                    // they start at the log's first message.
+                    let trimmed = built.trimmed.unwrap_or_default();
+                    for pair in built.summaries.windows(2) {
+                        prop_assert_eq!(pair[1].first_seq, pair[0].last_seq + 1);
+                    }
+                    if let (Some(first), Some(last)) = (built.summaries.first(), built.summaries.last()) {
+                        if trimmed.summaries == 0 {
+                            prop_assert_eq!(first.first_seq, 1);
+                        }
+                        if trimmed.turns == 0 && trimmed.incomplete_step_messages == 0 && !built.messages.is_empty() {
+                            prop_assert_eq!(built.first_seq, last.last_seq + 1, "no gap between the summaries and the history");
+                        }
+                    }
                     for message in built.messages.iter().filter(|m| m.pinned) {
                         prop_assert_eq!(message.view_state, pb::ViewState::Full as i32, "pinned seq {}", message.seq);
                     }

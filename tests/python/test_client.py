@@ -482,8 +482,8 @@ class Anthropic(Rpc):
         self.assertEqual((built.first_seq, built.last_seq), (1, 7))
 
 
-class Trimming(Rpc):
-    def test_trims_oldest_turns_to_fit(self):
+class Compaction(Rpc):
+    def test_summarizes_oldest_turns_to_fit(self):
         window, reserve = 2000, 500
         session_id, _ = self.create("trim", context_window_tokens=window, max_output_tokens=reserve)
         words = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike".split()
@@ -507,7 +507,7 @@ class Trimming(Rpc):
             pb.CheckBudgetRequest(session_id=session_id, system_prompt=SYSTEM_PROMPT, tools=TOOLS),
         ).budget
         self.assertEqual(checked.status, pb.BUDGET_STATUS_OVER)
-        self.assertEqual(checked.recommended_action, pb.RECOMMENDED_ACTION_TRIM_OLDEST_TURNS)
+        self.assertEqual(checked.recommended_action, pb.RECOMMENDED_ACTION_SUMMARIZE)
         self.assertLess(checked.breakdown.headroom_tokens, 0)
 
         for output_format in (pb.OUTPUT_FORMAT_NEUTRAL, pb.OUTPUT_FORMAT_OPENAI_CHAT):
@@ -522,12 +522,21 @@ class Trimming(Rpc):
             self.assertEqual(breakdown.output_reserve_tokens, reserve)
             self.assertGreaterEqual(breakdown.headroom_tokens, 0)
             self.assertNotEqual(built.budget.status, pb.BUDGET_STATUS_OVER)
-            self.assertGreater(built.trimmed.turns, 0)
-            self.assertLess(built.trimmed.turns, turns, "the newest turn is kept")
-            self.assertEqual(built.trimmed.messages, 4 * built.trimmed.turns, "whole turns left out")
-            self.assertGreater(built.trimmed.tokens, 0)
+            # The oldest whole turns went into summaries that cover 1..first_seq-1 once.
+            self.assertEqual(built.trimmed.turns, 0)
+            self.assertEqual(built.trimmed.summaries, 0)
             self.assertEqual(built.trimmed.incomplete_step_messages, 0)
-            self.assertEqual(built.first_seq, built.trimmed.messages + 1)
+            self.assertGreater(len(built.summaries), 0)
+            covered = 1
+            for summary in built.summaries:
+                self.assertEqual(summary.first_seq, covered)
+                self.assertLess(summary.token_count, summary.source_tokens)
+                self.assertIn(summary.content, built.system_prompt)
+                covered = summary.last_seq + 1
+            self.assertEqual(built.first_seq, covered)
+            self.assertEqual((built.first_seq - 1) % 4, 0, "whole turns summarized")
+            self.assertLess(built.first_seq, 4 * (turns - 1) + 1, "the newest turn is kept")
+            self.assertGreater(breakdown.summary_tokens, 0)
             self.assertEqual(built.last_seq, 4 * turns)
             if output_format == pb.OUTPUT_FORMAT_NEUTRAL:
                 messages = built.messages
@@ -548,17 +557,19 @@ class Trimming(Rpc):
                         open_calls.remove(message.tool_call_id)
                     open_calls.update(c.id for c in message.tool_calls)
                 self.assertEqual(open_calls, set(), "no unanswered tool call")
-                neutral_trimmed = (built.trimmed.turns, built.first_seq)
+                neutral_view = (len(built.summaries), built.first_seq)
             else:
                 messages = json.loads(built.json)["messages"]
-                self.assertEqual(messages[0]["role"], "system")
+                self.assertEqual(messages[0], {"role": "system", "content": built.system_prompt})
+                self.assertTrue(built.system_prompt.startswith(SYSTEM_PROMPT))
                 self.assertEqual(messages[1]["role"], "user")
                 self.assertEqual(len(messages), 1 + built.last_seq - built.first_seq + 1)
                 self.assertIsNone(openai_pairs_ok(messages))
-                self.assertEqual((built.trimmed.turns, built.first_seq), neutral_trimmed)
+                self.assertEqual((len(built.summaries), built.first_seq), neutral_view)
         NOTES.append(
-            f"trimming: {turns} turns, {session.log_tokens} log tokens into window {window}: "
-            f"{built.trimmed.turns} turns left out, prompt {breakdown.total_tokens} + reserve {reserve}"
+            f"compaction: {turns} turns, {session.log_tokens} log tokens into window {window}: "
+            f"{len(built.summaries)} summaries cover seqs 1-{built.first_seq - 1}, "
+            f"prompt {breakdown.total_tokens} + reserve {reserve}"
         )
 
 

@@ -1,0 +1,131 @@
+//! Summary rows: the active ones of a session, and writing leaf and condensed summaries
+//! under the session's lock.
+use super::{SessionTx, Store};
+
+/// A summary as stored.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct SummaryRow {
+    pub id: i64,
+    pub depth: i32,
+    pub first_seq: i64,
+    pub last_seq: i64,
+    pub content: String,
+    pub token_count: i32,
+    pub level: i16,
+    pub source_tokens: i64,
+    pub facts: i32,
+    pub facts_lost: i32,
+}
+
+/// A summary to write.
+#[derive(Debug, Clone)]
+pub struct NewSummary {
+    pub depth: i32,
+    pub first_seq: i64,
+    pub last_seq: i64,
+    pub content: String,
+    pub token_count: i64,
+    pub level: i16,
+    pub source_tokens: i64,
+    pub facts: i64,
+    pub facts_lost: i64,
+}
+
+/// What a summarization pass changes on the session row.
+#[derive(Debug, Clone, Copy)]
+pub struct SummarizedUpdate {
+    pub view_first_seq: i64,
+    pub view_tokens: i64,
+    pub summary_tokens: i64,
+    pub summaries_written: i64,
+}
+
+const COLUMNS: &str =
+    "id, depth, first_seq, last_seq, content, token_count, level, source_tokens, facts, facts_lost";
+
+impl Store {
+    /// The active summaries (not covered by a higher one), oldest first.
+    pub async fn active_summaries(&self, session_id: i64) -> Result<Vec<SummaryRow>, sqlx::Error> {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "select {COLUMNS} from summaries where session_id = $1 and parent_id is null order by first_seq"
+        )))
+        .bind(session_id)
+        .fetch_all(self.pool())
+        .await
+    }
+
+    /// One summary of a session.
+    pub async fn summary(
+        &self,
+        session_id: i64,
+        id: i64,
+    ) -> Result<Option<SummaryRow>, sqlx::Error> {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "select {COLUMNS} from summaries where session_id = $1 and id = $2"
+        )))
+        .bind(session_id)
+        .bind(id)
+        .fetch_optional(self.pool())
+        .await
+    }
+}
+
+impl SessionTx {
+    /// Writes a summary; when `children` is not empty it is a condensed one covering
+    /// them. Returns its id.
+    pub async fn insert_summary(
+        &mut self,
+        new: &NewSummary,
+        children: &[i64],
+    ) -> Result<i64, sqlx::Error> {
+        let session_id = self.session.id;
+        let id: i64 = sqlx::query_scalar(
+            "insert into summaries (session_id, depth, first_seq, last_seq, content, token_count,
+                level, source_tokens, facts, facts_lost)
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) returning id",
+        )
+        .bind(session_id)
+        .bind(new.depth)
+        .bind(new.first_seq)
+        .bind(new.last_seq)
+        .bind(&new.content)
+        .bind(i32::try_from(new.token_count).unwrap_or(i32::MAX))
+        .bind(new.level)
+        .bind(new.source_tokens)
+        .bind(i32::try_from(new.facts).unwrap_or(i32::MAX))
+        .bind(i32::try_from(new.facts_lost).unwrap_or(i32::MAX))
+        .fetch_one(self.conn())
+        .await?;
+        if !children.is_empty() {
+            sqlx::query(
+                "update summaries set parent_id = $3 where session_id = $1 and id = any($2)",
+            )
+            .bind(session_id)
+            .bind(children)
+            .bind(id)
+            .execute(self.conn())
+            .await?;
+        }
+        Ok(id)
+    }
+
+    /// Moves the view past the summarized prefix, to a new view epoch and version, and
+    /// commits.
+    pub async fn commit_summarized(mut self, update: SummarizedUpdate) -> Result<(), sqlx::Error> {
+        let session_id = self.session.id;
+        sqlx::query(
+            "update sessions set view_first_seq = $2, view_tokens = $3, summary_tokens = $4,
+                summaries_written = summaries_written + $5, view_epoch = view_epoch + 1,
+                version = version + 1, updated_at = now()
+             where id = $1",
+        )
+        .bind(session_id)
+        .bind(update.view_first_seq)
+        .bind(update.view_tokens)
+        .bind(update.summary_tokens)
+        .bind(update.summaries_written)
+        .execute(self.conn())
+        .await?;
+        self.tx.commit().await
+    }
+}

@@ -1,0 +1,439 @@
+//! Summaries: choosing the chunk of the log a leaf summary covers, and the summarizer
+//! that writes it. The default summarizer is extractive and deterministic (no model, no
+//! network): it keeps what an agent needs to carry on — the user's requests, the
+//! commands it ran, the files it touched, the errors it saw, what it concluded — within
+//! a token target, at one of three levels so a summary can always be made smaller.
+use std::collections::BTreeSet;
+
+use crate::message::{Message, Role};
+use crate::policy::Policy;
+use crate::tokenize::Counter;
+
+/// How hard a summarizer squeezes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    Normal = 1,
+    Aggressive = 2,
+    /// No summarizing: the text cut to the target.
+    Truncation = 3,
+}
+
+impl Level {
+    pub fn from_i16(value: i16) -> Level {
+        match value {
+            2 => Level::Aggressive,
+            3 => Level::Truncation,
+            _ => Level::Normal,
+        }
+    }
+}
+
+/// What a summarizer is asked to summarize.
+pub struct Input<'a> {
+    /// The raw messages (leaf) or nothing (condensed).
+    pub messages: &'a [Message],
+    /// The summaries being condensed (condensed) or nothing (leaf).
+    pub summaries: &'a [String],
+    /// The summary just before this span, for continuity.
+    pub previous: Option<&'a str>,
+    pub first_seq: i64,
+    pub last_seq: i64,
+    pub target_tokens: i64,
+}
+
+/// Writes summaries. Implementations must be deterministic for Level::Truncation.
+pub trait Summarizer: Send + Sync {
+    fn summarize(&self, input: &Input<'_>, level: Level, counter: &Counter) -> String;
+}
+
+/// The built-in extractive summarizer.
+pub struct Extractive;
+
+/// Per-level caps: (characters kept per item, items kept per section).
+fn caps(level: Level) -> (usize, usize) {
+    match level {
+        Level::Normal => (400, 24),
+        Level::Aggressive => (160, 8),
+        Level::Truncation => (160, 8),
+    }
+}
+
+impl Summarizer for Extractive {
+    fn summarize(&self, input: &Input<'_>, level: Level, counter: &Counter) -> String {
+        let (chars, items) = caps(level);
+        let mut text = format!(
+            "Summary of conversation messages {}-{} (extractive; the originals stay readable with Expand):\n",
+            input.first_seq, input.last_seq
+        );
+        if input.messages.is_empty() {
+            for summary in input.summaries {
+                // A condensed summary keeps each part's lines, shortened.
+                for line in summary.lines().skip(1) {
+                    text.push_str(&clip(line, chars));
+                    text.push('\n');
+                }
+            }
+        } else {
+            extract(&mut text, input.messages, chars, items);
+        }
+        fit(text, input.target_tokens, counter)
+    }
+}
+
+fn extract(text: &mut String, messages: &[Message], chars: usize, items: usize) {
+    let mut requests = Vec::new();
+    let mut actions = Vec::new();
+    let mut errors = Vec::new();
+    let mut notes = Vec::new();
+    let mut files = BTreeSet::new();
+    for message in messages {
+        let content = message.content.as_str();
+        match message.role {
+            Role::User | Role::System => requests.push(clip(content, chars)),
+            Role::Assistant => {
+                if !content.trim().is_empty() {
+                    notes.push(clip(content, chars));
+                }
+                for call in &message.tool_calls {
+                    actions.push(clip(
+                        &format!("{}: {}", call.name, arguments(&call.arguments)),
+                        chars,
+                    ));
+                    files.extend(paths(&call.arguments));
+                }
+            }
+            Role::Tool => {
+                for line in content.lines().filter(|line| is_error(line)) {
+                    errors.push(clip(line.trim(), chars));
+                }
+            }
+        }
+        files.extend(paths(content));
+    }
+    section(text, "User requests", &requests, items);
+    section(text, "Actions (tool calls)", &actions, items);
+    section(text, "Errors seen", &errors, items);
+    section(text, "Assistant notes", &notes, items);
+    let files: Vec<String> = files.into_iter().collect();
+    section(text, "Files", &files, items * 2);
+}
+
+/// What a summary of `messages` should keep, to measure what it lost: the file paths
+/// and the commands (their first 60 characters) of the span. Condensed summaries are
+/// measured against their children's text by the same rule.
+pub fn facts(messages: &[Message], children: &[String]) -> Vec<String> {
+    let mut facts = BTreeSet::new();
+    for message in messages {
+        facts.extend(paths(&message.content));
+        for call in &message.tool_calls {
+            facts.extend(paths(&call.arguments));
+            let command = clip(&arguments(&call.arguments), 60);
+            facts.insert(command.trim_end_matches(" …").to_string());
+        }
+    }
+    for child in children {
+        facts.extend(paths(child));
+    }
+    facts.into_iter().filter(|fact| !fact.is_empty()).collect()
+}
+
+/// Tool-call arguments as the command when there is one, else compact JSON.
+fn arguments(json: &str) -> String {
+    match serde_json::from_str::<serde_json::Value>(json) {
+        Ok(serde_json::Value::Object(map)) => match map.get("command").or_else(|| map.get("cmd")) {
+            Some(serde_json::Value::String(command)) => command.clone(),
+            _ => serde_json::Value::Object(map).to_string(),
+        },
+        _ => json.to_string(),
+    }
+}
+
+fn is_error(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    [
+        "error",
+        "traceback",
+        "exception",
+        "failed",
+        "fatal",
+        "panicked",
+        "no such file",
+    ]
+    .iter()
+    .any(|word| lower.contains(word))
+}
+
+/// Words that look like file paths: a slash and a dot-extension, or a leading ./ or /.
+fn paths(text: &str) -> Vec<String> {
+    text.split(|c: char| c.is_whitespace() || "\"'`,;()[]{}<>=|".contains(c))
+        .map(|word| word.trim_end_matches([':', '.']))
+        .filter(|word| {
+            word.len() > 2
+                && word.len() < 200
+                && word.contains('/')
+                && !word.contains("://")
+                && (word.starts_with("./")
+                    || word.starts_with('/')
+                    || word.rsplit('/').next().is_some_and(|name| {
+                        name.contains('.') && !name.starts_with('.') && !name.ends_with('.')
+                    }))
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+fn section(text: &mut String, title: &str, lines: &[String], items: usize) {
+    if lines.is_empty() {
+        return;
+    }
+    text.push_str(title);
+    text.push_str(":\n");
+    // Keep the first and the last ones: how it started and where it ended.
+    let shown: Vec<&String> = if lines.len() <= items {
+        lines.iter().collect()
+    } else {
+        let head = items / 2;
+        lines[..head]
+            .iter()
+            .chain(&lines[lines.len() - (items - head)..])
+            .collect()
+    };
+    for line in &shown {
+        text.push_str("- ");
+        text.push_str(line);
+        text.push('\n');
+    }
+    if shown.len() < lines.len() {
+        text.push_str(&format!("- ({} more)\n", lines.len() - shown.len()));
+    }
+}
+
+/// One line: whitespace collapsed, at most `chars` characters.
+fn clip(text: &str, chars: usize) -> String {
+    let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() <= chars {
+        return line;
+    }
+    let cut: String = line.chars().take(chars).collect();
+    format!("{cut} …")
+}
+
+/// Cuts `text` to at most `target` tokens, at a line end when possible.
+pub fn fit(text: String, target: i64, counter: &Counter) -> String {
+    if counter.text(&text) <= target {
+        return text;
+    }
+    let mut low = 0;
+    let mut high = text.len();
+    // Binary search on the byte length (at char boundaries) for the longest prefix
+    // that fits with the marker.
+    const MARKER: &str = "\n[... cut to fit ...]";
+    while low < high {
+        let mid = (low + high).div_ceil(2);
+        let mid = floor_boundary(&text, mid);
+        if mid <= low {
+            break;
+        }
+        if counter.text(&text[..mid]) + counter.text(MARKER) <= target {
+            low = mid;
+        } else {
+            high = mid - 1;
+        }
+    }
+    let mut end = floor_boundary(&text, low);
+    if let Some(line_end) = text[..end].rfind('\n')
+        && line_end > end / 2
+    {
+        end = line_end;
+    }
+    format!("{}{MARKER}", &text[..end])
+}
+
+fn floor_boundary(text: &str, mut at: usize) -> usize {
+    at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// Target size of a leaf summary: the policy's, at most a tenth of the prompt room, so
+/// summaries leave room for the conversation in small windows.
+pub fn leaf_target(policy: &Policy) -> i64 {
+    policy
+        .leaf_target_tokens
+        .min(policy.available_tokens() / 10)
+        .max(32)
+}
+
+/// Target size of a condensed summary: the policy's, at most a sixth of the prompt room.
+pub fn condensed_target(policy: &Policy) -> i64 {
+    policy
+        .condensed_target_tokens
+        .min(policy.available_tokens() / 6)
+        .max(48)
+}
+
+/// The fresh tail: how many of the newest messages compaction must not touch. Capped
+/// at a quarter of the prompt room in tokens, so small windows can still summarize.
+pub fn fresh_tail_len(tokens: &[i64], policy: &Policy) -> usize {
+    let max_tokens = policy.fresh_tail_tokens.min(policy.available_tokens() / 4);
+    let max_messages = policy.fresh_tail_messages as usize;
+    let mut total = 0;
+    let mut len = 0;
+    for &t in tokens.iter().rev() {
+        if len >= max_messages || total + t > max_tokens {
+            break;
+        }
+        total += t;
+        len += 1;
+    }
+    len
+}
+
+/// The end (exclusive index) of the leaf chunk at the start of the view: the first turn
+/// boundary at which the chunk has `leaf_chunk_messages` messages or
+/// `leaf_chunk_tokens` tokens, before the fresh tail. `forced` (the request must shrink
+/// now) takes the furthest boundary before the newest turn instead when no boundary
+/// qualifies. `starts` are the view's turn starts; `None` when no chunk can be taken.
+pub fn leaf_chunk(
+    tokens: &[i64],
+    starts: &[usize],
+    policy: &Policy,
+    forced: bool,
+) -> Option<usize> {
+    let tail = fresh_tail_len(tokens, policy);
+    let limit = tokens.len() - tail;
+    let boundaries: Vec<usize> = starts.iter().copied().filter(|&s| s > 0).collect();
+    let mut total = 0;
+    let mut counted = 0;
+    for &boundary in &boundaries {
+        if boundary > limit {
+            break;
+        }
+        total += tokens[counted..boundary].iter().sum::<i64>();
+        counted = boundary;
+        if boundary as i64 >= policy.leaf_chunk_messages || total >= policy.leaf_chunk_tokens {
+            return Some(boundary);
+        }
+    }
+    if forced {
+        // The newest turn stays whole; everything before it may go.
+        return boundaries.last().copied();
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::ToolCall;
+    use crate::tokenize::Tokenizer;
+
+    fn counter() -> Counter {
+        Counter::new(Tokenizer::O200kBase, 0)
+    }
+
+    fn session() -> Vec<Message> {
+        let mut call = Message::text(Role::Assistant, "I will run the tests.");
+        call.tool_calls = vec![ToolCall {
+            id: "c1".into(),
+            name: "bash".into(),
+            arguments: r#"{"command":"cd /repo && pytest tests/test_models.py"}"#.into(),
+        }];
+        let mut result = Message::text(
+            Role::Tool,
+            "collected 3 items\nFAILED tests/test_models.py::test_save - AssertionError: 1 != 2\n",
+        );
+        result.tool_call_id = "c1".into();
+        vec![
+            Message::text(
+                Role::User,
+                "Fix the failing test in django/db/models/base.py please.",
+            ),
+            call,
+            result,
+            Message::text(
+                Role::Assistant,
+                "The save() override drops the pk; fixing base.py.",
+            ),
+        ]
+    }
+
+    #[test]
+    fn extractive_keeps_requests_commands_files_and_errors() {
+        let messages = session();
+        let input = Input {
+            messages: &messages,
+            summaries: &[],
+            previous: None,
+            first_seq: 1,
+            last_seq: 4,
+            target_tokens: 1_000,
+        };
+        let summary = Extractive.summarize(&input, Level::Normal, &counter());
+        for kept in [
+            "messages 1-4",
+            "Fix the failing test",
+            "bash: cd /repo && pytest tests/test_models.py",
+            "AssertionError: 1 != 2",
+            "django/db/models/base.py",
+            "tests/test_models.py",
+            "drops the pk",
+        ] {
+            assert!(summary.contains(kept), "{kept:?} missing from:\n{summary}");
+        }
+        // Deterministic.
+        assert_eq!(
+            summary,
+            Extractive.summarize(&input, Level::Normal, &counter())
+        );
+    }
+
+    #[test]
+    fn every_level_fits_the_target() {
+        let long: Vec<Message> = (0..200)
+            .map(|i| Message::text(Role::User, format!("request {i}: {}", "detail ".repeat(80))))
+            .collect();
+        for level in [Level::Normal, Level::Aggressive, Level::Truncation] {
+            let input = Input {
+                messages: &long,
+                summaries: &[],
+                previous: None,
+                first_seq: 1,
+                last_seq: 200,
+                target_tokens: 300,
+            };
+            let summary = Extractive.summarize(&input, level, &counter());
+            assert!(counter().text(&summary) <= 300, "{level:?}");
+            assert!(summary.starts_with("Summary of conversation messages 1-200"));
+        }
+    }
+
+    #[test]
+    fn chunks_end_at_turn_boundaries_outside_the_fresh_tail() {
+        let policy = Policy {
+            context_window_tokens: 100_000,
+            max_output_tokens: 10_000,
+            fresh_tail_messages: 4,
+            fresh_tail_tokens: 1_000_000,
+            leaf_chunk_messages: 3,
+            leaf_chunk_tokens: 1_000_000,
+            ..Policy::default()
+        };
+        // Turns start at 0, 2, 5, 8; 10 messages of 10 tokens.
+        let tokens = [10; 10];
+        let starts = [0, 2, 5, 8];
+        // 2 messages is not enough; 5 is; the tail is the last 4.
+        assert_eq!(leaf_chunk(&tokens, &starts, &policy, false), Some(5));
+        let big = Policy {
+            leaf_chunk_messages: 100,
+            ..policy.clone()
+        };
+        assert_eq!(leaf_chunk(&tokens, &starts, &big, false), None);
+        // Forced: everything before the newest turn.
+        assert_eq!(leaf_chunk(&tokens, &starts, &big, true), Some(8));
+        // A single turn cannot be chunked.
+        assert_eq!(leaf_chunk(&tokens, &[0], &big, true), None);
+    }
+}
