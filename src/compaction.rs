@@ -101,7 +101,8 @@ pub fn rendered(
     tool_name: &str,
 ) -> Message {
     match state {
-        ViewState::Full => message.clone(),
+        // A summarized message is not in the view; rendered alone it is itself.
+        ViewState::Full | ViewState::Summarized => message.clone(),
         ViewState::Evicted => Message {
             content: evicted_preview(&text_of(message), seq, token_count),
             parts: Vec::new(),

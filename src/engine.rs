@@ -205,10 +205,54 @@ struct PassOptions {
     dry_run: bool,
 }
 
+/// What a summarization pass covers, as indices into the view.
+#[derive(Debug, Clone, Copy)]
+enum Span {
+    /// Whole turns at the start of the view: `..end`.
+    Turns(usize),
+    /// Older steps of the newest turn, after its user message: `from..to`.
+    Steps(usize, usize),
+}
+
+impl Span {
+    fn range(self) -> std::ops::Range<usize> {
+        match self {
+            Span::Turns(end) => 0..end,
+            Span::Steps(from, to) => from..to,
+        }
+    }
+}
+
+/// The older steps of the view's newest turn, as `from..to`: from just after
+/// its user message (or the start) to a step boundary — an assistant message right
+/// after a completed step — that leaves at least the newest step. `None` when the turn
+/// has no such boundary.
+fn step_chunk(view: &[StoredMessage], starts: &[usize], policy: &Policy) -> Option<(usize, usize)> {
+    let from = starts.last().map_or(0, |&start| start + 1);
+    let boundaries: Vec<usize> = (from + 1..view.len())
+        .filter(|&i| {
+            let (before, here) = (&view[i - 1].message, &view[i].message);
+            here.role == Role::Assistant
+                && (before.role == Role::Tool
+                    || (before.role == Role::Assistant && before.tool_calls.is_empty()))
+        })
+        .collect();
+    // Keep the fresh tail (at least the newest step); everything older goes.
+    let tokens: Vec<i64> = view.iter().map(|m| m.view_tokens).collect();
+    let keep_from = view.len() - summarize::fresh_tail_len(&tokens, policy);
+    let to = boundaries
+        .iter()
+        .copied()
+        .filter(|&b| b <= keep_from)
+        .max()
+        .or_else(|| boundaries.first().copied())?;
+    Some((from, to))
+}
+
 /// A committed (or, on a dry run, computed) summarization pass.
 struct SummaryPass {
-    /// Messages at the start of the view it covered.
-    chunk_len: usize,
+    /// The messages of the view it covered.
+    covered: std::ops::Range<usize>,
     row: SessionRow,
     summaries: Vec<SummaryRow>,
 }
@@ -277,7 +321,11 @@ fn write_summary(
     };
     let facts = summarize::facts(messages, children);
     for level in [Level::Normal, Level::Aggressive, Level::Truncation] {
-        let content = Extractive.summarize(&input, level, counter);
+        let content = summarize::with_pinned(
+            Extractive.summarize(&input, level, counter),
+            messages,
+            children,
+        );
         let token_count = counter.text(&content);
         if token_count < source_tokens {
             let lost = facts
@@ -309,25 +357,46 @@ fn plan_condensing(
     fanin: usize,
     target_tokens: i64,
 ) -> Vec<Condensation> {
-    // (stored id or None for one written in this pass, depth, summary)
+    // (stored id, or None for one written in this pass; summary), in log order, up to
+    // and including the new one.
     let mut chain: Vec<(Option<i64>, NewSummary)> = active
         .iter()
+        .filter(|s| s.last_seq < leaf.first_seq)
         .map(|s| (Some(s.id), stored_as_new(s)))
         .collect();
     chain.push((None, leaf.clone()));
     let mut steps = Vec::new();
     loop {
-        if chain.len() < fanin {
-            break;
+        // The newest run of summaries consecutive in the log (a step summary inside the
+        // newest turn is not consecutive with those before that turn's user message).
+        let mut run = 1;
+        while run < chain.len()
+            && chain[chain.len() - run].1.first_seq == chain[chain.len() - run - 1].1.last_seq + 1
+        {
+            run += 1;
         }
-        let tail = &chain[chain.len() - fanin..];
-        let depth = tail[0].1.depth;
-        if !tail.iter().all(|(_, s)| s.depth == depth) {
+        let run_tokens: i64 = chain[chain.len() - run..]
+            .iter()
+            .map(|(_, s)| s.token_count)
+            .sum();
+        // Fan-in same-depth summaries; or, when the run has grown past twice the
+        // condensed size, all of it into one.
+        let width = if run_tokens > 2 * target_tokens && run >= 2 {
+            run
+        } else if run >= fanin
+            && chain[chain.len() - fanin..]
+                .iter()
+                .all(|(_, s)| s.depth == chain[chain.len() - 1].1.depth)
+        {
+            fanin
+        } else {
             break;
-        }
+        };
+        let tail = &chain[chain.len() - width..];
+        let depth = tail.iter().map(|(_, s)| s.depth).max().unwrap_or(0);
         let contents: Vec<String> = tail.iter().map(|(_, s)| s.content.clone()).collect();
         let source_tokens: i64 = tail.iter().map(|(_, s)| s.token_count).sum();
-        let span = (tail[0].1.first_seq, tail[fanin - 1].1.last_seq, depth + 1);
+        let span = (tail[0].1.first_seq, tail[width - 1].1.last_seq, depth + 1);
         let Some(summary) = write_summary(
             counter,
             &[],
@@ -340,7 +409,7 @@ fn plan_condensing(
             break;
         };
         let children: Vec<i64> = tail.iter().filter_map(|(id, _)| *id).collect();
-        chain.truncate(chain.len() - fanin);
+        chain.truncate(chain.len() - width);
         chain.push((None, summary.clone()));
         steps.push(Condensation { children, summary });
     }
@@ -612,6 +681,7 @@ impl Engine {
         // the next builds extend this view).
         let before = view_estimate(&row, &stored, fixed).total_tokens;
         let limit = policy.limit_tokens() - reserve;
+        let mut compacted = false;
         let threshold = (policy.clear_threshold * policy.context_window_tokens as f64) as i64;
         if before > threshold {
             let target = (policy.clear_target * policy.context_window_tokens as f64) as i64;
@@ -628,19 +698,27 @@ impl Engine {
                 if let Ok(cleared) = self.apply_clearing(tenant_id, &row, &plan).await? {
                     apply_to_view(&mut stored, &cleared);
                     row = cleared.row;
+                    compacted = true;
                 }
             }
         }
         // Past the summarize threshold, or still over the limit, the oldest turns outside
-        // the fresh tail go into summaries, one chunk at a time.
+        // the fresh tail go into summaries, one chunk at a time, down to the clear target:
+        // one deep compaction, then many builds that extend it (the provider's prompt
+        // cache survives those), rather than a small one every turn.
         let summarize_at =
             (policy.summarize_threshold * policy.context_window_tokens as f64) as i64;
+        let low_water = (policy.clear_target * policy.context_window_tokens as f64) as i64;
+        // A clearing that did not reach the low-water mark already cost the cached
+        // prefix: summarizing in the same build costs nothing more.
+        let mut summarizing = compacted;
         for _ in 0..MAX_SUMMARY_PASSES {
             let total = view_estimate(&row, &stored, fixed).total_tokens;
-            if total <= summarize_at && total <= limit {
+            summarizing |= total > summarize_at || total > limit;
+            if !summarizing || total <= low_water {
                 break;
             }
-            let forced = total > limit;
+            let forced = true;
             let Some(pass) = self
                 .summarize_chunk(
                     tenant_id,
@@ -657,7 +735,7 @@ impl Engine {
             else {
                 break;
             };
-            stored.drain(..pass.chunk_len);
+            stored.drain(pass.covered.clone());
             row = pass.row;
             summaries = pass.summaries;
             fixed = system_tokens + tool_tokens + summary_region(&summaries);
@@ -893,12 +971,15 @@ impl Engine {
                 else {
                     break;
                 };
-                let covered = (stored[0].seq, stored[pass.chunk_len - 1].seq);
+                let covered = (
+                    stored[pass.covered.start].seq,
+                    stored[pass.covered.end - 1].seq,
+                );
                 outcome.summarized_seqs = Some(match outcome.summarized_seqs {
                     Some((first, _)) => (first, covered.1),
                     None => covered,
                 });
-                stored.drain(..pass.chunk_len);
+                stored.drain(pass.covered.clone());
                 row = pass.row;
                 summaries = pass.summaries;
                 outcome.applied |= !request.dry_run;
@@ -912,10 +993,12 @@ impl Engine {
         Ok(outcome)
     }
 
-    /// Summarizes the leaf chunk at the start of `view` (extractive, three levels until
-    /// the summary is smaller than what it covers), condenses runs of same-depth
-    /// summaries, and commits; `None` when there is no chunk to take, no level made
-    /// progress, or the session changed meanwhile.
+    /// Summarizes the leaf chunk at the start of `view` — whole turns outside the fresh
+    /// tail — or, when the request must shrink and the newest turn is all that is left,
+    /// the older steps of that turn (its user message stays). Extractive, three levels
+    /// until the summary is smaller than what it covers; then runs of same-depth
+    /// summaries are condensed, and it commits. `None` when there is nothing to take, no
+    /// level made progress, or the session changed meanwhile.
     async fn summarize_chunk(
         &self,
         tenant_id: i64,
@@ -928,35 +1011,60 @@ impl Engine {
         let PassOptions { forced, dry_run } = options;
         let tokens: Vec<i64> = view.iter().map(|m| m.view_tokens).collect();
         let starts = turns::turn_starts(view);
-        let Some(chunk_len) = summarize::leaf_chunk(&tokens, &starts, policy, forced) else {
-            return Ok(None);
+        let span = match summarize::leaf_chunk(&tokens, &starts, policy, forced) {
+            Some(end) => Span::Turns(end),
+            None if forced => match step_chunk(view, &starts, policy) {
+                Some((from, to)) => Span::Steps(from, to),
+                None => return Ok(None),
+            },
+            None => return Ok(None),
         };
-        let chunk: Vec<Message> = view[..chunk_len]
+        let covered = span.range();
+        let chunk: Vec<Message> = view[covered.clone()]
             .iter()
             .map(|m| m.message.clone())
             .collect();
-        let source_tokens: i64 = tokens[..chunk_len].iter().sum();
-        let (first_seq, last_seq) = (view[0].seq, view[chunk_len - 1].seq);
-        let previous = active.last().map(|s| s.content.clone());
+        let source_tokens: i64 = tokens[covered.clone()].iter().sum();
+        let (first_seq, last_seq) = (view[covered.start].seq, view[covered.end - 1].seq);
+        // Step summaries of turns now summarized whole become the new summary's sources.
+        let children: Vec<SummaryRow> = active
+            .iter()
+            .filter(|s| s.first_seq >= first_seq && s.last_seq <= last_seq)
+            .cloned()
+            .collect();
+        let child_ids: Vec<i64> = children.iter().map(|s| s.id).collect();
+        let others: Vec<SummaryRow> = active
+            .iter()
+            .filter(|s| !child_ids.contains(&s.id))
+            .cloned()
+            .collect();
+        let previous = others
+            .iter()
+            .rev()
+            .find(|s| s.last_seq < first_seq)
+            .map(|s| s.content.clone());
         let counter = policy.counter();
         let (target, fanin, condensed_target) = (
             summarize::leaf_target(policy),
             policy.condense_fanin as usize,
             summarize::condensed_target(policy),
         );
-        let stored_summaries = active.to_vec();
+        let child_texts: Vec<String> = children.iter().map(|s| s.content.clone()).collect();
+        // What the new summary replaces: the visible messages and the step summaries.
+        let replaced_tokens = source_tokens + summary_region(&children);
+        let chain_before = others.clone();
         let written = tokio::task::spawn_blocking(move || {
             let leaf = write_summary(
                 &counter,
                 &chunk,
-                &[],
+                &child_texts,
                 previous.as_deref(),
                 (first_seq, last_seq, 0),
                 target,
-                source_tokens,
+                replaced_tokens,
             )?;
             let condensed =
-                plan_condensing(&counter, &stored_summaries, &leaf, fanin, condensed_target);
+                plan_condensing(&counter, &chain_before, &leaf, fanin, condensed_target);
             Some((leaf, condensed))
         })
         .await
@@ -965,21 +1073,30 @@ impl Engine {
             tracing::warn!(session_id = %row.external_id, first_seq, last_seq, "no summary level made progress");
             return Ok(None);
         };
-        if dry_run {
-            let mut summaries: Vec<SummaryRow> = active
+        let summaries_after = |leaf_id: i64, ids: &[i64]| {
+            let mut all: Vec<SummaryRow> = others
                 .iter()
                 .filter(|s| !condensed.iter().any(|step| step.children.contains(&s.id)))
                 .cloned()
                 .collect();
-            let newest = condensed.last().map_or(&leaf, |step| &step.summary);
-            summaries.push(summary_row(0, newest));
-            let mut after = row.clone();
+            match condensed.last() {
+                Some(step) => all.push(summary_row(*ids.last().unwrap_or(&leaf_id), &step.summary)),
+                None => all.push(summary_row(leaf_id, &leaf)),
+            }
+            all.sort_by_key(|s| s.first_seq);
+            all
+        };
+        let mut after = row.clone();
+        if let Span::Turns(_) = span {
             after.view_first_seq = last_seq + 1;
-            after.view_tokens -= source_tokens;
+        }
+        after.view_tokens -= source_tokens;
+        after.view_epoch += 1;
+        if dry_run {
+            let summaries = summaries_after(0, &[]);
             after.summary_tokens = summary_region(&summaries);
-            after.view_epoch += 1;
             return Ok(Some(SummaryPass {
-                chunk_len,
+                covered,
                 row: after,
                 summaries,
             }));
@@ -991,7 +1108,7 @@ impl Engine {
         if tx.session.id != row.id || tx.session.version != row.version {
             return Ok(None);
         }
-        let leaf_id = tx.insert_summary(&leaf, &[]).await?;
+        let leaf_id = tx.insert_summary(&leaf, &child_ids).await?;
         let mut ids: Vec<i64> = Vec::new();
         let mut written = 1;
         let mut pending_children: Vec<i64> = Vec::new();
@@ -1009,25 +1126,14 @@ impl Engine {
             ids.push(id);
             written += 1;
         }
-        let summaries_after = {
-            let mut all: Vec<SummaryRow> = active
-                .iter()
-                .filter(|s| !condensed.iter().any(|step| step.children.contains(&s.id)))
-                .cloned()
-                .collect();
-            match condensed.last() {
-                Some(step) => all.push(summary_row(*ids.last().unwrap_or(&leaf_id), &step.summary)),
-                None => all.push(summary_row(leaf_id, &leaf)),
-            }
-            all
-        };
-        let summary_tokens = summary_region(&summaries_after);
-        let mut after = tx.session.clone();
-        after.view_first_seq = last_seq + 1;
-        after.view_tokens -= source_tokens;
+        if let Span::Steps(..) = span {
+            let seqs: Vec<i64> = view[covered.clone()].iter().map(|m| m.seq).collect();
+            tx.mark_summarized(&seqs).await?;
+        }
+        let summaries = summaries_after(leaf_id, &ids);
+        let summary_tokens = summary_region(&summaries);
         after.summary_tokens = summary_tokens;
         after.summaries_written += written;
-        after.view_epoch += 1;
         after.version += 1;
         tx.commit_summarized(SummarizedUpdate {
             view_first_seq: after.view_first_seq,
@@ -1043,13 +1149,14 @@ impl Engine {
             source_tokens,
             summary_tokens = leaf.token_count,
             level = leaf.level,
+            steps = matches!(span, Span::Steps(..)),
             condensed = condensed.len(),
             "summarized"
         );
         Ok(Some(SummaryPass {
-            chunk_len,
+            covered,
             row: after,
-            summaries: summaries_after,
+            summaries,
         }))
     }
 

@@ -41,6 +41,8 @@ pub enum ViewState {
     Full = 1,
     Cleared = 2,
     Evicted = 3,
+    /// Covered by a summary of the older steps of its turn; not in the view.
+    Summarized = 4,
 }
 
 impl ViewState {
@@ -48,6 +50,7 @@ impl ViewState {
         match value {
             2 => ViewState::Cleared,
             3 => ViewState::Evicted,
+            4 => ViewState::Summarized,
             _ => ViewState::Full,
         }
     }

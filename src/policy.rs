@@ -57,7 +57,7 @@ impl Default for Policy {
             tokenizer: TokenizerKind::O200kBase,
             heuristic_chars_per_token: 4.0,
             clear_threshold: 0.60,
-            clear_target: 0.45,
+            clear_target: 0.20,
             summarize_threshold: 0.75,
             hard_limit: 1.0,
             fresh_tail_messages: 32,

@@ -58,6 +58,41 @@ fn caps(level: Level) -> (usize, usize) {
     }
 }
 
+/// Marks the part of a summary that carries pinned messages verbatim: summarizers never
+/// shorten it, condensation carries it over whole.
+pub const PINNED_MARKER: &str = "\nPinned messages (verbatim):\n";
+
+/// A summary's text with the pinned messages it covers appended verbatim, so they stay
+/// in every request (pinned messages are never summarized away).
+pub fn with_pinned(summary: String, messages: &[Message], children: &[String]) -> String {
+    let mut pinned: Vec<String> = children
+        .iter()
+        .filter_map(|child| {
+            child
+                .split_once(PINNED_MARKER)
+                .map(|(_, part)| part.trim_end().to_string())
+        })
+        .collect();
+    for message in messages.iter().filter(|m| m.pinned) {
+        pinned.push(format!("[{}] {}", message.role.as_str(), message.content));
+    }
+    if pinned.is_empty() {
+        return summary;
+    }
+    format!(
+        "{}{PINNED_MARKER}{}\n",
+        summary.trim_end(),
+        pinned.join("\n")
+    )
+}
+
+/// A summary without its pinned part.
+fn body(summary: &str) -> &str {
+    summary
+        .split_once(PINNED_MARKER)
+        .map_or(summary, |(body, _)| body)
+}
+
 impl Summarizer for Extractive {
     fn summarize(&self, input: &Input<'_>, level: Level, counter: &Counter) -> String {
         let (chars, items) = caps(level);
@@ -68,12 +103,24 @@ impl Summarizer for Extractive {
         if input.messages.is_empty() {
             for summary in input.summaries {
                 // A condensed summary keeps each part's lines, shortened.
-                for line in summary.lines().skip(1) {
+                for line in body(summary).lines().skip(1) {
                     text.push_str(&clip(line, chars));
                     text.push('\n');
                 }
             }
         } else {
+            // Step summaries of this span come first: they are its older part.
+            let earlier: Vec<String> = input
+                .summaries
+                .iter()
+                .flat_map(|summary| body(summary).lines().skip(1).map(|line| clip(line, chars)))
+                .collect();
+            section(
+                &mut text,
+                "Earlier steps (summarized before)",
+                &earlier,
+                items * 2,
+            );
             extract(&mut text, input.messages, chars, items);
         }
         fit(text, input.target_tokens, counter)
@@ -257,20 +304,21 @@ fn floor_boundary(text: &str, mut at: usize) -> usize {
     at
 }
 
-/// Target size of a leaf summary: the policy's, at most a tenth of the prompt room, so
-/// summaries leave room for the conversation in small windows.
+/// Target size of a leaf summary: the policy's, at most a twentieth of the prompt room,
+/// so summaries leave room for the conversation in small windows.
 pub fn leaf_target(policy: &Policy) -> i64 {
     policy
         .leaf_target_tokens
-        .min(policy.available_tokens() / 10)
+        .min(policy.available_tokens() / 20)
         .max(32)
 }
 
-/// Target size of a condensed summary: the policy's, at most a sixth of the prompt room.
+/// Target size of a condensed summary: the policy's, at most a twelfth of the prompt
+/// room.
 pub fn condensed_target(policy: &Policy) -> i64 {
     policy
         .condensed_target_tokens
-        .min(policy.available_tokens() / 6)
+        .min(policy.available_tokens() / 12)
         .max(48)
 }
 

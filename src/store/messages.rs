@@ -51,7 +51,8 @@ impl MessageRow {
 }
 
 impl Store {
-    /// The messages of the view from `first_seq` on, in order.
+    /// The messages of the view from `first_seq` on, in order (without those a step
+    /// summary covers).
     pub async fn view_messages(
         &self,
         session_id: i64,
@@ -60,7 +61,8 @@ impl Store {
         let rows: Vec<MessageRow> = sqlx::query_as(
             "select seq, turn, role, content, parts, reasoning, tool_calls, tool_call_id, name,
                 metadata, pinned, token_count, view_tokens, view_state, created_at
-             from messages where session_id = $1 and seq >= $2 order by seq",
+             from messages where session_id = $1 and seq >= $2 and view_state <> 4
+             order by seq",
         )
         .bind(session_id)
         .bind(first_seq)

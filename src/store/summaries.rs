@@ -109,6 +109,17 @@ impl SessionTx {
         Ok(id)
     }
 
+    /// Takes messages out of the view: a summary of their turn's older steps covers them.
+    pub async fn mark_summarized(&mut self, seqs: &[i64]) -> Result<(), sqlx::Error> {
+        let session_id = self.session.id;
+        sqlx::query("update messages set view_state = 4 where session_id = $1 and seq = any($2)")
+            .bind(session_id)
+            .bind(seqs)
+            .execute(self.conn())
+            .await?;
+        Ok(())
+    }
+
     /// Moves the view past the summarized prefix, to a new view epoch and version, and
     /// commits.
     pub async fn commit_summarized(mut self, update: SummarizedUpdate) -> Result<(), sqlx::Error> {

@@ -313,17 +313,12 @@ async fn build_fits_by_summarizing_oldest_whole_turns_and_fails_when_nothing_fit
     let breakdown = budget.breakdown.unwrap();
     assert!(breakdown.total_tokens + breakdown.output_reserve_tokens <= 1_000);
     assert!(breakdown.headroom_tokens >= 0);
-    // The oldest whole turns went into summaries covering 1..first_seq-1 exactly once.
+    // The oldest whole turns went into summaries covering 1..first_seq-1 exactly once
+    // (and, compacting deep, the older steps of the newest turn after its user message).
     let trimmed = built.trimmed.unwrap();
     assert_eq!(trimmed.turns, 0, "{trimmed:?}");
     assert!(!built.summaries.is_empty());
-    let mut next = 1;
-    for summary in &built.summaries {
-        assert_eq!(summary.first_seq, next, "{:?}", built.summaries);
-        assert!(summary.token_count < summary.source_tokens);
-        next = summary.last_seq + 1;
-    }
-    assert_eq!(built.first_seq, next);
+    assert_summaries_cover_once(&built, 32);
     assert_eq!((built.first_seq - 1) % 4, 0, "turn-aligned");
     assert!(built.system_prompt.contains(&built.summaries[0].content));
     assert_eq!(built.messages[0].role, pb::Role::User as i32);

@@ -224,7 +224,7 @@ async fn compact_clears_to_a_target_and_dry_run_changes_nothing(pool: PgPool) {
     let mut client = server.client.clone();
     // Prompt room 27 000: the newest 6 750 tokens of tool output are protected.
     create(&mut client, "s", window(30_000, 3_000)).await;
-    for turn in 0..12 {
+    for turn in 0..10 {
         let id = format!("c{turn}");
         let mut tool_output = result(&id, &output(&format!("f{turn}"), 150));
         tool_output.pinned = turn == 0;
@@ -254,7 +254,7 @@ async fn compact_clears_to_a_target_and_dry_run_changes_nothing(pool: PgPool) {
     assert!(!dry.applied && !dry.no_progress);
     assert!(dry.tokens_after < dry.tokens_before);
     assert!(!dry.cleared_seqs.contains(&3), "the pinned result stays");
-    assert!(!dry.cleared_seqs.contains(&47), "the newest result stays");
+    assert!(!dry.cleared_seqs.contains(&39), "the newest result stays");
     let unchanged = session(&mut client, "s").await;
     assert_eq!(unchanged.version, before.version);
     assert_eq!(unchanged.view_tokens, before.view_tokens);
@@ -347,7 +347,8 @@ async fn compact_summarizes_whole_turns_and_condenses(pool: PgPool) {
     };
     let before = session(&mut client, "s").await;
     let dry = client.compact(summarize(true)).await.unwrap().into_inner();
-    assert_eq!((dry.summarized_first_seq, dry.summarized_last_seq), (1, 20));
+    // Every whole turn but the newest, then the older steps of the newest one.
+    assert_eq!((dry.summarized_first_seq, dry.summarized_last_seq), (1, 23));
     assert!(!dry.applied && dry.tokens_after < dry.tokens_before);
     assert_eq!(session(&mut client, "s").await.version, before.version);
 
@@ -355,7 +356,7 @@ async fn compact_summarizes_whole_turns_and_condenses(pool: PgPool) {
     assert!(done.applied);
     assert_eq!(
         (done.summarized_first_seq, done.summarized_last_seq),
-        (1, 20)
+        (1, 23)
     );
     assert_eq!(
         done.tokens_after, dry.tokens_after,
@@ -365,13 +366,27 @@ async fn compact_summarizes_whole_turns_and_condenses(pool: PgPool) {
     let built = build(&mut client, "s", pb::OutputFormat::Neutral)
         .await
         .unwrap();
-    assert_eq!(built.first_seq, 21, "the newest turn stays whole");
+    // The newest turn keeps its user message and its newest step.
+    assert_eq!(
+        built.messages.iter().map(|m| m.seq).collect::<Vec<_>>(),
+        [21, 24]
+    );
+    let (prefix, steps): (Vec<&pb::Summary>, Vec<&pb::Summary>) =
+        built.summaries.iter().partition(|s| s.last_seq <= 20);
     let mut next = 1;
-    for summary in &built.summaries {
+    for summary in &prefix {
         assert_eq!(summary.first_seq, next, "{:?}", built.summaries);
         next = summary.last_seq + 1;
     }
     assert_eq!(next, 21, "the summaries cover the prefix exactly once");
+    assert_eq!(
+        steps
+            .iter()
+            .map(|s| (s.first_seq, s.last_seq))
+            .collect::<Vec<_>>(),
+        [(22, 23)],
+        "the older steps of the newest turn"
+    );
     let condensed = built
         .summaries
         .iter()

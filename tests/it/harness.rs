@@ -250,3 +250,23 @@ pub async fn fresh_database(prefix: &str) -> PgPool {
     ctxd::store::MIGRATOR.run(&pool).await.unwrap();
     pool
 }
+
+/// Every message 1..=last_seq is in the built request exactly once: in the history or
+/// inside one summary; every summary is smaller than what it replaced.
+pub fn assert_summaries_cover_once(built: &pb::BuildMessagesResponse, last_seq: i64) {
+    let mut seen = vec![0u32; last_seq as usize + 1];
+    for summary in &built.summaries {
+        assert!(summary.token_count < summary.source_tokens, "{summary:?}");
+        for seq in summary.first_seq..=summary.last_seq {
+            seen[seq as usize] += 1;
+        }
+    }
+    for message in &built.messages {
+        seen[message.seq as usize] += 1;
+    }
+    assert!(
+        seen[1..].iter().all(|&n| n == 1),
+        "coverage by seq: {:?}",
+        &seen[1..]
+    );
+}

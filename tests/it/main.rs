@@ -8,3 +8,4 @@ mod expand;
 mod harness;
 mod properties;
 mod recorded;
+mod small_window;

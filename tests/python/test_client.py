@@ -527,21 +527,29 @@ class Compaction(Rpc):
             self.assertEqual(built.trimmed.summaries, 0)
             self.assertEqual(built.trimmed.incomplete_step_messages, 0)
             self.assertGreater(len(built.summaries), 0)
-            covered = 1
+            # Every message is in the request exactly once: inside one summary, or in the
+            # history. Whole turns first; compacting deep also takes the older steps of
+            # the newest turn (after its user message).
+            coverage = [0] * (4 * turns + 1)
             for summary in built.summaries:
-                self.assertEqual(summary.first_seq, covered)
                 self.assertLess(summary.token_count, summary.source_tokens)
                 self.assertIn(summary.content, built.system_prompt)
-                covered = summary.last_seq + 1
-            self.assertEqual(built.first_seq, covered)
+                for seq in range(summary.first_seq, summary.last_seq + 1):
+                    coverage[seq] += 1
+            if output_format == pb.OUTPUT_FORMAT_NEUTRAL:
+                for message in built.messages:
+                    coverage[message.seq] += 1
+                self.assertEqual(coverage[1:], [1] * (4 * turns))
             self.assertEqual((built.first_seq - 1) % 4, 0, "whole turns summarized")
-            self.assertLess(built.first_seq, 4 * (turns - 1) + 1, "the newest turn is kept")
+            self.assertLessEqual(built.first_seq, 4 * (turns - 1) + 1, "the newest turn's user message is kept")
             self.assertGreater(breakdown.summary_tokens, 0)
             self.assertEqual(built.last_seq, 4 * turns)
             if output_format == pb.OUTPUT_FORMAT_NEUTRAL:
                 messages = built.messages
                 self.assertEqual(messages[0].role, pb.ROLE_USER)
-                self.assertEqual([m.seq for m in messages], list(range(built.first_seq, built.last_seq + 1)))
+                seqs = [m.seq for m in messages]
+                self.assertEqual(seqs, sorted(seqs))
+                self.assertEqual((seqs[0], seqs[-1]), (built.first_seq, built.last_seq))
                 # The view's cost: old tool results past the clearing threshold are
                 # placeholders now (view_token_count), the rest whole.
                 self.assertEqual(sum(m.view_token_count for m in messages), breakdown.history_tokens)
@@ -558,12 +566,13 @@ class Compaction(Rpc):
                     open_calls.update(c.id for c in message.tool_calls)
                 self.assertEqual(open_calls, set(), "no unanswered tool call")
                 neutral_view = (len(built.summaries), built.first_seq)
+                neutral_count = len(messages)
             else:
                 messages = json.loads(built.json)["messages"]
                 self.assertEqual(messages[0], {"role": "system", "content": built.system_prompt})
                 self.assertTrue(built.system_prompt.startswith(SYSTEM_PROMPT))
                 self.assertEqual(messages[1]["role"], "user")
-                self.assertEqual(len(messages), 1 + built.last_seq - built.first_seq + 1)
+                self.assertEqual(len(messages), 1 + neutral_count)
                 self.assertIsNone(openai_pairs_ok(messages))
                 self.assertEqual((len(built.summaries), built.first_seq), neutral_view)
         NOTES.append(
