@@ -320,6 +320,7 @@ impl pb::context_service_server::ContextService for ContextApi {
                     }
                     Ok(pb::CompactMode::ClearToolResults) => engine::CompactMode::ClearToolResults,
                     Ok(pb::CompactMode::Summarize) => engine::CompactMode::Summarize,
+                    Ok(pb::CompactMode::Emergency) => engine::CompactMode::Emergency,
                     Err(_) => {
                         return Err(Error::invalid(
                             "mode",
@@ -602,6 +603,7 @@ fn overrides_from_pb(policy: pb::Policy) -> Result<PolicyOverrides> {
         summary_placement,
         summarizer_profile: policy.summarizer_profile,
         media_item_tokens: policy.media_item_tokens,
+        compaction_failure_limit: policy.compaction_failure_limit,
     })
 }
 
@@ -635,6 +637,7 @@ fn policy_to_pb(policy: &Policy) -> pb::Policy {
         } as i32),
         summarizer_profile: Some(policy.summarizer_profile.clone()),
         media_item_tokens: Some(policy.media_item_tokens),
+        compaction_failure_limit: Some(policy.compaction_failure_limit),
     }
 }
 
@@ -675,6 +678,8 @@ fn session_to_pb(info: &engine::SessionInfo) -> pb::Session {
             extending_builds: row.extending_builds,
             summaries_written: row.summaries_written,
             summary_tokens: row.summary_tokens,
+            consecutive_failures: i64::from(row.compaction_failures),
+            paused: i64::from(row.compaction_failures) >= info.policy.compaction_failure_limit,
             cache_stable_pct: if row.builds > 1 {
                 row.extending_builds as f64 * 100.0 / (row.builds - 1) as f64
             } else {

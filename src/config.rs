@@ -234,6 +234,13 @@ pub struct PolicyArgs {
     )]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub media_item_tokens: Option<i64>,
+    /// Consecutive failed automatic compactions before it pauses [default: 3].
+    #[arg(
+        long = "policy-compaction-failure-limit",
+        env = "CTXD_POLICY_COMPACTION_FAILURE_LIMIT"
+    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compaction_failure_limit: Option<i64>,
 }
 
 fn parse_tokenizer(value: &str) -> Result<TokenizerKind, String> {

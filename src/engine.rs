@@ -153,6 +153,8 @@ pub enum CompactMode {
     Auto,
     ClearToolResults,
     Summarize,
+    /// The provider refused the request for length: the oldest half at once.
+    Emergency,
 }
 
 #[derive(Debug, Clone)]
@@ -203,6 +205,9 @@ struct PassOptions {
     forced: bool,
     /// Compute the pass, write nothing.
     dry_run: bool,
+    /// The provider refused the request for length: the oldest half of the turns (or,
+    /// in a single turn, its older steps) at once, as a deterministic note.
+    emergency: bool,
 }
 
 /// What a summarization pass covers, as indices into the view.
@@ -227,7 +232,12 @@ impl Span {
 /// its user message (or the start) to a step boundary — an assistant message right
 /// after a completed step — that leaves at least the newest step. `None` when the turn
 /// has no such boundary.
-fn step_chunk(view: &[StoredMessage], starts: &[usize], policy: &Policy) -> Option<(usize, usize)> {
+fn step_chunk(
+    view: &[StoredMessage],
+    starts: &[usize],
+    policy: &Policy,
+    newest_step_only: bool,
+) -> Option<(usize, usize)> {
     let from = starts.last().map_or(0, |&start| start + 1);
     let boundaries: Vec<usize> = (from + 1..view.len())
         .filter(|&i| {
@@ -239,7 +249,11 @@ fn step_chunk(view: &[StoredMessage], starts: &[usize], policy: &Policy) -> Opti
         .collect();
     // Keep the fresh tail (at least the newest step); everything older goes.
     let tokens: Vec<i64> = view.iter().map(|m| m.view_tokens).collect();
-    let keep_from = view.len() - summarize::fresh_tail_len(&tokens, policy);
+    let keep_from = if newest_step_only {
+        view.len()
+    } else {
+        view.len() - summarize::fresh_tail_len(&tokens, policy)
+    };
     let to = boundaries
         .iter()
         .copied()
@@ -683,7 +697,10 @@ impl Engine {
         let limit = policy.limit_tokens() - reserve;
         let mut compacted = false;
         let threshold = (policy.clear_threshold * policy.context_window_tokens as f64) as i64;
-        if before > threshold {
+        // Loop guard: after repeated failures automatic compaction waits for a manual
+        // Compact or a new user message (the trimming below still keeps the budget).
+        let paused = i64::from(row.compaction_failures) >= policy.compaction_failure_limit;
+        if before > threshold && !paused {
             let target = (policy.clear_target * policy.context_window_tokens as f64) as i64;
             // Over the limit the request cannot go out as it is: any saving helps.
             let min_savings = if before > limit {
@@ -712,10 +729,11 @@ impl Engine {
         // A clearing that did not reach the low-water mark already cost the cached
         // prefix: summarizing in the same build costs nothing more.
         let mut summarizing = compacted;
+        let mut progress = false;
         for _ in 0..MAX_SUMMARY_PASSES {
             let total = view_estimate(&row, &stored, fixed).total_tokens;
             summarizing |= total > summarize_at || total > limit;
-            if !summarizing || total <= low_water {
+            if paused || !summarizing || total <= low_water {
                 break;
             }
             let forced = true;
@@ -729,6 +747,7 @@ impl Engine {
                     PassOptions {
                         forced,
                         dry_run: false,
+                        emergency: false,
                     },
                 )
                 .await?
@@ -739,6 +758,26 @@ impl Engine {
             row = pass.row;
             summaries = pass.summaries;
             fixed = system_tokens + tool_tokens + summary_region(&summaries);
+            progress = true;
+        }
+        // A build where compaction was due but took nothing off is a failure; any
+        // progress resets the count.
+        let due = summarizing && !paused;
+        let failures = match (due, progress || compacted) {
+            (true, false) => row.compaction_failures.saturating_add(1),
+            (_, true) => 0,
+            (false, false) => row.compaction_failures,
+        };
+        if failures != row.compaction_failures {
+            self.store.set_compaction_failures(row.id, failures).await?;
+            if i64::from(failures) >= policy.compaction_failure_limit {
+                tracing::warn!(
+                    session_id = %row.external_id,
+                    failures,
+                    "automatic compaction paused after repeated failures"
+                );
+            }
+            row.compaction_failures = failures;
         }
 
         let stored_count = stored.len();
@@ -948,11 +987,17 @@ impl Engine {
                 row.view_epoch += 1;
             }
         }
-        if matches!(request.mode, CompactMode::Auto | CompactMode::Summarize) {
-            for _ in 0..MAX_SUMMARY_PASSES {
+        let emergency = request.mode == CompactMode::Emergency;
+        if matches!(
+            request.mode,
+            CompactMode::Auto | CompactMode::Summarize | CompactMode::Emergency
+        ) {
+            // Emergency is one pass whatever the target: the oldest half at once.
+            let passes = if emergency { 1 } else { MAX_SUMMARY_PASSES };
+            for _ in 0..passes {
                 let total =
                     view_estimate(&row, &stored, around + summary_region(&summaries)).total_tokens;
-                if total <= target {
+                if total <= target && !emergency {
                     break;
                 }
                 let Some(pass) = self
@@ -965,6 +1010,7 @@ impl Engine {
                         PassOptions {
                             forced: true,
                             dry_run: request.dry_run,
+                            emergency,
                         },
                     )
                     .await?
@@ -989,6 +1035,10 @@ impl Engine {
         }
         if !request.dry_run {
             outcome.version = row.version;
+            // A manual Compact lifts the loop guard's pause.
+            if row.compaction_failures != 0 {
+                self.store.set_compaction_failures(row.id, 0).await?;
+            }
         }
         Ok(outcome)
     }
@@ -1008,12 +1058,25 @@ impl Engine {
         active: &[SummaryRow],
         options: PassOptions,
     ) -> Result<Option<SummaryPass>> {
-        let PassOptions { forced, dry_run } = options;
+        let PassOptions {
+            forced,
+            dry_run,
+            emergency,
+        } = options;
         let tokens: Vec<i64> = view.iter().map(|m| m.view_tokens).collect();
         let starts = turns::turn_starts(view);
-        let span = match summarize::leaf_chunk(&tokens, &starts, policy, forced) {
+        let chunk_end = if emergency {
+            // The oldest half of the turns (at least one), never the newest.
+            let boundaries: Vec<usize> = starts.iter().copied().filter(|&s| s > 0).collect();
+            boundaries
+                .get(boundaries.len().saturating_sub(1) / 2)
+                .copied()
+        } else {
+            summarize::leaf_chunk(&tokens, &starts, policy, forced)
+        };
+        let span = match chunk_end {
             Some(end) => Span::Turns(end),
-            None if forced => match step_chunk(view, &starts, policy) {
+            None if forced || emergency => match step_chunk(view, &starts, policy, emergency) {
                 Some((from, to)) => Span::Steps(from, to),
                 None => return Ok(None),
             },
@@ -1054,7 +1117,7 @@ impl Engine {
         let replaced_tokens = source_tokens + summary_region(&children);
         let chain_before = others.clone();
         let written = tokio::task::spawn_blocking(move || {
-            let leaf = write_summary(
+            let mut leaf = write_summary(
                 &counter,
                 &chunk,
                 &child_texts,
@@ -1063,6 +1126,14 @@ impl Engine {
                 target,
                 replaced_tokens,
             )?;
+            if emergency {
+                let note = match span {
+                    Span::Turns(_) => "Emergency compaction (the provider refused the request for its length): the oldest half of the conversation is reduced to this note.\n",
+                    Span::Steps(..) => "Emergency compaction (the provider refused the request for its length): one long turn was all there was; its user message and its newest step are kept, the steps between are reduced to this note.\n",
+                };
+                leaf.content = format!("{note}{}", leaf.content);
+                leaf.token_count = counter.text(&leaf.content);
+            }
             let condensed =
                 plan_condensing(&counter, &chain_before, &leaf, fanin, condensed_target);
             Some((leaf, condensed))

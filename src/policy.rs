@@ -47,6 +47,7 @@ pub struct Policy {
     pub summary_placement: SummaryPlacement,
     pub summarizer_profile: String,
     pub media_item_tokens: i64,
+    pub compaction_failure_limit: i64,
 }
 
 impl Default for Policy {
@@ -73,6 +74,7 @@ impl Default for Policy {
             summary_placement: SummaryPlacement::System,
             summarizer_profile: "extractive".to_string(),
             media_item_tokens: 1_000,
+            compaction_failure_limit: 3,
         }
     }
 }
@@ -101,6 +103,7 @@ pub struct PolicyOverrides {
     pub summary_placement: Option<SummaryPlacement>,
     pub summarizer_profile: Option<String>,
     pub media_item_tokens: Option<i64>,
+    pub compaction_failure_limit: Option<i64>,
 }
 
 /// Largest window accepted: far above any model today, small enough that budget sums
@@ -151,7 +154,8 @@ impl Policy {
             condensed_target_tokens,
             summary_placement,
             summarizer_profile,
-            media_item_tokens
+            media_item_tokens,
+            compaction_failure_limit
         );
         // A lower clear_threshold without its own target keeps the same hysteresis shape.
         if overrides.clear_threshold.is_some()
@@ -264,6 +268,7 @@ impl Policy {
             ("condense_fanin", self.condense_fanin, 2),
             ("condensed_target_tokens", self.condensed_target_tokens, 1),
             ("media_item_tokens", self.media_item_tokens, 0),
+            ("compaction_failure_limit", self.compaction_failure_limit, 1),
         ] {
             if value < min || value > MAX_WINDOW {
                 return invalid(

@@ -2,7 +2,7 @@
 use std::collections::HashSet;
 
 use super::{SessionTx, SessionUpdate};
-use crate::message::{Message, ViewState};
+use crate::message::{Message, Role, ViewState};
 
 /// A message ready to insert: seq, turn and token count assigned by the engine.
 #[derive(Debug, Clone)]
@@ -122,6 +122,7 @@ impl SessionTx {
             .bind(view_tokens)
             .bind(view_states)
             .bind(update.evicted)
+            .bind(batch.iter().any(|new| new.message.role == Role::User))
             .execute(self.conn())
             .await?;
         self.tx.commit().await

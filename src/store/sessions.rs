@@ -47,6 +47,7 @@ pub struct SessionRow {
     pub extending_builds: i64,
     pub summary_tokens: i64,
     pub summaries_written: i64,
+    pub compaction_failures: i32,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub updated_at: chrono::DateTime<chrono::Utc>,
 }
@@ -115,7 +116,7 @@ macro_rules! with_columns {
     anchor_view_epoch, anchor_delta_ratio, est_samples, est_abs_err_sum, est_max_abs_err, est_last_err, \
     usage_input_tokens, usage_output_tokens, usage_cached_tokens, cleared_messages, \
     evicted_messages, last_build_view_epoch, builds, extending_builds, summary_tokens, \
-    summaries_written, created_at, updated_at ",
+    summaries_written, compaction_failures, created_at, updated_at ",
             $tail
         )
     };
@@ -220,6 +221,22 @@ impl Store {
         .bind(extends_previous)
         .execute(&self.pool)
         .await?;
+        Ok(())
+    }
+}
+
+impl Store {
+    /// Sets the loop guard's count of consecutive failed automatic compactions.
+    pub async fn set_compaction_failures(
+        &self,
+        session_id: i64,
+        failures: i32,
+    ) -> Result<(), sqlx::Error> {
+        sqlx::query("update sessions set compaction_failures = $2 where id = $1")
+            .bind(session_id)
+            .bind(failures)
+            .execute(&self.pool)
+            .await?;
         Ok(())
     }
 }

@@ -414,3 +414,108 @@ async fn compact_summarizes_whole_turns_and_condenses(pool: PgPool) {
     );
     server.stop().await;
 }
+
+#[sqlx::test]
+async fn emergency_reduces_the_oldest_half_or_the_steps_of_one_long_turn(pool: PgPool) {
+    let server = TestServer::start(pool).await;
+    let mut client = server.client.clone();
+    let emergency = |id: &str| pb::CompactRequest {
+        session_id: id.into(),
+        mode: pb::CompactMode::Emergency as i32,
+        ..Default::default()
+    };
+    create(&mut client, "turns", window(100_000, 10_000)).await;
+    for turn in 0..6 {
+        append(
+            &mut client,
+            "turns",
+            vec![
+                user(&format!("Question {turn}: {}", "why ".repeat(60))),
+                assistant(&format!("Answer {turn}: {}", "because ".repeat(60))),
+            ],
+        )
+        .await
+        .unwrap();
+    }
+    let done = client
+        .compact(emergency("turns"))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(done.applied);
+    assert_eq!(
+        (done.summarized_first_seq, done.summarized_last_seq),
+        (1, 6),
+        "the oldest half of the turns, in one pass"
+    );
+    let built = build(&mut client, "turns", pb::OutputFormat::Neutral)
+        .await
+        .unwrap();
+    assert_eq!(built.first_seq, 7);
+    assert!(
+        built.summaries[0]
+            .content
+            .starts_with("Emergency compaction")
+    );
+
+    // One long turn: its user message and newest step stay.
+    create(&mut client, "long", window(100_000, 10_000)).await;
+    let mut turn = vec![user("Fix the build.")];
+    for step in 0..4 {
+        let id = format!("c{step}");
+        turn.push(call(&[&id]));
+        turn.push(result(&id, &output(&format!("step {step}"), 30)));
+    }
+    append(&mut client, "long", turn).await.unwrap();
+    let done = client
+        .compact(emergency("long"))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(done.applied);
+    let built = build(&mut client, "long", pb::OutputFormat::Neutral)
+        .await
+        .unwrap();
+    assert_eq!(built.messages[0].seq, 1, "the user message stays");
+    assert_eq!(
+        built.messages.iter().map(|m| m.seq).collect::<Vec<_>>()[1..],
+        [8, 9],
+        "the newest step stays"
+    );
+    assert!(built.summaries[0].content.contains("one long turn"));
+    assert_summaries_cover_once(&built, 9);
+    server.stop().await;
+}
+
+#[sqlx::test]
+async fn automatic_compaction_pauses_after_repeated_failures(pool: PgPool) {
+    let server = TestServer::start(pool).await;
+    let mut client = server.client.clone();
+    create(&mut client, "s", window(10_000, 2_500)).await;
+    // One turn whose only step is an answer larger than the window: nothing can be
+    // compacted, every build fails to fit.
+    append(
+        &mut client,
+        "s",
+        vec![user("Write it all."), assistant(&"word ".repeat(9_000))],
+    )
+    .await
+    .unwrap();
+    for attempt in 1..=4 {
+        let status = build(&mut client, "s", pb::OutputFormat::Neutral)
+            .await
+            .unwrap_err();
+        assert_eq!(status.code(), Code::FailedPrecondition);
+        let stats = session(&mut client, "s").await.compaction.unwrap();
+        // The default limit is 3: counting stops once paused.
+        assert_eq!(stats.consecutive_failures, attempt.min(3), "{stats:?}");
+        assert_eq!(stats.paused, attempt >= 3);
+    }
+    // A new user message lifts the pause.
+    append(&mut client, "s", vec![user("Shorter, please.")])
+        .await
+        .unwrap();
+    let stats = session(&mut client, "s").await.compaction.unwrap();
+    assert_eq!((stats.consecutive_failures, stats.paused), (0, false));
+    server.stop().await;
+}

@@ -42,5 +42,7 @@ update sessions set
     usage_input_tokens = usage_input_tokens + $32,
     usage_output_tokens = usage_output_tokens + $33,
     usage_cached_tokens = usage_cached_tokens + $34,
-    evicted_messages = evicted_messages + $38
+    evicted_messages = evicted_messages + $38,
+    -- A new user message lifts the loop guard's pause.
+    compaction_failures = case when $39 then 0 else compaction_failures end
 where id = $1
