@@ -115,8 +115,19 @@ impl pb::context_service_server::ContextService for ContextApi {
             request,
             |tenant, req| async move {
                 let info = self.engine.get_session(tenant, &req.session_id).await?;
+                let (summaries, budget) = if req.include_view {
+                    let (summaries, report) = self.engine.session_view(&info).await?;
+                    (
+                        summaries.iter().map(summary_to_pb).collect(),
+                        Some(report_to_pb(&report)),
+                    )
+                } else {
+                    (Vec::new(), None)
+                };
                 Ok(pb::GetSessionResponse {
                     session: Some(session_to_pb(&info)),
+                    summaries,
+                    budget,
                 })
             },
         )

@@ -508,6 +508,26 @@ impl Engine {
         Ok(SessionInfo { row, policy })
     }
 
+    /// The active summaries and the budget of the next request (read-only).
+    pub async fn session_view(&self, info: &SessionInfo) -> Result<(Vec<SummaryRow>, Report)> {
+        let row = &info.row;
+        let summaries = self.store.active_summaries(row.id).await?;
+        let regions = Regions {
+            system_tokens: row.last_build_system_tokens.max(REPLY_PRIMING),
+            summary_tokens: row.summary_tokens,
+            history_tokens: row.view_tokens,
+            tool_tokens: row.last_build_tool_tokens,
+        };
+        let report = session_report(
+            &info.policy,
+            info.policy.max_output_tokens,
+            row,
+            regions,
+            row.last_turn_tokens,
+        );
+        Ok((summaries, report))
+    }
+
     pub async fn delete_session(&self, tenant_id: i64, session_id: &str) -> Result<i64> {
         validate_session_id(session_id)?;
         self.store

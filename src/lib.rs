@@ -12,6 +12,7 @@ pub mod compaction;
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod inspect;
 pub mod localpg;
 pub mod message;
 pub mod policy;

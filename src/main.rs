@@ -29,6 +29,18 @@ enum Command {
         #[arg(long, default_value = "127.0.0.1:50051")]
         addr: String,
     },
+    /// Show a session as ctxd sees it: the window by region against the thresholds,
+    /// the summaries with their depth and coverage, what compaction did.
+    Inspect {
+        /// The session id.
+        session_id: String,
+        /// The server's address.
+        #[arg(long, default_value = "127.0.0.1:50051")]
+        addr: String,
+        /// API key of the session's tenant (when the server has keys).
+        #[arg(long, env = "CTXD_API_KEY")]
+        api_key: Option<String>,
+    },
     /// Manage tenants.
     Tenant {
         #[command(subcommand)]
@@ -65,6 +77,13 @@ fn main() -> ExitCode {
             Some(Command::Serve(args)) => serve(args).await,
             Some(Command::Migrate(args)) => with_store(&args, |_| async { Ok(()) }).await,
             Some(Command::Healthcheck { addr }) => healthcheck(addr).await,
+            Some(Command::Inspect {
+                session_id,
+                addr,
+                api_key,
+            }) => ctxd::inspect::run(&addr, api_key.as_deref(), &session_id)
+                .await
+                .map(|report| print!("{report}")),
             Some(Command::Tenant {
                 command: TenantCommand::Create { name, args },
             }) => with_store(&args, |store| create_tenant(store, name)).await,

@@ -52,6 +52,7 @@ async fn session_lifecycle(pool: PgPool) {
     let missing = client
         .get_session(pb::GetSessionRequest {
             session_id: "bad".into(),
+            include_view: false,
         })
         .await
         .unwrap_err();
@@ -75,6 +76,7 @@ async fn session_lifecycle(pool: PgPool) {
     let gone = client
         .get_session(pb::GetSessionRequest {
             session_id: "s-1".into(),
+            include_view: false,
         })
         .await
         .unwrap_err();
@@ -131,6 +133,7 @@ async fn append_assigns_gap_free_seqs_turns_and_versions(pool: PgPool) {
     let session = client
         .get_session(pb::GetSessionRequest {
             session_id: "s".into(),
+            include_view: false,
         })
         .await
         .unwrap()
@@ -191,6 +194,7 @@ async fn invalid_appends_name_the_field_and_change_nothing(pool: PgPool) {
     let session = client
         .get_session(pb::GetSessionRequest {
             session_id: "s".into(),
+            include_view: false,
         })
         .await
         .unwrap()
@@ -275,6 +279,7 @@ async fn expected_version_and_idempotency(pool: PgPool) {
     let session = client
         .get_session(pb::GetSessionRequest {
             session_id: "s".into(),
+            include_view: false,
         })
         .await
         .unwrap()
@@ -494,6 +499,7 @@ async fn usage_anchors_estimates_and_check_budget_warns(pool: PgPool) {
     let session = client
         .get_session(pb::GetSessionRequest {
             session_id: "s".into(),
+            include_view: false,
         })
         .await
         .unwrap()
@@ -556,6 +562,7 @@ async fn tenants_are_isolated_and_keys_are_required_once_they_exist(pool: PgPool
     let with_key = |key: &str, session: &str| {
         let mut request = tonic::Request::new(pb::GetSessionRequest {
             session_id: session.into(),
+            include_view: false,
         });
         request
             .metadata_mut()
@@ -566,6 +573,7 @@ async fn tenants_are_isolated_and_keys_are_required_once_they_exist(pool: PgPool
     let status = client
         .get_session(pb::GetSessionRequest {
             session_id: "shared-name".into(),
+            include_view: false,
         })
         .await
         .unwrap_err();

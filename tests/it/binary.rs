@@ -135,6 +135,7 @@ async fn zero_config_serve_keys_and_clean_stop() {
     let status = client
         .get_session(pb::GetSessionRequest {
             session_id: "kept".into(),
+            include_view: false,
         })
         .await
         .unwrap_err();

@@ -17,6 +17,7 @@ async fn session(client: &mut Client, id: &str) -> pb::Session {
     client
         .get_session(pb::GetSessionRequest {
             session_id: id.into(),
+            include_view: false,
         })
         .await
         .unwrap()
@@ -412,6 +413,30 @@ async fn compact_summarizes_whole_turns_and_condenses(pool: PgPool) {
         covered.messages.iter().map(|m| m.seq).collect::<Vec<_>>(),
         (condensed.first_seq..=condensed.last_seq).collect::<Vec<_>>()
     );
+
+    // `ctxd inspect` shows the same view, read-only.
+    let version = session(&mut client, "s").await.version;
+    let report = ctxd::inspect::run(&server.addr.to_string(), None, "s")
+        .await
+        .unwrap();
+    assert!(
+        report.contains(&format!("summaries ({} active)", built.summaries.len())),
+        "{report}"
+    );
+    assert!(
+        report.contains(&format!("#{}", condensed.summary_id)),
+        "{report}"
+    );
+    assert!(
+        report.contains(&format!("depth {}  seqs", condensed.depth)),
+        "{report}"
+    );
+    assert!(report.contains("prompt total"), "{report}");
+    assert!(
+        report.contains(&format!("{} summaries written", stats.summaries_written)),
+        "{report}"
+    );
+    assert_eq!(session(&mut client, "s").await.version, version);
     server.stop().await;
 }
 

@@ -237,6 +237,7 @@ async fn nul_characters_are_rejected_naming_the_field(pool: PgPool) {
     let session = client
         .get_session(pb::GetSessionRequest {
             session_id: "s".into(),
+            include_view: false,
         })
         .await
         .unwrap()

@@ -107,6 +107,7 @@ async fn replay(client: &mut Client, id: &str, name: String, recorded: &Recorded
     replayed.stats = client
         .get_session(pb::GetSessionRequest {
             session_id: id.into(),
+            include_view: false,
         })
         .await
         .unwrap()

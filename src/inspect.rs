@@ -1,0 +1,165 @@
+//! `ctxd inspect SESSION`: what a person looks at when a session misbehaves — the
+//! window by region against the thresholds, the summaries with their depth and
+//! coverage, what compaction did, and how well estimates track the provider. Read-only:
+//! it calls GetSession on a running server.
+use std::fmt::Write as _;
+
+use crate::pb;
+use crate::pb::context_service_client::ContextServiceClient;
+
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Connects to `addr`, reads the session and prints the report.
+pub async fn run(addr: &str, api_key: Option<&str>, session_id: &str) -> Result<String, BoxError> {
+    let endpoint = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))?
+        .connect_timeout(std::time::Duration::from_secs(5))
+        .timeout(std::time::Duration::from_secs(30));
+    let mut client = ContextServiceClient::new(endpoint.connect().await?);
+    let mut request = tonic::Request::new(pb::GetSessionRequest {
+        session_id: session_id.into(),
+        include_view: true,
+    });
+    if let Some(key) = api_key {
+        request
+            .metadata_mut()
+            .insert("authorization", format!("Bearer {key}").parse()?);
+    }
+    let response = client
+        .get_session(request)
+        .await
+        .map_err(|status| format!("GetSession: {}", status.message()))?
+        .into_inner();
+    let session = response.session.ok_or("the server returned no session")?;
+    Ok(report(
+        &session,
+        &response.summaries,
+        response.budget.as_ref(),
+    ))
+}
+
+fn pct(part: i64, whole: i64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 * 100.0 / whole as f64
+    }
+}
+
+/// The report, as text.
+pub fn report(
+    session: &pb::Session,
+    summaries: &[pb::Summary],
+    budget: Option<&pb::BudgetReport>,
+) -> String {
+    let mut out = String::new();
+    let policy = session.policy.clone().unwrap_or_default();
+    let window = policy.context_window_tokens.unwrap_or(0);
+    let fraction = |f: Option<f64>| {
+        let f = f.unwrap_or(0.0);
+        format!("{f:.2} ({} tokens)", (f * window as f64) as i64)
+    };
+    let _ = writeln!(
+        out,
+        "session {}  version {}  messages {}  turns {}",
+        session.session_id, session.version, session.message_count, session.turn_count
+    );
+    let _ = writeln!(
+        out,
+        "log {} tokens; view {} tokens ({:.1} % of the log)",
+        session.log_tokens,
+        session.view_tokens,
+        pct(session.view_tokens, session.log_tokens)
+    );
+    let _ = writeln!(
+        out,
+        "policy: window {window}, output reserve {}, clear at {}, down to {}, summarize at {}, hard limit {}",
+        policy.max_output_tokens.unwrap_or(0),
+        fraction(policy.clear_threshold),
+        fraction(policy.clear_target),
+        fraction(policy.summarize_threshold),
+        fraction(policy.hard_limit),
+    );
+    if let Some(budget) = budget
+        && let Some(b) = &budget.breakdown
+    {
+        let _ = writeln!(
+            out,
+            "\nnext request (system prompt and tools as last built):"
+        );
+        for (name, tokens) in [
+            ("system", b.system_tokens),
+            ("tools", b.tool_tokens),
+            ("summaries", b.summary_tokens),
+            ("history", b.history_tokens),
+            ("output reserve", b.output_reserve_tokens),
+        ] {
+            let _ = writeln!(
+                out,
+                "  {name:<15}{tokens:>9}  {:>5.1} %",
+                pct(tokens, window)
+            );
+        }
+        let status = pb::BudgetStatus::try_from(budget.status).map_or("?".to_string(), |s| {
+            s.as_str_name()
+                .trim_start_matches("BUDGET_STATUS_")
+                .to_string()
+        });
+        let action = pb::RecommendedAction::try_from(budget.recommended_action).map_or(
+            "?".to_string(),
+            |a| {
+                a.as_str_name()
+                    .trim_start_matches("RECOMMENDED_ACTION_")
+                    .to_string()
+            },
+        );
+        let _ = writeln!(
+            out,
+            "  {:<15}{:>9}  {:>5.1} %  of {window}; headroom {}; {status}, next: {action}",
+            "prompt total",
+            b.total_tokens,
+            pct(b.total_tokens, window),
+            b.headroom_tokens
+        );
+    }
+    let _ = writeln!(out, "\nsummaries ({} active):", summaries.len());
+    for s in summaries {
+        let _ = writeln!(
+            out,
+            "  #{:<6} depth {}  seqs {:>5}-{:<5} {:>6} tokens for {:>7} replaced; mentions {}/{} paths and commands",
+            s.summary_id,
+            s.depth,
+            s.first_seq,
+            s.last_seq,
+            s.token_count,
+            s.source_tokens,
+            s.facts - s.facts_lost,
+            s.facts
+        );
+    }
+    if let Some(c) = &session.compaction {
+        let _ = writeln!(
+            out,
+            "\ncompaction: {} tool results cleared, {} evicted, {} summaries written; \
+             {:.1} % of {} builds kept the cached prefix; {} consecutive failures{}",
+            c.cleared_messages,
+            c.evicted_messages,
+            c.summaries_written,
+            c.cache_stable_pct,
+            c.builds,
+            c.consecutive_failures,
+            if c.paused {
+                " (automatic compaction PAUSED)"
+            } else {
+                ""
+            }
+        );
+    }
+    if let Some(e) = &session.estimator {
+        let _ = writeln!(
+            out,
+            "estimator: {} usage reports; mean error {:.2} %, max {:.2} %, last {:+.2} %",
+            e.samples, e.mean_abs_error_pct, e.max_abs_error_pct, e.last_error_pct
+        );
+    }
+    out
+}
