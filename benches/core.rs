@@ -40,6 +40,8 @@ struct Scale {
     build_clients: usize,
     /// Timed BuildMessages per client, per session size.
     build_requests: [usize; 2],
+    /// Window of the "compaction on" case.
+    compacted_window: i64,
     append_sessions: usize,
     appends_per_session: usize,
     counting_rounds: usize,
@@ -49,6 +51,7 @@ const FULL: Scale = Scale {
     session_sizes: [200, 2_000],
     build_clients: 16,
     build_requests: [200, 25],
+    compacted_window: 16_000,
     append_sessions: 32,
     appends_per_session: 200,
     counting_rounds: 3,
@@ -58,6 +61,7 @@ const SMOKE: Scale = Scale {
     session_sizes: [20, 40],
     build_clients: 2,
     build_requests: [3, 2],
+    compacted_window: 4_000,
     append_sessions: 2,
     appends_per_session: 5,
     counting_rounds: 1,
@@ -293,17 +297,20 @@ async fn client(addr: SocketAddr) -> ContextServiceClient<Channel> {
 }
 
 /// Creates a session whose window holds everything and appends `messages` to it.
+/// Creates a session with `window` (`None`: one that holds everything) and appends
+/// `messages` to it.
 async fn session_with(
     client: &mut ContextServiceClient<Channel>,
     session_id: &str,
     messages: &[pb::Message],
+    window: Option<i64>,
 ) {
     client
         .create_session(pb::CreateSessionRequest {
             session_id: session_id.into(),
             policy: Some(pb::Policy {
-                context_window_tokens: Some(50_000_000),
-                max_output_tokens: Some(16_000),
+                context_window_tokens: Some(window.unwrap_or(50_000_000)),
+                max_output_tokens: Some(window.map_or(16_000, |w| w / 4)),
                 ..Default::default()
             }),
             ..Default::default()
@@ -398,13 +405,24 @@ async fn build_messages(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message],
     );
     println!("---|---|---|---|---|---|---|---|---");
     let mut setup = client(addr).await;
-    for (size, requests) in scale.session_sizes.iter().zip(scale.build_requests) {
-        let messages = &corpus[..(*size).min(corpus.len())];
+    // The third case: the smaller session in a 16 000-token window, so every build runs
+    // on a compacted view (summaries, cleared results) — compaction on.
+    let cases = [
+        (scale.session_sizes[0], scale.build_requests[0], None),
+        (scale.session_sizes[1], scale.build_requests[1], None),
+        (
+            scale.session_sizes[0],
+            scale.build_requests[0],
+            Some(scale.compacted_window),
+        ),
+    ];
+    for (size, requests, window) in cases {
+        let messages = &corpus[..size.min(corpus.len())];
         let mut clients = Vec::new();
         let mut fetchers = Vec::new();
         for index in 0..scale.build_clients {
-            let session_id = format!("bench-build-{size}-{index}");
-            session_with(&mut setup, &session_id, messages).await;
+            let session_id = format!("bench-build-{size}-{}-{index}", window.unwrap_or(0));
+            session_with(&mut setup, &session_id, messages, window).await;
             let session_pk: i64 =
                 sqlx::query_scalar("select id from sessions where external_id = $1")
                     .bind(&session_id)
@@ -431,11 +449,15 @@ async fn build_messages(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message],
         // concatenation such a step is left out (it is not the last), nothing else is.
         let trimmed = sample.trimmed.unwrap_or_default();
         assert_eq!(trimmed.turns, 0, "nothing trimmed");
-        assert_eq!(
-            sample.messages.len() + trimmed.incomplete_step_messages as usize,
-            messages.len(),
-            "the whole session is built"
-        );
+        if window.is_none() {
+            assert_eq!(
+                sample.messages.len() + trimmed.incomplete_step_messages as usize,
+                messages.len(),
+                "the whole session is built"
+            );
+        } else {
+            assert!(!sample.summaries.is_empty(), "the view is compacted");
+        }
         let response_kb = prost::Message::encoded_len(&sample) as f64 / 1024.0;
 
         let (mut built, wall) = concurrent(clients, requests, |(client, request)| {
@@ -469,9 +491,12 @@ async fn build_messages(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message],
         let calls = built.0.len();
         let (b50, b99) = (built.quantile_ms(0.5), built.quantile_ms(0.99));
         let (r50, r99) = (raw.quantile_ms(0.5), raw.quantile_ms(0.99));
+        let label = match window {
+            None => messages.len().to_string(),
+            Some(window) => format!("{} (window {window}, compacted)", messages.len()),
+        };
         println!(
-            "{} | {response_kb:.0} | {calls} | {b50:.2} | {b99:.2} | {r50:.2} | {r99:.2} | {:.2} | {:.0}",
-            messages.len(),
+            "{label} | {response_kb:.0} | {calls} | {b50:.2} | {b99:.2} | {r50:.2} | {r99:.2} | {:.2} | {:.0}",
             b99 / r99,
             calls as f64 / wall.as_secs_f64()
         );
@@ -495,7 +520,7 @@ async fn append_turn(addr: SocketAddr, corpus: &[pb::Message], scale: &Scale) {
     for index in 0..scale.append_sessions {
         let mut client = client(addr).await;
         let session_id = format!("bench-append-{index}");
-        session_with(&mut client, &session_id, &[]).await;
+        session_with(&mut client, &session_id, &[], None).await;
         // Each session starts at a different user message so sessions differ.
         let start = corpus
             .iter()
