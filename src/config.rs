@@ -134,7 +134,7 @@ pub struct PolicyArgs {
     #[arg(long = "policy-clear-threshold", env = "CTXD_POLICY_CLEAR_THRESHOLD")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub clear_threshold: Option<f64>,
-    /// Fraction of the window clearing brings a request down to [default: 0.45].
+    /// Fraction of the window compaction brings a request down to [default: 0.20].
     #[arg(long = "policy-clear-target", env = "CTXD_POLICY_CLEAR_TARGET")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub clear_target: Option<f64>,
