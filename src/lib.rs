@@ -17,6 +17,7 @@ pub mod localpg;
 pub mod message;
 pub mod policy;
 pub mod render;
+pub mod replay;
 pub mod server;
 pub mod store;
 pub mod summarize;

@@ -41,6 +41,27 @@ enum Command {
         #[arg(long, env = "CTXD_API_KEY")]
         api_key: Option<String>,
     },
+    /// Drive recorded sessions (OpenAI chat histories as JSON, gzip or not) through a
+    /// running server as an agent would, and report per session: tokens, compactions,
+    /// estimate error, cache-stable builds, orphans, over-budget builds, RPC latency.
+    Replay {
+        /// The recorded sessions.
+        #[arg(required = true)]
+        files: Vec<std::path::PathBuf>,
+        /// The server's address.
+        #[arg(long, default_value = "127.0.0.1:50051")]
+        addr: String,
+        /// The sessions' context window (the output reserve follows the 4:1 rule).
+        #[arg(long, default_value_t = 16_000)]
+        window: i64,
+        /// Report the recorded usage with each assistant message (meaningful only when
+        /// the window holds the whole recorded conversation).
+        #[arg(long)]
+        report_usage: bool,
+        /// API key (when the server has keys).
+        #[arg(long, env = "CTXD_API_KEY")]
+        api_key: Option<String>,
+    },
     /// Manage tenants.
     Tenant {
         #[command(subcommand)]
@@ -77,6 +98,24 @@ fn main() -> ExitCode {
             Some(Command::Serve(args)) => serve(args).await,
             Some(Command::Migrate(args)) => with_store(&args, |_| async { Ok(()) }).await,
             Some(Command::Healthcheck { addr }) => healthcheck(addr).await,
+            Some(Command::Replay {
+                files,
+                addr,
+                window,
+                report_usage,
+                api_key,
+            }) => {
+                let options = ctxd::replay::Options {
+                    addr,
+                    api_key,
+                    window,
+                    report_usage,
+                    progress: true,
+                };
+                ctxd::replay::run(&files, &options)
+                    .await
+                    .map(|table| print!("{table}"))
+            }
             Some(Command::Inspect {
                 session_id,
                 addr,

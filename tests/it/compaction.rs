@@ -13,19 +13,6 @@ fn output(label: &str, lines: usize) -> String {
         .collect()
 }
 
-async fn session(client: &mut Client, id: &str) -> pb::Session {
-    client
-        .get_session(pb::GetSessionRequest {
-            session_id: id.into(),
-            include_view: false,
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .session
-        .unwrap()
-}
-
 async fn expand_one(client: &mut Client, id: &str, seq: i64) -> pb::Message {
     client
         .expand(pb::ExpandRequest {

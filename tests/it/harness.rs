@@ -270,3 +270,17 @@ pub fn assert_summaries_cover_once(built: &pb::BuildMessagesResponse, last_seq: 
         &seen[1..]
     );
 }
+
+/// The session as GetSession returns it.
+pub async fn session(client: &mut Client, id: &str) -> pb::Session {
+    client
+        .get_session(pb::GetSessionRequest {
+            session_id: id.into(),
+            include_view: false,
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .session
+        .unwrap()
+}
