@@ -12,6 +12,8 @@
 //! on DATABASE_URL's server when that is set, otherwise a private PostgreSQL started in a
 //! temporary directory exactly as `ctxd serve` starts its own (default settings, fsync on).
 //!
+//! `CTXD_BENCH_ONLY=counting`, `build` or `append` runs one part (for profiling).
+//!
 //! `cargo test --all-targets` runs this binary without `--bench`: then it does a smoke
 //! run with tiny sizes, so the code keeps working; those figures mean nothing.
 #[path = "../tests/it/recorded.rs"]
@@ -90,7 +92,12 @@ async fn run(scale: &Scale, full: bool) {
     );
     println!();
     machine();
-    counting(&texts, scale);
+    // CTXD_BENCH_ONLY=counting|build|append runs one part (for profiling).
+    let only = std::env::var("CTXD_BENCH_ONLY").ok();
+    let part = |name: &str| only.as_deref().is_none_or(|only| only == name);
+    if part("counting") {
+        counting(&texts, scale);
+    }
 
     let temp = tempfile::tempdir().expect("temp dir");
     let (url, local) = match std::env::var("DATABASE_URL") {
@@ -120,8 +127,12 @@ async fn run(scale: &Scale, full: bool) {
         shutdown.clone(),
     ));
 
-    build_messages(addr, &pool, &corpus, scale).await;
-    append_turn(addr, &corpus, scale).await;
+    if part("build") {
+        build_messages(addr, &pool, &corpus, scale).await;
+    }
+    if part("append") {
+        append_turn(addr, &corpus, scale).await;
+    }
 
     shutdown.cancel();
     server.await.unwrap().expect("server");
