@@ -58,11 +58,6 @@ create table sessions (
     anchor_first_seq        bigint not null default 0,
     anchor_last_seq         bigint not null default 0,
     anchor_view_epoch       bigint not null default 0,
-    -- Provider tokens per counted token over the growth between consecutive anchors
-    -- (moving average; 0 until two anchors were seen). Content added late in a session
-    -- (tool output, code) tokenizes differently from the system prompt, so the
-    -- marginal ratio predicts the next request better than the whole-prompt one.
-    anchor_delta_ratio      double precision not null default 0,
     -- Running accuracy of the estimates ctxd reported, against provider usage.
     est_samples         bigint not null default 0,
     est_abs_err_sum     double precision not null default 0,

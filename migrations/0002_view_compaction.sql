@@ -1,5 +1,12 @@
 -- The cheap compaction layers: what each message costs in the model's view, and the
--- per-session counters of clearing, eviction and prompt-cache stability.
+-- per-session counters of clearing, eviction and prompt-cache stability; and the
+-- estimator's marginal ratio.
+
+-- Provider tokens per counted token over the growth between consecutive anchors
+-- (moving average; 0 until observed). Content added late in a session (tool output,
+-- code) tokenizes differently from the system prompt, so the marginal ratio predicts the
+-- next request better than the whole-prompt one.
+alter table sessions add column anchor_delta_ratio double precision not null default 0;
 
 -- Tokens the message costs as rendered in the view: token_count when full, the
 -- placeholder's or the preview's count when cleared or evicted.
