@@ -112,10 +112,7 @@ async fn run(scale: &Scale, full: bool) {
     let (pool, database) = fresh_database(&url).await;
     let engine = Engine::new(
         Store::new(pool.clone()),
-        EngineConfig {
-            default_policy: Policy::default(),
-            max_content_bytes: 4 * 1024 * 1024,
-        },
+        EngineConfig::new(Policy::default(), 4 * 1024 * 1024),
     );
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

@@ -193,6 +193,7 @@ impl pb::context_service_server::ContextService for ContextApi {
                     budget: Some(report_to_pb(&outcome.report)),
                     replayed: outcome.replayed,
                     evicted_seqs: outcome.evicted_seqs,
+                    summarization_job_id: outcome.summarization_job_id.unwrap_or(0),
                 })
             },
         )
@@ -348,13 +349,20 @@ impl pb::context_service_server::ContextService for ContextApi {
                             mode,
                             target_tokens: req.target_tokens,
                             dry_run: req.dry_run,
+                            wait: wait_timeout(req.wait, req.wait_timeout_ms)?,
                         },
                     )
                     .await?;
                 let (summarized_first_seq, summarized_last_seq) =
                     compacted.summarized_seqs.unwrap_or((0, 0));
+                let pending = compacted
+                    .job
+                    .as_ref()
+                    .map_or(compacted.job_id.is_some(), |job| !job.is_finished());
                 Ok(pb::CompactResponse {
-                    no_progress: compacted.tokens_after >= compacted.tokens_before,
+                    no_progress: compacted.tokens_after >= compacted.tokens_before && !pending,
+                    job_id: compacted.job_id.unwrap_or(0),
+                    job: compacted.job.map(job_message),
                     summarized_first_seq,
                     summarized_last_seq,
                     tokens_before: compacted.tokens_before,
@@ -363,6 +371,28 @@ impl pb::context_service_server::ContextService for ContextApi {
                     version: compacted.version,
                     applied: compacted.applied,
                 })
+            },
+        )
+        .await
+    }
+
+    async fn get_job(
+        &self,
+        request: Request<pb::GetJobRequest>,
+    ) -> std::result::Result<Response<pb::Job>, Status> {
+        rpc(
+            &self.auth,
+            "GetJob",
+            "",
+            request,
+            |tenant, req| async move {
+                if req.job_id <= 0 {
+                    return Err(Error::invalid(
+                        "job_id",
+                        format!("must be positive, got {}", req.job_id),
+                    ));
+                }
+                Ok(job_message(self.engine.job(tenant, req.job_id).await?))
             },
         )
         .await
@@ -546,6 +576,47 @@ fn stored_to_pb(stored: &StoredMessage) -> pb::Message {
         view_state: stored.view_state as i32,
         view_token_count: stored.view_tokens,
         created_at: Some(timestamp(stored.created_at)),
+    }
+}
+
+/// Compact's wait: off, or for how long (0 ms: a minute).
+fn wait_timeout(wait: bool, timeout_ms: u32) -> Result<Option<std::time::Duration>> {
+    const MAX_WAIT_MS: u32 = 600_000;
+    if !wait {
+        return Ok(None);
+    }
+    if timeout_ms > MAX_WAIT_MS {
+        return Err(Error::invalid(
+            "wait_timeout_ms",
+            format!("must be at most {MAX_WAIT_MS} (10 minutes), got {timeout_ms}"),
+        ));
+    }
+    let ms = if timeout_ms == 0 { 60_000 } else { timeout_ms };
+    Ok(Some(std::time::Duration::from_millis(u64::from(ms))))
+}
+
+fn job_message(job: crate::store::JobRow) -> pb::Job {
+    let state = match job.state.as_str() {
+        "available" => pb::JobState::Available,
+        "running" => pb::JobState::Running,
+        "completed" => pb::JobState::Completed,
+        "retryable" => pb::JobState::Retryable,
+        "discarded" => pb::JobState::Discarded,
+        "cancelled" => pb::JobState::Cancelled,
+        _ => pb::JobState::Unspecified,
+    };
+    pb::Job {
+        job_id: job.id,
+        session_id: job.external_id,
+        kind: job.kind,
+        state: state as i32,
+        attempts: job.attempts,
+        max_attempts: job.max_attempts,
+        run_at: Some(timestamp(job.run_at)),
+        last_error: job.last_error.unwrap_or_default(),
+        result_json: job.result.map(|r| r.0.to_string()).unwrap_or_default(),
+        created_at: Some(timestamp(job.created_at)),
+        finished_at: job.finished_at.map(timestamp),
     }
 }
 

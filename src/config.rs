@@ -1,5 +1,6 @@
 //! Settings: defaults, then an optional TOML file, then CTXD_* environment variables,
 //! then flags (each later source wins). `ctxd serve --help` lists every setting.
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -8,6 +9,7 @@ use figment::Figment;
 use figment::providers::{Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 
+use crate::llm::{Api, Profile};
 use crate::policy::{Policy, SummaryPlacement, TokenizerKind};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
@@ -30,7 +32,17 @@ pub struct Config {
     pub max_request_bytes: usize,
     pub log_format: LogFormat,
     pub log_filter: String,
+    pub jobs_workers: usize,
+    pub jobs_lease_secs: f64,
+    pub jobs_poll_interval_ms: u64,
+    pub jobs_max_attempts: i32,
+    pub jobs_backoff_ms: u64,
+    pub jobs_retention_secs: u64,
+    pub jobs_notify_window_ms: u64,
     pub default_policy: Policy,
+    /// Summarizer profiles by name (TOML only: `[summarizers.NAME]`); `extractive` is
+    /// always there.
+    pub summarizers: BTreeMap<String, Profile>,
 }
 
 impl Default for Config {
@@ -45,7 +57,15 @@ impl Default for Config {
             max_request_bytes: 64 * 1024 * 1024,
             log_format: LogFormat::Text,
             log_filter: "info,sqlx=warn".to_string(),
+            jobs_workers: 2,
+            jobs_lease_secs: 30.0,
+            jobs_poll_interval_ms: 1000,
+            jobs_max_attempts: 3,
+            jobs_backoff_ms: 2000,
+            jobs_retention_secs: 86_400,
+            jobs_notify_window_ms: 20,
             default_policy: Policy::default(),
+            summarizers: BTreeMap::new(),
         }
     }
 }
@@ -55,7 +75,7 @@ impl Default for Config {
 #[derive(Debug, Clone, Default, Args, Serialize)]
 pub struct ServeArgs {
     /// TOML file with settings (same names as the flags, with underscores; policy
-    /// defaults under [default_policy]).
+    /// defaults under [default_policy]; summarizer profiles under [summarizers.NAME]).
     #[arg(long, env = "CTXD_CONFIG")]
     #[serde(skip)]
     pub config: Option<PathBuf>,
@@ -97,6 +117,37 @@ pub struct ServeArgs {
     #[arg(long, env = "CTXD_LOG")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub log_filter: Option<String>,
+    /// Job worker tasks in this replica; 0 runs none [default: 2].
+    #[arg(long, env = "CTXD_JOBS_WORKERS")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jobs_workers: Option<usize>,
+    /// Seconds a claimed job stays claimed without renewal; a job whose worker died is
+    /// taken again after it [default: 30].
+    #[arg(long, env = "CTXD_JOBS_LEASE_SECS")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jobs_lease_secs: Option<f64>,
+    /// Queue polling period when no notification arrives, in ms [default: 1000].
+    #[arg(long, env = "CTXD_JOBS_POLL_INTERVAL_MS")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jobs_poll_interval_ms: Option<u64>,
+    /// Attempts a job gets before it is discarded [default: 3].
+    #[arg(long, env = "CTXD_JOBS_MAX_ATTEMPTS")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jobs_max_attempts: Option<i32>,
+    /// First retry delay of a failed job in ms, doubled per attempt, with jitter
+    /// [default: 2000].
+    #[arg(long, env = "CTXD_JOBS_BACKOFF_MS")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jobs_backoff_ms: Option<u64>,
+    /// Seconds finished jobs are kept [default: 86400].
+    #[arg(long, env = "CTXD_JOBS_RETENTION_SECS")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jobs_retention_secs: Option<u64>,
+    /// At most one new-job NOTIFY per this many ms per replica (polling covers the
+    /// rest) [default: 20].
+    #[arg(long, env = "CTXD_JOBS_NOTIFY_WINDOW_MS")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jobs_notify_window_ms: Option<u64>,
     #[command(flatten)]
     pub default_policy: PolicyArgs,
 }
@@ -287,6 +338,35 @@ impl Config {
             .default_policy
             .validate("default_policy")
             .map_err(|error| ConfigError::Invalid(error.to_string()))?;
+        for (name, profile) in &config.summarizers {
+            if name == crate::engine::EXTRACTIVE && profile.api != Api::Extractive {
+                return Err(ConfigError::Invalid(format!(
+                    "summarizers.{name}: the name {name} is the built-in summarizer's; pick another"
+                )));
+            }
+            profile.validate(name).map_err(ConfigError::Invalid)?;
+        }
+        let profile = &config.default_policy.summarizer_profile;
+        if profile != crate::engine::EXTRACTIVE && !config.summarizers.contains_key(profile) {
+            return Err(ConfigError::Invalid(format!(
+                "default_policy.summarizer_profile names {profile:?}, which no [summarizers.{profile}] section configures"
+            )));
+        }
+        if !(config.jobs_lease_secs >= 1.0 && config.jobs_lease_secs.is_finite()) {
+            return Err(ConfigError::Invalid(
+                "jobs_lease_secs must be at least 1".into(),
+            ));
+        }
+        if config.jobs_poll_interval_ms == 0 {
+            return Err(ConfigError::Invalid(
+                "jobs_poll_interval_ms must be at least 1".into(),
+            ));
+        }
+        if config.jobs_max_attempts < 1 {
+            return Err(ConfigError::Invalid(
+                "jobs_max_attempts must be at least 1".into(),
+            ));
+        }
         if config.db_max_connections == 0 {
             return Err(ConfigError::Invalid(
                 "db_max_connections must be at least 1".into(),

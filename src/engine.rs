@@ -3,21 +3,26 @@
 //! between the wire and these types.
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+use tokio::sync::broadcast;
 
 use crate::budget::{self, Anchor, Estimate, Regions, Report};
 use crate::compaction;
 use crate::error::{Error, Result, is_unique_violation};
+use crate::llm::ModelSummarizer;
 use crate::message::{Message, Part, Role, StoredMessage, ViewState};
 use crate::policy::{Policy, PolicyOverrides, SummaryPlacement};
 use crate::store::{
     AnchorUpdate, BuildRecord, Clearing, NewMessage, NewSummary, SessionRow, SessionUpdate, Store,
     SummarizedUpdate, SummaryRow,
 };
-use crate::summarize::{self, Extractive, Level, Summarizer};
+use crate::store::{JobEnd, JobRow, NewJob, NotifyGate};
+use crate::summarize;
 use crate::tokenize::{Counter, REPLY_PRIMING, ToolDefinition};
 use crate::turns;
+use crate::writer::{self, Writer};
 
 /// Texts above this size are tokenized on the blocking pool, not on the async runtime.
 const INLINE_TOKENIZE_BYTES: usize = 32 * 1024;
@@ -29,7 +34,39 @@ pub struct EngineConfig {
     pub default_policy: Policy,
     /// Largest text a message may carry, in bytes.
     pub max_content_bytes: usize,
+    /// Summarizer profiles by name: `None` for the extractive one, else a model.
+    pub summarizers: HashMap<String, Option<Arc<ModelSummarizer>>>,
+    /// Attempts a job gets before it is discarded.
+    pub job_max_attempts: i32,
+    /// First retry delay of a failed job; doubled per attempt, with jitter.
+    pub job_backoff: Duration,
+    /// Limits the NOTIFYs announcing new jobs.
+    pub notify_gate: Arc<NotifyGate>,
+    /// Ends of jobs someone waits for (fed by the replica's listener).
+    pub job_done: broadcast::Sender<i64>,
 }
+
+impl EngineConfig {
+    /// Settings with the extractive summarizer only and the default job settings.
+    pub fn new(default_policy: Policy, max_content_bytes: usize) -> EngineConfig {
+        let mut summarizers = HashMap::new();
+        summarizers.insert(EXTRACTIVE.to_string(), None);
+        EngineConfig {
+            default_policy,
+            max_content_bytes,
+            summarizers,
+            job_max_attempts: 3,
+            job_backoff: Duration::from_secs(2),
+            notify_gate: Arc::new(NotifyGate::new(Duration::from_millis(20))),
+            job_done: broadcast::channel(1024).0,
+        }
+    }
+}
+
+/// The built-in summarizer profile.
+pub const EXTRACTIVE: &str = "extractive";
+/// The kind of summarization jobs.
+pub const SUMMARIZE_JOB: &str = "summarize";
 
 #[derive(Clone)]
 pub struct Engine {
@@ -79,6 +116,9 @@ pub struct AppendOutcome {
     /// Seqs of tool results that entered the view as a preview.
     #[serde(default)]
     pub evicted_seqs: Vec<i64>,
+    /// The summarization job this append made due (or found pending), when any.
+    #[serde(default)]
+    pub summarization_job_id: Option<i64>,
 }
 
 #[derive(Debug, Clone)]
@@ -164,6 +204,8 @@ pub struct CompactRequest {
     /// The request size to get down to; 0: the policy's clear target.
     pub target_tokens: i64,
     pub dry_run: bool,
+    /// Wait this long at most for the summarization job to end.
+    pub wait: Option<Duration>,
 }
 
 #[derive(Debug, Clone)]
@@ -177,6 +219,10 @@ pub struct Compacted {
     pub version: i64,
     /// False for a dry run or when there was nothing to do.
     pub applied: bool,
+    /// The summarization job enqueued (or found pending), when summarizing was due.
+    pub job_id: Option<i64>,
+    /// That job as it ended, or as it stood when the wait ran out.
+    pub job: Option<JobRow>,
 }
 
 /// Tool results to clear: (seq, tokens as a placeholder), and the tokens saved.
@@ -199,8 +245,10 @@ const MAX_SUMMARY_PASSES: usize = 16;
 const SUMMARY_FRAMING_TOKENS: i64 = 4;
 
 /// How a summarization pass runs.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct PassOptions {
+    /// Who writes the summaries.
+    writer: Writer,
     /// The request must shrink now: take every turn but the newest if no chunk qualifies.
     forced: bool,
     /// Compute the pass, write nothing.
@@ -208,6 +256,8 @@ struct PassOptions {
     /// The provider refused the request for length: the oldest half of the turns (or,
     /// in a single turn, its older steps) at once, as a deterministic note.
     emergency: bool,
+    /// A job to enqueue with the commit (a proper summary, later).
+    follow_up: Option<NewJob>,
 }
 
 /// What a summarization pass covers, as indices into the view.
@@ -264,18 +314,69 @@ fn step_chunk(
 }
 
 /// A committed (or, on a dry run, computed) summarization pass.
+/// A session's view as loaded: the row, the visible messages, the active summaries.
+struct ViewNow {
+    row: SessionRow,
+    stored: Vec<StoredMessage>,
+    summaries: Vec<SummaryRow>,
+}
+
+impl ViewNow {
+    fn total(&self, around: i64) -> i64 {
+        view_estimate(
+            &self.row,
+            &self.stored,
+            around + summary_region(&self.summaries),
+        )
+        .total_tokens
+    }
+}
+
+/// What a run of summarization passes did.
+#[derive(Default)]
+struct Progress {
+    summarized: Option<(i64, i64)>,
+    passes: usize,
+    stale: bool,
+    failed: Option<crate::llm::CallError>,
+}
+
+/// Why a summarization job was enqueued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobReason {
+    /// An append took the session past the summarize threshold.
+    Threshold,
+    /// BuildMessages had to summarize deterministically to answer within budget.
+    Fallback,
+    /// A Compact call.
+    Compact,
+}
+
+/// A summarize job's arguments.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct SummarizeArgs {
+    reason: JobReason,
+    /// 0: the policy's clear target.
+    target_tokens: i64,
+}
+
+/// How a summarization pass ended.
+enum Pass {
+    Done(Box<SummaryPass>),
+    /// Nothing to take, or no level made the summary smaller than its source.
+    Nothing,
+    /// Another compaction committed first; nothing was written.
+    Stale,
+    /// The model failed and deterministic truncation was not allowed.
+    Failed(crate::llm::CallError),
+}
+
 struct SummaryPass {
     /// The messages of the view it covered.
     covered: std::ops::Range<usize>,
     row: SessionRow,
     summaries: Vec<SummaryRow>,
-}
-
-/// One condensation: the stored summaries it covers (besides the newest one) and the
-/// summary that replaces them.
-struct Condensation {
-    children: Vec<i64>,
-    summary: NewSummary,
 }
 
 /// The summaries region of a request.
@@ -310,137 +411,6 @@ fn summary_row(id: i64, summary: &NewSummary) -> SummaryRow {
         source_tokens: summary.source_tokens,
         facts: i32::try_from(summary.facts).unwrap_or(i32::MAX),
         facts_lost: i32::try_from(summary.facts_lost).unwrap_or(i32::MAX),
-    }
-}
-
-/// Writes a summary at the first level that comes out smaller than its source; `None`
-/// when none does. `span` is (first seq, last seq, depth).
-fn write_summary(
-    counter: &Counter,
-    messages: &[Message],
-    children: &[String],
-    previous: Option<&str>,
-    span: (i64, i64, i32),
-    target_tokens: i64,
-    source_tokens: i64,
-) -> Option<NewSummary> {
-    let (first_seq, last_seq, depth) = span;
-    let input = summarize::Input {
-        messages,
-        summaries: children,
-        previous,
-        first_seq,
-        last_seq,
-        target_tokens,
-    };
-    let facts = summarize::facts(messages, children);
-    for level in [Level::Normal, Level::Aggressive, Level::Truncation] {
-        let content = summarize::with_pinned(
-            Extractive.summarize(&input, level, counter),
-            messages,
-            children,
-        );
-        let token_count = counter.text(&content);
-        if token_count < source_tokens {
-            let lost = facts
-                .iter()
-                .filter(|fact| !content.contains(fact.as_str()))
-                .count();
-            return Some(NewSummary {
-                depth,
-                first_seq,
-                last_seq,
-                content,
-                token_count,
-                level: level as i16,
-                source_tokens,
-                facts: facts.len() as i64,
-                facts_lost: lost as i64,
-            });
-        }
-    }
-    None
-}
-
-/// Condensations due once `leaf` joins `active`: while the newest `fanin` active
-/// summaries share a depth, they become one summary a level up.
-fn plan_condensing(
-    counter: &Counter,
-    active: &[SummaryRow],
-    leaf: &NewSummary,
-    fanin: usize,
-    target_tokens: i64,
-) -> Vec<Condensation> {
-    // (stored id, or None for one written in this pass; summary), in log order, up to
-    // and including the new one.
-    let mut chain: Vec<(Option<i64>, NewSummary)> = active
-        .iter()
-        .filter(|s| s.last_seq < leaf.first_seq)
-        .map(|s| (Some(s.id), stored_as_new(s)))
-        .collect();
-    chain.push((None, leaf.clone()));
-    let mut steps = Vec::new();
-    loop {
-        // The newest run of summaries consecutive in the log (a step summary inside the
-        // newest turn is not consecutive with those before that turn's user message).
-        let mut run = 1;
-        while run < chain.len()
-            && chain[chain.len() - run].1.first_seq == chain[chain.len() - run - 1].1.last_seq + 1
-        {
-            run += 1;
-        }
-        let run_tokens: i64 = chain[chain.len() - run..]
-            .iter()
-            .map(|(_, s)| s.token_count)
-            .sum();
-        // Fan-in same-depth summaries; or, when the run has grown past twice the
-        // condensed size, all of it into one.
-        let width = if run_tokens > 2 * target_tokens && run >= 2 {
-            run
-        } else if run >= fanin
-            && chain[chain.len() - fanin..]
-                .iter()
-                .all(|(_, s)| s.depth == chain[chain.len() - 1].1.depth)
-        {
-            fanin
-        } else {
-            break;
-        };
-        let tail = &chain[chain.len() - width..];
-        let depth = tail.iter().map(|(_, s)| s.depth).max().unwrap_or(0);
-        let contents: Vec<String> = tail.iter().map(|(_, s)| s.content.clone()).collect();
-        let source_tokens: i64 = tail.iter().map(|(_, s)| s.token_count).sum();
-        let span = (tail[0].1.first_seq, tail[width - 1].1.last_seq, depth + 1);
-        let Some(summary) = write_summary(
-            counter,
-            &[],
-            &contents,
-            None,
-            span,
-            target_tokens,
-            source_tokens,
-        ) else {
-            break;
-        };
-        let children: Vec<i64> = tail.iter().filter_map(|(id, _)| *id).collect();
-        chain.truncate(chain.len() - width);
-        chain.push((None, summary.clone()));
-        steps.push(Condensation { children, summary });
-    }
-    steps
-}
-
-fn stored_as_new(row: &SummaryRow) -> NewSummary {
-    NewSummary {
-        depth: row.depth,
-        first_seq: row.first_seq,
-        last_seq: row.last_seq,
-        content: row.content.clone(),
-        token_count: i64::from(row.token_count),
-        level: row.level,
-        source_tokens: row.source_tokens,
-        facts: i64::from(row.facts),
-        facts_lost: i64::from(row.facts_lost),
     }
 }
 
@@ -488,6 +458,7 @@ impl Engine {
             return Err(Error::invalid(format!("metadata[{key:?}]"), NUL_REASON));
         }
         let policy = Policy::resolve(&self.config.default_policy, overrides)?;
+        self.model_for(&policy)?;
         let policy_json = serde_json::to_value(&policy).map_err(Error::internal)?;
         match self
             .store
@@ -681,12 +652,29 @@ impl Engine {
             regions,
             after.last_turn_tokens,
         );
+        // Past the summarize threshold a model-backed session gets a summarization job,
+        // enqueued in this transaction (the extractive summarizer runs within
+        // BuildMessages instead: it is deterministic and takes about a millisecond).
+        let summarize_at =
+            (policy.summarize_threshold * policy.context_window_tokens as f64) as i64;
+        let paused = i64::from(session.compaction_failures) >= policy.compaction_failure_limit
+            && !request.messages.iter().any(|m| m.role == Role::User);
+        let summarization_job_id = if report.estimate.total_tokens > summarize_at
+            && !paused
+            && self.model_for(&policy)?.is_some()
+        {
+            let job = self.summarize_job(JobReason::Threshold, 0, false);
+            Some(tx.enqueue_job(&job, &self.config.notify_gate).await?.0)
+        } else {
+            None
+        };
         let outcome = AppendOutcome {
             version: update.version,
             seqs,
             report,
             replayed: false,
             evicted_seqs,
+            summarization_job_id,
         };
         if let Some((key, hash)) = &request.idempotency {
             let stored = serde_json::to_value(&outcome).map_err(Error::internal)?;
@@ -748,30 +736,29 @@ impl Engine {
         let low_water = (policy.clear_target * policy.context_window_tokens as f64) as i64;
         // A clearing that did not reach the low-water mark already cost the cached
         // prefix: summarizing in the same build costs nothing more.
-        let mut summarizing = compacted;
+        // A model-backed session is summarized by a job (enqueued at append); here only
+        // when the request would not fit otherwise, deterministically, asking for a job
+        // in the same transaction.
+        let inline = self.model_for(&policy)?.is_none();
+        let mut summarizing = compacted && inline;
         let mut progress = false;
         for _ in 0..MAX_SUMMARY_PASSES {
             let total = view_estimate(&row, &stored, fixed).total_tokens;
-            summarizing |= total > summarize_at || total > limit;
+            summarizing |= (total > summarize_at && inline) || total > limit;
             if paused || !summarizing || total <= low_water {
                 break;
             }
-            let forced = true;
-            let Some(pass) = self
-                .summarize_chunk(
-                    tenant_id,
-                    &row,
-                    &policy,
-                    &stored,
-                    &summaries,
-                    PassOptions {
-                        forced,
-                        dry_run: false,
-                        emergency: false,
-                    },
-                )
-                .await?
-            else {
+            let options = PassOptions {
+                writer: Writer::Extractive,
+                forced: true,
+                dry_run: false,
+                emergency: false,
+                follow_up: (!inline).then(|| self.summarize_job(JobReason::Fallback, 0, false)),
+            };
+            let pass = self
+                .summarize_chunk(tenant_id, &row, &policy, &stored, &summaries, &options)
+                .await?;
+            let Pass::Done(pass) = pass else {
                 break;
             };
             stored.drain(pass.covered.clone());
@@ -976,6 +963,8 @@ impl Engine {
             summarized_seqs: None,
             version: row.version,
             applied: false,
+            job_id: None,
+            job: None,
         };
         if matches!(
             request.mode,
@@ -1008,50 +997,73 @@ impl Engine {
             }
         }
         let emergency = request.mode == CompactMode::Emergency;
-        if matches!(
+        let summarize = matches!(
             request.mode,
             CompactMode::Auto | CompactMode::Summarize | CompactMode::Emergency
-        ) {
+        );
+        let total = view_estimate(&row, &stored, around + summary_region(&summaries)).total_tokens;
+        if summarize && (request.dry_run || emergency) {
+            // The provider just refused the request: the note is needed now, and it is
+            // deterministic. A dry run previews with the extractive summarizer.
+            let options = PassOptions {
+                writer: Writer::Extractive,
+                forced: true,
+                dry_run: request.dry_run,
+                emergency,
+                follow_up: None,
+            };
             // Emergency is one pass whatever the target: the oldest half at once.
-            let passes = if emergency { 1 } else { MAX_SUMMARY_PASSES };
-            for _ in 0..passes {
-                let total =
-                    view_estimate(&row, &stored, around + summary_region(&summaries)).total_tokens;
-                if total <= target && !emergency {
-                    break;
-                }
-                let Some(pass) = self
-                    .summarize_chunk(
-                        tenant_id,
-                        &row,
-                        &policy,
-                        &stored,
-                        &summaries,
-                        PassOptions {
-                            forced: true,
-                            dry_run: request.dry_run,
-                            emergency,
-                        },
-                    )
-                    .await?
-                else {
-                    break;
-                };
-                let covered = (
-                    stored[pass.covered.start].seq,
-                    stored[pass.covered.end - 1].seq,
-                );
-                outcome.summarized_seqs = Some(match outcome.summarized_seqs {
-                    Some((first, _)) => (first, covered.1),
-                    None => covered,
-                });
-                stored.drain(pass.covered.clone());
-                row = pass.row;
-                summaries = pass.summaries;
-                outcome.applied |= !request.dry_run;
-            }
+            let (passes, target) = if emergency {
+                (1, -1)
+            } else {
+                (MAX_SUMMARY_PASSES, target)
+            };
+            let mut state = ViewNow {
+                row,
+                stored,
+                summaries,
+            };
+            let progress = self
+                .summarize_down(
+                    tenant_id, &policy, &mut state, around, target, &options, passes,
+                )
+                .await?;
+            ViewNow {
+                row,
+                stored,
+                summaries,
+            } = state;
+            outcome.summarized_seqs = progress.summarized;
+            outcome.applied |= progress.passes > 0 && !request.dry_run;
             outcome.tokens_after =
                 view_estimate(&row, &stored, around + summary_region(&summaries)).total_tokens;
+        } else if summarize && (total > target || request.mode == CompactMode::Summarize) {
+            // Summarizing is a job (the session's summarizer may be a model); with
+            // `wait`, this call returns when it ends.
+            let Some(mut tx) = self.store.lock_session(tenant_id, &row.external_id).await? else {
+                return Err(session_not_found(&row.external_id));
+            };
+            let job = self.summarize_job(JobReason::Compact, target, request.wait.is_some());
+            let (job_id, _) = tx.enqueue_job(&job, &self.config.notify_gate).await?;
+            tx.commit().await?;
+            outcome.job_id = Some(job_id);
+            if let Some(timeout) = request.wait {
+                let job = self.wait_job(tenant_id, job_id, timeout).await?;
+                if let Some(result) = job.result.as_ref().map(|r| &r.0) {
+                    let seq = |key: &str| result.get(key).and_then(|v| v.as_i64()).unwrap_or(0);
+                    if seq("summarized_first_seq") > 0 {
+                        outcome.summarized_seqs =
+                            Some((seq("summarized_first_seq"), seq("summarized_last_seq")));
+                        outcome.applied = true;
+                    }
+                }
+                row = self.session_row(tenant_id, &request.session_id).await?;
+                stored = self.store.view_messages(row.id, row.view_first_seq).await?;
+                summaries = self.store.active_summaries(row.id).await?;
+                outcome.tokens_after =
+                    view_estimate(&row, &stored, around + summary_region(&summaries)).total_tokens;
+                outcome.job = Some(job);
+            }
         }
         if !request.dry_run {
             outcome.version = row.version;
@@ -1063,12 +1075,298 @@ impl Engine {
         Ok(outcome)
     }
 
+    /// Summarization passes until the request is at most `target` (-1: exactly
+    /// `max_passes` passes), there is nothing left to take, another compaction got in
+    /// first, or the model failed. `state` follows what was committed.
+    #[allow(clippy::too_many_arguments)]
+    async fn summarize_down(
+        &self,
+        tenant_id: i64,
+        policy: &Policy,
+        state: &mut ViewNow,
+        around: i64,
+        target: i64,
+        options: &PassOptions,
+        max_passes: usize,
+    ) -> Result<Progress> {
+        let mut progress = Progress::default();
+        for _ in 0..max_passes {
+            let total = view_estimate(
+                &state.row,
+                &state.stored,
+                around + summary_region(&state.summaries),
+            )
+            .total_tokens;
+            if total <= target {
+                break;
+            }
+            let pass = self
+                .summarize_chunk(
+                    tenant_id,
+                    &state.row,
+                    policy,
+                    &state.stored,
+                    &state.summaries,
+                    options,
+                )
+                .await?;
+            let pass = match pass {
+                Pass::Done(pass) => pass,
+                Pass::Nothing => break,
+                Pass::Stale => {
+                    progress.stale = true;
+                    break;
+                }
+                Pass::Failed(error) => {
+                    progress.failed = Some(error);
+                    break;
+                }
+            };
+            let covered = (
+                state.stored[pass.covered.start].seq,
+                state.stored[pass.covered.end - 1].seq,
+            );
+            progress.summarized = Some(match progress.summarized {
+                Some((first, _)) => (first, covered.1),
+                None => covered,
+            });
+            state.stored.drain(pass.covered.clone());
+            state.row = pass.row;
+            state.summaries = pass.summaries;
+            progress.passes += 1;
+        }
+        Ok(progress)
+    }
+
+    /// The model a policy's summarizer profile names; `None` for the extractive one.
+    fn model_for(&self, policy: &Policy) -> Result<Option<Arc<ModelSummarizer>>> {
+        match self.config.summarizers.get(&policy.summarizer_profile) {
+            Some(model) => Ok(model.clone()),
+            None => Err(Error::invalid(
+                "policy.summarizer_profile",
+                format!(
+                    "names {:?}, which this server does not configure (configured: {})",
+                    policy.summarizer_profile,
+                    self.profile_names()
+                ),
+            )),
+        }
+    }
+
+    fn profile_names(&self) -> String {
+        let mut names: Vec<&str> = self.config.summarizers.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        names.join(", ")
+    }
+
+    fn summarize_job(&self, reason: JobReason, target_tokens: i64, wait: bool) -> NewJob {
+        NewJob {
+            kind: SUMMARIZE_JOB,
+            args: serde_json::to_value(SummarizeArgs {
+                reason,
+                target_tokens,
+            })
+            .unwrap_or_default(),
+            // A client waiting on Compact goes before background work.
+            priority: if reason == JobReason::Compact { 10 } else { 0 },
+            max_attempts: self.config.job_max_attempts,
+            notify_done: wait,
+        }
+    }
+
+    /// A job of the tenant's.
+    pub async fn job(&self, tenant_id: i64, job_id: i64) -> Result<JobRow> {
+        self.store
+            .job(tenant_id, job_id)
+            .await?
+            .ok_or_else(|| Error::not_found(format!("job {job_id}")))
+    }
+
+    /// The job once it has ended, or as it stands when `timeout` runs out.
+    pub async fn wait_job(&self, tenant_id: i64, job_id: i64, timeout: Duration) -> Result<JobRow> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        // Subscribed before reading, so an end announced in between is not missed.
+        let mut done = self.config.job_done.subscribe();
+        loop {
+            let job = self.job(tenant_id, job_id).await?;
+            if job.is_finished() || tokio::time::Instant::now() >= deadline {
+                return Ok(job);
+            }
+            // Announcements come from every replica's workers; the re-read every
+            // second covers a listener that is reconnecting.
+            let tick = (tokio::time::Instant::now() + Duration::from_secs(1)).min(deadline);
+            loop {
+                tokio::select! {
+                    announced = done.recv() => match announced {
+                        Ok(id) if id != job_id => continue,
+                        Err(broadcast::error::RecvError::Closed) => {
+                            tokio::time::sleep_until(tick).await;
+                        }
+                        _ => {}
+                    },
+                    _ = tokio::time::sleep_until(tick) => {}
+                }
+                break;
+            }
+        }
+    }
+
+    /// Runs a claimed job; says how it ended. `final_attempt`: the last one it gets.
+    pub async fn run_job(&self, job: &JobRow, final_attempt: bool) -> JobEnd {
+        if job.kind != SUMMARIZE_JOB {
+            return JobEnd::Failed {
+                error: format!("unknown job kind {:?}", job.kind),
+                retry_in: None,
+            };
+        }
+        match self.run_summarize_job(job, final_attempt).await {
+            Ok(end) => end,
+            Err(Error::NotFound { .. }) => JobEnd::Cancelled("the session was deleted".into()),
+            Err(error) => {
+                tracing::warn!(job_id = job.id, %error, "job failed");
+                JobEnd::Failed {
+                    error: error.to_string(),
+                    retry_in: Some(self.backoff(job.attempts)),
+                }
+            }
+        }
+    }
+
+    /// Exponential backoff with jitter: base × 2^(attempt-1) × [0.5, 1.5), at most 10 min.
+    fn backoff(&self, attempt: i32) -> Duration {
+        let base = self.config.job_backoff.as_secs_f64() * 2f64.powi((attempt - 1).clamp(0, 20));
+        let mut byte = [0u8; 1];
+        let _ = getrandom::fill(&mut byte);
+        let jitter = 0.5 + f64::from(byte[0]) / 256.0;
+        Duration::from_secs_f64((base * jitter).min(600.0))
+    }
+
+    async fn run_summarize_job(&self, job: &JobRow, final_attempt: bool) -> Result<JobEnd> {
+        let args: SummarizeArgs = serde_json::from_value(job.args.0.clone())
+            .map_err(|_| Error::invalid("args", "a summarize job's arguments are not readable"))?;
+        let row = self.session_row(job.tenant_id, &job.external_id).await?;
+        if row.id != job.session_id {
+            return Err(session_not_found(&job.external_id));
+        }
+        let policy = policy_of(&row)?;
+        let model = match self.model_for(&policy) {
+            Ok(model) => model,
+            Err(error) => {
+                return Ok(JobEnd::Failed {
+                    error: error.to_string(),
+                    retry_in: None,
+                });
+            }
+        };
+        let failure = Arc::new(std::sync::Mutex::new(None));
+        let writer = match model {
+            None => Writer::Extractive,
+            Some(model) => Writer::Model {
+                model,
+                truncate: final_attempt,
+                failure: failure.clone(),
+            },
+        };
+        let around = row.last_build_system_tokens.max(REPLY_PRIMING) + row.last_build_tool_tokens;
+        let mut state = self.view_now(row).await?;
+        let tokens_before = state.total(around);
+        let summarize_at =
+            (policy.summarize_threshold * policy.context_window_tokens as f64) as i64;
+        let paused = i64::from(state.row.compaction_failures) >= policy.compaction_failure_limit;
+        if args.reason != JobReason::Compact && (tokens_before <= summarize_at || paused) {
+            // Already done (by BuildMessages' fallback or an earlier job), or paused.
+            return Ok(JobEnd::Completed(serde_json::json!({
+                "due": false,
+                "tokens_before": tokens_before,
+                "tokens_after": tokens_before,
+            })));
+        }
+        let target = if args.target_tokens > 0 {
+            args.target_tokens
+        } else {
+            (policy.clear_target * policy.context_window_tokens as f64) as i64
+        };
+        let options = PassOptions {
+            writer,
+            forced: true,
+            dry_run: false,
+            emergency: false,
+            follow_up: None,
+        };
+        let mut summarized: Option<(i64, i64)> = None;
+        let mut passes = 0;
+        // Another compaction committing first discards this pass's result (never
+        // applied twice); the job starts over from what is there now.
+        for _ in 0..3 {
+            let progress = self
+                .summarize_down(
+                    job.tenant_id,
+                    &policy,
+                    &mut state,
+                    around,
+                    target,
+                    &options,
+                    MAX_SUMMARY_PASSES,
+                )
+                .await?;
+            passes += progress.passes;
+            if let Some((first, last)) = progress.summarized {
+                summarized = Some((summarized.map_or(first, |(f, _)| f), last));
+            }
+            if let Some(error) = progress.failed {
+                return Ok(JobEnd::Failed {
+                    error: error.to_string(),
+                    retry_in: Some(self.backoff(job.attempts)),
+                });
+            }
+            if !progress.stale {
+                break;
+            }
+            let row = self.session_row(job.tenant_id, &job.external_id).await?;
+            state = self.view_now(row).await?;
+        }
+        let tokens_after = state.total(around);
+        let (first, last) = summarized.unwrap_or((0, 0));
+        let result = serde_json::json!({
+            "due": true,
+            "tokens_before": tokens_before,
+            "tokens_after": tokens_after,
+            "summarized_first_seq": first,
+            "summarized_last_seq": last,
+            "passes": passes,
+        });
+        let model_failure = failure.lock().ok().and_then(|mut f| f.take());
+        if let Some(error) = model_failure {
+            // The last attempt fell back to deterministic truncation: the session made
+            // progress, the job ends with the model's error.
+            return Ok(JobEnd::Failed {
+                error: format!("{error}; deterministic truncation was applied instead"),
+                retry_in: None,
+            });
+        }
+        Ok(JobEnd::Completed(result))
+    }
+
+    async fn view_now(&self, row: SessionRow) -> Result<ViewNow> {
+        let stored = self.store.view_messages(row.id, row.view_first_seq).await?;
+        let summaries = if row.summaries_written > 0 {
+            self.store.active_summaries(row.id).await?
+        } else {
+            Vec::new()
+        };
+        Ok(ViewNow {
+            row,
+            stored,
+            summaries,
+        })
+    }
+
     /// Summarizes the leaf chunk at the start of `view` — whole turns outside the fresh
     /// tail — or, when the request must shrink and the newest turn is all that is left,
     /// the older steps of that turn (its user message stays). Extractive, three levels
     /// until the summary is smaller than what it covers; then runs of same-depth
-    /// summaries are condensed, and it commits. `None` when there is nothing to take, no
-    /// level made progress, or the session changed meanwhile.
+    /// summaries are condensed, and it commits — only when no other compaction of the
+    /// session committed meanwhile (appends are fine: they come after the chunk).
     async fn summarize_chunk(
         &self,
         tenant_id: i64,
@@ -1076,13 +1374,14 @@ impl Engine {
         policy: &Policy,
         view: &[StoredMessage],
         active: &[SummaryRow],
-        options: PassOptions,
-    ) -> Result<Option<SummaryPass>> {
+        options: &PassOptions,
+    ) -> Result<Pass> {
         let PassOptions {
             forced,
             dry_run,
             emergency,
-        } = options;
+            ..
+        } = *options;
         let tokens: Vec<i64> = view.iter().map(|m| m.view_tokens).collect();
         let starts = turns::turn_starts(view);
         let chunk_end = if emergency {
@@ -1098,9 +1397,9 @@ impl Engine {
             Some(end) => Span::Turns(end),
             None if forced || emergency => match step_chunk(view, &starts, policy, emergency) {
                 Some((from, to)) => Span::Steps(from, to),
-                None => return Ok(None),
+                None => return Ok(Pass::Nothing),
             },
-            None => return Ok(None),
+            None => return Ok(Pass::Nothing),
         };
         let covered = span.range();
         let chunk: Vec<Message> = view[covered.clone()]
@@ -1135,34 +1434,48 @@ impl Engine {
         let child_texts: Vec<String> = children.iter().map(|s| s.content.clone()).collect();
         // What the new summary replaces: the visible messages and the step summaries.
         let replaced_tokens = source_tokens + summary_region(&children);
-        let chain_before = others.clone();
-        let written = tokio::task::spawn_blocking(move || {
-            let mut leaf = write_summary(
-                &counter,
-                &chunk,
-                &child_texts,
-                previous.as_deref(),
-                (first_seq, last_seq, 0),
-                target,
-                replaced_tokens,
-            )?;
-            if emergency {
-                let note = match span {
-                    Span::Turns(_) => "Emergency compaction (the provider refused the request for its length): the oldest half of the conversation is reduced to this note.\n",
-                    Span::Steps(..) => "Emergency compaction (the provider refused the request for its length): one long turn was all there was; its user message and its newest step are kept, the steps between are reduced to this note.\n",
-                };
-                leaf.content = format!("{note}{}", leaf.content);
-                leaf.token_count = counter.text(&leaf.content);
+        let task = writer::Task {
+            messages: chunk,
+            children: child_texts,
+            previous,
+            span: (first_seq, last_seq, 0),
+            target_tokens: target,
+            source_tokens: replaced_tokens,
+        };
+        let leaf = match writer::write_summary(&options.writer, &counter, task).await {
+            Ok(Some(mut leaf)) => {
+                if emergency {
+                    let note = match span {
+                        Span::Turns(_) => {
+                            "Emergency compaction (the provider refused the request for its length): the oldest half of the conversation is reduced to this note.\n"
+                        }
+                        Span::Steps(..) => {
+                            "Emergency compaction (the provider refused the request for its length): one long turn was all there was; its user message and its newest step are kept, the steps between are reduced to this note.\n"
+                        }
+                    };
+                    leaf.content = format!("{note}{}", leaf.content);
+                    leaf.token_count = counter.text(&leaf.content);
+                }
+                leaf
             }
-            let condensed =
-                plan_condensing(&counter, &chain_before, &leaf, fanin, condensed_target);
-            Some((leaf, condensed))
-        })
+            Ok(None) => {
+                tracing::warn!(session_id = %row.external_id, first_seq, last_seq, "no summary level made progress");
+                return Ok(Pass::Nothing);
+            }
+            Err(error) => return Ok(Pass::Failed(error)),
+        };
+        let condensed = match writer::plan_condensing(
+            &options.writer,
+            &counter,
+            &others,
+            &leaf,
+            fanin,
+            condensed_target,
+        )
         .await
-        .map_err(Error::internal)?;
-        let Some((leaf, condensed)) = written else {
-            tracing::warn!(session_id = %row.external_id, first_seq, last_seq, "no summary level made progress");
-            return Ok(None);
+        {
+            Ok(condensed) => condensed,
+            Err(error) => return Ok(Pass::Failed(error)),
         };
         let summaries_after = |leaf_id: i64, ids: &[i64]| {
             let mut all: Vec<SummaryRow> = others
@@ -1177,28 +1490,34 @@ impl Engine {
             all.sort_by_key(|s| s.first_seq);
             all
         };
-        let mut after = row.clone();
-        if let Span::Turns(_) = span {
-            after.view_first_seq = last_seq + 1;
-        }
-        after.view_tokens -= source_tokens;
-        after.view_epoch += 1;
+        let moved = |mut after: SessionRow| {
+            if let Span::Turns(_) = span {
+                after.view_first_seq = last_seq + 1;
+            }
+            after.view_tokens -= source_tokens;
+            after.view_epoch += 1;
+            after
+        };
         if dry_run {
             let summaries = summaries_after(0, &[]);
+            let mut after = moved(row.clone());
             after.summary_tokens = summary_region(&summaries);
-            return Ok(Some(SummaryPass {
+            return Ok(Pass::Done(Box::new(SummaryPass {
                 covered,
                 row: after,
                 summaries,
-            }));
+            })));
         }
 
         let Some(mut tx) = self.store.lock_session(tenant_id, &row.external_id).await? else {
             return Err(session_not_found(&row.external_id));
         };
-        if tx.session.id != row.id || tx.session.version != row.version {
-            return Ok(None);
+        // Another compaction committed meanwhile: this chunk may be covered already.
+        // Appends since are fine (they come after the chunk).
+        if tx.session.id != row.id || tx.session.view_epoch != row.view_epoch {
+            return Ok(Pass::Stale);
         }
+        let mut after = moved(tx.session.clone());
         let leaf_id = tx.insert_summary(&leaf, &child_ids).await?;
         let mut ids: Vec<i64> = Vec::new();
         let mut written = 1;
@@ -1220,6 +1539,9 @@ impl Engine {
         if let Span::Steps(..) = span {
             let seqs: Vec<i64> = view[covered.clone()].iter().map(|m| m.seq).collect();
             tx.mark_summarized(&seqs).await?;
+        }
+        if let Some(job) = &options.follow_up {
+            tx.enqueue_job(job, &self.config.notify_gate).await?;
         }
         let summaries = summaries_after(leaf_id, &ids);
         let summary_tokens = summary_region(&summaries);
@@ -1244,11 +1566,11 @@ impl Engine {
             condensed = condensed.len(),
             "summarized"
         );
-        Ok(Some(SummaryPass {
+        Ok(Pass::Done(Box::new(SummaryPass {
             covered,
             row: after,
             summaries,
-        }))
+        })))
     }
 
     /// Persists a clearing plan made on `row`'s version; `Err(current version)` when the

@@ -13,6 +13,8 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod inspect;
+pub mod jobs;
+pub mod llm;
 pub mod localpg;
 pub mod message;
 pub mod policy;
@@ -24,6 +26,7 @@ pub mod summarize;
 pub mod telemetry;
 pub mod tokenize;
 pub mod turns;
+pub mod writer;
 
 /// Generated protocol types, client and server.
 pub mod pb {

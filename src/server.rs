@@ -1,6 +1,7 @@
 //! Assembles and runs the gRPC server: the context service, health and reflection (v1
 //! and v1alpha), and the whole process lifecycle for `ctxd serve`.
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -10,10 +11,12 @@ use crate::api::ContextApi;
 use crate::auth::Auth;
 use crate::config::Config;
 use crate::engine::{Engine, EngineConfig};
+use crate::jobs::WorkerConfig;
+use crate::llm::{Api, ModelSummarizer};
 use crate::localpg::LocalPostgres;
 use crate::pb;
 use crate::pb::context_service_server::ContextServiceServer;
-use crate::store::Store;
+use crate::store::{NotifyGate, Store};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -141,16 +144,45 @@ async fn serve_with_database(
         source,
     })?;
     tracing::info!(addr = %local_addr, "ctxd serving");
-    let engine = Engine::new(
-        store.clone(),
-        EngineConfig {
-            default_policy: config.default_policy.clone(),
-            max_content_bytes: config.max_content_bytes,
+    let engine_config = engine_config(config).map_err(ServeError::Startup)?;
+    let job_done = engine_config.job_done.clone();
+    let engine = Engine::new(store.clone(), engine_config);
+    let stop_jobs = CancellationToken::new();
+    let mut jobs = crate::jobs::start(
+        engine.clone(),
+        WorkerConfig {
+            workers: config.jobs_workers,
+            lease: Duration::from_secs_f64(config.jobs_lease_secs),
+            poll_interval: Duration::from_millis(config.jobs_poll_interval_ms),
+            retention: Duration::from_secs(config.jobs_retention_secs),
         },
+        job_done,
+        stop_jobs.clone(),
     );
     let result = serve(engine, listener, config.max_request_bytes, shutdown).await;
+    // Jobs still running are given back for another replica (or the next start).
+    stop_jobs.cancel();
+    while jobs.join_next().await.is_some() {}
     store.pool().close().await;
     result
+}
+
+/// The engine's settings from the server's: summarizer profiles built, job settings.
+pub fn engine_config(config: &Config) -> Result<EngineConfig, String> {
+    let mut engine = EngineConfig::new(config.default_policy.clone(), config.max_content_bytes);
+    for (name, profile) in &config.summarizers {
+        let model = match profile.api {
+            Api::Extractive => None,
+            _ => Some(Arc::new(ModelSummarizer::new(profile.clone())?)),
+        };
+        engine.summarizers.insert(name.clone(), model);
+    }
+    engine.job_max_attempts = config.jobs_max_attempts;
+    engine.job_backoff = Duration::from_millis(config.jobs_backoff_ms);
+    engine.notify_gate = Arc::new(NotifyGate::new(Duration::from_millis(
+        config.jobs_notify_window_ms,
+    )));
+    Ok(engine)
 }
 
 /// The database URL to use: the configured one, or a private PostgreSQL's.

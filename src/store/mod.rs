@@ -2,6 +2,7 @@
 //! session row lock serializes writes per session. No engine logic lives here: the
 //! engine decides, the store reads and writes.
 mod append;
+mod jobs;
 mod messages;
 mod sessions;
 mod summaries;
@@ -13,6 +14,7 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgPool, Postgres, Transaction};
 
 pub use append::NewMessage;
+pub use jobs::{JOB_DONE_CHANNEL, JOBS_CHANNEL, JobEnd, JobRow, NewJob, NotifyGate};
 pub use sessions::{AnchorUpdate, BuildRecord, Clearing, SessionRow, SessionUpdate};
 pub use summaries::{NewSummary, SummarizedUpdate, SummaryRow};
 

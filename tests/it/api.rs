@@ -694,7 +694,8 @@ async fn health_and_reflection(pool: PgPool) {
             "BuildMessages",
             "CheckBudget",
             "Expand",
-            "Compact"
+            "Compact",
+            "GetJob"
         ]
     );
     server.stop().await;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use ctxd::pb;
 use ctxd::pb::context_service_client::ContextServiceClient;
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -24,7 +24,7 @@ fn ctxd(data_dir: &std::path::Path) -> Command {
     command
 }
 
-async fn wait_serving(addr: &str, child: &mut Child) {
+pub async fn wait_serving(addr: &str, child: &mut Child) {
     use tonic_health::pb::health_check_response::ServingStatus;
     use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
     let deadline = Instant::now() + Duration::from_secs(90);
@@ -54,7 +54,7 @@ async fn wait_serving(addr: &str, child: &mut Child) {
     }
 }
 
-async fn terminate(mut child: Child) {
+pub async fn terminate(mut child: Child) {
     let pid = child.id() as i32;
     // SAFETY: kill(2) on a child we own.
     unsafe { libc::kill(pid, libc::SIGTERM) };

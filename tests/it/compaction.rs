@@ -35,6 +35,7 @@ fn compact(id: &str, target_tokens: i64, dry_run: bool) -> pb::CompactRequest {
         mode: pb::CompactMode::ClearToolResults as i32,
         target_tokens,
         dry_run,
+        ..Default::default()
     }
 }
 
@@ -332,6 +333,8 @@ async fn compact_summarizes_whole_turns_and_condenses(pool: PgPool) {
         mode: pb::CompactMode::Summarize as i32,
         target_tokens: 1,
         dry_run,
+        wait: true,
+        ..Default::default()
     };
     let before = session(&mut client, "s").await;
     let dry = client.compact(summarize(true)).await.unwrap().into_inner();

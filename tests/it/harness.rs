@@ -2,6 +2,7 @@
 use std::time::Duration;
 
 use ctxd::engine::{Engine, EngineConfig};
+use ctxd::jobs::WorkerConfig;
 use ctxd::pb;
 use ctxd::pb::context_service_client::ContextServiceClient;
 use ctxd::policy::Policy;
@@ -22,21 +23,33 @@ pub struct TestServer {
 
 impl TestServer {
     pub async fn start(pool: PgPool) -> TestServer {
-        let engine = Engine::new(
-            Store::new(pool),
-            EngineConfig {
-                default_policy: Policy::default(),
-                max_content_bytes: 1024 * 1024,
+        TestServer::start_with(pool, EngineConfig::new(Policy::default(), 1024 * 1024)).await
+    }
+
+    /// A server with its own job workers (two, polling every 100 ms).
+    pub async fn start_with(pool: PgPool, config: EngineConfig) -> TestServer {
+        let job_done = config.job_done.clone();
+        let engine = Engine::new(Store::new(pool), config);
+        let shutdown = CancellationToken::new();
+        let mut jobs = ctxd::jobs::start(
+            engine.clone(),
+            WorkerConfig {
+                workers: 2,
+                lease: Duration::from_secs(30),
+                poll_interval: Duration::from_millis(100),
+                retention: Duration::from_secs(3600),
             },
+            job_done,
+            shutdown.clone(),
         );
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let shutdown = CancellationToken::new();
         let token = shutdown.clone();
         let task = tokio::spawn(async move {
             ctxd::server::serve(engine, listener, 64 * 1024 * 1024, token)
                 .await
                 .expect("server failed");
+            while jobs.join_next().await.is_some() {}
         });
         let channel = channel(addr).await;
         TestServer {

@@ -6,6 +6,8 @@ mod compaction;
 mod corpus;
 mod expand;
 mod harness;
+mod jobs;
+mod model_server;
 mod properties;
 mod recorded;
 mod small_window;

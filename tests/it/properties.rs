@@ -106,6 +106,7 @@ fn build_is_within_budget_provider_valid_and_ordered() {
                     .compact(pb::CompactRequest {
                         session_id: id.clone(),
                         target_tokens,
+                        wait: true,
                         ..Default::default()
                     })
                     .await

@@ -1,0 +1,238 @@
+//! Job workers: N tokio tasks per replica claim jobs with FOR UPDATE SKIP LOCKED under a
+//! lease, woken by LISTEN/NOTIFY (one listener per replica) with polling as the
+//! fallback. A worker keeps its lease alive while the job runs; at shutdown a job still
+//! running is given back, untouched, for another replica to take.
+use std::sync::Arc;
+use std::time::Duration;
+
+use sqlx::postgres::PgListener;
+use tokio::sync::{Notify, broadcast};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use crate::engine::Engine;
+use crate::store::{JOB_DONE_CHANNEL, JOBS_CHANNEL, JobEnd, JobRow};
+
+/// Worker settings.
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    /// Worker tasks in this replica (0: this replica runs no jobs).
+    pub workers: usize,
+    /// How long a claim holds without renewal.
+    pub lease: Duration,
+    /// Queue polling when no NOTIFY arrives; also the rescue sweep's period.
+    pub poll_interval: Duration,
+    /// Finished jobs are deleted after this long.
+    pub retention: Duration,
+}
+
+/// Starts the listener, the workers and the maintenance sweep. They stop when
+/// `shutdown` is cancelled; wait for them on the returned set.
+pub fn start(
+    engine: Engine,
+    config: WorkerConfig,
+    job_done: broadcast::Sender<i64>,
+    shutdown: CancellationToken,
+) -> JoinSet<()> {
+    let wake = Arc::new(Notify::new());
+    let mut tasks = JoinSet::new();
+    tasks.spawn(listen(
+        engine.clone(),
+        wake.clone(),
+        job_done,
+        shutdown.clone(),
+    ));
+    let replica = format!("{}-{}", hostname(), std::process::id());
+    for index in 0..config.workers {
+        let worker = Worker {
+            engine: engine.clone(),
+            name: format!("{replica}-{index}"),
+            config: config.clone(),
+            wake: wake.clone(),
+            shutdown: shutdown.clone(),
+        };
+        tasks.spawn(worker.run());
+    }
+    tasks.spawn(maintain(engine, config, shutdown));
+    tasks
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|name| name.trim().to_string())
+        .unwrap_or_else(|_| "ctxd".to_string())
+}
+
+/// The replica's one LISTEN connection: new jobs wake the workers, ended jobs go to
+/// whoever waits on them. Reconnects after a failure; workers poll meanwhile.
+async fn listen(
+    engine: Engine,
+    wake: Arc<Notify>,
+    job_done: broadcast::Sender<i64>,
+    shutdown: CancellationToken,
+) {
+    let mut delay = Duration::from_millis(100);
+    while !shutdown.is_cancelled() {
+        let mut listener = match PgListener::connect_with(engine.store().pool()).await {
+            Ok(listener) => listener,
+            Err(error) => {
+                tracing::warn!(%error, "job listener cannot connect; polling meanwhile");
+                tokio::select! {
+                    _ = tokio::time::sleep(delay) => {}
+                    _ = shutdown.cancelled() => return,
+                }
+                delay = (delay * 2).min(Duration::from_secs(10));
+                continue;
+            }
+        };
+        if let Err(error) = listener.listen_all([JOBS_CHANNEL, JOB_DONE_CHANNEL]).await {
+            tracing::warn!(%error, "job listener cannot LISTEN; polling meanwhile");
+            continue;
+        }
+        delay = Duration::from_millis(100);
+        // Anything announced while the listener was away: look now.
+        wake.notify_waiters();
+        loop {
+            let notification = tokio::select! {
+                notification = listener.recv() => notification,
+                _ = shutdown.cancelled() => return,
+            };
+            match notification {
+                Ok(notification) if notification.channel() == JOB_DONE_CHANNEL => {
+                    if let Ok(id) = notification.payload().parse::<i64>() {
+                        let _ = job_done.send(id);
+                    }
+                }
+                Ok(_) => wake.notify_waiters(),
+                Err(error) => {
+                    tracing::warn!(%error, "job listener lost its connection; reconnecting");
+                    break;
+                }
+            }
+        }
+    }
+}
+
+struct Worker {
+    engine: Engine,
+    name: String,
+    config: WorkerConfig,
+    wake: Arc<Notify>,
+    shutdown: CancellationToken,
+}
+
+impl Worker {
+    async fn run(self) {
+        let store = self.engine.store().clone();
+        while !self.shutdown.is_cancelled() {
+            // Registered before the claim, so a NOTIFY that lands while claiming counts.
+            let woken = self.wake.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            match store.claim_job(&self.name, self.config.lease).await {
+                Ok(Some(job)) => {
+                    let span = tracing::info_span!(
+                        "job",
+                        job_id = job.id,
+                        kind = %job.kind,
+                        session_id = %job.external_id,
+                        attempt = job.attempts,
+                        outcome = tracing::field::Empty,
+                    );
+                    self.execute(job).instrument(span).await;
+                    continue;
+                }
+                Ok(None) => {}
+                Err(error) => tracing::warn!(%error, "cannot claim jobs"),
+            }
+            tokio::select! {
+                _ = woken => {}
+                _ = tokio::time::sleep(self.config.poll_interval) => {}
+                _ = self.shutdown.cancelled() => {}
+            }
+        }
+    }
+
+    /// Runs one job under a renewed lease and records its end. At shutdown the job is
+    /// released instead (its effects commit atomically, so none are half-applied).
+    async fn execute(&self, job: JobRow) {
+        let store = self.engine.store();
+        let final_attempt = job.attempts >= job.max_attempts;
+        let mut run = Box::pin(self.engine.run_job(&job, final_attempt));
+        let renew_every = self.config.lease / 3;
+        let end = loop {
+            tokio::select! {
+                end = &mut run => break Some(end),
+                _ = tokio::time::sleep(renew_every) => {
+                    match store.extend_lease(job.id, &self.name, self.config.lease).await {
+                        Ok(true) => {}
+                        Ok(false) => {
+                            // Rescued by another worker meanwhile; whatever this one
+                            // commits is checked against the session's state anyway.
+                            tracing::warn!("lost the job's lease");
+                        }
+                        Err(error) => tracing::warn!(%error, "cannot renew the job's lease"),
+                    }
+                }
+                _ = self.shutdown.cancelled() => break None,
+            }
+        };
+        let Some(mut end) = end else {
+            // Not polled again: its transaction, if any, rolls back.
+            drop(run);
+            if let Err(error) = store.release_job(job.id, &self.name).await {
+                tracing::warn!(%error, "cannot release the job at shutdown; its lease will lapse");
+            }
+            tracing::Span::current().record("outcome", "released");
+            return;
+        };
+        let outcome = match &end {
+            JobEnd::Completed(_) => "completed",
+            JobEnd::Failed {
+                retry_in: Some(_), ..
+            } if !final_attempt => "retryable",
+            JobEnd::Failed { .. } => "discarded",
+            JobEnd::Cancelled(_) => "cancelled",
+        };
+        tracing::Span::current().record("outcome", outcome);
+        if let JobEnd::Completed(serde_json::Value::Object(result)) = &mut end {
+            result.insert("worker".into(), self.name.clone().into());
+        }
+        if let JobEnd::Failed { error, .. } = &end {
+            tracing::warn!(%error, "job failed");
+        }
+        match store.finish_job(job.id, &self.name, &end).await {
+            Ok(true) => tracing::info!("job finished"),
+            Ok(false) => tracing::warn!("the job was rescued by another worker; its end is theirs"),
+            Err(error) => {
+                tracing::warn!(%error, "cannot record the job's end; its lease will lapse")
+            }
+        }
+    }
+}
+
+/// Rescues jobs whose lease lapsed and prunes old finished ones.
+async fn maintain(engine: Engine, config: WorkerConfig, shutdown: CancellationToken) {
+    let store = engine.store().clone();
+    let mut ticks: u64 = 0;
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(config.poll_interval) => {}
+            _ = shutdown.cancelled() => return,
+        }
+        match store.rescue_jobs().await {
+            Ok(0) => {}
+            Ok(rescued) => tracing::warn!(rescued, "rescued jobs whose worker stopped"),
+            Err(error) => tracing::warn!(%error, "cannot rescue jobs"),
+        }
+        ticks += 1;
+        if ticks.is_multiple_of(60) {
+            match store.prune_jobs(config.retention).await {
+                Ok(0) => {}
+                Ok(pruned) => tracing::info!(pruned, "pruned finished jobs"),
+                Err(error) => tracing::warn!(%error, "cannot prune jobs"),
+            }
+        }
+    }
+}

@@ -1,0 +1,346 @@
+//! The job queue table: enqueue (inside the transaction that makes a job necessary),
+//! claim under a lease with FOR UPDATE SKIP LOCKED, finish, retry, rescue, prune.
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+
+use sqlx::types::Json;
+
+use super::{SessionTx, Store};
+
+/// The channel workers listen on for new jobs.
+pub const JOBS_CHANNEL: &str = "ctxd_jobs";
+/// The channel a job's end is announced on (payload: the job id), when someone waits.
+pub const JOB_DONE_CHANNEL: &str = "ctxd_job_done";
+
+/// A job row, with its session's external id.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct JobRow {
+    pub id: i64,
+    pub tenant_id: i64,
+    pub session_id: i64,
+    pub external_id: String,
+    pub kind: String,
+    pub state: String,
+    pub priority: i16,
+    pub attempts: i32,
+    pub max_attempts: i32,
+    pub run_at: chrono::DateTime<chrono::Utc>,
+    pub args: Json<serde_json::Value>,
+    pub result: Option<Json<serde_json::Value>>,
+    pub last_error: Option<String>,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    pub finished_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+impl JobRow {
+    /// Whether the job has reached an end state.
+    pub fn is_finished(&self) -> bool {
+        matches!(self.state.as_str(), "completed" | "discarded" | "cancelled")
+    }
+}
+
+/// A job to enqueue.
+#[derive(Debug, Clone)]
+pub struct NewJob {
+    pub kind: &'static str,
+    pub args: serde_json::Value,
+    pub priority: i16,
+    pub max_attempts: i32,
+    /// Someone will wait for this job's end: announce it.
+    pub notify_done: bool,
+}
+
+/// Limits the NOTIFYs that announce new jobs to one per window per process: every
+/// commit carrying a NOTIFY takes a global lock in PostgreSQL, so a burst of enqueues
+/// must not each carry one. Workers woken by the first claim until the queue is empty,
+/// and polling picks up anything enqueued after they went back to sleep.
+#[derive(Debug)]
+pub struct NotifyGate {
+    window_ms: i64,
+    last_ms: AtomicI64,
+}
+
+impl NotifyGate {
+    pub fn new(window: Duration) -> NotifyGate {
+        NotifyGate {
+            window_ms: window.as_millis() as i64,
+            last_ms: AtomicI64::new(i64::MIN / 2),
+        }
+    }
+
+    /// True when this enqueue should carry a NOTIFY.
+    fn take(&self) -> bool {
+        let now = chrono::Utc::now().timestamp_millis();
+        let last = self.last_ms.load(Ordering::Relaxed);
+        now - last >= self.window_ms
+            && self
+                .last_ms
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+    }
+}
+
+/// `$head`, the columns of [`JobRow`] (of `jobs j`), `$tail`.
+macro_rules! with_job_columns {
+    ($head:literal, $tail:literal) => {
+        concat!(
+            $head,
+            " j.id, j.tenant_id, j.session_id, \
+    (select external_id from sessions s where s.id = j.session_id) as external_id, \
+    j.kind, j.state, j.priority, j.attempts, j.max_attempts, j.run_at, j.args, j.result, \
+    j.last_error, j.created_at, j.finished_at ",
+            $tail
+        )
+    };
+}
+
+impl SessionTx {
+    /// Enqueues a job for this session in this transaction (it exists only if the
+    /// transaction commits). When one of the kind is already pending, that one's id is
+    /// returned and nothing is added: `(id, created)`.
+    pub async fn enqueue_job(
+        &mut self,
+        job: &NewJob,
+        gate: &NotifyGate,
+    ) -> Result<(i64, bool), sqlx::Error> {
+        let session_id = self.session.id;
+        let tenant_id = self.session.tenant_id;
+        let inserted: Option<i64> = sqlx::query_scalar(
+            "insert into jobs (tenant_id, session_id, kind, args, priority, max_attempts, notify_done)
+             values ($1, $2, $3, $4, $5, $6, $7)
+             on conflict (session_id, kind) where state in ('available', 'running', 'retryable')
+             do nothing
+             returning id",
+        )
+        .bind(tenant_id)
+        .bind(session_id)
+        .bind(job.kind)
+        .bind(Json(&job.args))
+        .bind(job.priority)
+        .bind(job.max_attempts)
+        .bind(job.notify_done)
+        .fetch_optional(self.conn())
+        .await?;
+        if let Some(id) = inserted {
+            if gate.take() {
+                sqlx::query("select pg_notify($1, '')")
+                    .bind(JOBS_CHANNEL)
+                    .execute(self.conn())
+                    .await?;
+            }
+            return Ok((id, true));
+        }
+        // The pending one: it must announce its end if this caller waits for it.
+        let id: i64 = sqlx::query_scalar(
+            "update jobs set notify_done = notify_done or $3,
+                priority = greatest(priority, $4)
+             where session_id = $1 and kind = $2
+               and state in ('available', 'running', 'retryable')
+             returning id",
+        )
+        .bind(session_id)
+        .bind(job.kind)
+        .bind(job.notify_done)
+        .bind(job.priority)
+        .fetch_one(self.conn())
+        .await?;
+        Ok((id, false))
+    }
+
+    /// Commits the transaction.
+    pub async fn commit(self) -> Result<(), sqlx::Error> {
+        self.tx.commit().await
+    }
+}
+
+/// How a running job ends.
+#[derive(Debug, Clone)]
+pub enum JobEnd {
+    Completed(serde_json::Value),
+    /// Failed; retried after the delay, or discarded when it is `None` or the attempts
+    /// are used up.
+    Failed {
+        error: String,
+        retry_in: Option<Duration>,
+    },
+    Cancelled(String),
+}
+
+impl Store {
+    /// Claims the next due job for `worker` until `lease` from now, counting an attempt.
+    pub async fn claim_job(
+        &self,
+        worker: &str,
+        lease: Duration,
+    ) -> Result<Option<JobRow>, sqlx::Error> {
+        sqlx::query_as(with_job_columns!(
+            "with next as (
+                select id from jobs
+                where state in ('available', 'retryable') and run_at <= now()
+                order by priority desc, run_at, id
+                limit 1
+                for update skip locked
+             )
+             update jobs j set state = 'running', attempts = j.attempts + 1, locked_by = $1,
+                lease_until = now() + make_interval(secs => $2)
+             from next where j.id = next.id
+             returning",
+            ""
+        ))
+        .bind(worker)
+        .bind(lease.as_secs_f64())
+        .fetch_optional(self.pool())
+        .await
+    }
+
+    /// Extends the lease of a job `worker` still holds; false when it no longer does.
+    pub async fn extend_lease(
+        &self,
+        id: i64,
+        worker: &str,
+        lease: Duration,
+    ) -> Result<bool, sqlx::Error> {
+        let updated = sqlx::query(
+            "update jobs set lease_until = now() + make_interval(secs => $3)
+             where id = $1 and locked_by = $2 and state = 'running'",
+        )
+        .bind(id)
+        .bind(worker)
+        .bind(lease.as_secs_f64())
+        .execute(self.pool())
+        .await?;
+        Ok(updated.rows_affected() == 1)
+    }
+
+    /// Ends a job `worker` holds; false when it no longer holds it (its lease lapsed and
+    /// the job was rescued), in which case nothing changes.
+    pub async fn finish_job(
+        &self,
+        id: i64,
+        worker: &str,
+        end: &JobEnd,
+    ) -> Result<bool, sqlx::Error> {
+        let (state, result, error, retry_secs): (
+            &str,
+            Option<&serde_json::Value>,
+            Option<&str>,
+            f64,
+        ) = match end {
+            JobEnd::Completed(result) => ("completed", Some(result), None, 0.0),
+            JobEnd::Failed {
+                error,
+                retry_in: Some(delay),
+            } => ("retryable", None, Some(error.as_str()), delay.as_secs_f64()),
+            JobEnd::Failed {
+                error,
+                retry_in: None,
+            } => ("discarded", None, Some(error.as_str()), 0.0),
+            JobEnd::Cancelled(reason) => ("cancelled", None, Some(reason.as_str()), 0.0),
+        };
+        let notify: Option<bool> = sqlx::query_scalar(
+            "update jobs set
+                state = case when $2 = 'retryable' and attempts >= max_attempts
+                    then 'discarded' else $2 end,
+                result = coalesce($3, result),
+                last_error = coalesce($4, last_error),
+                run_at = case when $2 = 'retryable'
+                    then now() + make_interval(secs => $5) else run_at end,
+                locked_by = null, lease_until = null,
+                finished_at = case when $2 = 'retryable' and attempts < max_attempts
+                    then null else now() end
+             where id = $1 and locked_by = $6 and state = 'running'
+             returning notify_done and state in ('completed', 'discarded', 'cancelled')",
+        )
+        .bind(id)
+        .bind(state)
+        .bind(result.map(Json))
+        .bind(error)
+        .bind(retry_secs)
+        .bind(worker)
+        .fetch_optional(self.pool())
+        .await?;
+        let Some(announce) = notify else {
+            return Ok(false);
+        };
+        if announce {
+            sqlx::query("select pg_notify($1, $2)")
+                .bind(JOB_DONE_CHANNEL)
+                .bind(id.to_string())
+                .execute(self.pool())
+                .await?;
+        }
+        Ok(true)
+    }
+
+    /// Gives a claimed job back untouched (shutdown): available again, the attempt not
+    /// counted.
+    pub async fn release_job(&self, id: i64, worker: &str) -> Result<(), sqlx::Error> {
+        sqlx::query(
+            "update jobs set state = 'available', attempts = greatest(attempts - 1, 0),
+                locked_by = null, lease_until = null, run_at = now()
+             where id = $1 and locked_by = $2 and state = 'running'",
+        )
+        .bind(id)
+        .bind(worker)
+        .execute(self.pool())
+        .await?;
+        sqlx::query("select pg_notify($1, '')")
+            .bind(JOBS_CHANNEL)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// Rescues running jobs whose lease lapsed (their worker died or stalled): retried
+    /// at once, or discarded when that was the last attempt. Returns how many.
+    pub async fn rescue_jobs(&self) -> Result<u64, sqlx::Error> {
+        let rescued = sqlx::query(
+            "update jobs set
+                state = case when attempts >= max_attempts then 'discarded' else 'retryable' end,
+                last_error = 'the worker running it stopped before finishing (its lease expired)',
+                locked_by = null, lease_until = null, run_at = now(),
+                finished_at = case when attempts >= max_attempts then now() end
+             where state = 'running' and lease_until < now()",
+        )
+        .execute(self.pool())
+        .await?;
+        Ok(rescued.rows_affected())
+    }
+
+    /// Deletes finished jobs older than `retention`.
+    pub async fn prune_jobs(&self, retention: Duration) -> Result<u64, sqlx::Error> {
+        let pruned = sqlx::query(
+            "delete from jobs
+             where state in ('completed', 'discarded', 'cancelled')
+               and finished_at < now() - make_interval(secs => $1)",
+        )
+        .bind(retention.as_secs_f64())
+        .execute(self.pool())
+        .await?;
+        Ok(pruned.rows_affected())
+    }
+
+    /// A job by id, within a tenant.
+    pub async fn job(&self, tenant_id: i64, id: i64) -> Result<Option<JobRow>, sqlx::Error> {
+        sqlx::query_as(with_job_columns!(
+            "select",
+            "from jobs j where j.tenant_id = $1 and j.id = $2"
+        ))
+        .bind(tenant_id)
+        .bind(id)
+        .fetch_optional(self.pool())
+        .await
+    }
+
+    /// The session's newest job of any kind (pending first).
+    pub async fn latest_job(&self, session_id: i64) -> Result<Option<JobRow>, sqlx::Error> {
+        sqlx::query_as(with_job_columns!(
+            "select",
+            "from jobs j where j.session_id = $1
+             order by (j.state in ('available', 'running', 'retryable')) desc, j.id desc limit 1"
+        ))
+        .bind(session_id)
+        .fetch_optional(self.pool())
+        .await
+    }
+}

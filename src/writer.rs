@@ -1,0 +1,242 @@
+//! Writing one summary, and the condensations it makes due, with the summarizer a
+//! session's policy names: three levels per summary (normal, aggressive, deterministic
+//! truncation) so compaction always makes progress. The extractive summarizer runs on
+//! the blocking pool; a model is called over HTTP, never inside a transaction.
+use std::sync::{Arc, Mutex};
+
+use crate::llm::{self, CallError, ModelSummarizer};
+use crate::message::Message;
+use crate::store::{NewSummary, SummaryRow};
+use crate::summarize::{self, Extractive, Level, Summarizer};
+use crate::tokenize::Counter;
+
+/// Who writes a summary.
+#[derive(Debug, Clone)]
+pub enum Writer {
+    /// The built-in extractive summarizer: all three levels, deterministic.
+    Extractive,
+    /// A model for the normal and aggressive levels; with `truncate`, deterministic
+    /// truncation when both fail (otherwise the failure is returned).
+    Model {
+        model: Arc<ModelSummarizer>,
+        truncate: bool,
+        /// The model's error, kept when truncation stood in for it.
+        failure: Arc<Mutex<Option<String>>>,
+    },
+}
+
+/// One summary to write: `span` is (first seq, last seq, depth).
+#[derive(Debug, Clone)]
+pub struct Task {
+    pub messages: Vec<Message>,
+    pub children: Vec<String>,
+    pub previous: Option<String>,
+    pub span: (i64, i64, i32),
+    pub target_tokens: i64,
+    pub source_tokens: i64,
+}
+
+/// One condensation: the stored summaries it covers (besides the newest one) and the
+/// summary that replaces them.
+pub struct Condensation {
+    pub children: Vec<i64>,
+    pub summary: NewSummary,
+}
+
+/// The summary at the first level that comes out smaller than its source; `Ok(None)`
+/// when none does; `Err` when a model failed and truncation was not allowed.
+pub async fn write_summary(
+    writer: &Writer,
+    counter: &Counter,
+    task: Task,
+) -> Result<Option<NewSummary>, CallError> {
+    match writer {
+        Writer::Extractive => {
+            let counter = *counter;
+            Ok(tokio::task::spawn_blocking(move || {
+                extractive(
+                    &counter,
+                    &task,
+                    &[Level::Normal, Level::Aggressive, Level::Truncation],
+                )
+            })
+            .await
+            .unwrap_or(None))
+        }
+        Writer::Model {
+            model,
+            truncate,
+            failure: noted,
+        } => {
+            let (first_seq, last_seq, _) = task.span;
+            let request = llm::Request {
+                messages: task.messages.clone(),
+                summaries: task.children.clone(),
+                previous: task.previous.clone(),
+                first_seq,
+                last_seq,
+                target_tokens: task.target_tokens,
+            };
+            let mut failure = None;
+            for level in [Level::Normal, Level::Aggressive] {
+                match model.summarize(&request, level).await {
+                    Ok(text) => {
+                        let text = summarize::fit(text, task.target_tokens, counter);
+                        if let Some(summary) = finish(counter, &task, text, level) {
+                            return Ok(Some(summary));
+                        }
+                    }
+                    // An endpoint that is down or too slow will not do better with
+                    // another prompt.
+                    Err(error @ (CallError::Unreachable(_) | CallError::Timeout(_))) => {
+                        failure = Some(error);
+                        break;
+                    }
+                    Err(error) => failure = Some(error),
+                }
+            }
+            if !truncate {
+                return match failure {
+                    Some(error) => Err(error),
+                    None => Ok(None),
+                };
+            }
+            if let Some(error) = failure {
+                tracing::warn!(%error, "summarizer failed; truncating deterministically");
+                if let Ok(mut noted) = noted.lock() {
+                    *noted = Some(error.to_string());
+                }
+            }
+            let counter = *counter;
+            Ok(tokio::task::spawn_blocking(move || {
+                extractive(&counter, &task, &[Level::Truncation])
+            })
+            .await
+            .unwrap_or(None))
+        }
+    }
+}
+
+fn extractive(counter: &Counter, task: &Task, levels: &[Level]) -> Option<NewSummary> {
+    let (first_seq, last_seq, _) = task.span;
+    let input = summarize::Input {
+        messages: &task.messages,
+        summaries: &task.children,
+        previous: task.previous.as_deref(),
+        first_seq,
+        last_seq,
+        target_tokens: task.target_tokens,
+    };
+    levels.iter().find_map(|&level| {
+        let text = Extractive.summarize(&input, level, counter);
+        finish(counter, task, text, level)
+    })
+}
+
+/// The summary row for `text`, pinned messages appended, when it is smaller than its
+/// source; with the retention figures (facts of the span it lost).
+fn finish(counter: &Counter, task: &Task, text: String, level: Level) -> Option<NewSummary> {
+    let (first_seq, last_seq, depth) = task.span;
+    let content = summarize::with_pinned(text, &task.messages, &task.children);
+    let token_count = counter.text(&content);
+    if token_count >= task.source_tokens {
+        return None;
+    }
+    let facts = summarize::facts(&task.messages, &task.children);
+    let lost = facts
+        .iter()
+        .filter(|fact| !content.contains(fact.as_str()))
+        .count();
+    Some(NewSummary {
+        depth,
+        first_seq,
+        last_seq,
+        content,
+        token_count,
+        level: level as i16,
+        source_tokens: task.source_tokens,
+        facts: facts.len() as i64,
+        facts_lost: lost as i64,
+    })
+}
+
+/// Condensations due once `leaf` joins `active`: while the newest `fanin` active
+/// summaries share a depth, they become one summary a level up. Stops at the first
+/// condensation no level could write.
+pub async fn plan_condensing(
+    writer: &Writer,
+    counter: &Counter,
+    active: &[SummaryRow],
+    leaf: &NewSummary,
+    fanin: usize,
+    target_tokens: i64,
+) -> Result<Vec<Condensation>, CallError> {
+    // (stored id, or None for one written in this pass; summary), in log order, up to
+    // and including the new one.
+    let mut chain: Vec<(Option<i64>, NewSummary)> = active
+        .iter()
+        .filter(|s| s.last_seq < leaf.first_seq)
+        .map(|s| (Some(s.id), stored_as_new(s)))
+        .collect();
+    chain.push((None, leaf.clone()));
+    let mut steps = Vec::new();
+    loop {
+        // The newest run of summaries consecutive in the log (a step summary inside the
+        // newest turn is not consecutive with those before that turn's user message).
+        let mut run = 1;
+        while run < chain.len()
+            && chain[chain.len() - run].1.first_seq == chain[chain.len() - run - 1].1.last_seq + 1
+        {
+            run += 1;
+        }
+        let run_tokens: i64 = chain[chain.len() - run..]
+            .iter()
+            .map(|(_, s)| s.token_count)
+            .sum();
+        // Fan-in same-depth summaries; or, when the run has grown past twice the
+        // condensed size, all of it into one.
+        let width = if run_tokens > 2 * target_tokens && run >= 2 {
+            run
+        } else if run >= fanin
+            && chain[chain.len() - fanin..]
+                .iter()
+                .all(|(_, s)| s.depth == chain[chain.len() - 1].1.depth)
+        {
+            fanin
+        } else {
+            break;
+        };
+        let tail = &chain[chain.len() - width..];
+        let depth = tail.iter().map(|(_, s)| s.depth).max().unwrap_or(0);
+        let task = Task {
+            messages: Vec::new(),
+            children: tail.iter().map(|(_, s)| s.content.clone()).collect(),
+            previous: None,
+            span: (tail[0].1.first_seq, tail[width - 1].1.last_seq, depth + 1),
+            target_tokens,
+            source_tokens: tail.iter().map(|(_, s)| s.token_count).sum(),
+        };
+        let Some(summary) = write_summary(writer, counter, task).await? else {
+            break;
+        };
+        let children: Vec<i64> = tail.iter().filter_map(|(id, _)| *id).collect();
+        chain.truncate(chain.len() - width);
+        chain.push((None, summary.clone()));
+        steps.push(Condensation { children, summary });
+    }
+    Ok(steps)
+}
+
+fn stored_as_new(row: &SummaryRow) -> NewSummary {
+    NewSummary {
+        depth: row.depth,
+        first_seq: row.first_seq,
+        last_seq: row.last_seq,
+        content: row.content.clone(),
+        token_count: i64::from(row.token_count),
+        level: row.level,
+        source_tokens: row.source_tokens,
+        facts: i64::from(row.facts),
+        facts_lost: i64::from(row.facts_lost),
+    }
+}

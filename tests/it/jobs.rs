@@ -1,0 +1,504 @@
+//! Summarization jobs: the queue, the workers, the model-backed summarizers against a
+//! real HTTP server speaking each API, failures and retries, several replicas on one
+//! database, and a replica killed while it holds a job.
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use ctxd::engine::EngineConfig;
+use ctxd::llm::{Api, ModelSummarizer, Profile};
+use ctxd::pb;
+use ctxd::policy::Policy;
+use sqlx::PgPool;
+
+use crate::binary::{free_port, terminate, wait_serving};
+use crate::harness::{Client, TestServer, append, assistant, build, call, create, result, user};
+use crate::model_server::{Behavior, MODEL_SUMMARY, ModelServer};
+
+const KEY: &str = "test-key-123";
+
+fn profile(server: &ModelServer, api: Api) -> Profile {
+    Profile {
+        api,
+        base_url: match api {
+            Api::Openai => format!("{}/v1", server.base_url()),
+            _ => server.base_url(),
+        },
+        model: "test-model".into(),
+        api_key_env: None,
+        timeout_secs: 0.5,
+        max_retries: 1,
+        ..Profile::extractive()
+    }
+}
+
+fn model_config(server: &ModelServer, api: Api) -> EngineConfig {
+    let mut config = EngineConfig::new(Policy::default(), 1024 * 1024);
+    let model = ModelSummarizer::with_key(profile(server, api), Some(KEY.into())).unwrap();
+    config
+        .summarizers
+        .insert("model".into(), Some(Arc::new(model)));
+    config.job_backoff = Duration::from_millis(10);
+    config
+}
+
+fn words(count: usize, salt: usize) -> String {
+    (0..count)
+        .map(|i| format!("w{}", (i * 7 + salt) % 97))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A session whose summarizer is the "model" profile, in an 8 000-token window, with
+/// `turns` turns of about 450 tokens. Returns the summarization jobs appends reported.
+async fn fill(client: &mut Client, id: &str, turns: usize) -> Vec<i64> {
+    create(
+        client,
+        id,
+        pb::Policy {
+            context_window_tokens: Some(8_000),
+            max_output_tokens: Some(1_000),
+            summarizer_profile: Some("model".into()),
+            ..Default::default()
+        },
+    )
+    .await;
+    let mut jobs = Vec::new();
+    for turn in 0..turns {
+        let call_id = format!("c{turn}");
+        let batches = [
+            vec![user(&format!(
+                "question {turn}: read notes/{turn}.txt {}",
+                words(40, turn)
+            ))],
+            vec![call(&[&call_id])],
+            vec![result(&call_id, &words(300, turn))],
+            vec![assistant(&format!("answer {turn} {}", words(30, turn)))],
+        ];
+        for batch in batches {
+            let appended = append(client, id, batch).await.unwrap();
+            if appended.summarization_job_id > 0 {
+                jobs.push(appended.summarization_job_id);
+            }
+        }
+    }
+    jobs
+}
+
+fn summarize_and_wait(id: &str) -> pb::CompactRequest {
+    pb::CompactRequest {
+        session_id: id.into(),
+        mode: pb::CompactMode::Summarize as i32,
+        wait: true,
+        wait_timeout_ms: 120_000,
+        ..Default::default()
+    }
+}
+
+async fn job(client: &mut Client, job_id: i64) -> pb::Job {
+    client
+        .get_job(pb::GetJobRequest { job_id })
+        .await
+        .unwrap()
+        .into_inner()
+}
+
+fn result_of(job: &pb::Job) -> serde_json::Value {
+    serde_json::from_str(&job.result_json).unwrap()
+}
+
+/// The active summaries cover 1..n once, in order, and no range was summarized twice.
+async fn assert_applied_once(pool: &PgPool, external_id: &str) {
+    let active: Vec<(i64, i64)> = sqlx::query_as(
+        "select first_seq, last_seq from summaries s join sessions x on x.id = s.session_id
+         where x.external_id = $1 and s.parent_id is null order by first_seq",
+    )
+    .bind(external_id)
+    .fetch_all(pool)
+    .await
+    .unwrap();
+    assert!(!active.is_empty(), "{external_id}: no summaries");
+    let mut next = 1;
+    for (first, last) in &active {
+        // Step summaries inside the newest turn may start later; never earlier.
+        assert!(
+            *first >= next,
+            "{external_id}: overlapping summaries {active:?}"
+        );
+        next = last + 1;
+    }
+    let duplicated: i64 = sqlx::query_scalar(
+        "select count(*) from (
+            select first_seq, last_seq, depth from summaries s join sessions x on x.id = s.session_id
+            where x.external_id = $1 group by 1, 2, 3 having count(*) > 1) d",
+    )
+    .bind(external_id)
+    .fetch_one(pool)
+    .await
+    .unwrap();
+    assert_eq!(duplicated, 0, "{external_id}: a range was summarized twice");
+}
+
+#[sqlx::test]
+async fn model_summarizers_speak_openai_and_anthropic(pool: PgPool) {
+    for api in [Api::Openai, Api::Anthropic] {
+        let model = ModelServer::start(Behavior::Answer).await;
+        let server = TestServer::start_with(pool.clone(), model_config(&model, api)).await;
+        let mut client = server.client.clone();
+        let id = format!("{api:?}");
+        let jobs = fill(&mut client, &id, 20).await;
+        assert!(
+            !jobs.is_empty(),
+            "crossing the summarize threshold enqueues a job"
+        );
+        let compacted = client
+            .compact(summarize_and_wait(&id))
+            .await
+            .unwrap()
+            .into_inner();
+        let ended = compacted.job.unwrap();
+        assert_eq!(ended.state, pb::JobState::Completed as i32, "{ended:?}");
+        let first = job(&mut client, jobs[0]).await;
+        assert_eq!(first.state, pb::JobState::Completed as i32, "{first:?}");
+        assert_eq!(first.kind, "summarize");
+        assert_eq!(first.session_id, id);
+        let outcome = result_of(&first);
+        assert_eq!(outcome["due"], true);
+        assert_eq!(outcome["summarized_first_seq"], 1);
+        assert!(outcome["tokens_after"].as_i64() < outcome["tokens_before"].as_i64());
+
+        let built = build(&mut client, &id, pb::OutputFormat::Neutral)
+            .await
+            .unwrap();
+        assert!(
+            built
+                .summaries
+                .iter()
+                .any(|s| s.content.contains(MODEL_SUMMARY)),
+            "{:?}",
+            built.summaries
+        );
+        assert_applied_once(&pool, &id).await;
+
+        let requests = model.requests();
+        assert!(!requests.is_empty());
+        for request in &requests {
+            assert_eq!(request.body["model"], "test-model");
+            match api {
+                Api::Openai => {
+                    assert_eq!(request.path, "/v1/chat/completions");
+                    assert_eq!(request.headers["authorization"], format!("Bearer {KEY}"));
+                    assert_eq!(request.body["messages"][0]["role"], "system");
+                }
+                _ => {
+                    assert_eq!(request.path, "/v1/messages");
+                    assert_eq!(request.headers["x-api-key"], KEY);
+                    assert_eq!(request.headers["anthropic-version"], "2023-06-01");
+                    assert!(request.body["system"].as_str().unwrap().contains("summary"));
+                }
+            }
+        }
+        // The oldest messages went to the model as a transcript.
+        let transcript = requests[0].body.to_string();
+        assert!(transcript.contains("notes/0.txt"), "{transcript}");
+        server.stop().await;
+    }
+}
+
+#[sqlx::test]
+async fn a_failing_summarizer_retries_then_is_discarded_while_compaction_progresses(pool: PgPool) {
+    for (index, (behavior, error)) in [
+        (Behavior::Status500, "HTTP 500"),
+        (Behavior::Garbage, "unusable"),
+        (Behavior::Slow(3_000), "did not answer within"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let model = ModelServer::start(behavior).await;
+        let server = TestServer::start_with(pool.clone(), model_config(&model, Api::Openai)).await;
+        let mut client = server.client.clone();
+        let id = format!("failing-{index}");
+        fill(&mut client, &id, 20).await;
+        let compacted = client
+            .compact(summarize_and_wait(&id))
+            .await
+            .unwrap()
+            .into_inner();
+        let ended = compacted.job.unwrap();
+        assert_eq!(ended.state, pb::JobState::Discarded as i32, "{ended:?}");
+        assert_eq!(ended.attempts, 3, "every attempt was used");
+        assert!(ended.last_error.contains(error), "{}", ended.last_error);
+        assert!(
+            ended
+                .last_error
+                .contains("deterministic truncation was applied"),
+            "{}",
+            ended.last_error
+        );
+        assert!(ended.run_at.unwrap().seconds >= ended.created_at.unwrap().seconds);
+        // The last attempt escalated to deterministic truncation: the session shrank.
+        assert!(
+            compacted.tokens_after < compacted.tokens_before,
+            "{} -> {}",
+            compacted.tokens_before,
+            compacted.tokens_after
+        );
+        let built = build(&mut client, &id, pb::OutputFormat::Neutral)
+            .await
+            .unwrap();
+        assert!(!built.summaries.is_empty());
+        assert!(
+            built
+                .summaries
+                .iter()
+                .all(|s| !s.content.contains(MODEL_SUMMARY))
+        );
+        assert_applied_once(&pool, &id).await;
+        assert!(model.requests().len() >= 3, "one call at least per attempt");
+        server.stop().await;
+    }
+}
+
+#[sqlx::test]
+async fn get_job_is_tenant_scoped_and_validated(pool: PgPool) {
+    let model = ModelServer::start(Behavior::Answer).await;
+    let server = TestServer::start_with(pool.clone(), model_config(&model, Api::Openai)).await;
+    let mut client = server.client.clone();
+    let jobs = fill(&mut client, "s", 20).await;
+    let other: i64 = sqlx::query_scalar("insert into tenants (name) values ('other') returning id")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    let store = ctxd::store::Store::new(pool.clone());
+    assert!(store.job(other, jobs[0]).await.unwrap().is_none());
+    let missing = client
+        .get_job(pb::GetJobRequest { job_id: 1 << 40 })
+        .await
+        .unwrap_err();
+    assert_eq!(missing.code(), tonic::Code::NotFound);
+    let bad = client
+        .get_job(pb::GetJobRequest { job_id: 0 })
+        .await
+        .unwrap_err();
+    assert_eq!(bad.code(), tonic::Code::InvalidArgument);
+    assert!(bad.message().starts_with("job_id"), "{}", bad.message());
+    let bad_wait = client
+        .compact(pb::CompactRequest {
+            wait_timeout_ms: 700_000,
+            ..summarize_and_wait("s")
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        bad_wait.message().starts_with("wait_timeout_ms"),
+        "{}",
+        bad_wait.message()
+    );
+    let unknown = client
+        .create_session(pb::CreateSessionRequest {
+            session_id: "x".into(),
+            policy: Some(pb::Policy {
+                summarizer_profile: Some("nope".into()),
+                ..Default::default()
+            }),
+            metadata: Default::default(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(unknown.code(), tonic::Code::InvalidArgument);
+    assert!(
+        unknown.message().starts_with("policy.summarizer_profile"),
+        "{}",
+        unknown.message()
+    );
+    server.stop().await;
+}
+
+/// The URL of this test's database (DATABASE_URL with its database replaced).
+async fn database_url(pool: &PgPool) -> String {
+    let name: String = sqlx::query_scalar("select current_database()")
+        .fetch_one(pool)
+        .await
+        .unwrap();
+    let base = std::env::var("DATABASE_URL").expect("DATABASE_URL");
+    let (head, query) = match base.split_once('?') {
+        Some((head, query)) => (head.to_string(), format!("?{query}")),
+        None => (base.clone(), String::new()),
+    };
+    let authority = head.find("://").unwrap() + 3;
+    let path = head[authority..]
+        .find('/')
+        .map_or(head.len(), |at| authority + at);
+    format!("{}/{name}{query}", &head[..path])
+}
+
+struct Replica {
+    addr: String,
+    child: Child,
+}
+
+/// A `ctxd serve` process on the test's database, its "model" profile on `model`.
+async fn replica(dir: &std::path::Path, url: &str, model: &ModelServer, extra: &[&str]) -> Replica {
+    let config = dir.join("ctxd.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[summarizers.model]\napi = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"test-model\"\napi_key_env = \"CTXD_TEST_MODEL_KEY\"\ntimeout_secs = 30\n",
+            model.base_url()
+        ),
+    )
+    .unwrap();
+    let addr = format!("127.0.0.1:{}", free_port());
+    let config_path = config.to_str().unwrap().to_string();
+    let mut args = vec![
+        "serve",
+        "--listen",
+        &addr,
+        "--config",
+        &config_path,
+        "--jobs-poll-interval-ms",
+        "100",
+    ];
+    args.extend_from_slice(extra);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxd"))
+        .args(&args)
+        .env("DATABASE_URL", url)
+        .env("CTXD_TEST_MODEL_KEY", KEY)
+        .env("CTXD_LOG", "warn")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_serving(&addr, &mut child).await;
+    Replica { addr, child }
+}
+
+async fn client_of(replica: &Replica) -> Client {
+    pb::context_service_client::ContextServiceClient::new(
+        crate::harness::channel(replica.addr.parse().unwrap()).await,
+    )
+}
+
+#[sqlx::test]
+async fn three_replicas_share_a_burst_of_jobs_each_applied_once(pool: PgPool) {
+    let url = database_url(&pool).await;
+    let model = ModelServer::start(Behavior::Answer).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut replicas = Vec::new();
+    for _ in 0..3 {
+        replicas.push(replica(dir.path(), &url, &model, &["--jobs-workers", "2"]).await);
+    }
+    let mut clients = Vec::new();
+    for replica in &replicas {
+        clients.push(client_of(replica).await);
+    }
+    // Sessions filled through different replicas: each append past the threshold
+    // enqueues (at most one pending job per session); every replica's workers claim.
+    let sessions: Vec<String> = (0..12).map(|i| format!("r{i}")).collect();
+    let mut fills = Vec::new();
+    for (index, id) in sessions.iter().enumerate() {
+        let mut client = clients[index % 3].clone();
+        let id = id.clone();
+        fills.push(tokio::spawn(
+            async move { fill(&mut client, &id, 20).await },
+        ));
+    }
+    let mut first_jobs = Vec::new();
+    for fill in fills {
+        first_jobs.push(fill.await.unwrap()[0]);
+    }
+    // A Compact through yet another replica waits for each session's work to end.
+    for (index, id) in sessions.iter().enumerate() {
+        let compacted = clients[(index + 1) % 3]
+            .compact(summarize_and_wait(id))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(compacted.job.unwrap().state, pb::JobState::Completed as i32);
+    }
+    let mut workers = std::collections::BTreeSet::new();
+    for &job_id in &first_jobs {
+        let ended = job(&mut clients[0], job_id).await;
+        assert_eq!(ended.state, pb::JobState::Completed as i32, "{ended:?}");
+        let outcome = result_of(&ended);
+        workers.insert(
+            outcome["worker"]
+                .as_str()
+                .unwrap()
+                .rsplit_once('-')
+                .unwrap()
+                .0
+                .to_string(),
+        );
+    }
+    assert!(
+        workers.len() >= 2,
+        "the jobs spread over replicas: {workers:?}"
+    );
+    for id in &sessions {
+        assert_applied_once(&pool, id).await;
+    }
+    let unfinished: i64 =
+        sqlx::query_scalar("select count(*) from jobs where state not in ('completed')")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(unfinished, 0);
+    for replica in replicas {
+        terminate(replica.child).await;
+    }
+}
+
+#[sqlx::test]
+async fn a_job_held_by_a_killed_replica_is_finished_by_another(pool: PgPool) {
+    let url = database_url(&pool).await;
+    // The first summarizer call never gets an answer: the replica making it holds the
+    // job when it is killed.
+    let model = ModelServer::start(Behavior::HangFirst).await;
+    let dir = tempfile::tempdir().unwrap();
+    let lease = ["--jobs-workers", "1", "--jobs-lease-secs", "1"];
+    let mut doomed = replica(dir.path(), &url, &model, &lease).await;
+    let mut client = client_of(&doomed).await;
+    let jobs = fill(&mut client, "k", 20).await;
+    model.received.notified().await;
+    doomed.child.kill().unwrap();
+    doomed.child.wait().unwrap();
+    let held: (String, i32) = sqlx::query_as("select state, attempts from jobs where id = $1")
+        .bind(jobs[0])
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(
+        held,
+        ("running".to_string(), 1),
+        "the killed replica held the job"
+    );
+
+    let survivor = replica(dir.path(), &url, &model, &lease).await;
+    let mut client = client_of(&survivor).await;
+    let compacted = client
+        .compact(summarize_and_wait("k"))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(compacted.job.unwrap().state, pb::JobState::Completed as i32);
+    let rescued = job(&mut client, jobs[0]).await;
+    assert_eq!(rescued.state, pb::JobState::Completed as i32, "{rescued:?}");
+    assert_eq!(rescued.attempts, 2, "claimed again after the lease lapsed");
+    assert!(
+        rescued.last_error.contains("lease expired"),
+        "{}",
+        rescued.last_error
+    );
+    assert_applied_once(&pool, "k").await;
+    let built = build(&mut client, "k", pb::OutputFormat::Neutral)
+        .await
+        .unwrap();
+    assert!(
+        built
+            .summaries
+            .iter()
+            .any(|s| s.content.contains(MODEL_SUMMARY))
+    );
+    terminate(survivor.child).await;
+}
