@@ -12,7 +12,25 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::engine::Engine;
-use crate::store::{JOB_DONE_CHANNEL, JOBS_CHANNEL, JobEnd, JobRow};
+use crate::store::{JOB_DONE_CHANNEL, JOBS_CHANNEL, JobEnd, JobRow, Store};
+
+/// What runs a claimed job: the engine, or (in the queue benchmark) a no-op.
+pub trait Runner: Clone + Send + Sync + 'static {
+    fn store(&self) -> &Store;
+    /// Runs the job; `final_attempt`: the last one it gets.
+    fn run(&self, job: &JobRow, final_attempt: bool)
+    -> impl std::future::Future<Output = JobEnd> + Send;
+}
+
+impl Runner for Engine {
+    fn store(&self) -> &Store {
+        Engine::store(self)
+    }
+
+    async fn run(&self, job: &JobRow, final_attempt: bool) -> JobEnd {
+        self.run_job(job, final_attempt).await
+    }
+}
 
 /// Worker settings.
 #[derive(Debug, Clone)]
@@ -29,8 +47,8 @@ pub struct WorkerConfig {
 
 /// Starts the listener, the workers and the maintenance sweep. They stop when
 /// `shutdown` is cancelled; wait for them on the returned set.
-pub fn start(
-    engine: Engine,
+pub fn start<R: Runner>(
+    engine: R,
     config: WorkerConfig,
     job_done: broadcast::Sender<i64>,
     shutdown: CancellationToken,
@@ -66,8 +84,8 @@ fn hostname() -> String {
 
 /// The replica's one LISTEN connection: new jobs wake the workers, ended jobs go to
 /// whoever waits on them. Reconnects after a failure; workers poll meanwhile.
-async fn listen(
-    engine: Engine,
+async fn listen<R: Runner>(
+    engine: R,
     wake: Arc<Notify>,
     job_done: broadcast::Sender<i64>,
     shutdown: CancellationToken,
@@ -114,15 +132,15 @@ async fn listen(
     }
 }
 
-struct Worker {
-    engine: Engine,
+struct Worker<R> {
+    engine: R,
     name: String,
     config: WorkerConfig,
     wake: Arc<Notify>,
     shutdown: CancellationToken,
 }
 
-impl Worker {
+impl<R: Runner> Worker<R> {
     async fn run(self) {
         let store = self.engine.store().clone();
         while !self.shutdown.is_cancelled() {
@@ -159,7 +177,7 @@ impl Worker {
     async fn execute(&self, job: JobRow) {
         let store = self.engine.store();
         let final_attempt = job.attempts >= job.max_attempts;
-        let mut run = Box::pin(self.engine.run_job(&job, final_attempt));
+        let mut run = Box::pin(self.engine.run(&job, final_attempt));
         let renew_every = self.config.lease / 3;
         let end = loop {
             tokio::select! {
@@ -213,7 +231,7 @@ impl Worker {
 }
 
 /// Rescues jobs whose lease lapsed and prunes old finished ones.
-async fn maintain(engine: Engine, config: WorkerConfig, shutdown: CancellationToken) {
+async fn maintain<R: Runner>(engine: R, config: WorkerConfig, shutdown: CancellationToken) {
     let store = engine.store().clone();
     let mut ticks: u64 = 0;
     loop {

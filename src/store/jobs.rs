@@ -105,12 +105,22 @@ impl SessionTx {
     ) -> Result<(i64, bool), sqlx::Error> {
         let session_id = self.session.id;
         let tenant_id = self.session.tenant_id;
-        let inserted: Option<i64> = sqlx::query_scalar(
-            "insert into jobs (tenant_id, session_id, kind, args, priority, max_attempts, notify_done)
-             values ($1, $2, $3, $4, $5, $6, $7)
-             on conflict (session_id, kind) where state in ('available', 'running', 'retryable')
-             do nothing
-             returning id",
+        // One statement: the new job's id, or the pending one's. Enqueues for a session
+        // run under its row lock, so no other enqueue for it can be in flight.
+        let (id, created): (i64, bool) = sqlx::query_as(
+            "with inserted as (
+                insert into jobs (tenant_id, session_id, kind, args, priority, max_attempts, notify_done)
+                values ($1, $2, $3, $4, $5, $6, $7)
+                on conflict (session_id, kind) where state in ('available', 'running', 'retryable')
+                do nothing
+                returning id
+             )
+             select id, true from inserted
+             union all
+             select id, false from jobs
+             where session_id = $2 and kind = $3
+               and state in ('available', 'running', 'retryable')
+               and not exists (select 1 from inserted)",
         )
         .bind(tenant_id)
         .bind(session_id)
@@ -119,32 +129,28 @@ impl SessionTx {
         .bind(job.priority)
         .bind(job.max_attempts)
         .bind(job.notify_done)
-        .fetch_optional(self.conn())
+        .fetch_one(self.conn())
         .await?;
-        if let Some(id) = inserted {
+        if created {
             if gate.take() {
                 sqlx::query("select pg_notify($1, '')")
                     .bind(JOBS_CHANNEL)
                     .execute(self.conn())
                     .await?;
             }
-            return Ok((id, true));
+        } else if job.notify_done || job.priority > 0 {
+            // The pending one must announce its end to this waiter, and go first.
+            sqlx::query(
+                "update jobs set notify_done = notify_done or $2, priority = greatest(priority, $3)
+                 where id = $1",
+            )
+            .bind(id)
+            .bind(job.notify_done)
+            .bind(job.priority)
+            .execute(self.conn())
+            .await?;
         }
-        // The pending one: it must announce its end if this caller waits for it.
-        let id: i64 = sqlx::query_scalar(
-            "update jobs set notify_done = notify_done or $3,
-                priority = greatest(priority, $4)
-             where session_id = $1 and kind = $2
-               and state in ('available', 'running', 'retryable')
-             returning id",
-        )
-        .bind(session_id)
-        .bind(job.kind)
-        .bind(job.notify_done)
-        .bind(job.priority)
-        .fetch_one(self.conn())
-        .await?;
-        Ok((id, false))
+        Ok((id, created))
     }
 
     /// Commits the transaction.
