@@ -5,25 +5,32 @@
 //! - BuildMessages on sessions of 200 and 2 000 recorded messages with 16 concurrent
 //!   clients (one connection each), p50 / p99, against a raw SQL fetch of the same rows
 //!   with 16 concurrent tasks in the same run;
-//! - AppendTurn throughput and latency with 32 sessions appending concurrently;
+//! - AppendTurn throughput and latency with 32 sessions appending concurrently, without
+//!   and with summarization jobs enqueued by the appends (no-op workers draining them);
+//! - the job queue: claim + complete throughput of no-op jobs against the bare commit
+//!   rate, enqueue → claim latency woken by NOTIFY and by polling alone;
 //! - exact token counting speed on the recorded corpus, and on 1 MB without whitespace.
 //!
 //! The server, its clients and PostgreSQL share the machine. The database is a fresh one
 //! on DATABASE_URL's server when that is set, otherwise a private PostgreSQL started in a
 //! temporary directory exactly as `ctxd serve` starts its own (default settings, fsync on).
 //!
-//! `CTXD_BENCH_ONLY=counting`, `build` or `append` runs one part (for profiling).
+//! `CTXD_BENCH_ONLY=counting`, `build`, `append` or `jobs` runs one part.
 //!
 //! `cargo test --all-targets` runs this binary without `--bench`: then it does a smoke
 //! run with tiny sizes, so the code keeps working; those figures mean nothing.
+#[path = "parts/jobs.rs"]
+mod queue;
 #[path = "../tests/it/recorded.rs"]
 #[allow(dead_code)]
 mod recorded;
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ctxd::engine::{Engine, EngineConfig};
+use ctxd::llm::{ModelSummarizer, Profile};
 use ctxd::localpg::LocalPostgres;
 use ctxd::pb;
 use ctxd::pb::context_service_client::ContextServiceClient;
@@ -35,6 +42,9 @@ use sqlx::{PgPool, Row};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tonic::transport::Channel;
+
+/// The summarizer profile of the sessions whose appends enqueue jobs.
+const MODEL_PROFILE: &str = "bench-model";
 
 /// How much work each part does.
 struct Scale {
@@ -71,15 +81,23 @@ const SMOKE: Scale = Scale {
 
 fn main() {
     let full = std::env::args().any(|arg| arg == "--bench");
-    let scale = if full { FULL } else { SMOKE };
+    let (scale, job_scale) = if full {
+        (FULL, queue::FULL)
+    } else {
+        (SMOKE, queue::SMOKE)
+    };
+    // CTXD_BENCH_LOG=warn (a tracing filter) shows what the server and workers log.
+    let _telemetry = std::env::var("CTXD_BENCH_LOG").ok().map(|filter| {
+        ctxd::telemetry::init(ctxd::config::LogFormat::Text, &filter).expect("log filter")
+    });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("tokio runtime");
-    runtime.block_on(run(&scale, full));
+    runtime.block_on(run(&scale, &job_scale, full));
 }
 
-async fn run(scale: &Scale, full: bool) {
+async fn run(scale: &Scale, job_scale: &queue::JobScale, full: bool) {
     let corpus = corpus_messages();
     let texts = corpus_texts();
     println!(
@@ -92,7 +110,7 @@ async fn run(scale: &Scale, full: bool) {
     );
     println!();
     machine();
-    // CTXD_BENCH_ONLY=counting|build|append runs one part (for profiling).
+    // CTXD_BENCH_ONLY=counting|build|append|jobs runs one part (for profiling).
     let only = std::env::var("CTXD_BENCH_ONLY").ok();
     let part = |name: &str| only.as_deref().is_none_or(|only| only == name);
     if part("counting") {
@@ -110,10 +128,18 @@ async fn run(scale: &Scale, full: bool) {
         }
     };
     let (pool, database) = fresh_database(&url).await;
-    let engine = Engine::new(
-        Store::new(pool.clone()),
-        EngineConfig::new(Policy::default(), 4 * 1024 * 1024),
+    let mut config = EngineConfig::new(Policy::default(), 4 * 1024 * 1024);
+    // A model-backed profile, so appends past the threshold enqueue summarization jobs;
+    // no-op workers take them, the model is never called.
+    let profile: Profile = serde_json::from_value(serde_json::json!({
+        "api": "openai", "base_url": "http://127.0.0.1:9", "model": "none"
+    }))
+    .unwrap();
+    config.summarizers.insert(
+        MODEL_PROFILE.into(),
+        Some(Arc::new(ModelSummarizer::with_key(profile, None).unwrap())),
     );
+    let engine = Engine::new(Store::new(pool.clone()), config);
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let shutdown = CancellationToken::new();
@@ -128,7 +154,10 @@ async fn run(scale: &Scale, full: bool) {
         build_messages(addr, &pool, &corpus, scale).await;
     }
     if part("append") {
-        append_turn(addr, &corpus, scale).await;
+        append_turn(addr, &pool, &corpus, scale).await;
+    }
+    if part("jobs") {
+        queue::run(&pool, job_scale).await;
     }
 
     shutdown.cancel();
@@ -304,14 +333,14 @@ async fn client(addr: SocketAddr) -> ContextServiceClient<Channel> {
         .max_encoding_message_size(usize::MAX)
 }
 
-/// Creates a session whose window holds everything and appends `messages` to it.
-/// Creates a session with `window` (`None`: one that holds everything) and appends
-/// `messages` to it.
+/// Creates a session with `window` (`None`: one that holds everything) and the
+/// summarizer `profile` (`None`: the default), and appends `messages` to it.
 async fn session_with(
     client: &mut ContextServiceClient<Channel>,
     session_id: &str,
     messages: &[pb::Message],
     window: Option<i64>,
+    profile: Option<&str>,
 ) {
     client
         .create_session(pb::CreateSessionRequest {
@@ -319,6 +348,7 @@ async fn session_with(
             policy: Some(pb::Policy {
                 context_window_tokens: Some(window.unwrap_or(50_000_000)),
                 max_output_tokens: Some(window.map_or(16_000, |w| w / 4)),
+                summarizer_profile: profile.map(str::to_string),
                 ..Default::default()
             }),
             ..Default::default()
@@ -430,7 +460,7 @@ async fn build_messages(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message],
         let mut fetchers = Vec::new();
         for index in 0..scale.build_clients {
             let session_id = format!("bench-build-{size}-{}-{index}", window.unwrap_or(0));
-            session_with(&mut setup, &session_id, messages, window).await;
+            session_with(&mut setup, &session_id, messages, window, None).await;
             let session_pk: i64 =
                 sqlx::query_scalar("select id from sessions where external_id = $1")
                     .bind(&session_id)
@@ -512,59 +542,108 @@ async fn build_messages(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message],
     println!();
 }
 
-async fn append_turn(addr: SocketAddr, corpus: &[pb::Message], scale: &Scale) {
+async fn append_turn(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message], scale: &Scale) {
     println!("## AppendTurn");
     println!();
     println!(
         "{} sessions appending concurrently, one client connection each, one recorded \
          message per AppendTurn (the corpus in order: user, assistant with tool calls, tool \
-         results), {} appends per session after a warm-up.",
+         results), {} appends per session after a warm-up. With jobs: the sessions use a \
+         model-backed summarizer profile and a 16 000-token window, so every append past \
+         the summarize threshold enqueues a summarization job in its transaction (or finds \
+         the pending one), while 2 no-op workers of the same process claim and complete \
+         them (the model is never called, nothing is summarized, so every later append \
+         stays past the threshold).",
         scale.append_sessions, scale.appends_per_session
     );
     println!();
-    println!("sessions | appends | appends/s | p50 ms | p99 ms");
-    println!("---|---|---|---|---");
-    let mut states = Vec::new();
-    for index in 0..scale.append_sessions {
-        let mut client = client(addr).await;
-        let session_id = format!("bench-append-{index}");
-        session_with(&mut client, &session_id, &[], None).await;
-        // Each session starts at a different user message so sessions differ.
-        let start = corpus
-            .iter()
-            .enumerate()
-            .filter(|(_, m)| m.role == pb::Role::User as i32)
-            .nth(index % 10)
-            .map_or(0, |(at, _)| at);
-        states.push((client, session_id, start));
-    }
-    let (mut latencies, wall) = concurrent(states, scale.appends_per_session, {
-        let corpus = std::sync::Arc::new(corpus.to_vec());
-        move |(client, session_id, next): &mut (ContextServiceClient<Channel>, String, usize)| {
-            let mut client = client.clone();
-            let message = corpus[*next % corpus.len()].clone();
-            let session_id = session_id.clone();
-            *next += 1;
-            async move {
-                client
-                    .append_turn(pb::AppendTurnRequest {
-                        session_id,
-                        messages: vec![message],
-                        ..Default::default()
-                    })
-                    .await
-                    .expect("AppendTurn");
-            }
-        }
-    })
-    .await;
-    let appends = latencies.0.len();
     println!(
-        "{} | {appends} | {:.0} | {:.2} | {:.2}",
-        scale.append_sessions,
-        appends as f64 / wall.as_secs_f64(),
-        latencies.quantile_ms(0.5),
-        latencies.quantile_ms(0.99)
+        "summarization jobs | sessions | appends | appends/s | p50 ms | p99 ms | jobs enqueued"
     );
+    println!("---|---|---|---|---|---|---");
+    for with_jobs in [false, true] {
+        let (workers, shutdown) = if with_jobs {
+            let runner = queue::NoopRunner::new(Store::new(pool.clone()), usize::MAX);
+            let shutdown = CancellationToken::new();
+            let workers = ctxd::jobs::start(
+                runner,
+                ctxd::jobs::WorkerConfig {
+                    workers: 2,
+                    lease: Duration::from_secs(30),
+                    poll_interval: Duration::from_millis(1000),
+                    retention: Duration::from_secs(86_400),
+                },
+                tokio::sync::broadcast::channel(16).0,
+                shutdown.clone(),
+            );
+            (Some(workers), shutdown)
+        } else {
+            (None, CancellationToken::new())
+        };
+        let mut states = Vec::new();
+        for index in 0..scale.append_sessions {
+            let mut client = client(addr).await;
+            let session_id = format!("bench-append-{with_jobs}-{index}");
+            let (window, profile) = if with_jobs {
+                (Some(16_000), Some(MODEL_PROFILE))
+            } else {
+                (None, None)
+            };
+            session_with(&mut client, &session_id, &[], window, profile).await;
+            // Each session starts at a different user message so sessions differ.
+            let start = corpus
+                .iter()
+                .enumerate()
+                .filter(|(_, m)| m.role == pb::Role::User as i32)
+                .nth(index % 10)
+                .map_or(0, |(at, _)| at);
+            states.push((client, session_id, start));
+        }
+        let (mut latencies, wall) = concurrent(states, scale.appends_per_session, {
+            let corpus = std::sync::Arc::new(corpus.to_vec());
+            move |(client, session_id, next): &mut (
+                ContextServiceClient<Channel>,
+                String,
+                usize,
+            )| {
+                let mut client = client.clone();
+                let message = corpus[*next % corpus.len()].clone();
+                let session_id = session_id.clone();
+                *next += 1;
+                async move {
+                    client
+                        .append_turn(pb::AppendTurnRequest {
+                            session_id,
+                            messages: vec![message],
+                            ..Default::default()
+                        })
+                        .await
+                        .expect("AppendTurn");
+                }
+            }
+        })
+        .await;
+        shutdown.cancel();
+        if let Some(mut workers) = workers {
+            while workers.join_next().await.is_some() {}
+        }
+        let enqueued: i64 = sqlx::query_scalar("select count(*) from jobs")
+            .fetch_one(pool)
+            .await
+            .expect("count jobs");
+        sqlx::query("delete from jobs")
+            .execute(pool)
+            .await
+            .expect("clear jobs");
+        let appends = latencies.0.len();
+        println!(
+            "{} | {} | {appends} | {:.0} | {:.2} | {:.2} | {enqueued}",
+            if with_jobs { "enqueued" } else { "off" },
+            scale.append_sessions,
+            appends as f64 / wall.as_secs_f64(),
+            latencies.quantile_ms(0.5),
+            latencies.quantile_ms(0.99)
+        );
+    }
     println!();
 }

@@ -18,8 +18,11 @@ use crate::store::{JOB_DONE_CHANNEL, JOBS_CHANNEL, JobEnd, JobRow, Store};
 pub trait Runner: Clone + Send + Sync + 'static {
     fn store(&self) -> &Store;
     /// Runs the job; `final_attempt`: the last one it gets.
-    fn run(&self, job: &JobRow, final_attempt: bool)
-    -> impl std::future::Future<Output = JobEnd> + Send;
+    fn run(
+        &self,
+        job: &JobRow,
+        final_attempt: bool,
+    ) -> impl std::future::Future<Output = JobEnd> + Send;
 }
 
 impl Runner for Engine {
@@ -143,12 +146,18 @@ struct Worker<R> {
 impl<R: Runner> Worker<R> {
     async fn run(self) {
         let store = self.engine.store().clone();
+        // A job claimed together with the previous one's end.
+        let mut next: Option<JobRow> = None;
         while !self.shutdown.is_cancelled() {
             // Registered before the claim, so a NOTIFY that lands while claiming counts.
             let woken = self.wake.notified();
             tokio::pin!(woken);
             woken.as_mut().enable();
-            match store.claim_job(&self.name, self.config.lease).await {
+            let claimed = match next.take() {
+                Some(job) => Ok(Some(job)),
+                None => store.claim_job(&self.name, self.config.lease).await,
+            };
+            match claimed {
                 Ok(Some(job)) => {
                     let span = tracing::info_span!(
                         "job",
@@ -158,7 +167,7 @@ impl<R: Runner> Worker<R> {
                         attempt = job.attempts,
                         outcome = tracing::field::Empty,
                     );
-                    self.execute(job).instrument(span).await;
+                    next = self.execute(job).instrument(span).await;
                     continue;
                 }
                 Ok(None) => {}
@@ -170,11 +179,18 @@ impl<R: Runner> Worker<R> {
                 _ = self.shutdown.cancelled() => {}
             }
         }
+        if let Some(job) = next {
+            // Claimed as shutdown began: not started, given back.
+            if let Err(error) = store.release_job(job.id, &self.name).await {
+                tracing::warn!(%error, "cannot release a job at shutdown; its lease will lapse");
+            }
+        }
     }
 
-    /// Runs one job under a renewed lease and records its end. At shutdown the job is
-    /// released instead (its effects commit atomically, so none are half-applied).
-    async fn execute(&self, job: JobRow) {
+    /// Runs one job under a renewed lease and records its end, claiming the next due
+    /// job in the same statement (returned). At shutdown the job is released instead
+    /// (its effects commit atomically, so none are half-applied).
+    async fn execute(&self, job: JobRow) -> Option<JobRow> {
         let store = self.engine.store();
         let final_attempt = job.attempts >= job.max_attempts;
         let mut run = Box::pin(self.engine.run(&job, final_attempt));
@@ -203,7 +219,7 @@ impl<R: Runner> Worker<R> {
                 tracing::warn!(%error, "cannot release the job at shutdown; its lease will lapse");
             }
             tracing::Span::current().record("outcome", "released");
-            return;
+            return None;
         };
         let outcome = match &end {
             JobEnd::Completed(_) => "completed",
@@ -220,11 +236,19 @@ impl<R: Runner> Worker<R> {
         if let JobEnd::Failed { error, .. } = &end {
             tracing::warn!(%error, "job failed");
         }
-        match store.finish_job(job.id, &self.name, &end).await {
-            Ok(true) => tracing::info!("job finished"),
-            Ok(false) => tracing::warn!("the job was rescued by another worker; its end is theirs"),
+        let next_lease = (!self.shutdown.is_cancelled()).then_some(self.config.lease);
+        match store.finish_job(job.id, &self.name, &end, next_lease).await {
+            Ok(finished) => {
+                if finished.held {
+                    tracing::info!("job finished");
+                } else {
+                    tracing::warn!("the job was rescued by another worker; its end is theirs");
+                }
+                finished.next
+            }
             Err(error) => {
-                tracing::warn!(%error, "cannot record the job's end; its lease will lapse")
+                tracing::warn!(%error, "cannot record the job's end; its lease will lapse");
+                None
             }
         }
     }

@@ -4,6 +4,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use sqlx::types::Json;
+use sqlx::{FromRow, Row};
 
 use super::{SessionTx, Store};
 
@@ -82,7 +83,7 @@ impl NotifyGate {
 
 /// `$head`, the columns of [`JobRow`] (of `jobs j`), `$tail`.
 macro_rules! with_job_columns {
-    ($head:literal, $tail:literal) => {
+    ($head:expr, $tail:expr) => {
         concat!(
             $head,
             " j.id, j.tenant_id, j.session_id, \
@@ -159,6 +160,15 @@ impl SessionTx {
     }
 }
 
+/// What [`Store::finish_job`] did.
+#[derive(Debug)]
+pub struct Finished {
+    /// The worker still held the job, and its end is recorded.
+    pub held: bool,
+    /// The next job, claimed for the same worker.
+    pub next: Option<JobRow>,
+}
+
 /// How a running job ends.
 #[derive(Debug, Clone)]
 pub enum JobEnd {
@@ -172,6 +182,34 @@ pub enum JobEnd {
     Cancelled(String),
 }
 
+/// The CTEs `next` (the next due job, locked; none unless `$3`) and `claimed` (it, now
+/// running for worker `$1` under a lease of `$2` seconds, an attempt counted).
+macro_rules! claim_ctes {
+    () => {
+        " next as (
+            select id from jobs
+            where state in ('available', 'retryable') and run_at <= now() and $3
+            order by priority desc, run_at, id
+            limit 1
+            for update skip locked
+         ),
+         claimed as (
+            update jobs j set state = 'running', attempts = j.attempts + 1, locked_by = $1,
+                lease_until = now() + make_interval(secs => $2)
+            from next where j.id = next.id
+            returning j.*
+         ) "
+    };
+}
+
+// The queue's own bookkeeping (claim, lease renewal, finish) commits without waiting for
+// the WAL flush: PostgreSQL makes it visible at once and flushes it with the next
+// synchronous commit, within ~3 × wal_writer_delay otherwise. Were PostgreSQL itself to
+// crash in that window, a claim reverts to a due job and a finish to a running job whose
+// lease lapses and is rescued; either way the job runs again, and its effect commits
+// synchronously in the session's own transaction, guarded by the session's state, so it
+// is never applied twice. Enqueueing stays inside the synchronous transaction that
+// makes the job necessary.
 impl Store {
     /// Claims the next due job for `worker` until `lease` from now, counting an attempt.
     pub async fn claim_job(
@@ -180,21 +218,16 @@ impl Store {
         lease: Duration,
     ) -> Result<Option<JobRow>, sqlx::Error> {
         sqlx::query_as(with_job_columns!(
-            "with next as (
-                select id from jobs
-                where state in ('available', 'retryable') and run_at <= now()
-                order by priority desc, run_at, id
-                limit 1
-                for update skip locked
-             )
-             update jobs j set state = 'running', attempts = j.attempts + 1, locked_by = $1,
-                lease_until = now() + make_interval(secs => $2)
-             from next where j.id = next.id
-             returning",
-            ""
+            concat!(
+                "with settings as (select set_config('synchronous_commit', 'off', true)),",
+                claim_ctes!(),
+                "select"
+            ),
+            "from claimed j join settings on true"
         ))
         .bind(worker)
         .bind(lease.as_secs_f64())
+        .bind(true)
         .fetch_optional(self.pool())
         .await
     }
@@ -208,6 +241,7 @@ impl Store {
     ) -> Result<bool, sqlx::Error> {
         let updated = sqlx::query(
             "update jobs set lease_until = now() + make_interval(secs => $3)
+             from (select set_config('synchronous_commit', 'off', true)) settings
              where id = $1 and locked_by = $2 and state = 'running'",
         )
         .bind(id)
@@ -218,14 +252,17 @@ impl Store {
         Ok(updated.rows_affected() == 1)
     }
 
-    /// Ends a job `worker` holds; false when it no longer holds it (its lease lapsed and
-    /// the job was rescued), in which case nothing changes.
+    /// Ends a job `worker` holds and, when `next_lease` is given, claims the next due
+    /// one in the same statement (one commit per job when the queue is busy). `held` is
+    /// false when the worker no longer held the job (its lease lapsed and it was
+    /// rescued): then its end is not recorded.
     pub async fn finish_job(
         &self,
         id: i64,
         worker: &str,
         end: &JobEnd,
-    ) -> Result<bool, sqlx::Error> {
+        next_lease: Option<Duration>,
+    ) -> Result<Finished, sqlx::Error> {
         let (state, result, error, retry_secs): (
             &str,
             Option<&serde_json::Value>,
@@ -243,39 +280,52 @@ impl Store {
             } => ("discarded", None, Some(error.as_str()), 0.0),
             JobEnd::Cancelled(reason) => ("cancelled", None, Some(reason.as_str()), 0.0),
         };
-        let notify: Option<bool> = sqlx::query_scalar(
-            "update jobs set
-                state = case when $2 = 'retryable' and attempts >= max_attempts
-                    then 'discarded' else $2 end,
-                result = coalesce($3, result),
-                last_error = coalesce($4, last_error),
-                run_at = case when $2 = 'retryable'
-                    then now() + make_interval(secs => $5) else run_at end,
-                locked_by = null, lease_until = null,
-                finished_at = case when $2 = 'retryable' and attempts < max_attempts
-                    then null else now() end
-             where id = $1 and locked_by = $6 and state = 'running'
-             returning notify_done and state in ('completed', 'discarded', 'cancelled')",
-        )
+        // A waiter hears of the end by NOTIFY (the id), sent with the commit.
+        let row = sqlx::query(with_job_columns!(
+            concat!(
+                "with settings as (select set_config('synchronous_commit', 'off', true)),
+                 finished as (
+                    update jobs set
+                        state = case when $5 = 'retryable' and attempts >= max_attempts
+                            then 'discarded' else $5 end,
+                        result = coalesce($6, result),
+                        last_error = coalesce($7, last_error),
+                        run_at = case when $5 = 'retryable'
+                            then now() + make_interval(secs => $8) else run_at end,
+                        locked_by = null, lease_until = null,
+                        finished_at = case when $5 = 'retryable' and attempts < max_attempts
+                            then null else now() end
+                    from settings
+                    where id = $4 and locked_by = $1 and state = 'running'
+                    returning id, notify_done
+                        and state in ('completed', 'discarded', 'cancelled') as announce
+                 ),",
+                claim_ctes!(),
+                "select exists (select 1 from finished) as held,
+                    (select count(pg_notify($9, id::text)) from finished where announce)
+                        as announced,"
+            ),
+            "from (select 1) one left join claimed j on true"
+        ))
+        .bind(worker)
+        .bind(next_lease.unwrap_or_default().as_secs_f64())
+        .bind(next_lease.is_some())
         .bind(id)
         .bind(state)
         .bind(result.map(Json))
         .bind(error)
         .bind(retry_secs)
-        .bind(worker)
-        .fetch_optional(self.pool())
+        .bind(JOB_DONE_CHANNEL)
+        .fetch_one(self.pool())
         .await?;
-        let Some(announce) = notify else {
-            return Ok(false);
+        let next = match row.try_get::<Option<i64>, _>("id")? {
+            Some(_) => Some(JobRow::from_row(&row)?),
+            None => None,
         };
-        if announce {
-            sqlx::query("select pg_notify($1, $2)")
-                .bind(JOB_DONE_CHANNEL)
-                .bind(id.to_string())
-                .execute(self.pool())
-                .await?;
-        }
-        Ok(true)
+        Ok(Finished {
+            held: row.try_get("held")?,
+            next,
+        })
     }
 
     /// Gives a claimed job back untouched (shutdown): available again, the attempt not
