@@ -548,21 +548,38 @@ async fn append_turn(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message], sc
     println!(
         "{} sessions appending concurrently, one client connection each, one recorded \
          message per AppendTurn (the corpus in order: user, assistant with tool calls, tool \
-         results), {} appends per session after a warm-up. With jobs: the sessions use a \
-         model-backed summarizer profile and a 16 000-token window, so every append past \
-         the summarize threshold enqueues a summarization job in its transaction (or finds \
-         the pending one), while 2 no-op workers of the same process claim and complete \
-         them (the model is never called, nothing is summarized, so every later append \
-         stays past the threshold).",
+         results), {} appends per session after a warm-up. Rows: a window that holds \
+         everything; then a 16 000-token window with the built-in summarizer (nothing \
+         enqueued), with a model-backed profile and no workers (every append past the \
+         summarize threshold runs the enqueue and finds the pending job), and with 2 no-op \
+         workers in the same process completing each job at once (appends past the \
+         threshold enqueue a new job each time one has completed; the model is never \
+         called and nothing is summarized).",
         scale.append_sessions, scale.appends_per_session
     );
     println!();
     println!(
-        "summarization jobs | sessions | appends | appends/s | p50 ms | p99 ms | jobs enqueued"
+        "window | summarization jobs | sessions | appends | appends/s | p50 ms | p99 ms | jobs enqueued"
     );
-    println!("---|---|---|---|---|---|---");
-    for with_jobs in [false, true] {
-        let (workers, shutdown) = if with_jobs {
+    println!("---|---|---|---|---|---|---|---");
+    let cases: [(Option<i64>, Option<&str>, bool, &str); 4] = [
+        (None, None, false, "off (extractive)"),
+        (Some(16_000), None, false, "off (extractive)"),
+        (
+            Some(16_000),
+            Some(MODEL_PROFILE),
+            false,
+            "enqueued, pending",
+        ),
+        (
+            Some(16_000),
+            Some(MODEL_PROFILE),
+            true,
+            "enqueued, no-op workers",
+        ),
+    ];
+    for (case, (window, profile, with_workers, label)) in cases.into_iter().enumerate() {
+        let (workers, shutdown) = if with_workers {
             let runner = queue::NoopRunner::new(Store::new(pool.clone()), usize::MAX);
             let shutdown = CancellationToken::new();
             let workers = ctxd::jobs::start(
@@ -583,12 +600,7 @@ async fn append_turn(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message], sc
         let mut states = Vec::new();
         for index in 0..scale.append_sessions {
             let mut client = client(addr).await;
-            let session_id = format!("bench-append-{with_jobs}-{index}");
-            let (window, profile) = if with_jobs {
-                (Some(16_000), Some(MODEL_PROFILE))
-            } else {
-                (None, None)
-            };
+            let session_id = format!("bench-append-{case}-{index}");
             session_with(&mut client, &session_id, &[], window, profile).await;
             // Each session starts at a different user message so sessions differ.
             let start = corpus
@@ -637,8 +649,8 @@ async fn append_turn(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message], sc
             .expect("clear jobs");
         let appends = latencies.0.len();
         println!(
-            "{} | {} | {appends} | {:.0} | {:.2} | {:.2} | {enqueued}",
-            if with_jobs { "enqueued" } else { "off" },
+            "{} | {label} | {} | {appends} | {:.0} | {:.2} | {:.2} | {enqueued}",
+            window.map_or("holds everything".to_string(), |w| w.to_string()),
             scale.append_sessions,
             appends as f64 / wall.as_secs_f64(),
             latencies.quantile_ms(0.5),

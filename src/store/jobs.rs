@@ -106,6 +106,14 @@ impl SessionTx {
     ) -> Result<(i64, bool), sqlx::Error> {
         let session_id = self.session.id;
         let tenant_id = self.session.tenant_id;
+        if let Some(&id) = self.pending_jobs.get(job.kind) {
+            // Pending when the lock was taken (read in the same statement): the answer
+            // the insert below would give, one round trip fewer. A job that ends
+            // meanwhile ends as it would have after the insert found it pending.
+            if !job.notify_done && job.priority <= 0 {
+                return Ok((id, false));
+            }
+        }
         // One statement: the new job's id, or the pending one's. Enqueues for a session
         // run under its row lock, so no other enqueue for it can be in flight.
         let (id, created): (i64, bool) = sqlx::query_as(

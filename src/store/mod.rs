@@ -31,6 +31,8 @@ pub struct Store {
 pub struct SessionTx {
     tx: Transaction<'static, Postgres>,
     pub session: SessionRow,
+    /// The session's pending jobs (by kind) as the lock found them.
+    pending_jobs: std::collections::HashMap<String, i64>,
 }
 
 impl Store {
@@ -63,6 +65,10 @@ impl Store {
     ) -> Result<Option<SessionTx>, sqlx::Error> {
         let mut tx = self.pool.begin().await?;
         let session = sessions::lock(&mut tx, tenant_id, external_id).await?;
-        Ok(session.map(|session| SessionTx { tx, session }))
+        Ok(session.map(|(session, pending_jobs)| SessionTx {
+            tx,
+            session,
+            pending_jobs,
+        }))
     }
 }

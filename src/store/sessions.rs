@@ -1,6 +1,8 @@
 //! Session rows: creation, lookup, the write lock, aggregates and estimation state.
 use sqlx::types::Json;
-use sqlx::{PgConnection, Postgres, Transaction};
+use std::collections::HashMap;
+
+use sqlx::{FromRow, PgConnection, Postgres, Row, Transaction};
 
 use super::{SessionTx, Store};
 
@@ -122,19 +124,32 @@ macro_rules! with_columns {
     };
 }
 
+/// The session's row, locked, with its pending jobs by kind (read in the same statement,
+/// so an enqueue that finds one pending needs no statement of its own).
 pub(super) async fn lock(
     tx: &mut Transaction<'static, Postgres>,
     tenant_id: i64,
     external_id: &str,
-) -> Result<Option<SessionRow>, sqlx::Error> {
-    sqlx::query_as(with_columns!(
+) -> Result<Option<(SessionRow, HashMap<String, i64>)>, sqlx::Error> {
+    let row = sqlx::query(with_columns!(
         "select",
-        "from sessions where tenant_id = $1 and external_id = $2 for update"
+        ", (select jsonb_object_agg(j.kind, j.id) from jobs j
+             where j.session_id = sessions.id
+               and j.state in ('available', 'running', 'retryable')) as pending_jobs
+         from sessions where tenant_id = $1 and external_id = $2 for update"
     ))
     .bind(tenant_id)
     .bind(external_id)
     .fetch_optional(&mut **tx)
-    .await
+    .await?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let pending: Option<Json<HashMap<String, i64>>> = row.try_get("pending_jobs")?;
+    Ok(Some((
+        SessionRow::from_row(&row)?,
+        pending.map(|pending| pending.0).unwrap_or_default(),
+    )))
 }
 
 impl Store {

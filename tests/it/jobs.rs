@@ -211,6 +211,7 @@ async fn a_failing_summarizer_retries_then_is_discarded_while_compaction_progres
         (Behavior::Status500, "HTTP 500"),
         (Behavior::Garbage, "unusable"),
         (Behavior::Slow(3_000), "did not answer within"),
+        (Behavior::Down, "could not be reached"),
     ]
     .into_iter()
     .enumerate()
@@ -255,7 +256,9 @@ async fn a_failing_summarizer_retries_then_is_discarded_while_compaction_progres
                 .all(|s| !s.content.contains(MODEL_SUMMARY))
         );
         assert_applied_once(&pool, &id).await;
-        assert!(model.requests().len() >= 3, "one call at least per attempt");
+        if behavior != Behavior::Down {
+            assert!(model.requests().len() >= 3, "one call at least per attempt");
+        }
         server.stop().await;
     }
 }

@@ -22,6 +22,8 @@ pub enum Behavior {
     Slow(u64),
     /// The first request never gets an answer; later ones are answered.
     HangFirst,
+    /// Nothing listens: connections are refused.
+    Down,
 }
 
 /// A request as received.
@@ -51,7 +53,12 @@ impl ModelServer {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let received = Arc::new(Notify::new());
         let (seen2, received2) = (seen.clone(), received.clone());
+        // Down: the listener is closed at once, so connections are refused.
+        let listener = (behavior != Behavior::Down).then_some(listener);
         let task = tokio::spawn(async move {
+            let Some(listener) = listener else {
+                return;
+            };
             loop {
                 let Ok((stream, _)) = listener.accept().await else {
                     return;
@@ -153,6 +160,7 @@ async fn serve(
             return Ok(());
         }
         Behavior::Answer | Behavior::HangFirst => ("200 OK", answer(&path)),
+        Behavior::Down => unreachable!("nothing listens"),
     };
     let response = format!(
         "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",

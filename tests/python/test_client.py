@@ -582,6 +582,42 @@ class Compaction(Rpc):
         )
 
 
+class Jobs(Rpc):
+    def test_compact_waits_for_its_summarization_job(self):
+        session_id, _ = self.create("jobs", context_window_tokens=4000, max_output_tokens=1000)
+        filler = " ".join(f"word{i}" for i in range(120))
+        for turn in range(10):
+            call_id = f"call_j{turn}"
+            self.append(session_id, user(f"step {turn}: {filler}"))
+            self.append(session_id, assistant(calls=[tool_call(call_id, f"ls dir{turn}")]))
+            self.append(session_id, tool_result(call_id, f"listing {turn}: {filler}"))
+            self.append(session_id, assistant(f"done {turn}"))
+        compacted = call(
+            "Compact",
+            pb.CompactRequest(session_id=session_id, mode=pb.COMPACT_MODE_SUMMARIZE, wait=True),
+        )
+        self.assertGreater(compacted.job_id, 0)
+        self.assertEqual(compacted.job.state, pb.JOB_STATE_COMPLETED, compacted.job)
+        self.assertLess(compacted.tokens_after, compacted.tokens_before)
+        self.assertGreater(compacted.summarized_last_seq, 0)
+        job = call("GetJob", pb.GetJobRequest(job_id=compacted.job_id))
+        self.assertEqual(job.session_id, session_id)
+        self.assertEqual(job.state, pb.JOB_STATE_COMPLETED)
+        self.assertEqual(job.attempts, 1)
+        self.assertIn("summar", job.result_json)
+        built = call(
+            "BuildMessages",
+            pb.BuildMessagesRequest(session_id=session_id, system_prompt=SYSTEM_PROMPT, tools=TOOLS),
+        )
+        self.assertEqual(built.summaries[0].first_seq, 1)
+        self.assertRpcError(grpc.StatusCode.INVALID_ARGUMENT, "GetJob", pb.GetJobRequest(job_id=0))
+        self.assertRpcError(grpc.StatusCode.NOT_FOUND, "GetJob", pb.GetJobRequest(job_id=2**62))
+        NOTES.append(
+            f"jobs: Compact SUMMARIZE waited for job {job.job_id}: "
+            f"{compacted.tokens_before} -> {compacted.tokens_after} tokens"
+        )
+
+
 class Errors(Rpc):
     def test_unknown_session_is_not_found(self):
         missing = new_session_id("missing")
