@@ -6,13 +6,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::postgres::PgListener;
-use tokio::sync::{Notify, broadcast};
+use tokio::sync::{Notify, Semaphore, broadcast, mpsc, oneshot};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::engine::Engine;
-use crate::store::{JOB_DONE_CHANNEL, JOBS_CHANNEL, JobEnd, JobRow, Store};
+use crate::store::{JOB_DONE_CHANNEL, JOBS_CHANNEL, JobEnd, JobEnding, JobRow, Store};
 
 /// What runs a claimed job: the engine, or (in the queue benchmark) a no-op.
 pub trait Runner: Clone + Send + Sync + 'static {
@@ -65,6 +65,8 @@ pub fn start<R: Runner>(
         shutdown.clone(),
     ));
     let replica = format!("{}-{}", hostname(), std::process::id());
+    let (finish, ends) = mpsc::channel(config.workers.max(1));
+    tasks.spawn(finisher(engine.store().clone(), ends, config.lease));
     for index in 0..config.workers {
         let worker = Worker {
             engine: engine.clone(),
@@ -72,6 +74,7 @@ pub fn start<R: Runner>(
             config: config.clone(),
             wake: wake.clone(),
             shutdown: shutdown.clone(),
+            finish: finish.clone(),
         };
         tasks.spawn(worker.run());
     }
@@ -135,12 +138,88 @@ async fn listen<R: Runner>(
     }
 }
 
+/// A worker's report of a job's end; the answer is whether it still held the job, and
+/// the next job claimed for it.
+struct Ending {
+    id: i64,
+    worker: String,
+    end: JobEnd,
+    take_next: bool,
+    answer: oneshot::Sender<Result<(bool, Option<JobRow>), String>>,
+}
+
+/// Statements recording job ends that may run at once per replica.
+const FINISH_STATEMENTS: usize = 2;
+
+/// Records the ends of jobs for all of a replica's workers, batching the ones that
+/// arrive together into one call that also claims each worker's next job: under load,
+/// one commit serves many jobs. Up to [`FINISH_STATEMENTS`] calls run at once; ends
+/// arriving meanwhile form the next batch. Ends when every worker has stopped.
+async fn finisher(store: Store, mut ends: mpsc::Receiver<Ending>, lease: Duration) {
+    let slots = Arc::new(Semaphore::new(FINISH_STATEMENTS));
+    let mut running = JoinSet::new();
+    loop {
+        let Ok(slot) = slots.clone().acquire_owned().await else {
+            break;
+        };
+        let mut batch = Vec::new();
+        if ends.recv_many(&mut batch, 256).await == 0 {
+            break;
+        }
+        let store = store.clone();
+        running.spawn(async move {
+            finish_batch(&store, batch, lease).await;
+            drop(slot);
+        });
+        while running.try_join_next().is_some() {}
+    }
+    while running.join_next().await.is_some() {}
+}
+
+async fn finish_batch(store: &Store, batch: Vec<Ending>, lease: Duration) {
+    let endings: Vec<JobEnding> = batch
+        .iter()
+        .map(|ending| JobEnding {
+            id: ending.id,
+            worker: &ending.worker,
+            end: &ending.end,
+        })
+        .collect();
+    let takers: Vec<&str> = batch
+        .iter()
+        .filter(|ending| ending.take_next)
+        .map(|ending| ending.worker.as_str())
+        .collect();
+    let result = store.finish_jobs(&endings, &takers, lease).await;
+    drop(endings);
+    match result {
+        Ok(mut finished) => {
+            for ending in batch {
+                let held = finished.held.contains(&ending.id);
+                let next = finished
+                    .claimed
+                    .iter()
+                    .position(|(worker, _)| *worker == ending.worker)
+                    .map(|at| finished.claimed.swap_remove(at).1);
+                let _ = ending.answer.send(Ok((held, next)));
+            }
+        }
+        Err(error) => {
+            let error = error.to_string();
+            for ending in batch {
+                let _ = ending.answer.send(Err(error.clone()));
+            }
+        }
+    }
+}
+
 struct Worker<R> {
     engine: R,
     name: String,
     config: WorkerConfig,
     wake: Arc<Notify>,
     shutdown: CancellationToken,
+    finish: mpsc::Sender<Ending>,
 }
 
 impl<R: Runner> Worker<R> {
@@ -236,15 +315,28 @@ impl<R: Runner> Worker<R> {
         if let JobEnd::Failed { error, .. } = &end {
             tracing::warn!(%error, "job failed");
         }
-        let next_lease = (!self.shutdown.is_cancelled()).then_some(self.config.lease);
-        match store.finish_job(job.id, &self.name, &end, next_lease).await {
-            Ok(finished) => {
-                if finished.held {
+        let (answer, answered) = oneshot::channel();
+        let ending = Ending {
+            id: job.id,
+            worker: self.name.clone(),
+            end,
+            take_next: !self.shutdown.is_cancelled(),
+            answer,
+        };
+        let answer = match self.finish.send(ending).await {
+            Ok(()) => answered
+                .await
+                .unwrap_or_else(|_| Err("the finisher stopped".into())),
+            Err(_) => Err("the finisher stopped".into()),
+        };
+        match answer {
+            Ok((held, next)) => {
+                if held {
                     tracing::info!("job finished");
                 } else {
                     tracing::warn!("the job was rescued by another worker; its end is theirs");
                 }
-                finished.next
+                next
             }
             Err(error) => {
                 tracing::warn!(%error, "cannot record the job's end; its lease will lapse");

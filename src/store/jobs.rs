@@ -168,13 +168,21 @@ impl SessionTx {
     }
 }
 
-/// What [`Store::finish_job`] did.
+/// A job's end, as its worker reports it.
 #[derive(Debug)]
+pub struct JobEnding<'a> {
+    pub id: i64,
+    pub worker: &'a str,
+    pub end: &'a JobEnd,
+}
+
+/// What [`Store::finish_jobs`] did.
+#[derive(Debug, Default)]
 pub struct Finished {
-    /// The worker still held the job, and its end is recorded.
-    pub held: bool,
-    /// The next job, claimed for the same worker.
-    pub next: Option<JobRow>,
+    /// The jobs whose ends were recorded (their workers still held them).
+    pub held: Vec<i64>,
+    /// Jobs claimed, with the worker each is for.
+    pub claimed: Vec<(String, JobRow)>,
 }
 
 /// How a running job ends.
@@ -188,26 +196,6 @@ pub enum JobEnd {
         retry_in: Option<Duration>,
     },
     Cancelled(String),
-}
-
-/// The CTEs `next` (the next due job, locked; none unless `$3`) and `claimed` (it, now
-/// running for worker `$1` under a lease of `$2` seconds, an attempt counted).
-macro_rules! claim_ctes {
-    () => {
-        " next as (
-            select id from jobs
-            where state in ('available', 'retryable') and run_at <= now() and $3
-            order by priority desc, run_at, id
-            limit 1
-            for update skip locked
-         ),
-         claimed as (
-            update jobs j set state = 'running', attempts = j.attempts + 1, locked_by = $1,
-                lease_until = now() + make_interval(secs => $2)
-            from next where j.id = next.id
-            returning j.*
-         ) "
-    };
 }
 
 // The queue's own bookkeeping (claim, lease renewal, finish) commits without waiting for
@@ -225,19 +213,8 @@ impl Store {
         worker: &str,
         lease: Duration,
     ) -> Result<Option<JobRow>, sqlx::Error> {
-        sqlx::query_as(with_job_columns!(
-            concat!(
-                "with settings as (select set_config('synchronous_commit', 'off', true)),",
-                claim_ctes!(),
-                "select"
-            ),
-            "from claimed j join settings on true"
-        ))
-        .bind(worker)
-        .bind(lease.as_secs_f64())
-        .bind(true)
-        .fetch_optional(self.pool())
-        .await
+        let mut finished = self.finish_jobs(&[], &[worker], lease).await?;
+        Ok(finished.claimed.pop().map(|(_, job)| job))
     }
 
     /// Extends the lease of a job `worker` still holds; false when it no longer does.
@@ -260,80 +237,69 @@ impl Store {
         Ok(updated.rows_affected() == 1)
     }
 
-    /// Ends a job `worker` holds and, when `next_lease` is given, claims the next due
-    /// one in the same statement (one commit per job when the queue is busy). `held` is
-    /// false when the worker no longer held the job (its lease lapsed and it was
-    /// rescued): then its end is not recorded.
-    pub async fn finish_job(
+    /// Ends jobs and claims due ones in one call (the function of migration 0006): each
+    /// of `ends` is recorded if its worker still holds the job (otherwise its lease
+    /// lapsed and it was rescued, and nothing changes); each worker in `takers` gets the
+    /// next due job, if any, under `lease`. One commit for a whole batch.
+    pub async fn finish_jobs(
         &self,
-        id: i64,
-        worker: &str,
-        end: &JobEnd,
-        next_lease: Option<Duration>,
+        ends: &[JobEnding<'_>],
+        takers: &[&str],
+        lease: Duration,
     ) -> Result<Finished, sqlx::Error> {
-        let (state, result, error, retry_secs): (
-            &str,
-            Option<&serde_json::Value>,
-            Option<&str>,
-            f64,
-        ) = match end {
-            JobEnd::Completed(result) => ("completed", Some(result), None, 0.0),
-            JobEnd::Failed {
-                error,
-                retry_in: Some(delay),
-            } => ("retryable", None, Some(error.as_str()), delay.as_secs_f64()),
-            JobEnd::Failed {
-                error,
-                retry_in: None,
-            } => ("discarded", None, Some(error.as_str()), 0.0),
-            JobEnd::Cancelled(reason) => ("cancelled", None, Some(reason.as_str()), 0.0),
-        };
-        // A waiter hears of the end by NOTIFY (the id), sent with the commit.
-        let row = sqlx::query(with_job_columns!(
-            concat!(
-                "with settings as (select set_config('synchronous_commit', 'off', true)),
-                 finished as (
-                    update jobs set
-                        state = case when $5 = 'retryable' and attempts >= max_attempts
-                            then 'discarded' else $5 end,
-                        result = coalesce($6, result),
-                        last_error = coalesce($7, last_error),
-                        run_at = case when $5 = 'retryable'
-                            then now() + make_interval(secs => $8) else run_at end,
-                        locked_by = null, lease_until = null,
-                        finished_at = case when $5 = 'retryable' and attempts < max_attempts
-                            then null else now() end
-                    from settings
-                    where id = $4 and locked_by = $1 and state = 'running'
-                    returning id, notify_done
-                        and state in ('completed', 'discarded', 'cancelled') as announce
-                 ),",
-                claim_ctes!(),
-                "select exists (select 1 from finished) as held,
-                    (select count(pg_notify($9, id::text)) from finished where announce)
-                        as announced,"
-            ),
-            "from (select 1) one left join claimed j on true"
+        let mut ids = Vec::with_capacity(ends.len());
+        let mut workers = Vec::with_capacity(ends.len());
+        let mut states = Vec::with_capacity(ends.len());
+        let mut results: Vec<Option<String>> = Vec::with_capacity(ends.len());
+        let mut errors: Vec<Option<&str>> = Vec::with_capacity(ends.len());
+        let mut delays = Vec::with_capacity(ends.len());
+        for ending in ends {
+            let (state, result, error, delay) = match ending.end {
+                JobEnd::Completed(result) => ("completed", Some(result.to_string()), None, 0.0),
+                JobEnd::Failed {
+                    error,
+                    retry_in: Some(delay),
+                } => ("retryable", None, Some(error.as_str()), delay.as_secs_f64()),
+                JobEnd::Failed {
+                    error,
+                    retry_in: None,
+                } => ("discarded", None, Some(error.as_str()), 0.0),
+                JobEnd::Cancelled(reason) => ("cancelled", None, Some(reason.as_str()), 0.0),
+            };
+            ids.push(ending.id);
+            workers.push(ending.worker);
+            states.push(state);
+            results.push(result);
+            errors.push(error);
+            delays.push(delay);
+        }
+        let rows = sqlx::query(with_job_columns!(
+            "select f.held, j.locked_by,",
+            "from ctxd_finish_and_claim($1, $2, $3, $4, $5, $6, $7, $8, $9) f
+             cross join lateral (select (f.job).*) j"
         ))
-        .bind(worker)
-        .bind(next_lease.unwrap_or_default().as_secs_f64())
-        .bind(next_lease.is_some())
-        .bind(id)
-        .bind(state)
-        .bind(result.map(Json))
-        .bind(error)
-        .bind(retry_secs)
+        .bind(&ids)
+        .bind(&workers)
+        .bind(&states)
+        .bind(&results)
+        .bind(&errors)
+        .bind(&delays)
+        .bind(takers)
+        .bind(lease.as_secs_f64())
         .bind(JOB_DONE_CHANNEL)
-        .fetch_one(self.pool())
+        .fetch_all(self.pool())
         .await?;
-        let next = match row.try_get::<Option<i64>, _>("id")? {
-            Some(_) => Some(JobRow::from_row(&row)?),
-            None => None,
-        };
-        Ok(Finished {
-            held: row.try_get("held")?,
-            next,
-        })
+        let mut finished = Finished::default();
+        for row in rows {
+            if let Some(held) = row.try_get::<Option<i64>, _>("held")? {
+                finished.held.push(held);
+            } else {
+                let job = JobRow::from_row(&row)?;
+                let worker: Option<String> = row.try_get("locked_by")?;
+                finished.claimed.push((worker.unwrap_or_default(), job));
+            }
+        }
+        Ok(finished)
     }
 
     /// Gives a claimed job back untouched (shutdown): available again, the attempt not

@@ -14,7 +14,9 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgPool, Postgres, Transaction};
 
 pub use append::NewMessage;
-pub use jobs::{Finished, JOB_DONE_CHANNEL, JOBS_CHANNEL, JobEnd, JobRow, NewJob, NotifyGate};
+pub use jobs::{
+    Finished, JOB_DONE_CHANNEL, JOBS_CHANNEL, JobEnd, JobEnding, JobRow, NewJob, NotifyGate,
+};
 pub use sessions::{AnchorUpdate, BuildRecord, Clearing, SessionRow, SessionUpdate};
 pub use summaries::{NewSummary, SummarizedUpdate, SummaryRow};
 

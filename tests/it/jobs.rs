@@ -505,3 +505,132 @@ async fn a_job_held_by_a_killed_replica_is_finished_by_another(pool: PgPool) {
     );
     terminate(survivor.child).await;
 }
+
+/// The queue's batch call directly: ends recorded only for the worker holding the job,
+/// claims handed to the workers that asked, by priority, at most one each.
+#[sqlx::test]
+async fn a_batch_records_held_ends_and_claims_one_job_per_taker(pool: PgPool) {
+    use ctxd::store::{JobEnd, JobEnding, NewJob, NotifyGate, Store};
+    let store = Store::new(pool.clone());
+    let tenant = store.default_tenant().await.unwrap();
+    let policy = serde_json::to_value(Policy::default()).unwrap();
+    let gate = NotifyGate::new(Duration::ZERO);
+    let mut ids = Vec::new();
+    for (index, priority) in [0_i16, 0, 10, 0].into_iter().enumerate() {
+        let external_id = format!("batch-{index}");
+        store
+            .create_session(tenant, &external_id, &policy, &Default::default())
+            .await
+            .unwrap();
+        let mut tx = store
+            .lock_session(tenant, &external_id)
+            .await
+            .unwrap()
+            .unwrap();
+        let job = NewJob {
+            kind: "noop",
+            args: serde_json::json!({}),
+            priority,
+            max_attempts: 2,
+            notify_done: false,
+        };
+        let (id, created) = tx.enqueue_job(&job, &gate).await.unwrap();
+        assert!(created);
+        // A second enqueue in the same session finds the pending job.
+        assert_eq!(tx.enqueue_job(&job, &gate).await.unwrap(), (id, false));
+        tx.commit().await.unwrap();
+        ids.push(id);
+    }
+    let lease = Duration::from_secs(30);
+    // Priority first, then age.
+    let first = store.claim_job("w1", lease).await.unwrap().unwrap();
+    assert_eq!(first.id, ids[2]);
+    assert_eq!((first.state.as_str(), first.attempts), ("running", 1));
+    let second = store.claim_job("w2", lease).await.unwrap().unwrap();
+    assert_eq!(second.id, ids[0]);
+
+    let completed = JobEnd::Completed(serde_json::json!({"ok": true}));
+    let failed = JobEnd::Failed {
+        error: "model down".into(),
+        retry_in: Some(Duration::from_secs(60)),
+    };
+    let finished = store
+        .finish_jobs(
+            &[
+                JobEnding {
+                    id: first.id,
+                    worker: "w1",
+                    end: &completed,
+                },
+                // Not w3's job: nothing changes.
+                JobEnding {
+                    id: second.id,
+                    worker: "w3",
+                    end: &completed,
+                },
+            ],
+            &["w1", "w2", "w3"],
+            lease,
+        )
+        .await
+        .unwrap();
+    assert_eq!(finished.held, vec![first.id]);
+    // Two jobs were due (ids[1], ids[3]): two takers get one each, the third none.
+    let mut claimed: Vec<(String, i64)> = finished
+        .claimed
+        .iter()
+        .map(|(worker, job)| (worker.clone(), job.id))
+        .collect();
+    claimed.sort();
+    assert_eq!(claimed.len(), 2, "{claimed:?}");
+    assert!(claimed.iter().all(|(_, id)| *id == ids[1] || *id == ids[3]));
+    assert_ne!(claimed[0].0, claimed[1].0, "one job per taker");
+
+    let done = store.job(tenant, first.id).await.unwrap().unwrap();
+    assert_eq!(done.state, "completed");
+    assert_eq!(done.result.unwrap().0["ok"], true);
+    let untouched = store.job(tenant, second.id).await.unwrap().unwrap();
+    assert_eq!(untouched.state, "running");
+
+    // A retryable failure waits for its backoff; on the last attempt it is discarded.
+    let finished = store
+        .finish_jobs(
+            &[JobEnding {
+                id: second.id,
+                worker: "w2",
+                end: &failed,
+            }],
+            &["w2"],
+            lease,
+        )
+        .await
+        .unwrap();
+    assert_eq!(finished.held, vec![second.id]);
+    assert!(finished.claimed.is_empty(), "nothing else is due");
+    let retrying = store.job(tenant, second.id).await.unwrap().unwrap();
+    assert_eq!(retrying.state, "retryable");
+    assert_eq!(retrying.last_error.as_deref(), Some("model down"));
+    assert!(retrying.run_at > chrono::Utc::now() + chrono::Duration::seconds(50));
+    sqlx::query("update jobs set run_at = now() where id = $1")
+        .bind(second.id)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let again = store.claim_job("w2", lease).await.unwrap().unwrap();
+    assert_eq!((again.id, again.attempts), (second.id, 2));
+    store
+        .finish_jobs(
+            &[JobEnding {
+                id: second.id,
+                worker: "w2",
+                end: &failed,
+            }],
+            &[],
+            lease,
+        )
+        .await
+        .unwrap();
+    let discarded = store.job(tenant, second.id).await.unwrap().unwrap();
+    assert_eq!(discarded.state, "discarded");
+    assert!(discarded.finished_at.is_some());
+}
