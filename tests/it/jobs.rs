@@ -633,4 +633,17 @@ async fn a_batch_records_held_ends_and_claims_one_job_per_taker(pool: PgPool) {
     let discarded = store.job(tenant, second.id).await.unwrap().unwrap();
     assert_eq!(discarded.state, "discarded");
     assert!(discarded.finished_at.is_some());
+
+    // Pruning deletes finished jobs past the retention, and only those.
+    assert_eq!(
+        store.prune_jobs(Duration::from_secs(3600)).await.unwrap(),
+        0
+    );
+    assert_eq!(store.prune_jobs(Duration::ZERO).await.unwrap(), 2);
+    assert!(store.job(tenant, first.id).await.unwrap().is_none());
+    let left: i64 = sqlx::query_scalar("select count(*) from jobs")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(left, 2, "the two running jobs stay");
 }
