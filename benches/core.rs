@@ -584,12 +584,7 @@ async fn append_turn(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message], sc
             let shutdown = CancellationToken::new();
             let workers = ctxd::jobs::start(
                 runner,
-                ctxd::jobs::WorkerConfig {
-                    workers: 2,
-                    lease: Duration::from_secs(30),
-                    poll_interval: Duration::from_millis(1000),
-                    retention: Duration::from_secs(86_400),
-                },
+                queue::worker_config(2, Duration::from_secs(1)),
                 tokio::sync::broadcast::channel(16).0,
                 shutdown.clone(),
             );
@@ -643,10 +638,7 @@ async fn append_turn(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message], sc
             .fetch_one(pool)
             .await
             .expect("count jobs");
-        sqlx::query("delete from jobs")
-            .execute(pool)
-            .await
-            .expect("clear jobs");
+        queue::clear_jobs(pool).await;
         let appends = latencies.0.len();
         println!(
             "{} | {label} | {} | {appends} | {:.0} | {:.2} | {:.2} | {enqueued}",

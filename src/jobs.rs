@@ -260,9 +260,14 @@ impl<R: Runner> Worker<R> {
         }
         if let Some(job) = next {
             // Claimed as shutdown began: not started, given back.
-            if let Err(error) = store.release_job(job.id, &self.name).await {
-                tracing::warn!(%error, "cannot release a job at shutdown; its lease will lapse");
-            }
+            self.release(&job).await;
+        }
+    }
+
+    /// Gives a claimed job back at shutdown, for another replica to take.
+    async fn release(&self, job: &JobRow) {
+        if let Err(error) = self.engine.store().release_job(job.id, &self.name).await {
+            tracing::warn!(%error, "cannot release a job at shutdown; its lease will lapse");
         }
     }
 
@@ -294,9 +299,7 @@ impl<R: Runner> Worker<R> {
         let Some(mut end) = end else {
             // Not polled again: its transaction, if any, rolls back.
             drop(run);
-            if let Err(error) = store.release_job(job.id, &self.name).await {
-                tracing::warn!(%error, "cannot release the job at shutdown; its lease will lapse");
-            }
+            self.release(&job).await;
             tracing::Span::current().record("outcome", "released");
             return None;
         };

@@ -99,7 +99,7 @@ async fn sessions(pool: &PgPool, tenant: i64, prefix: &str, count: i64) {
     .expect("insert sessions");
 }
 
-fn worker_config(workers: usize, poll_interval: Duration) -> WorkerConfig {
+pub fn worker_config(workers: usize, poll_interval: Duration) -> WorkerConfig {
     WorkerConfig {
         workers,
         lease: Duration::from_secs(30),
@@ -179,12 +179,17 @@ async fn throughput(pool: &PgPool, store: &Store, tenant: i64, scale: &JobScale)
             elapsed.as_secs_f64(),
             rate / commits
         );
-        sqlx::query("delete from jobs")
-            .execute(pool)
-            .await
-            .expect("clear jobs");
+        clear_jobs(pool).await;
     }
     println!();
+}
+
+/// Deletes every job, so the next part starts on an empty queue.
+pub async fn clear_jobs(pool: &PgPool) {
+    sqlx::query("delete from jobs")
+        .execute(pool)
+        .await
+        .expect("clear jobs");
 }
 
 /// One-row update commits per second with `tasks` concurrent connections.
@@ -305,10 +310,7 @@ async fn latency(pool: &PgPool, store: &Store, tenant: i64, scale: &JobScale) {
             latencies.quantile_ms(0.99),
             latencies.quantile_ms(1.0)
         );
-        sqlx::query("delete from jobs")
-            .execute(pool)
-            .await
-            .expect("clear jobs");
+        clear_jobs(pool).await;
     }
     println!();
 }

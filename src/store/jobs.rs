@@ -98,7 +98,8 @@ macro_rules! with_job_columns {
 impl SessionTx {
     /// Enqueues a job for this session in this transaction (it exists only if the
     /// transaction commits). When one of the kind is already pending, that one's id is
-    /// returned and nothing is added: `(id, created)`.
+    /// returned and nothing is added (it only takes on this request's urgency):
+    /// `(id, created)`.
     pub async fn enqueue_job(
         &mut self,
         job: &NewJob,
@@ -106,40 +107,43 @@ impl SessionTx {
     ) -> Result<(i64, bool), sqlx::Error> {
         let session_id = self.session.id;
         let tenant_id = self.session.tenant_id;
-        if let Some(&id) = self.pending_jobs.get(job.kind) {
-            // Pending when the lock was taken (read in the same statement): the answer
-            // the insert below would give, one round trip fewer. A job that ends
-            // meanwhile ends as it would have after the insert found it pending.
-            if !job.notify_done && job.priority <= 0 {
-                return Ok((id, false));
+        // Pending when the lock was taken (read in the same statement) or enqueued
+        // earlier in this transaction: that one. Every enqueue holds the session's lock,
+        // so none can appear meanwhile; one that ends meanwhile ends as it would have
+        // right after an insert found it pending.
+        let (id, created) = match self.pending_jobs.get(job.kind) {
+            Some(&id) => (id, false),
+            None => {
+                let (id, created): (i64, bool) = sqlx::query_as(
+                    "with inserted as (
+                        insert into jobs (tenant_id, session_id, kind, args, priority,
+                            max_attempts, notify_done)
+                        values ($1, $2, $3, $4, $5, $6, $7)
+                        on conflict (session_id, kind)
+                            where state in ('available', 'running', 'retryable')
+                        do nothing
+                        returning id
+                     )
+                     select id, true from inserted
+                     union all
+                     select id, false from jobs
+                     where session_id = $2 and kind = $3
+                       and state in ('available', 'running', 'retryable')
+                       and not exists (select 1 from inserted)",
+                )
+                .bind(tenant_id)
+                .bind(session_id)
+                .bind(job.kind)
+                .bind(Json(&job.args))
+                .bind(job.priority)
+                .bind(job.max_attempts)
+                .bind(job.notify_done)
+                .fetch_one(self.conn())
+                .await?;
+                self.pending_jobs.insert(job.kind.to_string(), id);
+                (id, created)
             }
-        }
-        // One statement: the new job's id, or the pending one's. Enqueues for a session
-        // run under its row lock, so no other enqueue for it can be in flight.
-        let (id, created): (i64, bool) = sqlx::query_as(
-            "with inserted as (
-                insert into jobs (tenant_id, session_id, kind, args, priority, max_attempts, notify_done)
-                values ($1, $2, $3, $4, $5, $6, $7)
-                on conflict (session_id, kind) where state in ('available', 'running', 'retryable')
-                do nothing
-                returning id
-             )
-             select id, true from inserted
-             union all
-             select id, false from jobs
-             where session_id = $2 and kind = $3
-               and state in ('available', 'running', 'retryable')
-               and not exists (select 1 from inserted)",
-        )
-        .bind(tenant_id)
-        .bind(session_id)
-        .bind(job.kind)
-        .bind(Json(&job.args))
-        .bind(job.priority)
-        .bind(job.max_attempts)
-        .bind(job.notify_done)
-        .fetch_one(self.conn())
-        .await?;
+        };
         if created {
             if gate.take() {
                 sqlx::query("select pg_notify($1, '')")
@@ -148,14 +152,19 @@ impl SessionTx {
                     .await?;
             }
         } else if job.notify_done || job.priority > 0 {
-            // The pending one must announce its end to this waiter, and go first.
+            // The pending one must announce its end to this waiter and go first; a more
+            // urgent request (a Compact after a threshold job) also replaces its
+            // arguments while no worker has started it.
             sqlx::query(
-                "update jobs set notify_done = notify_done or $2, priority = greatest(priority, $3)
+                "update jobs set notify_done = notify_done or $2,
+                    args = case when $3 > priority and state <> 'running' then $4 else args end,
+                    priority = greatest(priority, $3)
                  where id = $1",
             )
             .bind(id)
             .bind(job.notify_done)
             .bind(job.priority)
+            .bind(Json(&job.args))
             .execute(self.conn())
             .await?;
         }

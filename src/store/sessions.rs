@@ -1,7 +1,7 @@
 //! Session rows: creation, lookup, the write lock, aggregates and estimation state.
-use sqlx::types::Json;
 use std::collections::HashMap;
 
+use sqlx::types::Json;
 use sqlx::{FromRow, PgConnection, Postgres, Row, Transaction};
 
 use super::{SessionTx, Store};

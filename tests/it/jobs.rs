@@ -634,6 +634,62 @@ async fn a_batch_records_held_ends_and_claims_one_job_per_taker(pool: PgPool) {
     assert_eq!(discarded.state, "discarded");
     assert!(discarded.finished_at.is_some());
 
+    // A later transaction finds the pending job through its lock; a more urgent request
+    // (as Compact makes) takes it over while no worker has started it, and only raises
+    // the urgency of a running one.
+    store
+        .create_session(tenant, "batch-4", &policy, &Default::default())
+        .await
+        .unwrap();
+    let threshold = NewJob {
+        kind: "noop",
+        args: serde_json::json!({"reason": "threshold"}),
+        priority: 0,
+        max_attempts: 2,
+        notify_done: false,
+    };
+    let mut tx = store
+        .lock_session(tenant, "batch-4")
+        .await
+        .unwrap()
+        .unwrap();
+    let (waiting, created) = tx.enqueue_job(&threshold, &gate).await.unwrap();
+    assert!(created);
+    tx.commit().await.unwrap();
+    let urgent = NewJob {
+        args: serde_json::json!({"reason": "compact"}),
+        priority: 10,
+        notify_done: true,
+        ..threshold.clone()
+    };
+    let running = claimed[0].1;
+    let running_session = if running == ids[1] {
+        "batch-1"
+    } else {
+        "batch-3"
+    };
+    for (session, id) in [("batch-4", waiting), (running_session, running)] {
+        let mut tx = store.lock_session(tenant, session).await.unwrap().unwrap();
+        assert_eq!(tx.enqueue_job(&urgent, &gate).await.unwrap(), (id, false));
+        tx.commit().await.unwrap();
+    }
+    let urgency: std::collections::HashMap<i64, (serde_json::Value, i16, bool)> =
+        sqlx::query_as::<_, (i64, serde_json::Value, i16, bool)>(
+            "select id, args, priority, notify_done from jobs where id = any($1)",
+        )
+        .bind([waiting, running])
+        .fetch_all(&pool)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|(id, args, priority, notify)| (id, (args, priority, notify)))
+        .collect();
+    assert_eq!(
+        urgency[&waiting],
+        (serde_json::json!({"reason": "compact"}), 10, true)
+    );
+    assert_eq!(urgency[&running], (serde_json::json!({}), 10, true));
+
     // Pruning deletes finished jobs past the retention, and only those.
     assert_eq!(
         store.prune_jobs(Duration::from_secs(3600)).await.unwrap(),
@@ -645,5 +701,5 @@ async fn a_batch_records_held_ends_and_claims_one_job_per_taker(pool: PgPool) {
         .fetch_one(&pool)
         .await
         .unwrap();
-    assert_eq!(left, 2, "the two running jobs stay");
+    assert_eq!(left, 3, "the two running jobs and the waiting one stay");
 }

@@ -604,7 +604,10 @@ class Jobs(Rpc):
         self.assertEqual(job.session_id, session_id)
         self.assertEqual(job.state, pb.JOB_STATE_COMPLETED)
         self.assertEqual(job.attempts, 1)
-        self.assertIn("summar", job.result_json)
+        result = json.loads(job.result_json)
+        self.assertTrue(result["due"])
+        self.assertEqual(result["summarized_last_seq"], compacted.summarized_last_seq)
+        self.assertEqual(result["tokens_after"], compacted.tokens_after)
         built = call(
             "BuildMessages",
             pb.BuildMessagesRequest(session_id=session_id, system_prompt=SYSTEM_PROMPT, tools=TOOLS),
