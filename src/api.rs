@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use prost::Message as _;
 use sha2::{Digest, Sha256};
+use tokio_stream::StreamExt as _;
 use tonic::{Request, Response, Status};
 use tracing::Instrument;
 
@@ -12,6 +13,7 @@ use crate::auth::Auth;
 use crate::budget::{self, Report};
 use crate::engine::{self, Engine};
 use crate::error::{Error, Result};
+use crate::events::{self, EventDetail, EventKind, Hub, Item};
 use crate::message::{Message, Part, Role, StoredMessage, ToolCall};
 use crate::pb;
 use crate::policy::{Policy, PolicyOverrides, SummaryPlacement, TokenizerKind};
@@ -21,13 +23,21 @@ use crate::tokenize::ToolDefinition;
 pub struct ContextApi {
     engine: Engine,
     auth: Arc<Auth>,
+    hub: Arc<Hub>,
 }
 
 impl ContextApi {
-    pub fn new(engine: Engine, auth: Arc<Auth>) -> ContextApi {
-        ContextApi { engine, auth }
+    pub fn new(engine: Engine, auth: Arc<Auth>, hub: Arc<Hub>) -> ContextApi {
+        ContextApi { engine, auth, hub }
     }
 }
+
+/// A SubscribeEvents stream.
+pub type EventStream = std::pin::Pin<
+    Box<
+        dyn futures::Stream<Item = std::result::Result<pb::SubscribeEventsResponse, Status>> + Send,
+    >,
+>;
 
 /// Runs one RPC inside its span: resolves the tenant, runs `body`, records the outcome.
 async fn rpc<Req, T, F, Fut>(
@@ -78,6 +88,117 @@ where
 
 #[tonic::async_trait]
 impl pb::context_service_server::ContextService for ContextApi {
+    type SubscribeEventsStream = EventStream;
+
+    async fn subscribe_events(
+        &self,
+        request: Request<pb::SubscribeEventsRequest>,
+    ) -> std::result::Result<Response<EventStream>, Status> {
+        let session_id = request.get_ref().session_id.clone();
+        rpc(
+            &self.auth,
+            "SubscribeEvents",
+            &session_id,
+            request,
+            |tenant, req| async move {
+                let kinds = req
+                    .kinds
+                    .iter()
+                    .enumerate()
+                    .map(|(index, &kind)| {
+                        event_kind_from_pb(kind).ok_or_else(|| {
+                            Error::invalid(
+                                format!("kinds[{index}]"),
+                                format!("{kind} is not an event kind (1 to 7)"),
+                            )
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                let subscription = events::open(
+                    &self.engine,
+                    tenant,
+                    events::SubscribeRequest {
+                        session_id: req.session_id,
+                        kinds,
+                        after: req.after,
+                        from_now: req.from_now,
+                        heartbeat_interval_ms: req.heartbeat_interval_ms,
+                    },
+                )
+                .await?;
+                let (sender, receiver) = tokio::sync::mpsc::channel(64);
+                tokio::spawn(
+                    events::stream(self.hub.clone(), subscription, sender)
+                        .instrument(tracing::Span::current()),
+                );
+                let stream = tokio_stream::wrappers::ReceiverStream::new(receiver).map(item_to_pb);
+                Ok(Box::pin(stream) as EventStream)
+            },
+        )
+        .await
+    }
+
+    async fn search(
+        &self,
+        request: Request<pb::SearchRequest>,
+    ) -> std::result::Result<Response<pb::SearchResponse>, Status> {
+        let session_id = request.get_ref().session_id.clone();
+        rpc(
+            &self.auth,
+            "Search",
+            &session_id,
+            request,
+            |tenant, req| async move {
+                let roles = req
+                    .roles
+                    .iter()
+                    .enumerate()
+                    .map(|(index, &role)| {
+                        Role::from_i32(role).ok_or_else(|| {
+                            Error::invalid(
+                                format!("roles[{index}]"),
+                                format!(
+                                    "{role} is not a role (1 system, 2 user, 3 assistant, 4 tool)"
+                                ),
+                            )
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                let scope = match pb::SearchScope::try_from(req.scope) {
+                    Ok(pb::SearchScope::Messages) => crate::search::Scope::Messages,
+                    Ok(pb::SearchScope::Summaries) => crate::search::Scope::Summaries,
+                    Ok(pb::SearchScope::Both | pb::SearchScope::Unspecified) => {
+                        crate::search::Scope::Both
+                    }
+                    Err(_) => {
+                        return Err(Error::invalid(
+                            "scope",
+                            format!("{} is not a search scope (0 to 3)", req.scope),
+                        ));
+                    }
+                };
+                let hits = crate::search::search(
+                    &self.engine,
+                    tenant,
+                    crate::search::SearchRequest {
+                        session_id: req.session_id,
+                        query: req.query,
+                        roles,
+                        since: req.since.map(|t| time_from_pb("since", t)).transpose()?,
+                        until: req.until.map(|t| time_from_pb("until", t)).transpose()?,
+                        scope,
+                        limit: req.limit,
+                    },
+                )
+                .await?;
+                Ok(pb::SearchResponse {
+                    hits: hits.into_iter().map(hit_to_pb).collect(),
+                })
+            },
+        )
+        .await
+    }
+
     async fn create_session(
         &self,
         request: Request<pb::CreateSessionRequest>,
@@ -802,5 +923,163 @@ fn report_to_pb(report: &Report) -> pb::BudgetReport {
             budget::Action::ReduceRequest => pb::RecommendedAction::ReduceRequest,
         } as i32,
         window_fraction: report.window_fraction,
+    }
+}
+
+fn time_from_pb(field: &str, at: prost_types::Timestamp) -> Result<chrono::DateTime<chrono::Utc>> {
+    u32::try_from(at.nanos)
+        .ok()
+        .and_then(|nanos| chrono::DateTime::from_timestamp(at.seconds, nanos))
+        .ok_or_else(|| Error::invalid(field, "is not a valid timestamp"))
+}
+
+fn hit_to_pb(hit: crate::store::SearchHit) -> pb::SearchHit {
+    pb::SearchHit {
+        session_id: hit.external_id,
+        seq: hit.seq,
+        summary_id: hit.summary_id,
+        depth: hit.depth,
+        role: i32::from(hit.role),
+        view_state: i32::from(hit.view_state),
+        first_seq: hit.first_seq,
+        last_seq: hit.last_seq,
+        snippet: hit.snippet,
+        rank: hit.rank,
+        created_at: Some(timestamp(hit.created_at)),
+    }
+}
+
+fn event_kind_from_pb(kind: i32) -> Option<EventKind> {
+    Some(match pb::EventKind::try_from(kind).ok()? {
+        pb::EventKind::Unspecified => return None,
+        pb::EventKind::CompactionStarted => EventKind::CompactionStarted,
+        pb::EventKind::CompactionCompleted => EventKind::CompactionCompleted,
+        pb::EventKind::CompactionFailed => EventKind::CompactionFailed,
+        pb::EventKind::ToolResultsCleared => EventKind::ToolResultsCleared,
+        pb::EventKind::OutputEvicted => EventKind::OutputEvicted,
+        pb::EventKind::BudgetThresholdCrossed => EventKind::BudgetThresholdCrossed,
+        pb::EventKind::SessionDeleted => EventKind::SessionDeleted,
+    })
+}
+
+fn item_to_pb(item: Item) -> std::result::Result<pb::SubscribeEventsResponse, Status> {
+    use pb::subscribe_events_response::Item as Out;
+    let item = match item {
+        Item::Event(row, cursor) => Out::Event(event_to_pb(&row, cursor.encode())),
+        Item::Heartbeat(cursor) => Out::Heartbeat(pb::Heartbeat {
+            time: Some(timestamp(chrono::Utc::now())),
+            cursor: match cursor {
+                events::Cursor::Session(0) => String::new(),
+                events::Cursor::Tenant(position) if position == events::Position::START => {
+                    String::new()
+                }
+                cursor => cursor.encode(),
+            },
+        }),
+        Item::ShuttingDown => {
+            return Err(Status::unavailable(
+                "the server is shutting down; subscribe again with the last cursor to resume",
+            ));
+        }
+        Item::Failed(error) => return Err(Status::from(error)),
+    };
+    Ok(pb::SubscribeEventsResponse { item: Some(item) })
+}
+
+fn event_to_pb(row: &crate::store::EventRow, cursor: String) -> pb::Event {
+    use pb::event::Detail;
+    let compaction = |kind: events::CompactionKind| kind as i32;
+    let detail = match row.detail.0.clone() {
+        EventDetail::CompactionStarted {
+            compaction: kind,
+            job_id,
+            attempt,
+        } => Detail::CompactionStarted(pb::CompactionStarted {
+            compaction: compaction(kind),
+            job_id,
+            attempt,
+        }),
+        EventDetail::CompactionCompleted {
+            compaction: kind,
+            level,
+            tokens_before,
+            tokens_after,
+            messages_before,
+            messages_after,
+            first_seq,
+            last_seq,
+            summary_id,
+            summaries_written,
+            duration_ms,
+            job_id,
+        } => Detail::CompactionCompleted(pb::CompactionCompleted {
+            compaction: compaction(kind),
+            level,
+            tokens_before,
+            tokens_after,
+            messages_before,
+            messages_after,
+            first_seq,
+            last_seq,
+            summary_id,
+            summaries_written,
+            duration_ms,
+            job_id,
+        }),
+        EventDetail::CompactionFailed {
+            compaction: kind,
+            error,
+            job_id,
+            attempt,
+            will_retry,
+        } => Detail::CompactionFailed(pb::CompactionFailed {
+            compaction: compaction(kind),
+            error,
+            job_id,
+            attempt,
+            will_retry,
+        }),
+        EventDetail::ToolResultsCleared {
+            seqs,
+            tokens_before,
+            tokens_after,
+        } => Detail::ToolResultsCleared(pb::ToolResultsCleared {
+            seqs,
+            tokens_before,
+            tokens_after,
+        }),
+        EventDetail::OutputEvicted {
+            seq,
+            tool_name,
+            tokens,
+            preview_tokens,
+        } => Detail::OutputEvicted(pb::OutputEvicted {
+            seq,
+            tool_name,
+            tokens,
+            preview_tokens,
+        }),
+        EventDetail::BudgetThresholdCrossed {
+            previous_status,
+            status,
+            used_tokens,
+            context_window,
+        } => Detail::BudgetThresholdCrossed(pb::BudgetThresholdCrossed {
+            previous_status,
+            status,
+            used_tokens,
+            context_window,
+        }),
+        EventDetail::SessionDeleted => Detail::SessionDeleted(pb::SessionDeleted {}),
+    };
+    pb::Event {
+        event_id: row.id,
+        cursor,
+        session_id: row.external_id.clone(),
+        session_seq: row.session_seq,
+        kind: i32::from(row.kind),
+        created_at: Some(timestamp(row.created_at)),
+        session_version: row.session_version,
+        detail: Some(detail),
     }
 }

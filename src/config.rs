@@ -39,6 +39,7 @@ pub struct Config {
     pub jobs_backoff_ms: u64,
     pub jobs_retention_secs: u64,
     pub jobs_notify_window_ms: u64,
+    pub events_retention_secs: u64,
     pub default_policy: Policy,
     /// Summarizer profiles by name (TOML only: `[summarizers.NAME]`); `extractive` is
     /// always there.
@@ -64,6 +65,7 @@ impl Default for Config {
             jobs_backoff_ms: 2000,
             jobs_retention_secs: 86_400,
             jobs_notify_window_ms: 20,
+            events_retention_secs: 7 * 86_400,
             default_policy: Policy::default(),
             summarizers: BTreeMap::new(),
         }
@@ -148,6 +150,10 @@ pub struct ServeArgs {
     #[arg(long, env = "CTXD_JOBS_NOTIFY_WINDOW_MS")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub jobs_notify_window_ms: Option<u64>,
+    /// Seconds events are kept for SubscribeEvents' backlog [default: 604800].
+    #[arg(long, env = "CTXD_EVENTS_RETENTION_SECS")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub events_retention_secs: Option<u64>,
     #[command(flatten)]
     pub default_policy: PolicyArgs,
 }
@@ -360,6 +366,11 @@ impl Config {
         if config.jobs_poll_interval_ms == 0 {
             return Err(ConfigError::Invalid(
                 "jobs_poll_interval_ms must be at least 1".into(),
+            ));
+        }
+        if config.events_retention_secs == 0 {
+            return Err(ConfigError::Invalid(
+                "events_retention_secs must be at least 1".into(),
             ));
         }
         if config.jobs_max_attempts < 1 {

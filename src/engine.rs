@@ -11,6 +11,7 @@ use tokio::sync::broadcast;
 use crate::budget::{self, Anchor, Estimate, Regions, Report};
 use crate::compaction;
 use crate::error::{Error, Result, is_unique_violation};
+use crate::events::{CompactionKind, EventDetail, EventsConfig};
 use crate::llm::ModelSummarizer;
 use crate::message::{Message, Part, Role, StoredMessage, ViewState};
 use crate::policy::{Policy, PolicyOverrides, SummaryPlacement};
@@ -44,6 +45,8 @@ pub struct EngineConfig {
     pub notify_gate: Arc<NotifyGate>,
     /// Ends of jobs someone waits for (fed by the replica's listener).
     pub job_done: broadcast::Sender<i64>,
+    /// Event retention and fan-out.
+    pub events: EventsConfig,
 }
 
 impl EngineConfig {
@@ -59,6 +62,7 @@ impl EngineConfig {
             job_backoff: Duration::from_secs(2),
             notify_gate: Arc::new(NotifyGate::new(Duration::from_millis(20))),
             job_done: broadcast::channel(1024).0,
+            events: EventsConfig::default(),
         }
     }
 }
@@ -258,6 +262,10 @@ struct PassOptions {
     emergency: bool,
     /// A job to enqueue with the commit (a proper summary, later).
     follow_up: Option<NewJob>,
+    /// What the COMPACTION_COMPLETED events call the pass.
+    compaction: CompactionKind,
+    /// The job running the pass, when one does.
+    job_id: i64,
 }
 
 /// What a summarization pass covers, as indices into the view.
@@ -434,6 +442,10 @@ impl Engine {
         }
     }
 
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
     pub fn store(&self) -> &Store {
         &self.store
     }
@@ -502,7 +514,7 @@ impl Engine {
     pub async fn delete_session(&self, tenant_id: i64, session_id: &str) -> Result<i64> {
         validate_session_id(session_id)?;
         self.store
-            .delete_session(tenant_id, session_id)
+            .delete_session(tenant_id, session_id, &EventDetail::SessionDeleted)
             .await?
             .ok_or_else(|| session_not_found(session_id))
     }
@@ -639,19 +651,7 @@ impl Engine {
             after.anchor_last_seq = anchor.last_seq;
             after.anchor_view_epoch = anchor.view_epoch;
         }
-        let regions = Regions {
-            system_tokens: session.last_build_system_tokens.max(REPLY_PRIMING),
-            summary_tokens: session.summary_tokens,
-            history_tokens: after.view_tokens,
-            tool_tokens: session.last_build_tool_tokens,
-        };
-        let report = session_report(
-            &policy,
-            policy.max_output_tokens,
-            &after,
-            regions,
-            after.last_turn_tokens,
-        );
+        let report = row_report(&policy, &after);
         // Past the summarize threshold a model-backed session gets a summarization job,
         // enqueued in this transaction (the extractive summarizer runs within
         // BuildMessages instead: it is deterministic and takes about a millisecond).
@@ -680,6 +680,29 @@ impl Engine {
             let stored = serde_json::to_value(&outcome).map_err(Error::internal)?;
             tx.save_idempotent_response(key, hash, &stored).await?;
         }
+        for new in new_messages
+            .iter()
+            .filter(|new| new.view_state == ViewState::Evicted)
+        {
+            let call_id = &new.message.tool_call_id;
+            let in_batch = request
+                .messages
+                .iter()
+                .flat_map(|m| &m.tool_calls)
+                .find(|call| &call.id == call_id)
+                .map(|call| call.name.clone());
+            let tool_name = match in_batch {
+                Some(name) => name,
+                None => tx.tool_name(call_id).await?,
+            };
+            tx.add_event(EventDetail::OutputEvicted {
+                seq: new.seq,
+                tool_name,
+                tokens: new.token_count,
+                preview_tokens: new.view_tokens,
+            });
+        }
+        note_budget(&mut tx, &report);
         tx.commit_append(&new_messages, &calls, &answers, update)
             .await?;
         Ok(outcome)
@@ -720,7 +743,7 @@ impl Engine {
             if !plan.cleared.is_empty() {
                 // When the session moved on meanwhile, the trimming below still keeps
                 // this build within budget; the next build clears.
-                if let Ok(cleared) = self.apply_clearing(tenant_id, &row, &plan).await? {
+                if let Ok(cleared) = self.apply_clearing(tenant_id, &row, &policy, &plan).await? {
                     apply_to_view(&mut stored, &cleared);
                     row = cleared.row;
                     compacted = true;
@@ -754,6 +777,12 @@ impl Engine {
                 dry_run: false,
                 emergency: false,
                 follow_up: (!inline).then(|| self.summarize_job(JobReason::Fallback, 0, false)),
+                compaction: if inline {
+                    CompactionKind::Summarize
+                } else {
+                    CompactionKind::Fallback
+                },
+                job_id: 0,
             };
             let pass = self
                 .summarize_chunk(tenant_id, &row, &policy, &stored, &summaries, &options)
@@ -974,7 +1003,7 @@ impl Engine {
             outcome.tokens_after -= plan.saved;
             outcome.cleared_seqs = plan.cleared.iter().map(|(seq, _)| *seq).collect();
             if !plan.cleared.is_empty() && !request.dry_run {
-                match self.apply_clearing(tenant_id, &row, &plan).await? {
+                match self.apply_clearing(tenant_id, &row, &policy, &plan).await? {
                     Ok(cleared) => {
                         apply_to_view(&mut stored, &cleared);
                         row = cleared.row;
@@ -1011,6 +1040,12 @@ impl Engine {
                 dry_run: request.dry_run,
                 emergency,
                 follow_up: None,
+                compaction: if emergency {
+                    CompactionKind::Emergency
+                } else {
+                    CompactionKind::Summarize
+                },
+                job_id: 0,
             };
             // Emergency is one pass whatever the target: the oldest half at once.
             let (passes, target) = if emergency {
@@ -1219,7 +1254,7 @@ impl Engine {
                 retry_in: None,
             };
         }
-        match self.run_summarize_job(job, final_attempt).await {
+        let end = match self.run_summarize_job(job, final_attempt).await {
             Ok(end) => end,
             Err(Error::NotFound { .. }) => JobEnd::Cancelled("the session was deleted".into()),
             Err(error) => {
@@ -1229,7 +1264,37 @@ impl Engine {
                     retry_in: Some(self.backoff(job.attempts)),
                 }
             }
+        };
+        if let JobEnd::Failed { error, retry_in } = &end {
+            let failed = EventDetail::CompactionFailed {
+                compaction: CompactionKind::Summarize,
+                error: error.clone(),
+                job_id: job.id,
+                attempt: job.attempts,
+                will_retry: retry_in.is_some() && !final_attempt,
+            };
+            if let Err(error) = self.announce(job, failed).await {
+                tracing::warn!(job_id = job.id, %error, "could not record the job's failure event");
+            }
         }
+        end
+    }
+
+    /// Writes an event about a job's session in a transaction of its own.
+    async fn announce(&self, job: &JobRow, detail: EventDetail) -> Result<()> {
+        let Some(mut tx) = self
+            .store
+            .lock_session(job.tenant_id, &job.external_id)
+            .await?
+        else {
+            return Err(session_not_found(&job.external_id));
+        };
+        if tx.session.id != job.session_id {
+            return Err(session_not_found(&job.external_id));
+        }
+        tx.add_event(detail);
+        tx.commit().await?;
+        Ok(())
     }
 
     /// Exponential backoff with jitter: base × 2^(attempt-1) × [0.5, 1.5), at most 10 min.
@@ -1286,12 +1351,23 @@ impl Engine {
         } else {
             (policy.clear_target * policy.context_window_tokens as f64) as i64
         };
+        self.announce(
+            job,
+            EventDetail::CompactionStarted {
+                compaction: CompactionKind::Summarize,
+                job_id: job.id,
+                attempt: job.attempts,
+            },
+        )
+        .await?;
         let options = PassOptions {
             writer,
             forced: true,
             dry_run: false,
             emergency: false,
             follow_up: None,
+            compaction: CompactionKind::Summarize,
+            job_id: job.id,
         };
         let mut summarized: Option<(i64, i64)> = None;
         let mut passes = 0;
@@ -1376,6 +1452,7 @@ impl Engine {
         active: &[SummaryRow],
         options: &PassOptions,
     ) -> Result<Pass> {
+        let started = std::time::Instant::now();
         let PassOptions {
             forced,
             dry_run,
@@ -1548,6 +1625,36 @@ impl Engine {
         after.summary_tokens = summary_tokens;
         after.summaries_written += written;
         after.version += 1;
+        let around = row.last_build_system_tokens.max(REPLY_PRIMING) + row.last_build_tool_tokens;
+        let view_total: i64 = tokens.iter().sum();
+        let level = condensed
+            .iter()
+            .map(|step| step.summary.level)
+            .fold(leaf.level, i16::max);
+        if options.job_id == 0 {
+            // Within a call the pass starts and commits at once; a job announced its
+            // start when it began.
+            tx.add_event(EventDetail::CompactionStarted {
+                compaction: options.compaction,
+                job_id: 0,
+                attempt: 0,
+            });
+        }
+        tx.add_event(EventDetail::CompactionCompleted {
+            compaction: options.compaction,
+            level: i32::from(level),
+            tokens_before: around + summary_region(active) + view_total,
+            tokens_after: around + summary_tokens + view_total - source_tokens,
+            messages_before: (view.len() + active.len()) as i64,
+            messages_after: (view.len() - covered.len() + summaries.len()) as i64,
+            first_seq,
+            last_seq,
+            summary_id: ids.last().copied().unwrap_or(leaf_id),
+            summaries_written: written as i32,
+            duration_ms: started.elapsed().as_millis() as i64,
+            job_id: options.job_id,
+        });
+        note_budget(&mut tx, &row_report(policy, &after));
         tx.commit_summarized(SummarizedUpdate {
             view_first_seq: after.view_first_seq,
             view_tokens: after.view_tokens,
@@ -1579,9 +1686,10 @@ impl Engine {
         &self,
         tenant_id: i64,
         row: &SessionRow,
+        policy: &Policy,
         plan: &ClearingPlan,
     ) -> Result<std::result::Result<Cleared, i64>> {
-        let Some(tx) = self.store.lock_session(tenant_id, &row.external_id).await? else {
+        let Some(mut tx) = self.store.lock_session(tenant_id, &row.external_id).await? else {
             return Err(session_not_found(&row.external_id));
         };
         if tx.session.id != row.id || tx.session.version != row.version {
@@ -1592,6 +1700,14 @@ impl Engine {
         after.view_epoch += 1;
         after.version += 1;
         after.cleared_messages += plan.cleared.len() as i64;
+        let around = row.last_build_system_tokens.max(REPLY_PRIMING) + row.last_build_tool_tokens;
+        let tokens_before = around + row.summary_tokens + row.view_tokens;
+        tx.add_event(EventDetail::ToolResultsCleared {
+            seqs: plan.cleared.iter().map(|(seq, _)| *seq).collect(),
+            tokens_before,
+            tokens_after: tokens_before - plan.saved,
+        });
+        note_budget(&mut tx, &row_report(policy, &after));
         tx.commit_clearing(&Clearing {
             cleared: plan.cleared.clone(),
             view_tokens: after.view_tokens,
@@ -1716,6 +1832,43 @@ impl Engine {
             regions,
             newest_turn,
         ))
+    }
+}
+
+/// The budget report of a session's next request as its row stands: the system prompt
+/// and tools of the latest build, the summaries and the view.
+fn row_report(policy: &Policy, row: &SessionRow) -> Report {
+    let regions = Regions {
+        system_tokens: row.last_build_system_tokens.max(REPLY_PRIMING),
+        summary_tokens: row.summary_tokens,
+        history_tokens: row.view_tokens,
+        tool_tokens: row.last_build_tool_tokens,
+    };
+    session_report(
+        policy,
+        policy.max_output_tokens,
+        row,
+        regions,
+        row.last_turn_tokens,
+    )
+}
+
+/// Announces a move to another budget status (either way) with the transaction.
+fn note_budget(tx: &mut crate::store::SessionTx, report: &Report) {
+    let status = match report.status {
+        budget::Status::Ok => 1,
+        budget::Status::Warn => 2,
+        budget::Status::Over => 3,
+    };
+    let previous = tx.budget_status();
+    if status != previous {
+        tx.add_event(EventDetail::BudgetThresholdCrossed {
+            previous_status: i32::from(previous),
+            status: i32::from(status),
+            used_tokens: report.estimate.total_tokens,
+            context_window: report.context_window_tokens,
+        });
+        tx.set_budget_status(status);
     }
 }
 

@@ -27,6 +27,8 @@ pub enum Error {
     },
     #[error("{0}")]
     Unauthenticated(String),
+    #[error("{0}")]
+    OutOfRange(String),
     #[error("the database is unavailable; retry shortly")]
     Unavailable(#[source] sqlx::Error),
     #[error("internal error")]
@@ -104,6 +106,7 @@ impl From<Error> for tonic::Status {
                 tonic::Status::with_error_details(tonic::Code::FailedPrecondition, message, details)
             }
             Error::Unauthenticated(_) => tonic::Status::unauthenticated(message),
+            Error::OutOfRange(_) => tonic::Status::out_of_range(message),
             Error::Unavailable(cause) => {
                 tracing::warn!(error = %cause, "database unavailable");
                 tonic::Status::unavailable(message)

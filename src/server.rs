@@ -66,7 +66,12 @@ pub async fn serve(
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1alpha()
         .map_err(|error| ServeError::Startup(format!("reflection: {error}")))?;
-    let service = ContextServiceServer::new(ContextApi::new(engine, auth))
+    let hub = crate::events::Hub::start(
+        engine.store().clone(),
+        engine.config().events.clone(),
+        shutdown.clone(),
+    );
+    let service = ContextServiceServer::new(ContextApi::new(engine, auth, hub))
         .max_decoding_message_size(max_request_bytes)
         .max_encoding_message_size(max_request_bytes);
 
@@ -179,6 +184,7 @@ pub fn engine_config(config: &Config) -> Result<EngineConfig, String> {
     }
     engine.job_max_attempts = config.jobs_max_attempts;
     engine.job_backoff = Duration::from_millis(config.jobs_backoff_ms);
+    engine.events.retention = Duration::from_secs(config.events_retention_secs);
     engine.notify_gate = Arc::new(NotifyGate::new(Duration::from_millis(
         config.jobs_notify_window_ms,
     )));

@@ -125,6 +125,6 @@ impl SessionTx {
             .bind(batch.iter().any(|new| new.message.role == Role::User))
             .execute(self.conn())
             .await?;
-        self.tx.commit().await
+        self.finish().await
     }
 }

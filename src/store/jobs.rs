@@ -173,7 +173,7 @@ impl SessionTx {
 
     /// Commits the transaction.
     pub async fn commit(self) -> Result<(), sqlx::Error> {
-        self.tx.commit().await
+        self.finish().await
     }
 }
 

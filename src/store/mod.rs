@@ -2,8 +2,10 @@
 //! session row lock serializes writes per session. No engine logic lives here: the
 //! engine decides, the store reads and writes.
 mod append;
+mod events;
 mod jobs;
 mod messages;
+mod search;
 mod sessions;
 mod summaries;
 mod tenants;
@@ -14,9 +16,11 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgPool, Postgres, Transaction};
 
 pub use append::NewMessage;
+pub use events::{EVENTS_CHANNEL, EventRow};
 pub use jobs::{
     Finished, JOB_DONE_CHANNEL, JOBS_CHANNEL, JobEnd, JobEnding, JobRow, NewJob, NotifyGate,
 };
+pub use search::{SearchHit, SearchQuery};
 pub use sessions::{AnchorUpdate, BuildRecord, Clearing, SessionRow, SessionUpdate};
 pub use summaries::{NewSummary, SummarizedUpdate, SummaryRow};
 
@@ -35,6 +39,10 @@ pub struct SessionTx {
     pub session: SessionRow,
     /// The session's pending jobs (by kind) as the lock found them.
     pending_jobs: std::collections::HashMap<String, i64>,
+    /// Events to write just before the commit.
+    events: Vec<crate::events::EventDetail>,
+    /// A budget status to record with them.
+    budget_status: Option<i16>,
 }
 
 impl Store {
@@ -71,6 +79,8 @@ impl Store {
             tx,
             session,
             pending_jobs,
+            events: Vec::new(),
+            budget_status: None,
         }))
     }
 }

@@ -50,6 +50,8 @@ pub struct SessionRow {
     pub summary_tokens: i64,
     pub summaries_written: i64,
     pub compaction_failures: i32,
+    pub event_seq: i64,
+    pub budget_status: i16,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub updated_at: chrono::DateTime<chrono::Utc>,
 }
@@ -118,7 +120,7 @@ macro_rules! with_columns {
     anchor_view_epoch, anchor_delta_ratio, est_samples, est_abs_err_sum, est_max_abs_err, est_last_err, \
     usage_input_tokens, usage_output_tokens, usage_cached_tokens, cleared_messages, \
     evicted_messages, last_build_view_epoch, builds, extending_builds, summary_tokens, \
-    summaries_written, compaction_failures, created_at, updated_at ",
+    summaries_written, compaction_failures, event_seq, budget_status, created_at, updated_at ",
             $tail
         )
     };
@@ -183,22 +185,6 @@ impl Store {
             "select",
             "from sessions where tenant_id = $1 and external_id = $2"
         ))
-        .bind(tenant_id)
-        .bind(external_id)
-        .fetch_optional(&self.pool)
-        .await
-    }
-
-    /// Deletes a session and its log; returns how many messages went with it.
-    pub async fn delete_session(
-        &self,
-        tenant_id: i64,
-        external_id: &str,
-    ) -> Result<Option<i64>, sqlx::Error> {
-        sqlx::query_scalar(
-            "delete from sessions where tenant_id = $1 and external_id = $2
-             returning message_count",
-        )
         .bind(tenant_id)
         .bind(external_id)
         .fetch_optional(&self.pool)
@@ -312,6 +298,22 @@ impl SessionTx {
         .await
     }
 
+    /// The function name of a tool call the session has seen ("" when unknown).
+    pub async fn tool_name(&mut self, call_id: &str) -> Result<String, sqlx::Error> {
+        let name: Option<String> = sqlx::query_scalar(
+            "select c ->> 'name' from tool_calls t
+             join messages m on m.session_id = t.session_id and m.seq = t.call_seq,
+             jsonb_array_elements(m.tool_calls) c
+             where t.session_id = $1 and t.call_id = $2 and c ->> 'id' = $2",
+        )
+        .bind(self.session.id)
+        .bind(call_id)
+        .fetch_optional(&mut *self.tx)
+        .await?
+        .flatten();
+        Ok(name.unwrap_or_default())
+    }
+
     /// Turns tool results into placeholders, moves the session to a new view epoch (the
     /// provider's cached prefix is gone) and a new version, and commits.
     pub async fn commit_clearing(mut self, clearing: &Clearing) -> Result<(), sqlx::Error> {
@@ -339,6 +341,6 @@ impl SessionTx {
         .bind(clearing.cleared.len() as i64)
         .execute(self.conn())
         .await?;
-        self.tx.commit().await
+        self.finish().await
     }
 }

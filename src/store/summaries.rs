@@ -137,6 +137,6 @@ impl SessionTx {
         .bind(update.summaries_written)
         .execute(self.conn())
         .await?;
-        self.tx.commit().await
+        self.finish().await
     }
 }

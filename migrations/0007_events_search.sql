@@ -1,0 +1,76 @@
+-- Events (a transactional outbox) and full-text search of the archive.
+--
+-- An event is inserted in the transaction of the change it describes, under the
+-- session's row lock, and announced with pg_notify (its id only). Two orders read it:
+--   * one session's stream follows session_seq (1, 2, 3... taken under the lock, so a
+--     visible seq n means every seq below n has committed: no gap, no horizon needed);
+--   * a tenant's stream (and each replica's fan-out) follows (tx, id), where tx is the
+--     writing transaction's id, reading only rows with tx below the oldest transaction
+--     still running (pg_snapshot_xmin): a row that commits later always sorts after
+--     everything already read, so a cursor never skips it.
+alter table sessions
+    add column event_seq bigint not null default 0,
+    -- The budget status (the proto's BudgetStatus numbers) the latest event saw, so a
+    -- crossing is announced once.
+    add column budget_status smallint not null default 1;
+
+create table events (
+    id              bigint generated always as identity primary key,
+    tenant_id       bigint not null,
+    -- sessions.id, without a foreign key: a session's events outlive it (deletion is
+    -- itself an event).
+    session_id      bigint not null,
+    external_id     text not null,
+    session_seq     bigint not null,
+    tx              bigint not null default (pg_current_xact_id()::text::bigint),
+    -- The proto's EventKind numbers.
+    kind            smallint not null,
+    session_version bigint not null,
+    detail          jsonb not null,
+    created_at      timestamptz not null default now(),
+    unique (session_id, session_seq)
+);
+create index events_position on events (tx, id);
+create index events_tenant_position on events (tenant_id, tx, id);
+create index events_created on events (created_at);
+
+-- Per tenant, the newest position pruning removed: a tenant stream resuming from an
+-- older cursor may have lost events (OUT_OF_RANGE).
+create table events_pruned (
+    tenant_id   bigint primary key,
+    tx          bigint not null,
+    id          bigint not null
+);
+
+-- What a message offers to search: content, text parts, reasoning, tool calls (name
+-- and arguments) and name.
+create function ctxd_message_text(content text, parts jsonb, reasoning text, tool_calls jsonb, name text)
+returns text language sql immutable parallel safe as $$
+    select concat_ws(' ', nullif(content, ''),
+        (select string_agg(p ->> 'text', ' ') from jsonb_array_elements(
+            case when jsonb_typeof(parts) = 'array' then parts else '[]'::jsonb end) p),
+        nullif(reasoning, ''),
+        (select string_agg(concat_ws(' ', c ->> 'name', c ->> 'arguments'), ' ')
+            from jsonb_array_elements(
+            case when jsonb_typeof(tool_calls) = 'array' then tool_calls else '[]'::jsonb end) c),
+        nullif(name, ''))
+$$;
+
+-- The first 100 000 characters of a document as a tsvector. A tsvector is capped at
+-- 1 MB: text that would exceed it is indexed by a shorter prefix rather than failing
+-- the append.
+create function ctxd_search_vector(doc text)
+returns tsvector language plpgsql immutable parallel safe as $$
+begin
+    return to_tsvector('english'::regconfig, left(doc, 100000));
+exception when program_limit_exceeded then
+    return to_tsvector('english'::regconfig, left(doc, 10000));
+end
+$$;
+
+alter table messages add column search tsvector generated always as
+    (ctxd_search_vector(ctxd_message_text(content, parts, reasoning, tool_calls, name))) stored;
+alter table summaries add column search tsvector generated always as
+    (ctxd_search_vector(content)) stored;
+create index messages_search on messages using gin (search);
+create index summaries_search on summaries using gin (search);

@@ -1,0 +1,239 @@
+//! The events outbox: written with the change it describes, under the session's row
+//! lock; read by one session's seq, or in (tx, id) order below the visibility horizon.
+use sqlx::types::Json;
+
+use super::{SessionTx, Store};
+use crate::events::{EventDetail, Position};
+
+/// The channel an event's commit is announced on (payload: the event id).
+pub const EVENTS_CHANNEL: &str = "ctxd_events";
+
+/// An event as stored.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct EventRow {
+    pub id: i64,
+    pub tenant_id: i64,
+    pub session_id: i64,
+    pub external_id: String,
+    pub session_seq: i64,
+    pub tx: i64,
+    pub kind: i16,
+    pub session_version: i64,
+    pub detail: Json<EventDetail>,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+}
+
+impl EventRow {
+    pub fn position(&self) -> Position {
+        Position {
+            tx: self.tx,
+            id: self.id,
+        }
+    }
+}
+
+/// `$head`, every event column, `$tail`: whole rows for [`EventRow`].
+macro_rules! event_columns {
+    ($head:literal, $tail:literal) => {
+        concat!(
+            $head,
+            " id, tenant_id, session_id, external_id, session_seq, tx, kind, session_version, \
+    detail, created_at",
+            $tail
+        )
+    };
+}
+
+impl SessionTx {
+    /// Queues an event for this transaction; it is written just before the commit,
+    /// stamped with the session's version then.
+    pub fn add_event(&mut self, detail: EventDetail) {
+        self.events.push(detail);
+    }
+
+    /// The budget status the session's latest event saw.
+    pub fn budget_status(&self) -> i16 {
+        self.budget_status.unwrap_or(self.session.budget_status)
+    }
+
+    /// Records a new budget status (with the crossing event queued by the caller).
+    pub fn set_budget_status(&mut self, status: i16) {
+        self.budget_status = Some(status);
+    }
+
+    /// Writes the queued events (per-session seqs taken from the locked row), announces
+    /// them, and commits.
+    pub(super) async fn finish(mut self) -> Result<(), sqlx::Error> {
+        if !self.events.is_empty() {
+            let kinds: Vec<i16> = self.events.iter().map(|e| e.kind() as i16).collect();
+            let details: Vec<Json<&EventDetail>> = self.events.iter().map(Json).collect();
+            sqlx::query(
+                "with s as (
+                    update sessions set event_seq = event_seq + cardinality($2::smallint[]),
+                        budget_status = coalesce($4, budget_status)
+                    where id = $1
+                    returning tenant_id, external_id, event_seq - cardinality($2::smallint[]) as base, version
+                 ), ins as (
+                    insert into events (tenant_id, session_id, external_id, session_seq, kind,
+                        session_version, detail)
+                    select s.tenant_id, $1, s.external_id, s.base + e.ord, e.kind, s.version, e.detail
+                    from s, unnest($2::smallint[], $3::jsonb[]) with ordinality as e(kind, detail, ord)
+                    returning id
+                 )
+                 select pg_notify($5, (select max(id) from ins)::text)",
+            )
+            .bind(self.session.id)
+            .bind(kinds)
+            .bind(details)
+            .bind(self.budget_status)
+            .bind(EVENTS_CHANNEL)
+            .execute(&mut *self.tx)
+            .await?;
+        }
+        self.tx.commit().await
+    }
+}
+
+impl Store {
+    /// Deletes a session and its log, writing its SESSION_DELETED event in the same
+    /// statement; returns how many messages went with it.
+    pub async fn delete_session(
+        &self,
+        tenant_id: i64,
+        external_id: &str,
+        deleted: &EventDetail,
+    ) -> Result<Option<i64>, sqlx::Error> {
+        sqlx::query_scalar(
+            "with s as (
+                delete from sessions where tenant_id = $1 and external_id = $2
+                returning id, tenant_id, external_id, event_seq, version, message_count
+             ), ins as (
+                insert into events (tenant_id, session_id, external_id, session_seq, kind,
+                    session_version, detail)
+                select tenant_id, id, external_id, event_seq + 1, $3, version + 1, $4 from s
+                returning id
+             )
+             select s.message_count, pg_notify($5, (select max(id) from ins)::text) from s",
+        )
+        .bind(tenant_id)
+        .bind(external_id)
+        .bind(deleted.kind() as i16)
+        .bind(Json(deleted))
+        .bind(EVENTS_CHANNEL)
+        .fetch_optional(self.pool())
+        .await
+    }
+
+    /// One session's events after `after_seq`, in seq order.
+    pub async fn session_events(
+        &self,
+        session_id: i64,
+        after_seq: i64,
+        limit: i64,
+    ) -> Result<Vec<EventRow>, sqlx::Error> {
+        sqlx::query_as(event_columns!(
+            "select",
+            " from events where session_id = $1 and session_seq > $2
+             order by session_seq limit $3"
+        ))
+        .bind(session_id)
+        .bind(after_seq)
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await
+    }
+
+    /// Events after `after` in (tx, id) order, of one tenant or (None) all, each with
+    /// whether it is below the visibility horizon (its transaction, and every older one,
+    /// has ended). The visible ones form a prefix: only those may be delivered now.
+    pub async fn events_after(
+        &self,
+        tenant_id: Option<i64>,
+        after: Position,
+        limit: i64,
+    ) -> Result<Vec<(EventRow, bool)>, sqlx::Error> {
+        let rows: Vec<VisibleRow> = sqlx::query_as(event_columns!(
+            "select",
+            ", tx < pg_snapshot_xmin(pg_current_snapshot())::text::bigint as visible
+             from events where ($1::bigint is null or tenant_id = $1) and (tx, id) > ($2, $3)
+             order by tx, id limit $4"
+        ))
+        .bind(tenant_id)
+        .bind(after.tx)
+        .bind(after.id)
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows.into_iter().map(|r| (r.row, r.visible)).collect())
+    }
+
+    /// The newest position below the visibility horizon: where a reader that wants only
+    /// what comes next starts.
+    pub async fn events_horizon(&self, tenant_id: Option<i64>) -> Result<Position, sqlx::Error> {
+        let row: Option<(i64, i64)> = sqlx::query_as(
+            "select tx, id from events
+             where ($1::bigint is null or tenant_id = $1)
+               and tx < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+             order by tx desc, id desc limit 1",
+        )
+        .bind(tenant_id)
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(row.map_or(Position::START, |(tx, id)| Position { tx, id }))
+    }
+
+    /// The newest position pruning removed from a tenant's events.
+    pub async fn events_pruned(&self, tenant_id: i64) -> Result<Position, sqlx::Error> {
+        let row: Option<(i64, i64)> =
+            sqlx::query_as("select tx, id from events_pruned where tenant_id = $1")
+                .bind(tenant_id)
+                .fetch_optional(self.pool())
+                .await?;
+        Ok(row.map_or(Position::START, |(tx, id)| Position { tx, id }))
+    }
+
+    /// A session's oldest kept event seq (None: none kept) and its newest seq.
+    pub async fn session_event_bounds(
+        &self,
+        session_id: i64,
+    ) -> Result<(Option<i64>, i64), sqlx::Error> {
+        sqlx::query_as(
+            "select (select min(session_seq) from events where session_id = $1), event_seq
+             from sessions where id = $1",
+        )
+        .bind(session_id)
+        .fetch_optional(self.pool())
+        .await
+        .map(|row| row.unwrap_or((None, 0)))
+    }
+
+    /// Deletes events older than `retention`, remembering per tenant the newest position
+    /// removed. Returns how many went.
+    pub async fn prune_events(&self, retention: std::time::Duration) -> Result<u64, sqlx::Error> {
+        sqlx::query_scalar(
+            "with gone as (
+                delete from events where created_at < now() - make_interval(secs => $1)
+                returning tenant_id, tx, id
+             ), newest as (
+                select distinct on (tenant_id) tenant_id, tx, id from gone
+                order by tenant_id, tx desc, id desc
+             ), marked as (
+                insert into events_pruned (tenant_id, tx, id) select tenant_id, tx, id from newest
+                on conflict (tenant_id) do update set tx = excluded.tx, id = excluded.id
+                where (events_pruned.tx, events_pruned.id) < (excluded.tx, excluded.id)
+             )
+             select count(*) from gone",
+        )
+        .bind(retention.as_secs_f64())
+        .fetch_one(self.pool())
+        .await
+        .map(|n: i64| n as u64)
+    }
+}
+
+#[derive(sqlx::FromRow)]
+struct VisibleRow {
+    #[sqlx(flatten)]
+    row: EventRow,
+    visible: bool,
+}
