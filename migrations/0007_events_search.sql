@@ -56,15 +56,23 @@ returns text language sql immutable parallel safe as $$
         nullif(name, ''))
 $$;
 
+-- Text as searched: path separators and dots become spaces, so that the parts of
+-- `src/engine.rs` or `config.toml` are words of their own (the parser would otherwise
+-- keep a whole path as one token). Queries go through the same function.
+create function ctxd_search_text(doc text)
+returns text language sql immutable parallel safe as $$
+    select translate(doc, '/\.', '   ')
+$$;
+
 -- The first 100 000 characters of a document as a tsvector. A tsvector is capped at
 -- 1 MB: text that would exceed it is indexed by a shorter prefix rather than failing
 -- the append.
 create function ctxd_search_vector(doc text)
 returns tsvector language plpgsql immutable parallel safe as $$
 begin
-    return to_tsvector('english'::regconfig, left(doc, 100000));
+    return to_tsvector('english'::regconfig, ctxd_search_text(left(doc, 100000)));
 exception when program_limit_exceeded then
-    return to_tsvector('english'::regconfig, left(doc, 10000));
+    return to_tsvector('english'::regconfig, ctxd_search_text(left(doc, 10000)));
 end
 $$;
 

@@ -1,12 +1,15 @@
 //! Events: what ctxd did to a session, written with the change (store/events.rs) and
 //! delivered on resumable streams.
 //!
-//! One [`Hub`] per replica LISTENs for commits, reads the new events once in (tx, id)
-//! order below the visibility horizon and broadcasts them to its subscribers. A
-//! subscriber reads its backlog from the table first (subscribed to the broadcast
-//! before, so nothing falls between), then follows the broadcast; when it lags behind
-//! the broadcast's buffer, or a session stream sees a seq gap, it re-reads the table
-//! from its cursor. The table is the truth; the broadcast only saves the reads.
+//! One [`Hub`] per replica LISTENs for commits, reads the new events in (tx, id) order
+//! and broadcasts each as soon as it is visible, and again once it is *settled* (below
+//! the visibility horizon: no transaction that could still commit an earlier position
+//! is running). Session streams take the first copy (their seqs say what is missing);
+//! tenant streams only settled ones. A subscriber reads its backlog from the table
+//! first (subscribed to the broadcast before, so nothing falls between), then follows
+//! the broadcast; when it lags behind the broadcast's buffer, or a session stream sees
+//! a seq gap, it re-reads the table from its cursor. The table is the truth; the
+//! broadcast only saves the reads.
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -187,10 +190,13 @@ impl Default for EventsConfig {
 /// Rows read per statement.
 const PAGE: i64 = 500;
 
+/// An event as the hub fans it out, and whether it is settled (below the horizon).
+pub type Broadcast = (Arc<EventRow>, bool);
+
 /// The replica's event fan-out.
 pub struct Hub {
     store: Store,
-    sender: broadcast::Sender<Arc<EventRow>>,
+    sender: broadcast::Sender<Broadcast>,
     shutdown: CancellationToken,
 }
 
@@ -216,8 +222,9 @@ impl Hub {
         &self.shutdown
     }
 
-    /// Every event committed from now on (in (tx, id) order), for one subscriber.
-    pub fn subscribe(&self) -> broadcast::Receiver<Arc<EventRow>> {
+    /// Every event committed from now on, for one subscriber: settled copies in (tx, id)
+    /// order, unsettled ones as soon as they are seen.
+    pub fn subscribe(&self) -> broadcast::Receiver<Broadcast> {
         self.sender.subscribe()
     }
 }
@@ -238,6 +245,8 @@ async fn listen(hub: Arc<Hub>, poll_interval: Duration) {
         }
     };
     let mut listener: Option<PgListener> = None;
+    // Rows broadcast before they settled (their settled copy follows).
+    let mut early: std::collections::HashSet<i64> = std::collections::HashSet::new();
     // Rows above the horizon: look again soon, backing off while it stays.
     let mut held_retry = Duration::ZERO;
     loop {
@@ -256,14 +265,18 @@ async fn listen(hub: Arc<Hub>, poll_interval: Duration) {
             match hub.store.events_after(None, cursor, PAGE).await {
                 Ok(rows) => {
                     let full = rows.len() as i64 == PAGE;
-                    for (row, visible) in rows {
-                        if !visible {
+                    // Settled rows come first (the order is by tx); no receiver is fine.
+                    for (row, settled) in rows {
+                        if settled {
+                            cursor = row.position();
+                            early.remove(&row.id);
+                            let _ = hub.sender.send((Arc::new(row), true));
+                        } else {
                             held = true;
-                            break;
+                            if early.insert(row.id) {
+                                let _ = hub.sender.send((Arc::new(row), false));
+                            }
                         }
-                        cursor = row.position();
-                        // No receiver is fine: nobody is subscribed.
-                        let _ = hub.sender.send(Arc::new(row));
                     }
                     if held || !full {
                         break;
@@ -427,8 +440,9 @@ async fn run(
                 }
             }
             received = live.recv() => match received {
-                Ok(row) => {
+                Ok((row, settled)) => {
                     if row.tenant_id != subscription.tenant_id
+                        || (subscription.session_id.is_none() && !settled)
                         || subscription.session_id.is_some_and(|id| id != row.session_id)
                     {
                         continue;

@@ -40,7 +40,7 @@ impl Store {
     /// The best `limit` hits, best first, each with a snippet (matches between « »).
     pub async fn search(&self, query: &SearchQuery<'_>) -> Result<Vec<SearchHit>, sqlx::Error> {
         sqlx::query_as(
-            "with q as (select websearch_to_tsquery('english', $2) as q),
+            "with q as (select websearch_to_tsquery('english', ctxd_search_text($2)) as q),
              hits as (
                 (select m.session_id, m.seq, 0::bigint as summary_id, 0 as depth, m.role,
                         case when m.seq < s.view_first_seq then 4::smallint else m.view_state end
@@ -68,11 +68,11 @@ impl Store {
              )
              select s.external_id, top.seq, top.summary_id, top.depth, top.role, top.view_state,
                     top.first_seq, top.last_seq, top.rank, top.created_at,
-                    ts_headline('english',
+                    ts_headline('english', ctxd_search_text(
                         left(case when top.seq > 0 then
                             (select ctxd_message_text(m.content, m.parts, m.reasoning, m.tool_calls, m.name)
                              from messages m where m.session_id = top.session_id and m.seq = top.seq)
-                        else (select su.content from summaries su where su.id = top.summary_id) end, 100000),
+                        else (select su.content from summaries su where su.id = top.summary_id) end, 100000)),
                         (select q from q),
                         'StartSel=«, StopSel=», MaxWords=30, MinWords=10, MaxFragments=2, FragmentDelimiter=\" … \"')
                         as snippet

@@ -695,7 +695,9 @@ async fn health_and_reflection(pool: PgPool) {
             "CheckBudget",
             "Expand",
             "Compact",
-            "GetJob"
+            "GetJob",
+            "Search",
+            "SubscribeEvents"
         ]
     );
     server.stop().await;

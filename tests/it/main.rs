@@ -4,6 +4,7 @@ mod api;
 mod binary;
 mod compaction;
 mod corpus;
+mod events;
 mod expand;
 mod harness;
 mod jobs;
