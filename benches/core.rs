@@ -9,16 +9,20 @@
 //!   and with summarization jobs enqueued by the appends (no-op workers draining them);
 //! - the job queue: claim + complete throughput of no-op jobs against the bare commit
 //!   rate, enqueue → claim latency woken by NOTIFY and by polling alone;
+//! - events: commit → subscriber latency and deliveries per second with 1 000
+//!   SubscribeEvents streams on one replica (session streams and tenant streams);
 //! - exact token counting speed on the recorded corpus, and on 1 MB without whitespace.
 //!
 //! The server, its clients and PostgreSQL share the machine. The database is a fresh one
 //! on DATABASE_URL's server when that is set, otherwise a private PostgreSQL started in a
 //! temporary directory exactly as `ctxd serve` starts its own (default settings, fsync on).
 //!
-//! `CTXD_BENCH_ONLY=counting`, `build`, `append` or `jobs` runs one part.
+//! `CTXD_BENCH_ONLY=counting`, `build`, `append`, `jobs` or `events` runs one part.
 //!
 //! `cargo test --all-targets` runs this binary without `--bench`: then it does a smoke
 //! run with tiny sizes, so the code keeps working; those figures mean nothing.
+#[path = "parts/events.rs"]
+mod fanout;
 #[path = "parts/jobs.rs"]
 mod queue;
 #[path = "../tests/it/recorded.rs"]
@@ -81,10 +85,10 @@ const SMOKE: Scale = Scale {
 
 fn main() {
     let full = std::env::args().any(|arg| arg == "--bench");
-    let (scale, job_scale) = if full {
-        (FULL, queue::FULL)
+    let (scale, job_scale, event_scale) = if full {
+        (FULL, queue::FULL, fanout::FULL)
     } else {
-        (SMOKE, queue::SMOKE)
+        (SMOKE, queue::SMOKE, fanout::SMOKE)
     };
     // CTXD_BENCH_LOG=warn (a tracing filter) shows what the server and workers log.
     let _telemetry = std::env::var("CTXD_BENCH_LOG").ok().map(|filter| {
@@ -94,10 +98,15 @@ fn main() {
         .enable_all()
         .build()
         .expect("tokio runtime");
-    runtime.block_on(run(&scale, &job_scale, full));
+    runtime.block_on(run(&scale, &job_scale, &event_scale, full));
 }
 
-async fn run(scale: &Scale, job_scale: &queue::JobScale, full: bool) {
+async fn run(
+    scale: &Scale,
+    job_scale: &queue::JobScale,
+    event_scale: &fanout::EventScale,
+    full: bool,
+) {
     let corpus = corpus_messages();
     let texts = corpus_texts();
     println!(
@@ -110,7 +119,7 @@ async fn run(scale: &Scale, job_scale: &queue::JobScale, full: bool) {
     );
     println!();
     machine();
-    // CTXD_BENCH_ONLY=counting|build|append|jobs runs one part (for profiling).
+    // CTXD_BENCH_ONLY=counting|build|append|jobs|events runs one part (for profiling).
     let only = std::env::var("CTXD_BENCH_ONLY").ok();
     let part = |name: &str| only.as_deref().is_none_or(|only| only == name);
     if part("counting") {
@@ -158,6 +167,9 @@ async fn run(scale: &Scale, job_scale: &queue::JobScale, full: bool) {
     }
     if part("jobs") {
         queue::run(&pool, job_scale).await;
+    }
+    if part("events") {
+        fanout::run(addr, &pool, event_scale).await;
     }
 
     shutdown.cancel();

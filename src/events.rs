@@ -301,7 +301,7 @@ async fn listen(hub: Arc<Hub>, poll_interval: Duration) {
                 Some(l) => match l.recv().await {
                     Ok(_) => {
                         // Coalesce a burst: one read serves every notification queued.
-                        while let Ok(Some(_)) = l.try_recv().await {}
+                        while l.next_buffered().is_some() {}
                         true
                     }
                     Err(error) => {
