@@ -256,6 +256,20 @@ async fn a_failing_summarizer_retries_then_is_discarded_while_compaction_progres
                 .all(|s| !s.content.contains(MODEL_SUMMARY))
         );
         assert_applied_once(&pool, &id).await;
+        // Each failed attempt was announced; only the last says it will not retry.
+        let failures: Vec<serde_json::Value> = sqlx::query_scalar(
+            "select detail from events where external_id = $1 and kind = 3 order by session_seq",
+        )
+        .bind(&id)
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+        let retries: Vec<bool> = failures
+            .iter()
+            .map(|f| f["will_retry"].as_bool().unwrap())
+            .collect();
+        assert_eq!(retries, [true, true, false], "{failures:?}");
+        assert!(failures[0]["error"].as_str().unwrap().contains(error));
         if behavior != Behavior::Down {
             assert!(model.requests().len() >= 3, "one call at least per attempt");
         }
