@@ -637,6 +637,12 @@ fn summary_to_pb(summary: &crate::store::SummaryRow) -> pb::Summary {
         source_tokens: summary.source_tokens,
         facts: i64::from(summary.facts),
         facts_lost: i64::from(summary.facts_lost),
+        paths: summary.retention.paths,
+        paths_lost: summary.retention.paths_lost,
+        commands: summary.retention.commands,
+        commands_lost: summary.retention.commands_lost,
+        identifiers: summary.retention.identifiers,
+        identifiers_lost: summary.retention.identifiers_lost,
     }
 }
 

@@ -419,6 +419,7 @@ fn summary_row(id: i64, summary: &NewSummary) -> SummaryRow {
         source_tokens: summary.source_tokens,
         facts: i32::try_from(summary.facts).unwrap_or(i32::MAX),
         facts_lost: i32::try_from(summary.facts_lost).unwrap_or(i32::MAX),
+        retention: sqlx::types::Json(summary.retention),
     }
 }
 

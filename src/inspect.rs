@@ -125,7 +125,7 @@ pub fn report(
     for s in summaries {
         let _ = writeln!(
             out,
-            "  #{:<6} depth {}  seqs {:>5}-{:<5} {:>6} tokens for {:>7} replaced; mentions {}/{} paths and commands",
+            "  #{:<6} depth {}  seqs {:>5}-{:<5} {:>6} tokens for {:>7} replaced; mentions {}/{} paths, commands and identifiers",
             s.summary_id,
             s.depth,
             s.first_seq,

@@ -133,8 +133,12 @@ fn extract(text: &mut String, messages: &[Message], chars: usize, items: usize) 
     let mut errors = Vec::new();
     let mut notes = Vec::new();
     let mut files = BTreeSet::new();
+    let mut names = BTreeSet::new();
     for message in messages {
         let content = message.content.as_str();
+        if message.role != Role::Tool {
+            names.extend(identifiers(content));
+        }
         match message.role {
             Role::User | Role::System => requests.push(clip(content, chars)),
             Role::Assistant => {
@@ -147,6 +151,7 @@ fn extract(text: &mut String, messages: &[Message], chars: usize, items: usize) 
                         chars,
                     ));
                     files.extend(paths(&call.arguments));
+                    names.extend(identifiers(&arguments(&call.arguments)));
                 }
             }
             Role::Tool => {
@@ -163,25 +168,156 @@ fn extract(text: &mut String, messages: &[Message], chars: usize, items: usize) 
     section(text, "Assistant notes", &notes, items);
     let files: Vec<String> = files.into_iter().collect();
     section(text, "Files", &files, items * 2);
+    // Names already in the text above need no line of their own.
+    let names: Vec<String> = names
+        .into_iter()
+        .filter(|name| !text.contains(name.as_str()))
+        .collect();
+    if !names.is_empty() {
+        let shown = names.len().min(items * 2);
+        text.push_str(&format!("Identifiers: {}", names[..shown].join(", ")));
+        if shown < names.len() {
+            text.push_str(&format!(" ({} more)", names.len() - shown));
+        }
+        text.push('\n');
+    }
 }
 
-/// What a summary of `messages` should keep, to measure what it lost: the file paths
-/// and the commands (their first 60 characters) of the span. Condensed summaries are
-/// measured against their children's text by the same rule.
-pub fn facts(messages: &[Message], children: &[String]) -> Vec<String> {
-    let mut facts = BTreeSet::new();
+/// What a summary of a span should keep, by kind, to measure what it lost.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Facts {
+    /// File paths anywhere in the span.
+    pub paths: BTreeSet<String>,
+    /// The commands of its tool calls (their first 60 characters).
+    pub commands: BTreeSet<String>,
+    /// Code identifiers (snake_case, camelCase, PascalCase, SCREAMING_CASE) the user, the
+    /// assistant and its tool calls used (tool output is not counted: a summary cannot
+    /// keep every name a file listing shows).
+    pub identifiers: BTreeSet<String>,
+}
+
+/// How many facts of each kind a span had, and how many of them its summary lost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct Retention {
+    pub paths: i64,
+    pub paths_lost: i64,
+    pub commands: i64,
+    pub commands_lost: i64,
+    pub identifiers: i64,
+    pub identifiers_lost: i64,
+}
+
+impl Retention {
+    pub fn total(&self) -> i64 {
+        self.paths + self.commands + self.identifiers
+    }
+
+    pub fn lost(&self) -> i64 {
+        self.paths_lost + self.commands_lost + self.identifiers_lost
+    }
+}
+
+/// The facts of a span: its messages (leaf) or the summaries it condenses (condensed:
+/// their paths and identifiers; their commands are in their text as written).
+pub fn facts(messages: &[Message], children: &[String]) -> Facts {
+    let mut facts = Facts::default();
     for message in messages {
-        facts.extend(paths(&message.content));
+        facts.paths.extend(paths(&message.content));
+        if message.role != Role::Tool {
+            facts.identifiers.extend(identifiers(&message.content));
+        }
         for call in &message.tool_calls {
-            facts.extend(paths(&call.arguments));
-            let command = clip(&arguments(&call.arguments), 60);
-            facts.insert(command.trim_end_matches(" …").to_string());
+            facts.paths.extend(paths(&call.arguments));
+            let command = arguments(&call.arguments);
+            facts.identifiers.extend(identifiers(&command));
+            let command = clip(&command, 60);
+            facts
+                .commands
+                .insert(command.trim_end_matches(" …").to_string());
         }
     }
     for child in children {
-        facts.extend(paths(child));
+        facts.paths.extend(paths(child));
+        facts.identifiers.extend(identifiers(child));
     }
-    facts.into_iter().filter(|fact| !fact.is_empty()).collect()
+    facts.commands.remove("");
+    facts
+}
+
+/// What `summary` keeps of `facts`, and the facts it lost (paths, commands, then
+/// identifiers).
+pub fn retention<'a>(facts: &'a Facts, summary: &str) -> (Retention, Vec<&'a str>) {
+    let mut lost = Vec::new();
+    let mut count = |set: &'a BTreeSet<String>| {
+        let before = lost.len();
+        lost.extend(
+            set.iter()
+                .map(String::as_str)
+                .filter(|fact| !summary.contains(fact)),
+        );
+        (set.len() as i64, (lost.len() - before) as i64)
+    };
+    let (paths, paths_lost) = count(&facts.paths);
+    let (commands, commands_lost) = count(&facts.commands);
+    let (identifiers, identifiers_lost) = count(&facts.identifiers);
+    (
+        Retention {
+            paths,
+            paths_lost,
+            commands,
+            commands_lost,
+            identifiers,
+            identifiers_lost,
+        },
+        lost,
+    )
+}
+
+/// Heading of the list a summary gets when its text lost too many facts of its span.
+pub const ALSO_MENTIONED: &str = "Also in this span:";
+
+/// `text` with the `lost` facts listed after it, as many as fit in `budget` tokens in
+/// all; None when not even one fits.
+pub fn with_facts(text: &str, lost: &[&str], budget: i64, counter: &Counter) -> Option<String> {
+    let base = counter.text(text) + counter.text(ALSO_MENTIONED) + 2;
+    let mut room = budget - base;
+    let mut listed: Vec<&str> = Vec::new();
+    for fact in lost {
+        let cost = counter.text(fact) + 1;
+        if cost > room {
+            continue;
+        }
+        room -= cost;
+        listed.push(fact);
+    }
+    if listed.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "{}\n{ALSO_MENTIONED} {}\n",
+        text.trim_end(),
+        listed.join("; ")
+    ))
+}
+
+/// Words that look like code identifiers: snake_case or SCREAMING_CASE (an underscore
+/// between letters or digits), camelCase or PascalCase (a lower-case letter followed by
+/// an upper-case one); 4 to 64 characters.
+fn identifiers(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .map(|word| word.trim_matches('_'))
+        .filter(|word| {
+            (4..=64).contains(&word.len())
+                && word.starts_with(|c: char| c.is_ascii_alphabetic())
+                && (word.contains('_')
+                    || word
+                        .as_bytes()
+                        .windows(2)
+                        .any(|pair| pair[0].is_ascii_lowercase() && pair[1].is_ascii_uppercase()))
+        })
+        .map(str::to_string)
+        .collect()
 }
 
 /// Tool-call arguments as the command when there is one, else compact JSON.
@@ -436,6 +572,67 @@ mod tests {
             summary,
             Extractive.summarize(&input, Level::Normal, &counter())
         );
+    }
+
+    #[test]
+    fn facts_by_kind_and_what_a_summary_lost() {
+        let mut messages = session();
+        messages.push(Message::text(
+            Role::Assistant,
+            "Renamed get_pk_value to pkValue in QuerySet; set DJANGO_SETTINGS_MODULE.",
+        ));
+        let facts = facts(&messages, &[]);
+        assert_eq!(
+            facts.paths.iter().collect::<Vec<_>>(),
+            [
+                "/repo",
+                "django/db/models/base.py",
+                "tests/test_models.py",
+                "tests/test_models.py::test_save"
+            ]
+        );
+        assert_eq!(
+            facts.commands.iter().collect::<Vec<_>>(),
+            ["cd /repo && pytest tests/test_models.py"]
+        );
+        assert_eq!(
+            facts.identifiers.iter().collect::<Vec<_>>(),
+            [
+                "DJANGO_SETTINGS_MODULE",
+                "QuerySet",
+                "get_pk_value",
+                "pkValue",
+                "test_models"
+            ]
+        );
+        // The extract names the identifiers it has no other line for.
+        let input = Input {
+            messages: &messages,
+            summaries: &[],
+            previous: None,
+            first_seq: 1,
+            last_seq: 5,
+            target_tokens: 1_000,
+        };
+        let summary = Extractive.summarize(&input, Level::Normal, &counter());
+        let (kept, lost) = retention(&facts, &summary);
+        assert_eq!(kept.lost(), 0, "lost {lost:?} in:\n{summary}");
+        let (partial, lost) = retention(&facts, "tests/test_models.py and QuerySet");
+        assert_eq!(
+            (
+                partial.paths,
+                partial.paths_lost,
+                partial.commands_lost,
+                partial.identifiers_lost
+            ),
+            (4, 3, 1, 3)
+        );
+        assert_eq!(lost[..2], ["/repo", "django/db/models/base.py"]);
+        // The lost facts listed after a text, within the budget.
+        let wider = with_facts("short text", &lost, 40, &counter()).unwrap();
+        assert!(counter().text(&wider) <= 40, "{wider}");
+        assert!(wider.contains(ALSO_MENTIONED) && wider.contains("django/db/models/base.py"));
+        assert_eq!(with_facts("short text", &lost, 3, &counter()), None);
     }
 
     #[test]

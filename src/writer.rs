@@ -133,20 +133,31 @@ fn extractive(counter: &Counter, task: &Task, levels: &[Level]) -> Option<NewSum
     })
 }
 
+/// Past this share of its span's facts (paths, commands, identifiers) lost, a summary
+/// gets the lost ones listed after its text (a wider extract).
+const RETENTION_LOSS_LIMIT: f64 = 0.2;
+
 /// The summary row for `text`, pinned messages appended, when it is smaller than its
-/// source; with the retention figures (facts of the span it lost).
+/// source; with the retention figures (facts of the span it lost). The retention check:
+/// a text that lost more than [`RETENTION_LOSS_LIMIT`] of the facts gets as many of the
+/// lost ones listed as fit in a quarter of the target more (still smaller than the
+/// source), whoever wrote it.
 fn finish(counter: &Counter, task: &Task, text: String, level: Level) -> Option<NewSummary> {
     let (first_seq, last_seq, depth) = task.span;
-    let content = summarize::with_pinned(text, &task.messages, &task.children);
+    let facts = summarize::facts(&task.messages, &task.children);
+    let mut content = summarize::with_pinned(text.clone(), &task.messages, &task.children);
+    let (mut retention, lost) = summarize::retention(&facts, &content);
+    if retention.lost() as f64 > RETENTION_LOSS_LIMIT * retention.total() as f64 {
+        let budget = (task.target_tokens + task.target_tokens / 4).min(task.source_tokens - 1);
+        if let Some(wider) = summarize::with_facts(&text, &lost, budget, counter) {
+            content = summarize::with_pinned(wider, &task.messages, &task.children);
+            retention = summarize::retention(&facts, &content).0;
+        }
+    }
     let token_count = counter.text(&content);
     if token_count >= task.source_tokens {
         return None;
     }
-    let facts = summarize::facts(&task.messages, &task.children);
-    let lost = facts
-        .iter()
-        .filter(|fact| !content.contains(fact.as_str()))
-        .count();
     Some(NewSummary {
         depth,
         first_seq,
@@ -155,8 +166,9 @@ fn finish(counter: &Counter, task: &Task, text: String, level: Level) -> Option<
         token_count,
         level: level as i16,
         source_tokens: task.source_tokens,
-        facts: facts.len() as i64,
-        facts_lost: lost as i64,
+        facts: retention.total(),
+        facts_lost: retention.lost(),
+        retention,
     })
 }
 
@@ -238,5 +250,6 @@ fn stored_as_new(row: &SummaryRow) -> NewSummary {
         source_tokens: row.source_tokens,
         facts: i64::from(row.facts),
         facts_lost: i64::from(row.facts_lost),
+        retention: row.retention.0,
     }
 }

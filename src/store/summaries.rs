@@ -1,6 +1,7 @@
 //! Summary rows: the active ones of a session, and writing leaf and condensed summaries
 //! under the session's lock.
 use super::{SessionTx, Store};
+use crate::summarize::Retention;
 
 /// A summary as stored.
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -15,6 +16,7 @@ pub struct SummaryRow {
     pub source_tokens: i64,
     pub facts: i32,
     pub facts_lost: i32,
+    pub retention: sqlx::types::Json<Retention>,
 }
 
 /// A summary to write.
@@ -29,6 +31,7 @@ pub struct NewSummary {
     pub source_tokens: i64,
     pub facts: i64,
     pub facts_lost: i64,
+    pub retention: Retention,
 }
 
 /// What a summarization pass changes on the session row.
@@ -40,8 +43,8 @@ pub struct SummarizedUpdate {
     pub summaries_written: i64,
 }
 
-const COLUMNS: &str =
-    "id, depth, first_seq, last_seq, content, token_count, level, source_tokens, facts, facts_lost";
+const COLUMNS: &str = "id, depth, first_seq, last_seq, content, token_count, level, source_tokens, facts, facts_lost, \
+    retention";
 
 impl Store {
     /// The active summaries (not covered by a higher one), oldest first.
@@ -81,8 +84,8 @@ impl SessionTx {
         let session_id = self.session.id;
         let id: i64 = sqlx::query_scalar(
             "insert into summaries (session_id, depth, first_seq, last_seq, content, token_count,
-                level, source_tokens, facts, facts_lost)
-             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) returning id",
+                level, source_tokens, facts, facts_lost, retention)
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) returning id",
         )
         .bind(session_id)
         .bind(new.depth)
@@ -94,6 +97,7 @@ impl SessionTx {
         .bind(new.source_tokens)
         .bind(i32::try_from(new.facts).unwrap_or(i32::MAX))
         .bind(i32::try_from(new.facts_lost).unwrap_or(i32::MAX))
+        .bind(sqlx::types::Json(new.retention))
         .fetch_one(self.conn())
         .await?;
         if !children.is_empty() {

@@ -256,11 +256,14 @@ async fn a_failing_summarizer_retries_then_is_discarded_while_compaction_progres
                 .all(|s| !s.content.contains(MODEL_SUMMARY))
         );
         assert_applied_once(&pool, &id).await;
-        // Each failed attempt was announced; only the last says it will not retry.
+        // Each failed attempt of the Compact's job was announced; only the last says it
+        // will not retry.
         let failures: Vec<serde_json::Value> = sqlx::query_scalar(
-            "select detail from events where external_id = $1 and kind = 3 order by session_seq",
+            "select detail from events where external_id = $1 and kind = 3
+             and (detail ->> 'job_id')::bigint = $2 order by session_seq",
         )
         .bind(&id)
+        .bind(ended.job_id)
         .fetch_all(&pool)
         .await
         .unwrap();

@@ -54,7 +54,8 @@ async fn corpus_in_a_16k_window_never_over_budget_never_orphaned_cache_kept() {
     let builds: usize = outcomes.iter().map(|o| o.builds - 1).sum();
     let extending: usize = outcomes.iter().map(|o| o.extending).sum();
     let stable = extending as f64 * 100.0 / builds as f64;
-    let (mut facts, mut lost) = (0, 0);
+    // (kept, of) per kind: paths, commands, identifiers.
+    let mut kinds = [(0i64, 0i64); 3];
     for outcome in &outcomes {
         let view = server
             .client
@@ -66,13 +67,36 @@ async fn corpus_in_a_16k_window_never_over_budget_never_orphaned_cache_kept() {
             .await
             .unwrap()
             .into_inner();
-        facts += view.summaries.iter().map(|s| s.facts).sum::<i64>();
-        lost += view.summaries.iter().map(|s| s.facts_lost).sum::<i64>();
+        for s in &view.summaries {
+            for (kind, (all, lost)) in kinds.iter_mut().zip([
+                (s.paths, s.paths_lost),
+                (s.commands, s.commands_lost),
+                (s.identifiers, s.identifiers_lost),
+            ]) {
+                kind.0 += all - lost;
+                kind.1 += all;
+            }
+            assert_eq!(s.facts, s.paths + s.commands + s.identifiers);
+        }
     }
+    let percent = |(kept, of): (i64, i64)| kept as f64 * 100.0 / of.max(1) as f64;
+    let [paths, commands, identifiers] = kinds;
+    let all = (
+        paths.0 + commands.0 + identifiers.0,
+        paths.1 + commands.1 + identifiers.1,
+    );
     println!(
-        "retention: active summaries mention {} of the {facts} file paths and commands of what they cover ({:.1} %)",
-        facts - lost,
-        (facts - lost) as f64 * 100.0 / facts.max(1) as f64
+        "retention: active summaries mention {}/{} file paths ({:.1} %), {}/{} commands ({:.1} %), {}/{} identifiers ({:.1} %) of what they cover; {:.1} % in all",
+        paths.0,
+        paths.1,
+        percent(paths),
+        commands.0,
+        commands.1,
+        percent(commands),
+        identifiers.0,
+        identifiers.1,
+        percent(identifiers),
+        percent(all)
     );
     assert_eq!(
         outcomes.iter().map(|o| o.orphans).sum::<usize>(),
