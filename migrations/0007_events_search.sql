@@ -42,18 +42,16 @@ create table events_pruned (
     id          bigint not null
 );
 
--- What a message offers to search: content, text parts, reasoning, tool calls (name
--- and arguments) and name.
-create function ctxd_message_text(content text, parts jsonb, reasoning text, tool_calls jsonb, name text)
+-- What a message offers to search: content, text parts, reasoning, tool calls (names
+-- and arguments) and name. Plain expressions (no subqueries), so PostgreSQL inlines it.
+create function ctxd_message_doc(content text, parts jsonb, reasoning text, tool_calls jsonb, name text)
 returns text language sql immutable parallel safe as $$
-    select concat_ws(' ', nullif(content, ''),
-        (select string_agg(p ->> 'text', ' ') from jsonb_array_elements(
-            case when jsonb_typeof(parts) = 'array' then parts else '[]'::jsonb end) p),
-        nullif(reasoning, ''),
-        (select string_agg(concat_ws(' ', c ->> 'name', c ->> 'arguments'), ' ')
-            from jsonb_array_elements(
-            case when jsonb_typeof(tool_calls) = 'array' then tool_calls else '[]'::jsonb end) c),
-        nullif(name, ''))
+    select concat_ws(' ', content,
+        replace(jsonb_path_query_array(parts, '$[*].text')::text, '\n', ' '),
+        reasoning,
+        replace(jsonb_path_query_array(tool_calls, '$[*].name')::text, '\n', ' '),
+        replace(jsonb_path_query_array(tool_calls, '$[*].arguments')::text, '\n', ' '),
+        name)
 $$;
 
 -- Text as searched: path separators and dots become spaces, so that the parts of
@@ -64,20 +62,25 @@ returns text language sql immutable parallel safe as $$
     select translate(doc, '/\.', '   ')
 $$;
 
--- The first 100 000 characters of a document as a tsvector. A tsvector is capped at
--- 1 MB: text that would exceed it is indexed by a shorter prefix rather than failing
--- the append.
-create function ctxd_search_vector(doc text)
-returns tsvector language plpgsql immutable parallel safe as $$
-begin
-    return to_tsvector('english'::regconfig, ctxd_search_text(left(doc, 100000)));
-exception when program_limit_exceeded then
-    return to_tsvector('english'::regconfig, ctxd_search_text(left(doc, 10000)));
-end
+-- What is indexed of a document: all of it up to 50 000 characters, else the first
+-- 40 000 and the last 10 000 (where a long tool output's errors usually are). Bounded
+-- so that a tsvector stays well under PostgreSQL's 1 MB cap whatever the text.
+create function ctxd_search_excerpt(doc text)
+returns text language sql immutable parallel safe as $$
+    select case when length(doc) <= 50000 then doc
+        else left(doc, 40000) || ' ' || right(doc, 10000) end
 $$;
 
-alter table messages add column search tsvector generated always as
-    (ctxd_search_vector(ctxd_message_text(content, parts, reasoning, tool_calls, name))) stored;
+create function ctxd_search_vector(doc text)
+returns tsvector language sql immutable parallel safe as $$
+    select to_tsvector('english'::regconfig, ctxd_search_text(ctxd_search_excerpt(doc)))
+$$;
+
+-- A message's vector is not computed by the append (to_tsvector costs about as much as
+-- the rest of an append): each replica's indexer fills it in batches shortly after, and
+-- Search first indexes whatever in its scope is still pending, so it never misses one.
+alter table messages add column search tsvector;
+create index messages_unindexed on messages (session_id, seq) where search is null;
 alter table summaries add column search tsvector generated always as
     (ctxd_search_vector(content)) stored;
 create index messages_search on messages using gin (search);

@@ -10,6 +10,33 @@ const MAX_QUERY_CHARS: usize = 1000;
 const DEFAULT_LIMIT: u32 = 20;
 const MAX_LIMIT: u32 = 100;
 
+/// Messages Search indexes per statement when it catches up.
+const CATCH_UP_BATCH: i64 = 1000;
+/// Messages the background indexer takes per statement, and its pause when idle.
+const INDEX_BATCH: i64 = 500;
+const INDEX_IDLE: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// The replica's indexer: computes the search vectors of new messages in batches, off
+/// the append's path, until `shutdown`.
+pub fn start_indexer(store: crate::store::Store, shutdown: tokio_util::sync::CancellationToken) {
+    tokio::spawn(async move {
+        loop {
+            let pause = match store.index_messages(None, None, INDEX_BATCH, false).await {
+                Ok(done) if done == INDEX_BATCH as u64 => std::time::Duration::ZERO,
+                Ok(_) => INDEX_IDLE,
+                Err(error) => {
+                    tracing::warn!(%error, "indexing messages for search failed; retrying");
+                    INDEX_IDLE * 4
+                }
+            };
+            tokio::select! {
+                () = shutdown.cancelled() => return,
+                () = tokio::time::sleep(pause) => {}
+            }
+        }
+    });
+}
+
 /// What Search looks through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
@@ -79,6 +106,14 @@ pub async fn search(
                 .id,
         )
     };
+    // Messages appended since the indexer's last batch are indexed now: nothing in the
+    // scope is missed.
+    while engine
+        .store()
+        .index_messages(Some(tenant_id), session_id, CATCH_UP_BATCH, true)
+        .await?
+        == CATCH_UP_BATCH as u64
+    {}
     let limit = if request.limit == 0 {
         DEFAULT_LIMIT
     } else {

@@ -240,9 +240,30 @@ pub fn facts(messages: &[Message], children: &[String]) -> Facts {
     for child in children {
         facts.paths.extend(paths(child));
         facts.identifiers.extend(identifiers(child));
+        facts.commands.extend(child_commands(child));
     }
     facts.commands.remove("");
     facts
+}
+
+/// The commands a summary lists under its actions (first 60 characters, as counted for
+/// the messages it covered).
+fn child_commands(summary: &str) -> Vec<String> {
+    let mut in_actions = false;
+    let mut commands = Vec::new();
+    for line in body(summary).lines() {
+        match line.strip_prefix("- ") {
+            Some(item) if in_actions => {
+                if let Some((_, command)) = item.split_once(": ") {
+                    let command = clip(command, 60);
+                    commands.push(command.trim_end_matches(" …").to_string());
+                }
+            }
+            Some(_) => {}
+            None => in_actions = line.trim_end() == "Actions (tool calls):",
+        }
+    }
+    commands
 }
 
 /// What `summary` keeps of `facts`, and the facts it lost (paths, commands, then
@@ -617,6 +638,10 @@ mod tests {
         let summary = Extractive.summarize(&input, Level::Normal, &counter());
         let (kept, lost) = retention(&facts, &summary);
         assert_eq!(kept.lost(), 0, "lost {lost:?} in:\n{summary}");
+        // A summary being condensed brings its commands, paths and identifiers along.
+        let condensed = super::facts(&[], std::slice::from_ref(&summary));
+        assert_eq!(condensed.commands, facts.commands);
+        assert!(condensed.paths.is_superset(&facts.paths));
         let (partial, lost) = retention(&facts, "tests/test_models.py and QuerySet");
         assert_eq!(
             (

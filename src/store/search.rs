@@ -2,6 +2,15 @@
 //! indexes; migration 0007).
 use super::Store;
 
+/// The update half of [`Store::index_messages`].
+macro_rules! index_batch {
+    () => {
+        " update messages m
+          set search = ctxd_search_vector(ctxd_message_doc(m.content, m.parts, m.reasoning, m.tool_calls, m.name))
+          from batch b where m.session_id = b.session_id and m.seq = b.seq"
+    };
+}
+
 /// What to look for, and where.
 #[derive(Debug, Clone)]
 pub struct SearchQuery<'a> {
@@ -37,6 +46,45 @@ pub struct SearchHit {
 }
 
 impl Store {
+    /// Computes the search vector of up to `limit` messages that have none yet, of one
+    /// tenant and/or session (None: any). With `wait`, rows another indexer holds are
+    /// waited for (Search's catch-up must not miss them); otherwise skipped. Returns how
+    /// many were indexed.
+    pub async fn index_messages(
+        &self,
+        tenant_id: Option<i64>,
+        session_id: Option<i64>,
+        limit: i64,
+        wait: bool,
+    ) -> Result<u64, sqlx::Error> {
+        let query = if wait {
+            sqlx::query(concat!(
+                "with batch as (select m.session_id, m.seq from messages m
+                    join sessions s on s.id = m.session_id
+                    where m.search is null and ($1::bigint is null or s.tenant_id = $1)
+                      and ($2::bigint is null or m.session_id = $2)
+                    order by m.session_id, m.seq limit $3 for update of m)",
+                index_batch!()
+            ))
+        } else {
+            sqlx::query(concat!(
+                "with batch as (select m.session_id, m.seq from messages m
+                    join sessions s on s.id = m.session_id
+                    where m.search is null and ($1::bigint is null or s.tenant_id = $1)
+                      and ($2::bigint is null or m.session_id = $2)
+                    order by m.session_id, m.seq limit $3 for update of m skip locked)",
+                index_batch!()
+            ))
+        };
+        Ok(query
+            .bind(tenant_id)
+            .bind(session_id)
+            .bind(limit)
+            .execute(self.pool())
+            .await?
+            .rows_affected())
+    }
+
     /// The best `limit` hits, best first, each with a snippet (matches between « »).
     pub async fn search(&self, query: &SearchQuery<'_>) -> Result<Vec<SearchHit>, sqlx::Error> {
         sqlx::query_as(
@@ -70,7 +118,7 @@ impl Store {
                     top.first_seq, top.last_seq, top.rank, top.created_at,
                     ts_headline('english', ctxd_search_text(
                         left(case when top.seq > 0 then
-                            (select ctxd_message_text(m.content, m.parts, m.reasoning, m.tool_calls, m.name)
+                            (select ctxd_message_doc(m.content, m.parts, m.reasoning, m.tool_calls, m.name)
                              from messages m where m.session_id = top.session_id and m.seq = top.seq)
                         else (select su.content from summaries su where su.id = top.summary_id) end, 100000)),
                         (select q from q),
