@@ -50,8 +50,9 @@ pub async fn run(addr: SocketAddr, pool: &PgPool, scale: &EventScale) {
     let store = Store::new(pool.clone());
     println!(
         "{} subscribers on one replica over {} connections; commit → subscriber latency from the \
-         event's transaction start to its arrival over gRPC. Paced: {} events/s for {} s. Burst: \
-         {} events per session from 8 writers as fast as they commit.",
+         event's transaction start to its arrival over gRPC. Paced: {} events/s for {} s (tenant \
+         streams also a quarter of that). Burst: {} events per session from 8 writers as fast as \
+         they commit.",
         scale.subscribers,
         scale.connections,
         scale.paced_rate,
@@ -74,10 +75,24 @@ pub async fn run(addr: SocketAddr, pool: &PgPool, scale: &EventScale) {
             .await
             .expect("CreateSession");
         }
-        let paced = (scale.paced_rate * scale.paced_secs) as usize;
-        let paced = paced.div_ceil(scale.sessions) * scale.sessions;
-        let burst = scale.burst_per_session * scale.sessions;
-        for (phase, events) in [("paced", paced), ("burst", burst)] {
+        // Paced at the full rate, for tenant streams also at a quarter of it (each event
+        // is a delivery to every one of them), then a burst.
+        let mut phases = vec![Some(scale.paced_rate)];
+        if tenant_wide {
+            phases.push(Some((scale.paced_rate / 4).max(1)));
+        }
+        phases.push(None);
+        for rate in phases {
+            let events = match rate {
+                Some(rate) => {
+                    ((rate * scale.paced_secs) as usize).div_ceil(scale.sessions) * scale.sessions
+                }
+                None => scale.burst_per_session * scale.sessions,
+            };
+            let phase = match rate {
+                Some(rate) => format!("{rate}/s"),
+                None => "burst".to_string(),
+            };
             let per_subscriber = if tenant_wide {
                 events
             } else {
@@ -127,19 +142,8 @@ pub async fn run(addr: SocketAddr, pool: &PgPool, scale: &EventScale) {
             }
             ready.wait().await;
             let started = Instant::now();
-            let committed = if phase == "paced" {
-                write(
-                    &store,
-                    prefix,
-                    scale.sessions,
-                    events,
-                    1,
-                    Some(scale.paced_rate),
-                )
-                .await
-            } else {
-                write(&store, prefix, scale.sessions, events, 8, None).await
-            };
+            let writers = if rate.is_some() { 1 } else { 8 };
+            let committed = write(&store, prefix, scale.sessions, events, writers, rate).await;
             let mut all = Vec::new();
             let mut last = started;
             for subscriber in subscribers {
