@@ -83,5 +83,7 @@ alter table messages add column search tsvector;
 create index messages_unindexed on messages (session_id, seq) where search is null;
 alter table summaries add column search tsvector generated always as
     (ctxd_search_vector(content)) stored;
-create index messages_search on messages using gin (search);
+-- Partial: an append (search still null) does not touch the GIN index, whose pending
+-- list serializes concurrent inserters.
+create index messages_search on messages using gin (search) where search is not null;
 create index summaries_search on summaries using gin (search);

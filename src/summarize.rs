@@ -49,6 +49,27 @@ pub trait Summarizer: Send + Sync {
 /// The built-in extractive summarizer.
 pub struct Extractive;
 
+/// Opens the line a leaf summary carries the conversation's first request on.
+pub const CONTINUES: &str = "Continues earlier messages; the task as first asked: ";
+
+/// The conversation's first request as a summary has it: the request it carries forward,
+/// else the first of its user requests.
+fn first_request(summary: &str) -> Option<String> {
+    let body = body(summary);
+    if let Some(carried) = body.lines().find_map(|line| line.strip_prefix(CONTINUES)) {
+        return Some(carried.to_string());
+    }
+    let mut in_requests = false;
+    for line in body.lines() {
+        match line.strip_prefix("- ") {
+            Some(item) if in_requests => return Some(item.to_string()),
+            Some(_) => {}
+            None => in_requests = line.trim_end() == "User requests:",
+        }
+    }
+    None
+}
+
 /// Per-level caps: (characters kept per item, items kept per section).
 fn caps(level: Level) -> (usize, usize) {
     match level {
@@ -101,14 +122,26 @@ impl Summarizer for Extractive {
             input.first_seq, input.last_seq
         );
         if input.messages.is_empty() {
+            let mut continued = false;
             for summary in input.summaries {
-                // A condensed summary keeps each part's lines, shortened.
+                // A condensed summary keeps each part's lines, shortened (the task carried
+                // forward once, as its first part has it).
                 for line in body(summary).lines().skip(1) {
+                    if line.starts_with(CONTINUES) && std::mem::replace(&mut continued, true) {
+                        continue;
+                    }
                     text.push_str(&clip(line, chars));
                     text.push('\n');
                 }
             }
         } else {
+            // Continuity: the task as the conversation first stated it, carried forward
+            // from the summary before this span.
+            if let Some(request) = input.previous.and_then(first_request) {
+                text.push_str(CONTINUES);
+                text.push_str(&clip(&request, chars));
+                text.push('\n');
+            }
             // Step summaries of this span come first: they are its older part.
             let earlier: Vec<String> = input
                 .summaries
@@ -658,6 +691,44 @@ mod tests {
         assert!(counter().text(&wider) <= 40, "{wider}");
         assert!(wider.contains(ALSO_MENTIONED) && wider.contains("django/db/models/base.py"));
         assert_eq!(with_facts("short text", &lost, 3, &counter()), None);
+    }
+
+    #[test]
+    fn a_leaf_carries_the_first_request_forward() {
+        let messages = session();
+        let first = Extractive.summarize(
+            &Input {
+                messages: &messages[..2],
+                summaries: &[],
+                previous: None,
+                first_seq: 1,
+                last_seq: 2,
+                target_tokens: 1_000,
+            },
+            Level::Normal,
+            &counter(),
+        );
+        assert!(!first.contains(CONTINUES));
+        let later = |previous: &str| {
+            Extractive.summarize(
+                &Input {
+                    messages: &messages[2..],
+                    summaries: &[],
+                    previous: Some(previous),
+                    first_seq: 3,
+                    last_seq: 4,
+                    target_tokens: 1_000,
+                },
+                Level::Normal,
+                &counter(),
+            )
+        };
+        let second = later(&first);
+        let carried =
+            format!("{CONTINUES}Fix the failing test in django/db/models/base.py please.");
+        assert!(second.contains(&carried), "{second}");
+        // And on through a summary that itself carries it.
+        assert!(later(&second).contains(&carried));
     }
 
     #[test]
