@@ -214,14 +214,6 @@ impl Hub {
         hub
     }
 
-    pub fn store(&self) -> &Store {
-        &self.store
-    }
-
-    pub fn shutdown(&self) -> &CancellationToken {
-        &self.shutdown
-    }
-
     /// Every event committed from now on, for one subscriber: settled copies in (tx, id)
     /// order, unsettled ones as soon as they are seen.
     pub fn subscribe(&self) -> broadcast::Receiver<Broadcast> {
