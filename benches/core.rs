@@ -153,14 +153,27 @@ async fn run(
     let addr = listener.local_addr().unwrap();
     let shutdown = CancellationToken::new();
     let server = tokio::spawn(ctxd::server::serve(
-        engine,
+        engine.clone(),
         listener,
+        64 * 1024 * 1024,
+        shutdown.clone(),
+    ));
+    // A second replica on the same database that reads every view from the table.
+    let uncached = Engine::new(
+        Store::with_view_cache(pool.clone(), 0),
+        engine.config().clone(),
+    );
+    let uncached_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let uncached_addr = uncached_listener.local_addr().unwrap();
+    let uncached_server = tokio::spawn(ctxd::server::serve(
+        uncached,
+        uncached_listener,
         64 * 1024 * 1024,
         shutdown.clone(),
     ));
 
     if part("build") {
-        build_messages(addr, &pool, &corpus, scale).await;
+        build_messages([addr, uncached_addr], &pool, &corpus, scale).await;
     }
     if part("append") {
         append_turn(addr, &pool, &corpus, scale).await;
@@ -174,6 +187,10 @@ async fn run(
 
     shutdown.cancel();
     server.await.unwrap().expect("server");
+    uncached_server
+        .await
+        .unwrap()
+        .expect("server without a view cache");
     pool.close().await;
     drop_database(&url, &database).await;
     if let Some(local) = local {
@@ -391,6 +408,7 @@ fn bash_tool() -> pb::Tools {
     }
 }
 
+#[derive(Debug)]
 struct Latencies(Vec<Duration>);
 
 impl Latencies {
@@ -402,12 +420,13 @@ impl Latencies {
 }
 
 /// Runs `requests` calls of `work` on each of `clients` concurrent tasks after a
-/// warm-up; returns every call's latency and the wall time of the timed part.
+/// warm-up; returns every call's latency (as `work` measured it: the part it times) and
+/// the wall time of the timed part.
 async fn concurrent<S, F, Fut>(states: Vec<S>, requests: usize, work: F) -> (Latencies, Duration)
 where
     S: Send + 'static,
     F: Fn(&mut S) -> Fut + Send + Sync + Clone + 'static,
-    Fut: std::future::Future<Output = ()> + Send,
+    Fut: std::future::Future<Output = Duration> + Send,
 {
     let warm_up = (requests / 10).max(1);
     let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(states.len() + 1));
@@ -422,9 +441,7 @@ where
             barrier.wait().await;
             let mut latencies = Vec::with_capacity(requests);
             for _ in 0..requests {
-                let started = Instant::now();
-                work(&mut state).await;
-                latencies.push(started.elapsed());
+                latencies.push(work(&mut state).await);
             }
             latencies
         }));
@@ -438,40 +455,50 @@ where
     (Latencies(all), started.elapsed())
 }
 
-async fn build_messages(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message], scale: &Scale) {
+async fn build_messages(
+    [addr, uncached_addr]: [SocketAddr; 2],
+    pool: &PgPool,
+    corpus: &[pb::Message],
+    scale: &Scale,
+) {
     println!("## BuildMessages");
     println!();
     println!(
         "{} concurrent clients, each on its own connection building its own session of \
-         that many recorded messages; NEUTRAL format, the bash tool, the whole session in \
-         the window (nothing trimmed). Raw SQL: the same rows fetched with sqlx \
-         (`select … from messages where session_id = $1 and seq >= $2 order by seq`) by \
-         {} concurrent tasks, one per session.",
+         that many recorded messages; NEUTRAL format, the bash tool. Two replicas on the \
+         database: one with its view cache (the default), one without (every build reads \
+         the view from the table); each case runs on one, then the other. Raw SQL: the \
+         same rows fetched with sqlx (`select … from messages where session_id = $1 and \
+         seq >= $2 order by seq`) by {} concurrent tasks, one per session.",
         scale.build_clients, scale.build_clients
     );
     println!();
     println!(
-        "messages | response KB | calls | BuildMessages p50 ms | p99 ms | raw SQL p50 ms | p99 ms | p99 ratio | BuildMessages/s"
+        "case | response KB | calls | cached p50 ms | p99 ms | cache off p50 ms | p99 ms | raw SQL p50 ms | p99 ms | cached p99 / raw | cache off p99 / raw | cached builds/s"
     );
-    println!("---|---|---|---|---|---|---|---|---");
+    println!("---|---|---|---|---|---|---|---|---|---|---|---");
     let mut setup = client(addr).await;
+    // (messages, timed builds per client, window, an append before each build)
     // The third case: the smaller session in a 16 000-token window, so every build runs
-    // on a compacted view (summaries, cleared results) — compaction on.
+    // on a compacted view (summaries, cleared results) — compaction on. The fourth: an
+    // agent's loop, a new message appended (not timed) before each timed build.
     let cases = [
-        (scale.session_sizes[0], scale.build_requests[0], None),
-        (scale.session_sizes[1], scale.build_requests[1], None),
+        (scale.session_sizes[0], scale.build_requests[0], None, false),
+        (scale.session_sizes[1], scale.build_requests[1], None, false),
         (
             scale.session_sizes[0],
             scale.build_requests[0],
             Some(scale.compacted_window),
+            false,
         ),
+        (scale.session_sizes[0], scale.build_requests[0], None, true),
     ];
-    for (size, requests, window) in cases {
+    for (case, (size, requests, window, append_first)) in cases.into_iter().enumerate() {
         let messages = &corpus[..size.min(corpus.len())];
-        let mut clients = Vec::new();
+        let mut sessions = Vec::new();
         let mut fetchers = Vec::new();
         for index in 0..scale.build_clients {
-            let session_id = format!("bench-build-{size}-{}-{index}", window.unwrap_or(0));
+            let session_id = format!("bench-build-{case}-{index}");
             session_with(&mut setup, &session_id, messages, window, None).await;
             let session_pk: i64 =
                 sqlx::query_scalar("select id from sessions where external_id = $1")
@@ -487,11 +514,11 @@ async fn build_messages(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message],
                 format: pb::OutputFormat::Neutral as i32,
                 ..Default::default()
             };
-            clients.push((client(addr).await, request));
+            sessions.push(request);
             fetchers.push((pool.clone(), session_pk));
         }
         let sample = setup
-            .build_messages(clients[0].1.clone())
+            .build_messages(sessions[0].clone())
             .await
             .unwrap()
             .into_inner();
@@ -510,19 +537,44 @@ async fn build_messages(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message],
         }
         let response_kb = prost::Message::encoded_len(&sample) as f64 / 1024.0;
 
-        let (mut built, wall) = concurrent(clients, requests, |(client, request)| {
-            let mut client = client.clone();
-            let request = request.clone();
-            async move {
-                let response = client.build_messages(request).await.expect("BuildMessages");
-                std::hint::black_box(response);
+        let mut timed = Vec::new();
+        for server in [addr, uncached_addr] {
+            let mut states = Vec::new();
+            for request in &sessions {
+                states.push((client(server).await, request.clone()));
             }
-        })
-        .await;
+            let (latencies, wall) = concurrent(states, requests, move |(client, request)| {
+                let mut client = client.clone();
+                let request = request.clone();
+                async move {
+                    if append_first {
+                        client
+                            .append_turn(pb::AppendTurnRequest {
+                                session_id: request.session_id.clone(),
+                                messages: vec![pb::Message {
+                                    role: pb::Role::User as i32,
+                                    content: "Go on with the next step.".into(),
+                                    ..Default::default()
+                                }],
+                                ..Default::default()
+                            })
+                            .await
+                            .expect("AppendTurn");
+                    }
+                    let started = Instant::now();
+                    let response = client.build_messages(request).await.expect("BuildMessages");
+                    std::hint::black_box(response);
+                    started.elapsed()
+                }
+            })
+            .await;
+            timed.push((latencies, wall));
+        }
         let (mut raw, _) = concurrent(fetchers, requests, |(pool, session_pk)| {
             let pool = pool.clone();
             let session_pk = *session_pk;
             async move {
+                let started = Instant::now();
                 let rows = sqlx::query(
                     "select seq, turn, role, content, parts, reasoning, tool_calls, tool_call_id, name,
                         metadata, pinned, token_count, view_state, created_at
@@ -535,20 +587,30 @@ async fn build_messages(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message],
                 .expect("raw fetch");
                 let bytes: usize = rows.iter().map(|row| row.get::<&str, _>("content").len()).sum();
                 std::hint::black_box(bytes);
+                started.elapsed()
             }
         })
         .await;
-        let calls = built.0.len();
-        let (b50, b99) = (built.quantile_ms(0.5), built.quantile_ms(0.99));
+        let [(mut cached, cached_wall), (mut off, _)] = <[_; 2]>::try_from(timed).unwrap();
+        let calls = cached.0.len();
+        let (c50, c99) = (cached.quantile_ms(0.5), cached.quantile_ms(0.99));
+        let (o50, o99) = (off.quantile_ms(0.5), off.quantile_ms(0.99));
         let (r50, r99) = (raw.quantile_ms(0.5), raw.quantile_ms(0.99));
-        let label = match window {
-            None => messages.len().to_string(),
-            Some(window) => format!("{} (window {window}, compacted)", messages.len()),
+        let label = match (window, append_first) {
+            (Some(window), _) => {
+                format!("{} messages, window {window} (compacted)", messages.len())
+            }
+            (None, true) => format!(
+                "{} messages, one appended before each build",
+                messages.len()
+            ),
+            (None, false) => format!("{} messages", messages.len()),
         };
         println!(
-            "{label} | {response_kb:.0} | {calls} | {b50:.2} | {b99:.2} | {r50:.2} | {r99:.2} | {:.2} | {:.0}",
-            b99 / r99,
-            calls as f64 / wall.as_secs_f64()
+            "{label} | {response_kb:.0} | {calls} | {c50:.2} | {c99:.2} | {o50:.2} | {o99:.2} | {r50:.2} | {r99:.2} | {:.2} | {:.2} | {:.0}",
+            c99 / r99,
+            o99 / r99,
+            calls as f64 / cached_wall.as_secs_f64()
         );
     }
     println!();
@@ -630,6 +692,7 @@ async fn append_turn(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message], sc
                 let session_id = session_id.clone();
                 *next += 1;
                 async move {
+                    let started = Instant::now();
                     client
                         .append_turn(pb::AppendTurnRequest {
                             session_id,
@@ -638,6 +701,7 @@ async fn append_turn(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message], sc
                         })
                         .await
                         .expect("AppendTurn");
+                    started.elapsed()
                 }
             }
         })

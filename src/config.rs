@@ -40,6 +40,7 @@ pub struct Config {
     pub jobs_retention_secs: u64,
     pub jobs_notify_window_ms: u64,
     pub events_retention_secs: u64,
+    pub view_cache_mb: usize,
     pub default_policy: Policy,
     /// Summarizer profiles by name (TOML only: `[summarizers.NAME]`); `extractive` is
     /// always there.
@@ -66,6 +67,7 @@ impl Default for Config {
             jobs_retention_secs: 86_400,
             jobs_notify_window_ms: 20,
             events_retention_secs: 7 * 86_400,
+            view_cache_mb: 256,
             default_policy: Policy::default(),
             summarizers: BTreeMap::new(),
         }
@@ -154,6 +156,12 @@ pub struct ServeArgs {
     #[arg(long, env = "CTXD_EVENTS_RETENTION_SECS")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub events_retention_secs: Option<u64>,
+    /// Memory for this replica's cache of session views, in MiB: a build reads only the
+    /// messages appended since the replica's last build of the same view; 0 turns it
+    /// off [default: 256].
+    #[arg(long, env = "CTXD_VIEW_CACHE_MB")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub view_cache_mb: Option<usize>,
     #[command(flatten)]
     pub default_policy: PolicyArgs,
 }

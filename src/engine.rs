@@ -16,8 +16,8 @@ use crate::llm::ModelSummarizer;
 use crate::message::{Message, Part, Role, StoredMessage, ViewState};
 use crate::policy::{Policy, PolicyOverrides, SummaryPlacement};
 use crate::store::{
-    AnchorUpdate, BuildRecord, Clearing, NewMessage, NewSummary, SessionRow, SessionUpdate, Store,
-    SummarizedUpdate, SummaryRow,
+    AnchorUpdate, AppendState, AppendWrite, Appended, BuildRecord, Clearing, NewMessage,
+    NewSummary, SessionRow, SessionUpdate, Store, SummarizedUpdate, SummaryRow,
 };
 use crate::store::{JobEnd, JobRow, NewJob, NotifyGate};
 use crate::summarize;
@@ -29,6 +29,9 @@ use crate::writer::{self, Writer};
 const INLINE_TOKENIZE_BYTES: usize = 32 * 1024;
 const MAX_SESSION_ID_CHARS: usize = 128;
 const MAX_IDEMPOTENCY_KEY_CHARS: usize = 200;
+/// Optimistic tries of an append racing other writers of its session before it reads
+/// under the row lock.
+const OPTIMISTIC_APPEND_ATTEMPTS: usize = 3;
 
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
@@ -550,28 +553,59 @@ impl Engine {
             return Err(Error::invalid("idempotency_key", NUL_REASON));
         }
 
-        let mut tx = self
-            .store
-            .lock_session(tenant_id, &request.session_id)
-            .await?
-            .ok_or_else(|| session_not_found(&request.session_id))?;
+        // The tool calls the batch makes or answers: what the session knows of them is
+        // read with the session row.
+        let mut referenced: Vec<String> = Vec::new();
+        for message in &request.messages {
+            referenced.extend(message.tool_calls.iter().map(|call| call.id.clone()));
+            if message.role == Role::Tool {
+                referenced.push(message.tool_call_id.clone());
+            }
+        }
+        let key = request.idempotency.as_ref().map(|(key, _)| key.as_str());
+        // Optimistic first: read, decide, write if the session row is unchanged. After
+        // a few lost races with other writers of the session, the read takes the lock.
+        for attempt in 0..=OPTIMISTIC_APPEND_ATTEMPTS {
+            let lock = attempt == OPTIMISTIC_APPEND_ATTEMPTS;
+            let state = self
+                .store
+                .append_state(tenant_id, &request.session_id, &referenced, key, lock)
+                .await?
+                .ok_or_else(|| session_not_found(&request.session_id))?;
+            if let Some(outcome) = self.append_once(&request, usage_index, state).await? {
+                return Ok(outcome);
+            }
+        }
+        // Unreachable in practice: the locked attempt's write cannot find the row changed.
+        Err(Error::internal(
+            "an append under the session's row lock found the row changed",
+        ))
+    }
 
-        if let Some((key, hash)) = &request.idempotency
-            && let Some((stored_hash, response)) = tx.idempotent_response(key).await?
+    /// Decides one append from what `state` read and writes it; `None` when the session
+    /// changed after the read (nothing written).
+    async fn append_once(
+        &self,
+        request: &AppendRequest,
+        usage_index: Option<usize>,
+        state: AppendState,
+    ) -> Result<Option<AppendOutcome>> {
+        if let Some((_, hash)) = &request.idempotency
+            && let Some((stored_hash, response)) = &state.idempotent
         {
-            if &stored_hash != hash {
+            if stored_hash != hash {
                 return Err(Error::invalid(
                     "idempotency_key",
                     "was already used with a different request; use a new key for a new append",
                 ));
             }
             let mut outcome: AppendOutcome =
-                serde_json::from_value(response).map_err(Error::internal)?;
+                serde_json::from_value(response.clone()).map_err(Error::internal)?;
             outcome.replayed = true;
-            return Ok(outcome);
+            return Ok(Some(outcome));
         }
 
-        let session = tx.session.clone();
+        let session = &state.session;
         if let Some(expected) = request.expected_version
             && expected != session.version
         {
@@ -582,9 +616,9 @@ impl Engine {
         }
 
         let (calls, answers) =
-            check_tool_references(&mut tx, &request.messages, session.message_count).await?;
+            check_tool_references(&state.known_calls, &request.messages, session.message_count)?;
 
-        let policy = policy_of(&session)?;
+        let policy = policy_of(session)?;
         let counts = count_messages(policy.counter(), &request.messages).await?;
         let views = evictions(&policy, &request.messages, &counts, session.message_count).await?;
         let evicted = views
@@ -623,7 +657,7 @@ impl Engine {
         let anchor = usage_index.zip(request.usage).map(|(index, usage)| {
             let history_before =
                 session.view_tokens + views[..index].iter().map(|(_, t)| t).sum::<i64>();
-            anchor_for(&session, seqs[index], history_before, usage.input_tokens)
+            anchor_for(session, seqs[index], history_before, usage.input_tokens)
         });
         let update = SessionUpdate {
             version: session.version + 1,
@@ -654,33 +688,29 @@ impl Engine {
         }
         let report = row_report(&policy, &after);
         // Past the summarize threshold a model-backed session gets a summarization job,
-        // enqueued in this transaction (the extractive summarizer runs within
-        // BuildMessages instead: it is deterministic and takes about a millisecond).
+        // enqueued by this append's write unless one is pending (the extractive
+        // summarizer runs within BuildMessages instead: it is deterministic and takes
+        // about a millisecond).
         let summarize_at =
             (policy.summarize_threshold * policy.context_window_tokens as f64) as i64;
         let paused = i64::from(session.compaction_failures) >= policy.compaction_failure_limit
             && !request.messages.iter().any(|m| m.role == Role::User);
-        let summarization_job_id = if report.estimate.total_tokens > summarize_at
+        let wants_job = report.estimate.total_tokens > summarize_at
             && !paused
-            && self.model_for(&policy)?.is_some()
-        {
-            let job = self.summarize_job(JobReason::Threshold, 0, false);
-            Some(tx.enqueue_job(&job, &self.config.notify_gate).await?.0)
-        } else {
-            None
-        };
-        let outcome = AppendOutcome {
+            && self.model_for(&policy)?.is_some();
+        let pending_job = state.pending_jobs.get(SUMMARIZE_JOB).copied();
+        let new_job = (wants_job && pending_job.is_none())
+            .then(|| self.summarize_job(JobReason::Threshold, 0, false));
+        let mut outcome = AppendOutcome {
             version: update.version,
             seqs,
             report,
             replayed: false,
             evicted_seqs,
-            summarization_job_id,
+            summarization_job_id: if wants_job { pending_job } else { None },
         };
-        if let Some((key, hash)) = &request.idempotency {
-            let stored = serde_json::to_value(&outcome).map_err(Error::internal)?;
-            tx.save_idempotent_response(key, hash, &stored).await?;
-        }
+
+        let mut events = Vec::new();
         for new in new_messages
             .iter()
             .filter(|new| new.view_state == ViewState::Evicted)
@@ -694,19 +724,55 @@ impl Engine {
                 .map(|call| call.name.clone());
             let tool_name = match in_batch {
                 Some(name) => name,
-                None => tx.tool_name(call_id).await?,
+                None => self.store.tool_name(session.id, call_id).await?,
             };
-            tx.add_event(EventDetail::OutputEvicted {
+            events.push(EventDetail::OutputEvicted {
                 seq: new.seq,
                 tool_name,
                 tokens: new.token_count,
                 preview_tokens: new.view_tokens,
             });
         }
-        note_budget(&mut tx, &report);
-        tx.commit_append(&new_messages, &calls, &answers, update)
-            .await?;
-        Ok(outcome)
+        let budget_status =
+            budget_crossing(session.budget_status, &report).map(|(status, event)| {
+                events.push(event);
+                status
+            });
+        // The stored response: the job id, when this write enqueues one, is filled in
+        // by the write itself.
+        let stored = match &request.idempotency {
+            Some(_) => Some(serde_json::to_value(&outcome).map_err(Error::internal)?),
+            None => None,
+        };
+        let notify = new_job.is_some() && self.config.notify_gate.take();
+        let write = AppendWrite {
+            batch: &new_messages,
+            calls: &calls,
+            answers: &answers,
+            update,
+            events,
+            budget_status,
+            idempotency: request
+                .idempotency
+                .as_ref()
+                .zip(stored)
+                .map(|((key, hash), stored)| (key.as_str(), hash.as_slice(), stored)),
+            job: new_job.as_ref().map(|job| (job, notify)),
+        };
+        let session_id = session.id;
+        match self.store.append(state, write).await? {
+            Appended::Raced => Ok(None),
+            Appended::Applied { job_id } => {
+                if new_job.is_some() {
+                    outcome.summarization_job_id = match job_id {
+                        Some(id) => Some(id),
+                        // Another writer enqueued one meanwhile: that one is pending.
+                        None => self.store.pending_job(session_id, SUMMARIZE_JOB).await?,
+                    };
+                }
+                Ok(Some(outcome))
+            }
+        }
     }
 
     pub async fn build_messages(&self, tenant_id: i64, request: BuildRequest) -> Result<Built> {
@@ -716,7 +782,7 @@ impl Engine {
         let counter = policy.counter();
         let (system_tokens, tool_tokens, tool_definitions) =
             count_request(counter, &request.system_prompt, request.tools).await?;
-        let mut stored = self.store.view_messages(row.id, row.view_first_seq).await?;
+        let mut stored = self.store.view(&row).await?;
         let mut summaries = if row.summaries_written > 0 {
             self.store.active_summaries(row.id).await?
         } else {
@@ -972,7 +1038,7 @@ impl Engine {
         }
         let mut row = self.session_row(tenant_id, &request.session_id).await?;
         let policy = policy_of(&row)?;
-        let mut stored = self.store.view_messages(row.id, row.view_first_seq).await?;
+        let mut stored = self.store.view(&row).await?;
         let mut summaries = if row.summaries_written > 0 {
             self.store.active_summaries(row.id).await?
         } else {
@@ -1094,7 +1160,7 @@ impl Engine {
                     }
                 }
                 row = self.session_row(tenant_id, &request.session_id).await?;
-                stored = self.store.view_messages(row.id, row.view_first_seq).await?;
+                stored = self.store.view(&row).await?;
                 summaries = self.store.active_summaries(row.id).await?;
                 outcome.tokens_after =
                     view_estimate(&row, &stored, around + summary_region(&summaries)).total_tokens;
@@ -1425,7 +1491,7 @@ impl Engine {
     }
 
     async fn view_now(&self, row: SessionRow) -> Result<ViewNow> {
-        let stored = self.store.view_messages(row.id, row.view_first_seq).await?;
+        let stored = self.store.view(&row).await?;
         let summaries = if row.summaries_written > 0 {
             self.store.active_summaries(row.id).await?
         } else {
@@ -1856,21 +1922,31 @@ fn row_report(policy: &Policy, row: &SessionRow) -> Report {
 
 /// Announces a move to another budget status (either way) with the transaction.
 fn note_budget(tx: &mut crate::store::SessionTx, report: &Report) {
+    if let Some((status, event)) = budget_crossing(tx.budget_status(), report) {
+        tx.add_event(event);
+        tx.set_budget_status(status);
+    }
+}
+
+/// The session's new budget status and its BUDGET_THRESHOLD_CROSSED event, when
+/// `report` moves it off `previous`.
+fn budget_crossing(previous: i16, report: &Report) -> Option<(i16, EventDetail)> {
     let status = match report.status {
         budget::Status::Ok => 1,
         budget::Status::Warn => 2,
         budget::Status::Over => 3,
     };
-    let previous = tx.budget_status();
-    if status != previous {
-        tx.add_event(EventDetail::BudgetThresholdCrossed {
-            previous_status: i32::from(previous),
-            status: i32::from(status),
-            used_tokens: report.estimate.total_tokens,
-            context_window: report.context_window_tokens,
-        });
-        tx.set_budget_status(status);
-    }
+    (status != previous).then(|| {
+        (
+            status,
+            EventDetail::BudgetThresholdCrossed {
+                previous_status: i32::from(previous),
+                status: i32::from(status),
+                used_tokens: report.estimate.total_tokens,
+                context_window: report.context_window_tokens,
+            },
+        )
+    })
 }
 
 fn session_not_found(session_id: &str) -> Error {
@@ -2477,20 +2553,13 @@ fn validate_usage(request: &AppendRequest) -> Result<Option<usize>> {
 /// Checks every tool result against the calls the session (and this batch) has made,
 /// and every new call id against the session's. Returns the new calls and answers with
 /// the seqs they will get.
-async fn check_tool_references(
-    tx: &mut crate::store::SessionTx,
+/// The batch's new tool calls (id, seq) and answers (id, seq), checked against what the
+/// session knows of the calls it names (`known`: id → seq of its result).
+fn check_tool_references(
+    known: &HashMap<String, Option<i64>>,
     messages: &[Message],
     message_count: i64,
 ) -> Result<(Vec<(String, i64)>, Vec<(String, i64)>)> {
-    let mut referenced: Vec<String> = Vec::new();
-    for message in messages {
-        referenced.extend(message.tool_calls.iter().map(|call| call.id.clone()));
-        if message.role == Role::Tool {
-            referenced.push(message.tool_call_id.clone());
-        }
-    }
-    let known: HashMap<String, Option<i64>> =
-        tx.tool_calls(&referenced).await?.into_iter().collect();
     let mut batch_calls: HashMap<&str, bool> = HashMap::new();
     let mut calls = Vec::new();
     let mut answers = Vec::new();

@@ -1,7 +1,17 @@
-//! AppendTurn's writes: one statement under the session's row lock, then the commit.
-use std::collections::HashSet;
+//! AppendTurn's store side: one read of everything the append decides on, then one
+//! statement that writes it all and commits, applied only if the session row is still as
+//! it was read (optimistic concurrency on the row's xmin): two round trips instead of a
+//! locked transaction's five or six. An append that keeps racing other writers of its
+//! session reads under the row lock instead, and then always gets through.
+use std::collections::{HashMap, HashSet};
 
-use super::{SessionTx, SessionUpdate};
+use sqlx::types::Json;
+use sqlx::{FromRow, PgConnection, Postgres, Row, Transaction};
+
+use super::jobs::{JOBS_CHANNEL, NewJob};
+use super::sessions::{SessionRow, with_columns};
+use super::{EVENTS_CHANNEL, SessionUpdate, Store};
+use crate::events::EventDetail;
 use crate::message::{Message, Role, ViewState};
 
 /// A message ready to insert: seq, turn and token count assigned by the engine.
@@ -16,6 +26,175 @@ pub struct NewMessage<'a> {
     pub message: &'a Message,
 }
 
+/// What an append decides on, read in one statement (one snapshot).
+pub struct AppendState {
+    pub session: SessionRow,
+    /// The row version read (its xmin): the write applies only while it is current.
+    row_version: String,
+    /// The session's pending jobs, by kind.
+    pub pending_jobs: HashMap<String, i64>,
+    /// Tool calls the session has among those asked for: id → seq of its result.
+    pub known_calls: HashMap<String, Option<i64>>,
+    /// The request hash and response of an earlier append under the same key.
+    pub idempotent: Option<(Vec<u8>, serde_json::Value)>,
+    /// The transaction holding the row lock, when read with it.
+    locked: Option<Transaction<'static, Postgres>>,
+}
+
+/// Everything one append writes.
+pub struct AppendWrite<'a> {
+    pub batch: &'a [NewMessage<'a>],
+    /// New tool calls: (id, seq of the message making it).
+    pub calls: &'a [(String, i64)],
+    /// Answers: (call id, seq of the result).
+    pub answers: &'a [(String, i64)],
+    pub update: SessionUpdate,
+    pub events: Vec<EventDetail>,
+    /// The session's new budget status, when it changed.
+    pub budget_status: Option<i16>,
+    /// Key, request hash and the response to replay for it.
+    pub idempotency: Option<(&'a str, &'a [u8], serde_json::Value)>,
+    /// A job to enqueue (none of its kind is pending), and whether to announce it.
+    pub job: Option<(&'a NewJob, bool)>,
+}
+
+/// How an append's write went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Appended {
+    /// Written; with the id of the job it enqueued (`None` when it enqueued none, or a
+    /// job of that kind appeared meanwhile).
+    Applied { job_id: Option<i64> },
+    /// The session changed after the read: nothing was written.
+    Raced,
+}
+
+/// The session row with what an append needs, `$tail` after the where clause.
+macro_rules! append_state_query {
+    ($tail:literal) => {
+        concat!(
+            with_columns!("select", ""),
+            ", sessions.xmin::text as row_version,
+               (select jsonb_object_agg(j.kind, j.id) from jobs j
+                 where j.session_id = sessions.id
+                   and j.state in ('available', 'running', 'retryable')) as pending_jobs,
+               (select jsonb_agg(jsonb_build_array(t.call_id, t.result_seq))
+                  from tool_calls t
+                 where t.session_id = sessions.id and t.call_id = any($3)) as known_calls,
+               (select jsonb_build_array(encode(k.request_hash, 'hex'), k.response)
+                  from idempotency_keys k
+                 where k.session_id = sessions.id and k.key = $4) as idempotent
+             from sessions where tenant_id = $1 and external_id = $2",
+            $tail
+        )
+    };
+}
+
+impl Store {
+    /// The append's read; `None` when the tenant has no such session. `call_ids`: the
+    /// tool calls the batch makes or answers; `key`: its idempotency key. With `lock`,
+    /// the read takes the session's row lock and holds it until the write.
+    pub async fn append_state(
+        &self,
+        tenant_id: i64,
+        external_id: &str,
+        call_ids: &[String],
+        key: Option<&str>,
+        lock: bool,
+    ) -> Result<Option<AppendState>, sqlx::Error> {
+        let query = if lock {
+            append_state_query!(" for update")
+        } else {
+            append_state_query!("")
+        };
+        let query = sqlx::query(query)
+            .bind(tenant_id)
+            .bind(external_id)
+            .bind(call_ids)
+            .bind(key);
+        let (row, locked) = if lock {
+            let mut tx = self.pool.begin().await?;
+            (query.fetch_optional(&mut *tx).await?, Some(tx))
+        } else {
+            (query.fetch_optional(&self.pool).await?, None)
+        };
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let pending: Option<Json<HashMap<String, i64>>> = row.try_get("pending_jobs")?;
+        let known: Option<Json<Vec<(String, Option<i64>)>>> = row.try_get("known_calls")?;
+        let idempotent: Option<Json<(String, serde_json::Value)>> = row.try_get("idempotent")?;
+        Ok(Some(AppendState {
+            session: SessionRow::from_row(&row)?,
+            row_version: row.try_get("row_version")?,
+            pending_jobs: pending.map(|Json(pending)| pending).unwrap_or_default(),
+            known_calls: known
+                .map(|Json(known)| known.into_iter().collect())
+                .unwrap_or_default(),
+            idempotent: idempotent.and_then(|Json((hash, response))| {
+                hex::decode(hash).ok().map(|hash| (hash, response))
+            }),
+            locked,
+        }))
+    }
+
+    /// The function name of a tool call the session has seen ("" when unknown).
+    pub async fn tool_name(&self, session_id: i64, call_id: &str) -> Result<String, sqlx::Error> {
+        let name: Option<String> = sqlx::query_scalar(
+            "select c ->> 'name' from tool_calls t
+             join messages m on m.session_id = t.session_id and m.seq = t.call_seq,
+             jsonb_array_elements(m.tool_calls) c
+             where t.session_id = $1 and t.call_id = $2 and c ->> 'id' = $2",
+        )
+        .bind(session_id)
+        .bind(call_id)
+        .fetch_optional(&self.pool)
+        .await?
+        .flatten();
+        Ok(name.unwrap_or_default())
+    }
+
+    /// The session's pending job of `kind`, if any.
+    pub async fn pending_job(
+        &self,
+        session_id: i64,
+        kind: &str,
+    ) -> Result<Option<i64>, sqlx::Error> {
+        sqlx::query_scalar(
+            "select id from jobs where session_id = $1 and kind = $2
+               and state in ('available', 'running', 'retryable')",
+        )
+        .bind(session_id)
+        .bind(kind)
+        .fetch_optional(&self.pool)
+        .await
+    }
+
+    /// Writes the append, and commits, if the session row is still as `state` read it.
+    pub async fn append(
+        &self,
+        state: AppendState,
+        write: AppendWrite<'_>,
+    ) -> Result<Appended, sqlx::Error> {
+        let AppendState {
+            session,
+            row_version,
+            locked,
+            ..
+        } = state;
+        match locked {
+            Some(mut tx) => {
+                let appended = write_append(&mut tx, &session, &row_version, &write).await?;
+                tx.commit().await?;
+                Ok(appended)
+            }
+            None => {
+                let mut conn = self.pool.acquire().await?;
+                write_append(&mut conn, &session, &row_version, &write).await
+            }
+        }
+    }
+}
+
 fn json_or_null<T: serde::Serialize>(items: &[T]) -> Option<String> {
     if items.is_empty() {
         return None;
@@ -23,108 +202,134 @@ fn json_or_null<T: serde::Serialize>(items: &[T]) -> Option<String> {
     serde_json::to_string(items).ok()
 }
 
-impl SessionTx {
-    /// Inserts the batch, records new tool calls (`calls`: id, seq of the call) and
-    /// answers (`answers`: id, seq of the result), writes the session's new aggregates,
-    /// and commits.
-    pub async fn commit_append(
-        mut self,
-        batch: &[NewMessage<'_>],
-        calls: &[(String, i64)],
-        answers: &[(String, i64)],
-        update: SessionUpdate,
-    ) -> Result<(), sqlx::Error> {
-        let mut seqs = Vec::with_capacity(batch.len());
-        let mut turns = Vec::with_capacity(batch.len());
-        let mut roles = Vec::with_capacity(batch.len());
-        let mut contents = Vec::with_capacity(batch.len());
-        let mut parts = Vec::with_capacity(batch.len());
-        let mut reasonings = Vec::with_capacity(batch.len());
-        let mut tool_calls = Vec::with_capacity(batch.len());
-        let mut tool_call_ids = Vec::with_capacity(batch.len());
-        let mut names = Vec::with_capacity(batch.len());
-        let mut metadata = Vec::with_capacity(batch.len());
-        let mut pinned = Vec::with_capacity(batch.len());
-        let mut token_counts = Vec::with_capacity(batch.len());
-        let mut view_tokens = Vec::with_capacity(batch.len());
-        let mut view_states = Vec::with_capacity(batch.len());
-        for new in batch {
-            let message = new.message;
-            seqs.push(new.seq);
-            turns.push(new.turn);
-            roles.push(message.role as i16);
-            contents.push(message.content.as_str());
-            parts.push(json_or_null(&message.parts));
-            reasonings.push(message.reasoning.as_str());
-            tool_calls.push(json_or_null(&message.tool_calls));
-            tool_call_ids.push(message.tool_call_id.as_str());
-            names.push(message.name.as_str());
-            metadata.push(serde_json::to_string(&message.metadata).unwrap_or_else(|_| "{}".into()));
-            pinned.push(message.pinned);
-            token_counts.push(i32::try_from(new.token_count).unwrap_or(i32::MAX));
-            view_tokens.push(i32::try_from(new.view_tokens).unwrap_or(i32::MAX));
-            view_states.push(new.view_state as i16);
-        }
-
-        // A call answered within the batch is inserted with its result seq: sub-statements
-        // of one statement do not see each other's rows.
-        let new_ids: HashSet<&str> = calls.iter().map(|(id, _)| id.as_str()).collect();
-        let answer_of = |id: &str| answers.iter().find(|(answered, _)| answered == id);
-        let call_ids: Vec<&str> = calls.iter().map(|(id, _)| id.as_str()).collect();
-        let call_seqs: Vec<i64> = calls.iter().map(|(_, seq)| *seq).collect();
-        let result_seqs: Vec<Option<i64>> = calls
-            .iter()
-            .map(|(id, _)| answer_of(id).map(|(_, seq)| *seq))
-            .collect();
-        let (answer_ids, answer_seqs): (Vec<&str>, Vec<i64>) = answers
-            .iter()
-            .filter(|(id, _)| !new_ids.contains(id.as_str()))
-            .map(|(id, seq)| (id.as_str(), *seq))
-            .unzip();
-
-        let anchor = update.anchor.as_ref();
-        sqlx::query(include_str!("sql/append.sql"))
-            .bind(self.session.id)
-            .bind(seqs)
-            .bind(turns)
-            .bind(roles)
-            .bind(contents)
-            .bind(parts)
-            .bind(reasonings)
-            .bind(tool_calls)
-            .bind(tool_call_ids)
-            .bind(names)
-            .bind(metadata)
-            .bind(pinned)
-            .bind(token_counts)
-            .bind(call_ids)
-            .bind(call_seqs)
-            .bind(result_seqs)
-            .bind(answer_ids)
-            .bind(answer_seqs)
-            .bind(update.version)
-            .bind(update.message_count)
-            .bind(update.turn_count)
-            .bind(update.log_tokens)
-            .bind(update.view_tokens)
-            .bind(update.last_turn_tokens)
-            .bind(anchor.map(|a| a.reported_tokens))
-            .bind(anchor.map(|a| a.fixed_tokens))
-            .bind(anchor.map(|a| a.history_tokens))
-            .bind(anchor.map(|a| a.first_seq))
-            .bind(anchor.map(|a| a.last_seq))
-            .bind(anchor.map(|a| a.view_epoch))
-            .bind(anchor.and_then(|a| a.error))
-            .bind(update.usage.0)
-            .bind(update.usage.1)
-            .bind(update.usage.2)
-            .bind(anchor.map(|a| a.delta_ratio))
-            .bind(view_tokens)
-            .bind(view_states)
-            .bind(update.evicted)
-            .bind(batch.iter().any(|new| new.message.role == Role::User))
-            .execute(self.conn())
-            .await?;
-        self.finish().await
+async fn write_append(
+    conn: &mut PgConnection,
+    session: &SessionRow,
+    row_version: &str,
+    write: &AppendWrite<'_>,
+) -> Result<Appended, sqlx::Error> {
+    let batch = write.batch;
+    let calls = write.calls;
+    let answers = write.answers;
+    let kinds: Vec<i16> = write.events.iter().map(|e| e.kind() as i16).collect();
+    let details: Vec<Json<&EventDetail>> = write.events.iter().map(Json).collect();
+    let job = write.job.map(|(job, _)| job);
+    let notify_jobs = write.job.is_some_and(|(_, notify)| notify);
+    let mut seqs = Vec::with_capacity(batch.len());
+    let mut turns = Vec::with_capacity(batch.len());
+    let mut roles = Vec::with_capacity(batch.len());
+    let mut contents = Vec::with_capacity(batch.len());
+    let mut parts = Vec::with_capacity(batch.len());
+    let mut reasonings = Vec::with_capacity(batch.len());
+    let mut tool_calls = Vec::with_capacity(batch.len());
+    let mut tool_call_ids = Vec::with_capacity(batch.len());
+    let mut names = Vec::with_capacity(batch.len());
+    let mut metadata = Vec::with_capacity(batch.len());
+    let mut pinned = Vec::with_capacity(batch.len());
+    let mut token_counts = Vec::with_capacity(batch.len());
+    let mut view_tokens = Vec::with_capacity(batch.len());
+    let mut view_states = Vec::with_capacity(batch.len());
+    for new in batch {
+        let message = new.message;
+        seqs.push(new.seq);
+        turns.push(new.turn);
+        roles.push(message.role as i16);
+        contents.push(message.content.as_str());
+        parts.push(json_or_null(&message.parts));
+        reasonings.push(message.reasoning.as_str());
+        tool_calls.push(json_or_null(&message.tool_calls));
+        tool_call_ids.push(message.tool_call_id.as_str());
+        names.push(message.name.as_str());
+        metadata.push(serde_json::to_string(&message.metadata).unwrap_or_else(|_| "{}".into()));
+        pinned.push(message.pinned);
+        token_counts.push(i32::try_from(new.token_count).unwrap_or(i32::MAX));
+        view_tokens.push(i32::try_from(new.view_tokens).unwrap_or(i32::MAX));
+        view_states.push(new.view_state as i16);
     }
+
+    // A call answered within the batch is inserted with its result seq: sub-statements
+    // of one statement do not see each other's rows.
+    let new_ids: HashSet<&str> = calls.iter().map(|(id, _)| id.as_str()).collect();
+    let answer_of = |id: &str| answers.iter().find(|(answered, _)| answered == id);
+    let call_ids: Vec<&str> = calls.iter().map(|(id, _)| id.as_str()).collect();
+    let call_seqs: Vec<i64> = calls.iter().map(|(_, seq)| *seq).collect();
+    let result_seqs: Vec<Option<i64>> = calls
+        .iter()
+        .map(|(id, _)| answer_of(id).map(|(_, seq)| *seq))
+        .collect();
+    let (answer_ids, answer_seqs): (Vec<&str>, Vec<i64>) = answers
+        .iter()
+        .filter(|(id, _)| !new_ids.contains(id.as_str()))
+        .map(|(id, seq)| (id.as_str(), *seq))
+        .unzip();
+
+    let update = &write.update;
+    let anchor = update.anchor.as_ref();
+    let write_query = sqlx::query(include_str!("sql/append.sql"))
+        .bind(session.id)
+        .bind(seqs)
+        .bind(turns)
+        .bind(roles)
+        .bind(contents)
+        .bind(parts)
+        .bind(reasonings)
+        .bind(tool_calls)
+        .bind(tool_call_ids)
+        .bind(names)
+        .bind(metadata)
+        .bind(pinned)
+        .bind(token_counts)
+        .bind(call_ids)
+        .bind(call_seqs)
+        .bind(result_seqs)
+        .bind(answer_ids)
+        .bind(answer_seqs)
+        .bind(update.version)
+        .bind(update.message_count)
+        .bind(update.turn_count)
+        .bind(update.log_tokens)
+        .bind(update.view_tokens)
+        .bind(update.last_turn_tokens)
+        .bind(anchor.map(|a| a.reported_tokens))
+        .bind(anchor.map(|a| a.fixed_tokens))
+        .bind(anchor.map(|a| a.history_tokens))
+        .bind(anchor.map(|a| a.first_seq))
+        .bind(anchor.map(|a| a.last_seq))
+        .bind(anchor.map(|a| a.view_epoch))
+        .bind(anchor.and_then(|a| a.error))
+        .bind(update.usage.0)
+        .bind(update.usage.1)
+        .bind(update.usage.2)
+        .bind(anchor.map(|a| a.delta_ratio))
+        .bind(view_tokens)
+        .bind(view_states)
+        .bind(update.evicted)
+        .bind(batch.iter().any(|new| new.message.role == Role::User))
+        .bind(row_version)
+        .bind(kinds)
+        .bind(details)
+        .bind(write.budget_status)
+        .bind(write.idempotency.as_ref().map(|(key, _, _)| *key))
+        .bind(write.idempotency.as_ref().map(|(_, hash, _)| *hash))
+        .bind(
+            write
+                .idempotency
+                .as_ref()
+                .map(|(_, _, response)| Json(response)),
+        )
+        .bind(job.map(|job| job.kind))
+        .bind(job.map(|job| Json(&job.args)))
+        .bind(job.map(|job| job.priority))
+        .bind(job.map(|job| job.max_attempts))
+        .bind(job.map(|job| job.notify_done))
+        .bind(notify_jobs)
+        .bind(EVENTS_CHANNEL)
+        .bind(JOBS_CHANNEL);
+    let row = write_query.fetch_one(&mut *conn).await?;
+    if !row.try_get::<bool, _>("applied")? {
+        return Ok(Appended::Raced);
+    }
+    Ok(Appended::Applied {
+        job_id: row.try_get("job_id")?,
+    })
 }

@@ -70,7 +70,7 @@ impl NotifyGate {
     }
 
     /// True when this enqueue should carry a NOTIFY.
-    fn take(&self) -> bool {
+    pub fn take(&self) -> bool {
         let now = chrono::Utc::now().timestamp_millis();
         let last = self.last_ms.load(Ordering::Relaxed);
         now - last >= self.window_ms

@@ -3,7 +3,10 @@ use std::collections::BTreeMap;
 
 use sqlx::types::Json;
 
-use super::Store;
+use std::sync::Arc;
+
+use super::views::{CachedView, ViewKey};
+use super::{SessionRow, Store};
 use crate::message::{Message, Part, Role, StoredMessage, ToolCall, ViewState};
 
 #[derive(sqlx::FromRow)]
@@ -51,21 +54,63 @@ impl MessageRow {
 }
 
 impl Store {
-    /// The messages of the view from `first_seq` on, in order (without those a step
-    /// summary covers).
-    pub async fn view_messages(
+    /// The messages of the session's view as `row` describes it (from its view's first
+    /// seq to its last message, without those a step summary covers), in order. Reads
+    /// only the messages appended since this replica last read the same view epoch.
+    pub async fn view(&self, row: &SessionRow) -> Result<Vec<StoredMessage>, sqlx::Error> {
+        let key = ViewKey {
+            view_epoch: row.view_epoch,
+            first_seq: row.view_first_seq,
+        };
+        let cached = self.views.get(row.id, key);
+        let (mut messages, from_seq) = match cached {
+            Some(cached) if cached.through_seq >= row.message_count => {
+                // Read together with an older session row: the view as that row knew it.
+                let messages = cached
+                    .messages
+                    .iter()
+                    .take_while(|m| m.seq <= row.message_count)
+                    .cloned()
+                    .collect();
+                return Ok(messages);
+            }
+            Some(cached) => ((*cached.messages).clone(), cached.through_seq + 1),
+            None => (Vec::new(), row.view_first_seq),
+        };
+        messages.extend(self.view_range(row.id, from_seq, row.message_count).await?);
+        if self.views.enabled() {
+            self.views.put(
+                row.id,
+                CachedView {
+                    key,
+                    through_seq: row.message_count,
+                    messages: Arc::new(messages.clone()),
+                },
+            );
+        }
+        Ok(messages)
+    }
+
+    /// The view's messages with a seq from `first_seq` to `last_seq`, in order.
+    async fn view_range(
         &self,
         session_id: i64,
         first_seq: i64,
+        last_seq: i64,
     ) -> Result<Vec<StoredMessage>, sqlx::Error> {
+        if first_seq > last_seq {
+            return Ok(Vec::new());
+        }
         let rows: Vec<MessageRow> = sqlx::query_as(
             "select seq, turn, role, content, parts, reasoning, tool_calls, tool_call_id, name,
                 metadata, pinned, token_count, view_tokens, view_state, created_at
-             from messages where session_id = $1 and seq >= $2 and view_state <> 4
+             from messages where session_id = $1 and seq between $2 and $3
+                and view_state <> 4
              order by seq",
         )
         .bind(session_id)
         .bind(first_seq)
+        .bind(last_seq)
         .fetch_all(&self.pool)
         .await?;
         Ok(rows.into_iter().map(MessageRow::into_stored).collect())

@@ -9,13 +9,14 @@ mod search;
 mod sessions;
 mod summaries;
 mod tenants;
+mod views;
 
 use std::time::Duration;
 
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgPool, Postgres, Transaction};
 
-pub use append::NewMessage;
+pub use append::{AppendState, AppendWrite, Appended, NewMessage};
 pub use events::{EVENTS_CHANNEL, EventRow};
 pub use jobs::{
     Finished, JOB_DONE_CHANNEL, JOBS_CHANNEL, JobEnd, JobEnding, JobRow, NewJob, NotifyGate,
@@ -23,6 +24,7 @@ pub use jobs::{
 pub use search::{SearchHit, SearchQuery};
 pub use sessions::{AnchorUpdate, BuildRecord, Clearing, SessionRow, SessionUpdate};
 pub use summaries::{NewSummary, SummarizedUpdate, SummaryRow};
+pub use views::ViewCache;
 
 /// Applies the migrations in `migrations/`.
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
@@ -31,7 +33,12 @@ pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 #[derive(Clone, Debug)]
 pub struct Store {
     pool: PgPool,
+    /// Session views this replica has read, so a build fetches only what is new.
+    views: std::sync::Arc<ViewCache>,
 }
+
+/// The view cache's budget when none is configured.
+pub const DEFAULT_VIEW_CACHE_BYTES: usize = 256 * 1024 * 1024;
 
 /// A write transaction on one session, holding its row lock.
 pub struct SessionTx {
@@ -47,7 +54,24 @@ pub struct SessionTx {
 
 impl Store {
     pub fn new(pool: PgPool) -> Store {
-        Store { pool }
+        Store::with_view_cache(pool, DEFAULT_VIEW_CACHE_BYTES)
+    }
+
+    /// A store whose view cache keeps at most `bytes` (0: none).
+    pub fn with_view_cache(pool: PgPool, bytes: usize) -> Store {
+        Store {
+            pool,
+            views: std::sync::Arc::new(ViewCache::new(bytes)),
+        }
+    }
+
+    /// This store with a view cache of at most `bytes` (0: none) instead of its own.
+    pub fn view_cache_bytes(self, bytes: usize) -> Store {
+        Store::with_view_cache(self.pool, bytes)
+    }
+
+    pub fn view_cache(&self) -> &ViewCache {
+        &self.views
     }
 
     /// Connects a pool and applies pending migrations.
@@ -59,7 +83,7 @@ impl Store {
             .connect_with(options.application_name("ctxd"))
             .await?;
         MIGRATOR.run(&pool).await?;
-        Ok(Store { pool })
+        Ok(Store::new(pool))
     }
 
     pub fn pool(&self) -> &PgPool {

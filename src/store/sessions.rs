@@ -126,6 +126,8 @@ macro_rules! with_columns {
     };
 }
 
+pub(super) use with_columns;
+
 /// The session's row, locked, with its pending jobs by kind (read in the same statement,
 /// so an enqueue that finds one pending needs no statement of its own).
 pub(super) async fn lock(
@@ -245,73 +247,6 @@ impl Store {
 impl SessionTx {
     pub(super) fn conn(&mut self) -> &mut PgConnection {
         &mut self.tx
-    }
-
-    /// The stored response and request hash of an earlier append with this key.
-    pub async fn idempotent_response(
-        &mut self,
-        key: &str,
-    ) -> Result<Option<(Vec<u8>, serde_json::Value)>, sqlx::Error> {
-        let row: Option<(Vec<u8>, Json<serde_json::Value>)> = sqlx::query_as(
-            "select request_hash, response from idempotency_keys where session_id = $1 and key = $2",
-        )
-        .bind(self.session.id)
-        .bind(key)
-        .fetch_optional(&mut *self.tx)
-        .await?;
-        Ok(row.map(|(hash, Json(response))| (hash, response)))
-    }
-
-    pub async fn save_idempotent_response(
-        &mut self,
-        key: &str,
-        request_hash: &[u8],
-        response: &serde_json::Value,
-    ) -> Result<(), sqlx::Error> {
-        sqlx::query(
-            "insert into idempotency_keys (session_id, key, request_hash, response)
-             values ($1, $2, $3, $4)",
-        )
-        .bind(self.session.id)
-        .bind(key)
-        .bind(request_hash)
-        .bind(Json(response))
-        .execute(&mut *self.tx)
-        .await?;
-        Ok(())
-    }
-
-    /// Known tool calls among `call_ids`: (call id, seq of its result if answered).
-    pub async fn tool_calls(
-        &mut self,
-        call_ids: &[String],
-    ) -> Result<Vec<(String, Option<i64>)>, sqlx::Error> {
-        if call_ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        sqlx::query_as(
-            "select call_id, result_seq from tool_calls where session_id = $1 and call_id = any($2)",
-        )
-        .bind(self.session.id)
-        .bind(call_ids)
-        .fetch_all(&mut *self.tx)
-        .await
-    }
-
-    /// The function name of a tool call the session has seen ("" when unknown).
-    pub async fn tool_name(&mut self, call_id: &str) -> Result<String, sqlx::Error> {
-        let name: Option<String> = sqlx::query_scalar(
-            "select c ->> 'name' from tool_calls t
-             join messages m on m.session_id = t.session_id and m.seq = t.call_seq,
-             jsonb_array_elements(m.tool_calls) c
-             where t.session_id = $1 and t.call_id = $2 and c ->> 'id' = $2",
-        )
-        .bind(self.session.id)
-        .bind(call_id)
-        .fetch_optional(&mut *self.tx)
-        .await?
-        .flatten();
-        Ok(name.unwrap_or_default())
     }
 
     /// Turns tool results into placeholders, moves the session to a new view epoch (the

@@ -26,10 +26,20 @@ impl TestServer {
         TestServer::start_with(pool, EngineConfig::new(Policy::default(), 1024 * 1024)).await
     }
 
+    /// A server that reads every view from the table (no view cache).
+    pub async fn start_uncached(pool: PgPool) -> TestServer {
+        let config = EngineConfig::new(Policy::default(), 1024 * 1024);
+        TestServer::start_on(Store::with_view_cache(pool, 0), config).await
+    }
+
     /// A server with its own job workers (two, polling every 100 ms).
     pub async fn start_with(pool: PgPool, config: EngineConfig) -> TestServer {
+        TestServer::start_on(Store::new(pool), config).await
+    }
+
+    async fn start_on(store: Store, config: EngineConfig) -> TestServer {
         let job_done = config.job_done.clone();
-        let engine = Engine::new(Store::new(pool), config);
+        let engine = Engine::new(store, config);
         let shutdown = CancellationToken::new();
         let mut jobs = ctxd::jobs::start(
             engine.clone(),

@@ -11,4 +11,5 @@ mod jobs;
 mod model_server;
 mod properties;
 mod recorded;
+mod replicas;
 mod small_window;

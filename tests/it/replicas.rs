@@ -1,0 +1,174 @@
+//! Writers and readers of one session racing each other, through two replicas on one
+//! database: appends (optimistic, with the row-lock fallback) lose nothing and never
+//! write twice, and a replica's cached view is always what a replica without a cache
+//! reads from the table, whatever another replica did to the session meanwhile.
+use std::collections::BTreeSet;
+
+use ctxd::pb;
+use sqlx::PgPool;
+
+use crate::harness::*;
+
+/// 12 tasks append to one session at once (tool calls with their results, user
+/// messages, retries under an idempotency key racing each other) while another task
+/// builds: every append lands exactly once, as one contiguous run of seqs, and the log
+/// is gap-free.
+#[sqlx::test]
+async fn racing_appends_to_one_session_all_land_once(pool: PgPool) {
+    let server = TestServer::start(pool).await;
+    let mut client = server.client.clone();
+    create(&mut client, "s", window(1_000_000, 10_000)).await;
+    const TASKS: usize = 12;
+    const APPENDS: usize = 10;
+    let mut tasks = Vec::new();
+    for task in 0..TASKS {
+        let mut client = server.client.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut landed = Vec::new();
+            for round in 0..APPENDS {
+                let id = format!("t{task}-r{round}");
+                let batch = if round % 3 == 0 {
+                    vec![user(&format!("task {task} round {round}"))]
+                } else {
+                    vec![call(&[&id]), result(&id, &format!("output of {id}"))]
+                };
+                let response = append(&mut client, "s", batch.clone()).await.unwrap();
+                landed.push((response.seqs, batch.len()));
+            }
+            landed
+        }));
+    }
+    // Two requests under one key at the same time: one appends, the other replays it.
+    let keyed = |mut client: Client| async move {
+        client
+            .append_turn(pb::AppendTurnRequest {
+                session_id: "s".into(),
+                messages: vec![user("keyed")],
+                idempotency_key: "once".into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner()
+    };
+    let (first, second) = tokio::join!(keyed(server.client.clone()), keyed(server.client.clone()));
+    let builder = {
+        let mut client = server.client.clone();
+        tokio::spawn(async move {
+            for _ in 0..20 {
+                let built = build(&mut client, "s", pb::OutputFormat::Neutral)
+                    .await
+                    .unwrap();
+                assert_provider_valid(&built.messages);
+            }
+        })
+    };
+    let mut seqs = BTreeSet::new();
+    for task in tasks {
+        for (landed, len) in task.await.unwrap() {
+            assert_eq!(landed.len(), len);
+            assert!(
+                landed.windows(2).all(|pair| pair[1] == pair[0] + 1),
+                "one append's seqs are contiguous: {landed:?}"
+            );
+            for seq in landed {
+                assert!(seqs.insert(seq), "seq {seq} given out twice");
+            }
+        }
+    }
+    builder.await.unwrap();
+    assert_eq!(first.seqs, second.seqs, "the keyed retry replays the first");
+    assert_ne!(
+        first.replayed, second.replayed,
+        "exactly one of them appended"
+    );
+    seqs.extend(first.seqs.iter().copied());
+
+    let total = (TASKS * APPENDS) as i64 + (TASKS * (APPENDS - APPENDS.div_ceil(3))) as i64 + 1;
+    assert_eq!(seqs.len() as i64, total);
+    assert_eq!(
+        seqs.iter().copied().collect::<Vec<_>>(),
+        (1..=total).collect::<Vec<_>>()
+    );
+    let session = session(&mut client, "s").await;
+    assert_eq!(session.message_count, total);
+    // One version per append that landed.
+    assert_eq!(session.version, (TASKS * APPENDS) as i64 + 1);
+    let built = build(&mut client, "s", pb::OutputFormat::Neutral)
+        .await
+        .unwrap();
+    assert_eq!(built.messages.len() as i64, total);
+    assert_provider_valid(&built.messages);
+    let sum: i64 = built.messages.iter().map(|m| m.token_count).sum();
+    assert_eq!(session.log_tokens, sum, "aggregates match the log");
+    server.stop().await;
+}
+
+/// Replica A builds (its cache follows the session), replica B appends and compacts;
+/// after every step A's build equals the build of replica C, which has no cache.
+#[sqlx::test]
+async fn a_cached_view_follows_what_other_replicas_do(pool: PgPool) {
+    // Each replica with a pool of its own, as separate processes would have.
+    let own = || async {
+        sqlx::postgres::PgPoolOptions::new()
+            .max_connections(8)
+            .connect_with((*pool.connect_options()).clone())
+            .await
+            .unwrap()
+    };
+    let a = TestServer::start(own().await).await;
+    let b = TestServer::start(own().await).await;
+    let c = TestServer::start_uncached(own().await).await;
+    let (mut a_client, mut b_client, mut c_client) =
+        (a.client.clone(), b.client.clone(), c.client.clone());
+    // A small window, so builds clear and summarize as the session grows.
+    create(&mut b_client, "s", window(6_000, 1_000)).await;
+    let mut call_index = 0;
+    for step in 0..40 {
+        let batch = if step % 4 == 0 {
+            vec![user(&format!("step {step}: look at the next file"))]
+        } else {
+            call_index += 1;
+            let id = format!("c{call_index}");
+            vec![
+                call(&[&id]),
+                result(&id, &"line of a long tool output\n".repeat(20 + step * 3)),
+            ]
+        };
+        append(&mut b_client, "s", batch).await.unwrap();
+        if step % 10 == 9 {
+            let mode = if step == 19 {
+                pb::CompactMode::Emergency
+            } else {
+                pb::CompactMode::ClearToolResults
+            };
+            b_client
+                .compact(pb::CompactRequest {
+                    session_id: "s".into(),
+                    mode: mode as i32,
+                    ..Default::default()
+                })
+                .await
+                .unwrap();
+        }
+        let cached = build(&mut a_client, "s", pb::OutputFormat::OpenaiChat)
+            .await
+            .unwrap();
+        // C builds the same version, reading the table (A's build may have compacted).
+        let fresh = build(&mut c_client, "s", pb::OutputFormat::OpenaiChat)
+            .await
+            .unwrap();
+        assert_eq!(cached.version, fresh.version, "step {step}");
+        assert_eq!(cached.json, fresh.json, "step {step}: the requests differ");
+        assert_eq!(cached.messages, fresh.messages, "step {step}");
+        assert_eq!(cached.budget, fresh.budget, "step {step}");
+    }
+    let compaction = session(&mut c_client, "s").await.compaction.unwrap();
+    assert!(
+        compaction.summaries_written > 0 && compaction.cleared_messages > 0,
+        "the replay compacted both ways: {compaction:?}"
+    );
+    a.stop().await;
+    b.stop().await;
+    c.stop().await;
+}
