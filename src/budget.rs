@@ -31,11 +31,12 @@ impl Anchor {
         (self.reported_tokens as f64 / counted as f64).clamp(0.5, 2.0)
     }
 
-    /// The ratio for what was added since the anchor: the marginal one once observed,
-    /// else 1 (the tokenizer's count as is). Not the whole request's ratio: that one is
-    /// dominated by how the provider's template renders the system prompt and tools,
-    /// which says little about the messages that follow (on the recorded corpus it
-    /// doubled the worst early error).
+    /// The ratio for what was added since the anchor: the marginal one once the session
+    /// has reported (from the first report on, see [`first_delta_ratio`]), else 1 (the
+    /// tokenizer's count as is). Not the whole request's ratio: that one is dominated by
+    /// how the provider's template renders the system prompt and tools, which says little
+    /// about the messages that follow (on the recorded corpus it doubled the worst early
+    /// error).
     pub fn growth_ratio(&self) -> f64 {
         if self.delta_ratio > 0.0 {
             self.delta_ratio.clamp(0.5, 2.0)
@@ -45,8 +46,10 @@ impl Anchor {
     }
 
     /// The marginal ratio after a new report extending this anchor's request by
-    /// `counted_growth` tokens: a moving average of the observed growth ratios, the
-    /// first observation shrunk halfway towards 1 so one odd step cannot swing it.
+    /// `counted_growth` tokens: a moving average of the observed growth ratios, starting
+    /// from the first report's prior. An anchor without a ratio (set before sessions had
+    /// a prior) takes its first observation shrunk halfway towards 1 so one odd step
+    /// cannot swing it.
     pub fn next_delta_ratio(&self, reported_tokens: i64, counted_growth: i64) -> f64 {
         if counted_growth < MIN_GROWTH_FOR_RATIO {
             return self.delta_ratio;
@@ -60,6 +63,47 @@ impl Anchor {
         }
     }
 }
+
+/// The marginal ratio a session starts with, from its first report: before any growth
+/// has been observed, what does the first request say about how the provider counts
+/// messages?
+///
+/// The first report exceeds ctxd's count (`reported_tokens - counted_tokens`) for two
+/// reasons one report cannot tell apart. The provider's template around the system
+/// prompt and tools (tool-use instructions, tool schemas rendered its own way) adds a
+/// constant of a few hundred tokens: Anthropic documents 159 to 530 tokens of tool-use
+/// system prompt alone, by model and tool choice. Its tokenizer counts the content
+/// differently from ours by a ratio, typically within about 10 % of 1 between current
+/// tokenizers. Taking these as independent zero-mean priors, σt = 300 tokens of template
+/// and σr = 0.1 per token of content, the expected tokenizer part of the excess is the
+/// share `(σr·M)² / ((σr·M)² + σt²)` of it, where `M` is the content the tokenizer
+/// counted (`content_tokens`: system prompt and messages, tool definitions excluded). A
+/// small first request's excess is thus mostly template (a 1 000-token request credits a
+/// tenth of it to the tokenizer), a large one's mostly tokenizer; a provider counting
+/// like ctxd gets 1. The result stays between 1 and the whole request's ratio.
+///
+/// Taking the whole excess as tokenizer instead (the whole request's ratio) overshoots
+/// by the template; ignoring it (ratio 1) leaves the first steps, where one large tool
+/// output is most of the growth and the request is still small, with the full tokenizer
+/// difference. The moving average in [`Anchor::next_delta_ratio`] replaces the prior
+/// with observed growth as reports come in. 0 (unknown) without a report or content.
+pub fn first_delta_ratio(reported_tokens: i64, counted_tokens: i64, content_tokens: i64) -> f64 {
+    if reported_tokens <= 0 || counted_tokens <= 0 || content_tokens <= 0 {
+        return 0.0;
+    }
+    let content = TOKENIZER_RATIO_SPREAD * content_tokens as f64;
+    let tokenizer_share = content * content / (content * content + TEMPLATE_SPREAD_TOKENS.powi(2));
+    let excess = (reported_tokens - counted_tokens) as f64;
+    let prior = 1.0 + tokenizer_share * excess / content_tokens as f64;
+    let whole = reported_tokens as f64 / counted_tokens as f64;
+    prior.clamp(whole.min(1.0), whole.max(1.0)).clamp(0.5, 2.0)
+}
+
+/// Typical spread of a provider's tokenizer against ctxd's, per token of content.
+const TOKENIZER_RATIO_SPREAD: f64 = 0.1;
+/// Typical spread of the tokens a provider's template adds around the system prompt and
+/// tools beyond ctxd's framing (the middle of the documented tool-use prompts above).
+const TEMPLATE_SPREAD_TOKENS: f64 = 300.0;
 
 /// Growth too small to measure a ratio on (framing noise dominates).
 const MIN_GROWTH_FOR_RATIO: i64 = 50;
@@ -272,6 +316,51 @@ mod tests {
         assert!((second - 1.13).abs() < 1e-9, "{second}");
         // Growth too small to measure keeps the ratio.
         assert_eq!(anchor().next_delta_ratio(1_130, 20), 0.0);
+    }
+
+    #[test]
+    fn first_report_credits_the_tokenizer_by_content_size() {
+        // A provider counting like ctxd: no correction.
+        assert_eq!(first_delta_ratio(1_000, 1_000, 900), 1.0);
+        // 1 000 counted content tokens: a tenth of the 300-token excess is the tokenizer's.
+        let small = first_delta_ratio(1_400, 1_100, 1_000);
+        assert!((small - 1.03).abs() < 1e-9, "{small}");
+        // 30 000: nearly all of a 10 % excess is the tokenizer's.
+        let large = first_delta_ratio(33_100, 30_100, 30_000);
+        assert!((large - (1.0 + 0.1 * 9.0 / 9.09)).abs() < 1e-9, "{large}");
+        // Always between 1 and the whole request's ratio, on either side of 1, even when
+        // most of the count is tool definitions (the last case is bounded by 1.075).
+        for (reported, counted, content) in [
+            (1_400, 1_100, 1_000),
+            (900, 1_100, 1_000),
+            (43_000, 40_000, 30_000),
+        ] {
+            let prior = first_delta_ratio(reported, counted, content);
+            let whole = reported as f64 / counted as f64;
+            assert!(
+                prior > whole.min(1.0) && prior <= whole.max(1.0),
+                "{prior} vs {whole}"
+            );
+        }
+        // Nothing reported or counted: unknown.
+        assert_eq!(first_delta_ratio(0, 1_100, 1_000), 0.0);
+        assert_eq!(first_delta_ratio(1_400, 1_100, 0), 0.0);
+    }
+
+    #[test]
+    fn prior_is_used_and_then_averaged_with_observed_growth() {
+        let primed = Anchor {
+            delta_ratio: first_delta_ratio(1_400, 1_100, 1_000),
+            ..anchor()
+        };
+        // 1100 + 100 x 1.03
+        assert_eq!(
+            estimate(Some(&primed), 0, 1, 12, 200, 900).total_tokens,
+            1_203
+        );
+        // The first observation (1.2) joins the moving average, not a halfway shrink.
+        let next = primed.next_delta_ratio(1_460, 300);
+        assert!((next - (0.7 * 1.03 + 0.3 * 1.2)).abs() < 1e-9, "{next}");
     }
 
     #[test]

@@ -2005,6 +2005,8 @@ fn session_report(
 /// The anchor a usage report sets, and how far off ctxd's estimate of that request was.
 /// The request that produced the assistant message at `assistant_seq` is the latest
 /// build when that build ended right before it; otherwise the whole view before it.
+/// The marginal ratio moves with the growth since the previous anchor; a session's first
+/// report sets its prior ([`budget::first_delta_ratio`]).
 fn anchor_for(
     session: &SessionRow,
     assistant_seq: i64,
@@ -2049,7 +2051,13 @@ fn anchor_for(
             previous.next_delta_ratio(reported, growth)
         }
         Some(previous) => previous.delta_ratio,
-        None => 0.0,
+        // The session's first report: a prior from what it says about the content, the
+        // tool definitions being where providers' templates differ most.
+        None => budget::first_delta_ratio(
+            reported,
+            fixed + history,
+            fixed + history - session.last_build_tool_tokens,
+        ),
     };
     AnchorUpdate {
         reported_tokens: reported,

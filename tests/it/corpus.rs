@@ -153,13 +153,16 @@ async fn corpus_estimates_track_provider_counts() {
         first.len()
     );
     // The target is median <= 1 % and max <= 3 %. The median holds with a wide
-    // margin; the max does not yet (6.2 % measured: early requests, where the recorded
-    // provider's tokenizer and o200k disagree on a tool output before any marginal ratio
-    // has been observed). These bounds guard the measured figures against regression.
+    // margin; the max does not (4.9 % measured). What remains is requests, mostly a
+    // session's first few, where one large tool output is most of the growth and the
+    // recorded provider's tokenizer disagrees with o200k by -9 % to +10 % depending on the
+    // kind of output (a directory listing, a Python file), which nothing the session
+    // reported before tells apart (docs/benchmarks.md). These bounds guard the measured
+    // figures against regression.
     let (median, p95, max) = summary(anchored);
     println!("worst anchored build: {} ({:.2} %)", worst.1, worst.0);
     assert!(median <= 1.0, "anchored median error {median:.2}% over 1%");
-    assert!(p95 <= 1.5, "anchored p95 error {p95:.2}% over 1.5%");
-    assert!(max <= 7.0, "anchored max error {max:.2}% over 7%");
+    assert!(p95 <= 1.0, "anchored p95 error {p95:.2}% over 1%");
+    assert!(max <= 5.0, "anchored max error {max:.2}% over 5%");
     server.stop().await;
 }
