@@ -342,9 +342,10 @@ async fn fresh_database(url: &str) -> (PgPool, String) {
         .await
         .expect("create the benchmark database");
     admin.close().await;
+    // The server's own connection settings.
     let pool = PgPoolOptions::new()
         .max_connections(64)
-        .connect_with(options.database(&name))
+        .connect_with(ctxd::store::session_options(options.database(&name)))
         .await
         .expect("connect to the benchmark database");
     ctxd::store::MIGRATOR.run(&pool).await.expect("migrations");
@@ -478,26 +479,54 @@ async fn build_messages(
     );
     println!("---|---|---|---|---|---|---|---|---|---|---|---");
     let mut setup = client(addr).await;
-    // (messages, timed builds per client, window, an append before each build)
+    // (messages, timed builds per client, window, an append before each build, clients)
     // The third case: the smaller session in a 16 000-token window, so every build runs
     // on a compacted view (summaries, cleared results) — compaction on. The fourth: an
-    // agent's loop, a new message appended (not timed) before each timed build.
+    // agent's loop, a new message appended (not timed) before each timed build. The
+    // fifth: one client alone, the latency without queueing for the two cores.
+    let clients = scale.build_clients;
     let cases = [
-        (scale.session_sizes[0], scale.build_requests[0], None, false),
-        (scale.session_sizes[1], scale.build_requests[1], None, false),
+        (
+            scale.session_sizes[0],
+            scale.build_requests[0],
+            None,
+            false,
+            clients,
+        ),
+        (
+            scale.session_sizes[1],
+            scale.build_requests[1],
+            None,
+            false,
+            clients,
+        ),
         (
             scale.session_sizes[0],
             scale.build_requests[0],
             Some(scale.compacted_window),
             false,
+            clients,
         ),
-        (scale.session_sizes[0], scale.build_requests[0], None, true),
+        (
+            scale.session_sizes[0],
+            scale.build_requests[0],
+            None,
+            true,
+            clients,
+        ),
+        (
+            scale.session_sizes[0],
+            scale.build_requests[0],
+            None,
+            false,
+            1,
+        ),
     ];
-    for (case, (size, requests, window, append_first)) in cases.into_iter().enumerate() {
+    for (case, (size, requests, window, append_first, clients)) in cases.into_iter().enumerate() {
         let messages = &corpus[..size.min(corpus.len())];
         let mut sessions = Vec::new();
         let mut fetchers = Vec::new();
-        for index in 0..scale.build_clients {
+        for index in 0..clients {
             let session_id = format!("bench-build-{case}-{index}");
             session_with(&mut setup, &session_id, messages, window, None).await;
             let session_pk: i64 =

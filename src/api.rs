@@ -349,10 +349,14 @@ impl pb::context_service_server::ContextService for ContextApi {
                     .await?;
                 let first_seq = built.messages.first().map_or(0, |m| m.seq);
                 let last_seq = built.messages.last().map_or(0, |m| m.seq);
-                let views = built
-                    .leading
-                    .iter()
-                    .chain(built.messages.iter().map(|stored| &stored.message));
+                let summaries = built.summaries.iter().map(summary_to_pb).collect();
+                let budget = Some(report_to_pb(&built.report));
+                let views = || {
+                    built
+                        .leading
+                        .iter()
+                        .chain(built.messages.iter().map(|stored| &stored.message))
+                };
                 let (messages, json) = match format {
                     pb::OutputFormat::Unspecified | pb::OutputFormat::Neutral => (
                         built
@@ -360,14 +364,14 @@ impl pb::context_service_server::ContextService for ContextApi {
                             .as_ref()
                             .map(message_to_pb)
                             .into_iter()
-                            .chain(built.messages.iter().map(stored_to_pb))
+                            .chain(built.messages.into_iter().map(stored_to_pb))
                             .collect(),
                         String::new(),
                     ),
                     pb::OutputFormat::OpenaiChat => {
                         let body = render::openai_chat(
                             &built.system_prompt,
-                            views,
+                            views(),
                             &built.tool_definitions,
                         );
                         (Vec::new(), body.to_string())
@@ -375,7 +379,7 @@ impl pb::context_service_server::ContextService for ContextApi {
                     pb::OutputFormat::AnthropicMessages => {
                         let body = render::anthropic_messages(
                             &built.system_prompt,
-                            views,
+                            views(),
                             &built.tool_definitions,
                             built.report.output_reserve_tokens,
                         );
@@ -385,7 +389,7 @@ impl pb::context_service_server::ContextService for ContextApi {
                 Ok(pb::BuildMessagesResponse {
                     messages,
                     json,
-                    budget: Some(report_to_pb(&built.report)),
+                    budget,
                     version: built.version,
                     trimmed: Some(pb::Trimmed {
                         turns: built.trimmed.turns,
@@ -396,8 +400,8 @@ impl pb::context_service_server::ContextService for ContextApi {
                     }),
                     first_seq,
                     last_seq,
-                    system_prompt: built.system_prompt.clone(),
-                    summaries: built.summaries.iter().map(summary_to_pb).collect(),
+                    system_prompt: built.system_prompt,
+                    summaries,
                 })
             },
         )
@@ -560,7 +564,7 @@ impl pb::context_service_server::ContextService for ContextApi {
                     )
                     .await?;
                 Ok(pb::ExpandResponse {
-                    messages: expanded.messages.iter().map(stored_to_pb).collect(),
+                    messages: expanded.messages.into_iter().map(stored_to_pb).collect(),
                     total_tokens: expanded.total_tokens,
                     next_seq: expanded.next_seq,
                 })
@@ -656,46 +660,43 @@ fn message_to_pb(message: &Message) -> pb::Message {
     }
 }
 
-fn stored_to_pb(stored: &StoredMessage) -> pb::Message {
-    let message = &stored.message;
+/// The message as the API shows it, moved rather than copied (a view can be megabytes).
+fn stored_to_pb(stored: StoredMessage) -> pb::Message {
+    let message = stored.message;
     pb::Message {
         role: message.role as i32,
-        content: message.content.clone(),
+        content: message.content,
         parts: message
             .parts
-            .iter()
+            .into_iter()
             .map(|part| pb::ContentPart {
                 part: Some(match part {
-                    Part::Text { text } => pb::content_part::Part::Text(text.clone()),
+                    Part::Text { text } => pb::content_part::Part::Text(text),
                     Part::Media {
                         uri,
                         mime_type,
                         token_estimate,
                     } => pb::content_part::Part::Media(pb::MediaRef {
-                        uri: uri.clone(),
-                        mime_type: mime_type.clone(),
-                        token_estimate: *token_estimate,
+                        uri,
+                        mime_type,
+                        token_estimate,
                     }),
                 }),
             })
             .collect(),
-        reasoning: message.reasoning.clone(),
+        reasoning: message.reasoning,
         tool_calls: message
             .tool_calls
-            .iter()
+            .into_iter()
             .map(|call| pb::ToolCall {
-                id: call.id.clone(),
-                name: call.name.clone(),
-                arguments_json: call.arguments.clone(),
+                id: call.id,
+                name: call.name,
+                arguments_json: call.arguments,
             })
             .collect(),
-        tool_call_id: message.tool_call_id.clone(),
-        name: message.name.clone(),
-        metadata: message
-            .metadata
-            .iter()
-            .map(|(key, value)| (key.clone(), value.clone()))
-            .collect(),
+        tool_call_id: message.tool_call_id,
+        name: message.name,
+        metadata: message.metadata.into_iter().collect(),
         pinned: message.pinned,
         seq: stored.seq,
         turn: stored.turn,
