@@ -172,3 +172,109 @@ async fn a_cached_view_follows_what_other_replicas_do(pool: PgPool) {
     b.stop().await;
     c.stop().await;
 }
+
+/// The store's guard itself: a write decided on a read the session has moved past
+/// writes nothing; one read under the row lock always lands.
+#[sqlx::test]
+async fn a_write_on_a_stale_read_writes_nothing(pool: PgPool) {
+    use ctxd::message::{Message, Role, ViewState};
+    use ctxd::store::{AppendState, AppendWrite, Appended, NewMessage, SessionUpdate, Store};
+
+    let server = TestServer::start(pool.clone()).await;
+    let mut client = server.client.clone();
+    create(&mut client, "s", window(100_000, 10_000)).await;
+    append(&mut client, "s", vec![user("first")]).await.unwrap();
+    let store = Store::new(pool);
+    let tenant = store.default_tenant().await.unwrap();
+    let message = Message::text(Role::User, "decided on an old read");
+    let write = |state: &AppendState| {
+        let session = &state.session;
+        (
+            [NewMessage {
+                seq: session.message_count + 1,
+                turn: session.turn_count + 1,
+                token_count: 9,
+                view_tokens: 9,
+                view_state: ViewState::Full,
+                message: &message,
+            }],
+            SessionUpdate {
+                version: session.version + 1,
+                message_count: session.message_count + 1,
+                turn_count: session.turn_count + 1,
+                log_tokens: session.log_tokens + 9,
+                view_tokens: session.view_tokens + 9,
+                last_turn_tokens: 9,
+                evicted: 0,
+                anchor: None,
+                usage: (0, 0, 0),
+            },
+        )
+    };
+
+    let stale = store
+        .append_state(tenant, "s", &[], None, false)
+        .await
+        .unwrap()
+        .unwrap();
+    // Another writer moves the session on.
+    append(&mut client, "s", vec![user("second")])
+        .await
+        .unwrap();
+    let (batch, update) = write(&stale);
+    let raced = store
+        .append(
+            stale,
+            AppendWrite {
+                batch: &batch,
+                calls: &[],
+                answers: &[],
+                update,
+                events: Vec::new(),
+                budget_status: None,
+                idempotency: None,
+                job: None,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(raced, Appended::Raced);
+    let built = build(&mut client, "s", pb::OutputFormat::Neutral)
+        .await
+        .unwrap();
+    let contents: Vec<&str> = built.messages.iter().map(|m| m.content.as_str()).collect();
+    assert_eq!(
+        contents,
+        ["first", "second"],
+        "nothing of the stale write landed"
+    );
+    assert_eq!(session(&mut client, "s").await.version, 2);
+
+    // Under the row lock the read cannot go stale: the write lands.
+    let locked = store
+        .append_state(tenant, "s", &[], None, true)
+        .await
+        .unwrap()
+        .unwrap();
+    let (batch, update) = write(&locked);
+    let landed = store
+        .append(
+            locked,
+            AppendWrite {
+                batch: &batch,
+                calls: &[],
+                answers: &[],
+                update,
+                events: Vec::new(),
+                budget_status: None,
+                idempotency: None,
+                job: None,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(landed, Appended::Applied { job_id: None });
+    let session = session(&mut client, "s").await;
+    assert_eq!((session.message_count, session.version), (3, 3));
+    server.stop().await;
+}
