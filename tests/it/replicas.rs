@@ -223,19 +223,7 @@ async fn a_write_on_a_stale_read_writes_nothing(pool: PgPool) {
         .unwrap();
     let (batch, update) = write(&stale);
     let raced = store
-        .append(
-            stale,
-            AppendWrite {
-                batch: &batch,
-                calls: &[],
-                answers: &[],
-                update,
-                events: Vec::new(),
-                budget_status: None,
-                idempotency: None,
-                job: None,
-            },
-        )
+        .append(stale, only_messages(&batch, update))
         .await
         .unwrap();
     assert_eq!(raced, Appended::Raced);
@@ -258,19 +246,7 @@ async fn a_write_on_a_stale_read_writes_nothing(pool: PgPool) {
         .unwrap();
     let (batch, update) = write(&locked);
     let landed = store
-        .append(
-            locked,
-            AppendWrite {
-                batch: &batch,
-                calls: &[],
-                answers: &[],
-                update,
-                events: Vec::new(),
-                budget_status: None,
-                idempotency: None,
-                job: None,
-            },
-        )
+        .append(locked, only_messages(&batch, update))
         .await
         .unwrap();
     assert_eq!(landed, Appended::Applied { job_id: None });
