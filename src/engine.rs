@@ -2561,13 +2561,16 @@ fn validate_usage(request: &AppendRequest) -> Result<Option<usize>> {
 /// Checks every tool result against the calls the session (and this batch) has made,
 /// and every new call id against the session's. Returns the new calls and answers with
 /// the seqs they will get.
+/// A tool call id and the seq of the message making or answering it.
+type CallSeq = (String, i64);
+
 /// The batch's new tool calls (id, seq) and answers (id, seq), checked against what the
 /// session knows of the calls it names (`known`: id → seq of its result).
 fn check_tool_references(
     known: &HashMap<String, Option<i64>>,
     messages: &[Message],
     message_count: i64,
-) -> Result<(Vec<(String, i64)>, Vec<(String, i64)>)> {
+) -> Result<(Vec<CallSeq>, Vec<CallSeq>)> {
     let mut batch_calls: HashMap<&str, bool> = HashMap::new();
     let mut calls = Vec::new();
     let mut answers = Vec::new();

@@ -121,7 +121,9 @@ impl Store {
             return Ok(None);
         };
         let pending: Option<Json<HashMap<String, i64>>> = row.try_get("pending_jobs")?;
-        let known: Option<Json<Vec<(String, Option<i64>)>>> = row.try_get("known_calls")?;
+        // [call id, seq of its result or null] per known call.
+        type KnownCalls = Vec<(String, Option<i64>)>;
+        let known: Option<Json<KnownCalls>> = row.try_get("known_calls")?;
         let idempotent: Option<Json<(String, serde_json::Value)>> = row.try_get("idempotent")?;
         Ok(Some(AppendState {
             session: SessionRow::from_row(&row)?,

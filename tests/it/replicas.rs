@@ -212,6 +212,20 @@ async fn a_write_on_a_stale_read_writes_nothing(pool: PgPool) {
         )
     };
 
+    // A write of messages alone (no tool calls, events, key or job).
+    fn only_messages<'a>(batch: &'a [NewMessage<'a>], update: SessionUpdate) -> AppendWrite<'a> {
+        AppendWrite {
+            batch,
+            calls: &[],
+            answers: &[],
+            update,
+            events: Vec::new(),
+            budget_status: None,
+            idempotency: None,
+            job: None,
+        }
+    }
+
     let stale = store
         .append_state(tenant, "s", &[], None, false)
         .await
