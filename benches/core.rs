@@ -148,7 +148,16 @@ async fn run(
         MODEL_PROFILE.into(),
         Some(Arc::new(ModelSummarizer::with_key(profile, None).unwrap())),
     );
-    let engine = Engine::new(Store::new(pool.clone()), config);
+    // The server's store as `ctxd serve` connects it (its pools and their settings).
+    let store = Store::connect_with(
+        url.parse::<PgConnectOptions>()
+            .expect("database URL")
+            .database(&database),
+        64,
+    )
+    .await
+    .expect("connect the server's store");
+    let engine = Engine::new(store.clone(), config);
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let shutdown = CancellationToken::new();
@@ -159,10 +168,7 @@ async fn run(
         shutdown.clone(),
     ));
     // A second replica on the same database that reads every view from the table.
-    let uncached = Engine::new(
-        Store::with_view_cache(pool.clone(), 0),
-        engine.config().clone(),
-    );
+    let uncached = Engine::new(store.clone().view_cache_bytes(0), engine.config().clone());
     let uncached_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let uncached_addr = uncached_listener.local_addr().unwrap();
     let uncached_server = tokio::spawn(ctxd::server::serve(
@@ -192,6 +198,7 @@ async fn run(
         .unwrap()
         .expect("server without a view cache");
     pool.close().await;
+    store.close().await;
     drop_database(&url, &database).await;
     if let Some(local) = local {
         local.stop().await.expect("stop the private PostgreSQL");
@@ -342,10 +349,9 @@ async fn fresh_database(url: &str) -> (PgPool, String) {
         .await
         .expect("create the benchmark database");
     admin.close().await;
-    // The server's own connection settings.
     let pool = PgPoolOptions::new()
         .max_connections(64)
-        .connect_with(ctxd::store::session_options(options.database(&name)))
+        .connect_with(options.database(&name))
         .await
         .expect("connect to the benchmark database");
     ctxd::store::MIGRATOR.run(&pool).await.expect("migrations");

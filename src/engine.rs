@@ -588,7 +588,7 @@ impl Engine {
         &self,
         request: &AppendRequest,
         usage_index: Option<usize>,
-        state: AppendState,
+        mut state: AppendState,
     ) -> Result<Option<AppendOutcome>> {
         if let Some((_, hash)) = &request.idempotency
             && let Some((stored_hash, response)) = &state.idempotent
@@ -605,7 +605,8 @@ impl Engine {
             return Ok(Some(outcome));
         }
 
-        let session = &state.session;
+        let session = state.session.clone();
+        let session = &session;
         if let Some(expected) = request.expected_version
             && expected != session.version
         {
@@ -724,7 +725,7 @@ impl Engine {
                 .map(|call| call.name.clone());
             let tool_name = match in_batch {
                 Some(name) => name,
-                None => self.store.tool_name(session.id, call_id).await?,
+                None => self.store.tool_name(&mut state, call_id).await?,
             };
             events.push(EventDetail::OutputEvicted {
                 seq: new.seq,

@@ -68,9 +68,9 @@ pub enum Appended {
     Raced,
 }
 
-/// The session row with what an append needs, `$tail` after the where clause.
+/// The session row with what an append needs.
 macro_rules! append_state_query {
-    ($tail:literal) => {
+    () => {
         concat!(
             with_columns!("select", ""),
             ", sessions.xmin::text as row_version,
@@ -83,8 +83,7 @@ macro_rules! append_state_query {
                (select jsonb_build_array(encode(k.request_hash, 'hex'), k.response)
                   from idempotency_keys k
                  where k.session_id = sessions.id and k.key = $4) as idempotent
-             from sessions where tenant_id = $1 and external_id = $2",
-            $tail
+             from sessions where tenant_id = $1 and external_id = $2"
         )
     };
 }
@@ -101,21 +100,29 @@ impl Store {
         key: Option<&str>,
         lock: bool,
     ) -> Result<Option<AppendState>, sqlx::Error> {
-        let query = if lock {
-            append_state_query!(" for update")
-        } else {
-            append_state_query!("")
-        };
-        let query = sqlx::query(query)
+        let query = sqlx::query(append_state_query!())
             .bind(tenant_id)
             .bind(external_id)
             .bind(call_ids)
             .bind(key);
         let (row, locked) = if lock {
-            let mut tx = self.pool.begin().await?;
+            let mut tx = self.append_pool.begin().await?;
+            // The lock first, the read in a statement of its own: a `for update` that
+            // waited for another writer returns that writer's row, but its subqueries
+            // would still read the tables as they were before the wait.
+            let found: Option<i64> = sqlx::query_scalar(
+                "select id from sessions where tenant_id = $1 and external_id = $2 for update",
+            )
+            .bind(tenant_id)
+            .bind(external_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+            if found.is_none() {
+                return Ok(None);
+            }
             (query.fetch_optional(&mut *tx).await?, Some(tx))
         } else {
-            (query.fetch_optional(&self.pool).await?, None)
+            (query.fetch_optional(&self.append_pool).await?, None)
         };
         let Some(row) = row else {
             return Ok(None);
@@ -139,20 +146,26 @@ impl Store {
         }))
     }
 
-    /// The function name of a tool call the session has seen ("" when unknown).
-    pub async fn tool_name(&self, session_id: i64, call_id: &str) -> Result<String, sqlx::Error> {
-        let name: Option<String> = sqlx::query_scalar(
+    /// The function name of a tool call the session of `state` has seen ("" when
+    /// unknown); read in `state`'s transaction when it holds the lock.
+    pub async fn tool_name(
+        &self,
+        state: &mut AppendState,
+        call_id: &str,
+    ) -> Result<String, sqlx::Error> {
+        let query = sqlx::query_scalar(
             "select c ->> 'name' from tool_calls t
              join messages m on m.session_id = t.session_id and m.seq = t.call_seq,
              jsonb_array_elements(m.tool_calls) c
              where t.session_id = $1 and t.call_id = $2 and c ->> 'id' = $2",
         )
-        .bind(session_id)
-        .bind(call_id)
-        .fetch_optional(&self.pool)
-        .await?
-        .flatten();
-        Ok(name.unwrap_or_default())
+        .bind(state.session.id)
+        .bind(call_id);
+        let name: Option<Option<String>> = match state.locked.as_mut() {
+            Some(tx) => query.fetch_optional(&mut **tx).await?,
+            None => query.fetch_optional(&self.pool).await?,
+        };
+        Ok(name.flatten().unwrap_or_default())
     }
 
     /// The session's pending job of `kind`, if any.
@@ -190,7 +203,7 @@ impl Store {
                 Ok(appended)
             }
             None => {
-                let mut conn = self.pool.acquire().await?;
+                let mut conn = self.append_pool.acquire().await?;
                 write_append(&mut conn, &session, &row_version, &write).await
             }
         }

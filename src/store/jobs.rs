@@ -123,6 +123,13 @@ impl SessionTx {
                             where state in ('available', 'running', 'retryable')
                         do nothing
                         returning id
+                     ),
+                     -- A new pending job changes what an append decides (it enqueues
+                     -- none of its own): touching the row makes an append that read it
+                     -- before retry (its write is guarded by the row's xmin).
+                     touched as (
+                        update sessions set updated_at = now()
+                        where id = $2 and exists (select 1 from inserted)
                      )
                      select id, true from inserted
                      union all

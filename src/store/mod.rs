@@ -33,6 +33,10 @@ pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 #[derive(Clone, Debug)]
 pub struct Store {
     pool: PgPool,
+    /// Connections for AppendTurn's read and write, which run with generic plans
+    /// ([`append_options`]); the same pool as `pool` unless [`Store::connect_with`]
+    /// made one.
+    append_pool: PgPool,
     /// Session views this replica has read, so a build fetches only what is new.
     views: std::sync::Arc<ViewCache>,
 }
@@ -52,12 +56,12 @@ pub struct SessionTx {
     budget_status: Option<i16>,
 }
 
-/// The connection settings ctxd's sessions run with. Generic plans: ctxd's statements
-/// are short lookups by key whose best plan does not depend on the values, and with
-/// PostgreSQL's default the large AppendTurn statement was planned anew on every call
-/// (a fifth of the database's CPU per append in the benchmark's profile; 10-20 % more
-/// appends per second with generic plans, measured in alternating runs).
-pub fn session_options(options: PgConnectOptions) -> PgConnectOptions {
+/// The settings of AppendTurn's connections: generic plans. With PostgreSQL's default,
+/// the large append statement was planned anew on every execution (12 % of all CPU in
+/// the append benchmark's profile; 10-20 % more appends per second with generic plans,
+/// measured in alternating runs). Only for the append: other statements have optional
+/// filters (`$1 is null or …`) whose best plan does depend on the values.
+pub fn append_options(options: PgConnectOptions) -> PgConnectOptions {
     options
         .application_name("ctxd")
         .options([("plan_cache_mode", "force_generic_plan")])
@@ -71,6 +75,7 @@ impl Store {
     /// A store whose view cache keeps at most `bytes` (0: none).
     pub fn with_view_cache(pool: PgPool, bytes: usize) -> Store {
         Store {
+            append_pool: pool.clone(),
             pool,
             views: std::sync::Arc::new(ViewCache::new(bytes)),
         }
@@ -78,23 +83,47 @@ impl Store {
 
     /// This store with a view cache of at most `bytes` (0: none) instead of its own.
     pub fn view_cache_bytes(self, bytes: usize) -> Store {
-        Store::with_view_cache(self.pool, bytes)
+        Store {
+            views: std::sync::Arc::new(ViewCache::new(bytes)),
+            ..self
+        }
     }
 
     pub fn view_cache(&self) -> &ViewCache {
         &self.views
     }
 
-    /// Connects a pool and applies pending migrations.
+    /// Connects and applies pending migrations.
     pub async fn connect(url: &str, max_connections: u32) -> Result<Store, sqlx::Error> {
-        let options: PgConnectOptions = url.parse()?;
+        Store::connect_with(url.parse()?, max_connections).await
+    }
+
+    /// Connects a pool of `max_connections`, and half as many (at least 2) for
+    /// AppendTurn with [`append_options`], and applies pending migrations.
+    pub async fn connect_with(
+        options: PgConnectOptions,
+        max_connections: u32,
+    ) -> Result<Store, sqlx::Error> {
         let pool = PgPoolOptions::new()
             .max_connections(max_connections)
             .acquire_timeout(Duration::from_secs(10))
-            .connect_with(session_options(options))
+            .connect_with(options.clone().application_name("ctxd"))
             .await?;
         MIGRATOR.run(&pool).await?;
-        Ok(Store::new(pool))
+        let append_pool = PgPoolOptions::new()
+            .max_connections((max_connections / 2).max(2))
+            .acquire_timeout(Duration::from_secs(10))
+            .connect_lazy_with(append_options(options));
+        Ok(Store {
+            append_pool,
+            ..Store::new(pool)
+        })
+    }
+
+    /// Closes the store's connections.
+    pub async fn close(&self) {
+        self.pool.close().await;
+        self.append_pool.close().await;
     }
 
     pub fn pool(&self) -> &PgPool {

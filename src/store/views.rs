@@ -56,6 +56,9 @@ struct Entry {
 
 /// What a message costs the cache beyond its text: the struct, the allocations.
 const MESSAGE_OVERHEAD_BYTES: usize = 256;
+/// What an entry costs beyond its messages (the maps' slots, the key), so even empty
+/// views count against the budget.
+const ENTRY_OVERHEAD_BYTES: usize = 128;
 
 impl ViewCache {
     /// A cache of at most `capacity_bytes`; 0 turns it off.
@@ -149,26 +152,27 @@ impl ViewCache {
 }
 
 fn view_bytes(messages: &[StoredMessage]) -> usize {
-    messages
-        .iter()
-        .map(|stored| {
-            let m = &stored.message;
-            MESSAGE_OVERHEAD_BYTES
-                + m.content.len()
-                + m.reasoning.len()
-                + m.tool_call_id.len()
-                + m.name.len()
-                + m.parts.iter().map(part_bytes).sum::<usize>()
-                + m.tool_calls
-                    .iter()
-                    .map(|c| c.id.len() + c.name.len() + c.arguments.len() + 64)
-                    .sum::<usize>()
-                + m.metadata
-                    .iter()
-                    .map(|(k, v)| k.len() + v.len() + 48)
-                    .sum::<usize>()
-        })
-        .sum()
+    ENTRY_OVERHEAD_BYTES
+        + messages
+            .iter()
+            .map(|stored| {
+                let m = &stored.message;
+                MESSAGE_OVERHEAD_BYTES
+                    + m.content.len()
+                    + m.reasoning.len()
+                    + m.tool_call_id.len()
+                    + m.name.len()
+                    + m.parts.iter().map(part_bytes).sum::<usize>()
+                    + m.tool_calls
+                        .iter()
+                        .map(|c| c.id.len() + c.name.len() + c.arguments.len() + 64)
+                        .sum::<usize>()
+                    + m.metadata
+                        .iter()
+                        .map(|(k, v)| k.len() + v.len() + 48)
+                        .sum::<usize>()
+            })
+            .sum::<usize>()
 }
 
 fn part_bytes(part: &Part) -> usize {
@@ -236,12 +240,15 @@ mod tests {
         // A newer view replaces the entry and its bytes.
         cache.put(7, view(4, &[10]));
         assert!(cache.get(7, key(3)).is_none());
-        assert_eq!(cache.usage(), (1, MESSAGE_OVERHEAD_BYTES + 10));
+        assert_eq!(
+            cache.usage(),
+            (1, ENTRY_OVERHEAD_BYTES + MESSAGE_OVERHEAD_BYTES + 10)
+        );
     }
 
     #[test]
     fn the_least_recently_used_go_first_and_the_budget_holds() {
-        let one = MESSAGE_OVERHEAD_BYTES + 1_000;
+        let one = ENTRY_OVERHEAD_BYTES + MESSAGE_OVERHEAD_BYTES + 1_000;
         let cache = ViewCache::new(4 * one);
         for session in 1..=4 {
             cache.put(session, view(0, &[1_000]));

@@ -268,3 +268,130 @@ async fn a_write_on_a_stale_read_writes_nothing(pool: PgPool) {
     assert_eq!((session.message_count, session.version), (3, 3));
     server.stop().await;
 }
+
+/// The row-lock read, when it had to wait for another writer, sees what that writer
+/// committed: the call it answered, the key it used (so the waiting append is refused
+/// or replayed, never written twice).
+#[sqlx::test]
+async fn a_locked_read_that_waited_sees_the_writer_before_it(pool: PgPool) {
+    use ctxd::message::{Message, Role, ViewState};
+    use ctxd::store::{AppendWrite, Appended, NewMessage, SessionUpdate, Store};
+
+    let server = TestServer::start(pool.clone()).await;
+    let mut client = server.client.clone();
+    create(&mut client, "s", window(100_000, 10_000)).await;
+    append(&mut client, "s", vec![user("run it"), call(&["x"])])
+        .await
+        .unwrap();
+    let store = Store::new(pool.clone());
+    let tenant = store.default_tenant().await.unwrap();
+    let ids = vec!["x".to_string()];
+
+    let first = store
+        .append_state(tenant, "s", &ids, Some("k"), true)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        first.known_calls.get("x"),
+        Some(&None),
+        "x is not answered yet"
+    );
+    assert!(first.idempotent.is_none());
+    let waiting = tokio::spawn({
+        let store = store.clone();
+        let ids = ids.clone();
+        async move {
+            store
+                .append_state(tenant, "s", &ids, Some("k"), true)
+                .await
+                .unwrap()
+                .unwrap()
+        }
+    });
+    // The second read is queued behind the first's row lock before the first writes.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let waiters: i64 = sqlx::query_scalar(
+            "select count(*) from pg_stat_activity
+             where datname = current_database() and wait_event_type = 'Lock'",
+        )
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+        if waiters > 0 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the second read never waited"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+
+    let answer = Message {
+        tool_call_id: "x".into(),
+        ..Message::text(Role::Tool, "output of x")
+    };
+    let session = first.session.clone();
+    let seq = session.message_count + 1;
+    let batch = [NewMessage {
+        seq,
+        turn: session.turn_count,
+        token_count: 5,
+        view_tokens: 5,
+        view_state: ViewState::Full,
+        message: &answer,
+    }];
+    let written = store
+        .append(
+            first,
+            AppendWrite {
+                batch: &batch,
+                calls: &[],
+                answers: &[("x".to_string(), seq)],
+                update: SessionUpdate {
+                    version: session.version + 1,
+                    message_count: seq,
+                    turn_count: session.turn_count,
+                    log_tokens: session.log_tokens + 5,
+                    view_tokens: session.view_tokens + 5,
+                    last_turn_tokens: session.last_turn_tokens + 5,
+                    evicted: 0,
+                    anchor: None,
+                    usage: (0, 0, 0),
+                },
+                events: Vec::new(),
+                budget_status: None,
+                idempotency: Some(("k", b"hash".as_slice(), serde_json::json!({"seqs": [seq]}))),
+                job: None,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(written, Appended::Applied { job_id: None });
+
+    let second = waiting.await.unwrap();
+    assert_eq!(second.session.message_count, seq);
+    assert_eq!(
+        second.known_calls.get("x"),
+        Some(&Some(seq)),
+        "x is answered"
+    );
+    let (hash, response) = second.idempotent.as_ref().expect("the key is taken");
+    assert_eq!(hash.as_slice(), b"hash");
+    assert_eq!(response["seqs"][0], seq);
+    drop(second);
+    // Through the API: answering x again is refused, nothing is written.
+    let again = append(&mut client, "s", vec![result("x", "again")])
+        .await
+        .unwrap_err();
+    assert_eq!(again.code(), tonic::Code::InvalidArgument);
+    assert_eq!(
+        crate::harness::session(&mut client, "s")
+            .await
+            .message_count,
+        seq
+    );
+    server.stop().await;
+}
