@@ -62,33 +62,43 @@ impl Store {
             view_epoch: row.view_epoch,
             first_seq: row.view_first_seq,
         };
-        let cached = self.views.get(row.id, key);
-        let (mut messages, from_seq) = match cached {
-            Some(cached) if cached.through_seq >= row.message_count => {
-                // Read together with an older session row: the view as that row knew it.
-                let messages = cached
-                    .messages
-                    .iter()
-                    .take_while(|m| m.seq <= row.message_count)
-                    .cloned()
-                    .collect();
-                return Ok(messages);
+        if let Some(cached) = self.views.get(row.id, key)
+            && cached.through_seq >= row.message_count
+        {
+            // Everything is there (more, when read with an older session row: the view
+            // as that row knew it).
+            return Ok(cached
+                .messages
+                .iter()
+                .take_while(|m| m.seq <= row.message_count)
+                .cloned()
+                .collect());
+        }
+        // Extend the entry, taken out of the cache so its messages move rather than
+        // copy (a concurrent build of the session reads the table meanwhile).
+        let (mut messages, from_seq) = match self.views.take(row.id, key) {
+            Some(cached) => {
+                let mut messages =
+                    Arc::try_unwrap(cached.messages).unwrap_or_else(|shared| (*shared).clone());
+                messages.retain(|m| m.seq <= row.message_count);
+                (messages, cached.through_seq.min(row.message_count) + 1)
             }
-            Some(cached) => ((*cached.messages).clone(), cached.through_seq + 1),
             None => (Vec::new(), row.view_first_seq),
         };
         messages.extend(self.view_range(row.id, from_seq, row.message_count).await?);
-        if self.views.enabled() {
-            self.views.put(
-                row.id,
-                CachedView {
-                    key,
-                    through_seq: row.message_count,
-                    messages: Arc::new(messages.clone()),
-                },
-            );
+        if !self.views.enabled() {
+            return Ok(messages);
         }
-        Ok(messages)
+        let messages = Arc::new(messages);
+        self.views.put(
+            row.id,
+            CachedView {
+                key,
+                through_seq: row.message_count,
+                messages: messages.clone(),
+            },
+        );
+        Ok((*messages).clone())
     }
 
     /// The view's messages with a seq from `first_seq` to `last_seq`, in order.

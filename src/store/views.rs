@@ -129,11 +129,26 @@ impl ViewCache {
     }
 
     pub fn remove(&self, session_id: i64) {
-        let mut inner = self.lock();
-        if let Some(old) = inner.entries.remove(&session_id) {
-            inner.recency.remove(&old.used);
-            inner.bytes -= old.bytes;
+        self.take_entry(session_id);
+    }
+
+    /// Removes and returns the session's entry when it holds `key`'s view, so a caller
+    /// that extends it can reuse its messages without copying them.
+    pub fn take(&self, session_id: i64, key: ViewKey) -> Option<CachedView> {
+        if !self.enabled() {
+            return None;
         }
+        self.take_entry(session_id)
+            .map(|entry| entry.view)
+            .filter(|view| view.key == key)
+    }
+
+    fn take_entry(&self, session_id: i64) -> Option<Entry> {
+        let mut inner = self.lock();
+        let old = inner.entries.remove(&session_id)?;
+        inner.recency.remove(&old.used);
+        inner.bytes -= old.bytes;
+        Some(old)
     }
 
     /// Entries and the bytes they are estimated to take.
@@ -262,6 +277,25 @@ mod tests {
         }
         let (entries, bytes) = cache.usage();
         assert_eq!((entries, bytes), (4, 4 * one));
+    }
+
+    #[test]
+    fn take_hands_the_entry_over_and_forgets_it() {
+        let cache = ViewCache::new(1 << 20);
+        cache.put(7, view(3, &[10, 20]));
+        let taken = cache.take(7, key(3)).unwrap();
+        assert_eq!(taken.through_seq, 2);
+        assert_eq!(
+            Arc::strong_count(&taken.messages),
+            1,
+            "the cache let go of it"
+        );
+        assert!(cache.get(7, key(3)).is_none());
+        assert_eq!(cache.usage(), (0, 0));
+        // Another view's entry is dropped, not handed over.
+        cache.put(7, view(3, &[10]));
+        assert!(cache.take(7, key(4)).is_none());
+        assert_eq!(cache.usage(), (0, 0));
     }
 
     #[test]
