@@ -761,7 +761,11 @@ impl Engine {
             job: new_job.as_ref().map(|job| (job, notify)),
         };
         let session_id = session.id;
-        match self.store.append(state, write).await? {
+        let appended = self.store.append(state, write).await?;
+        if notify && !matches!(appended, Appended::Applied { job_id: Some(_) }) {
+            self.config.notify_gate.release();
+        }
+        match appended {
             Appended::Raced => Ok(None),
             Appended::Applied { job_id } => {
                 if new_job.is_some() {

@@ -79,6 +79,13 @@ impl NotifyGate {
                 .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
                 .is_ok()
     }
+
+    /// Gives the window back after a `take` whose enqueue did not happen (the write
+    /// found the session changed, or a job was already pending), so the next enqueue
+    /// announces its job instead of leaving it to polling.
+    pub fn release(&self) {
+        self.last_ms.store(i64::MIN / 2, Ordering::Relaxed);
+    }
 }
 
 /// `$head`, the columns of [`JobRow`] (of `jobs j`), `$tail`.
@@ -388,5 +395,20 @@ impl Store {
         .bind(session_id)
         .fetch_optional(self.pool())
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_released_window_lets_the_next_enqueue_notify() {
+        let gate = NotifyGate::new(Duration::from_secs(3600));
+        assert!(gate.take());
+        assert!(!gate.take(), "the window is spent");
+        gate.release();
+        assert!(gate.take(), "given back");
+        assert!(!gate.take());
     }
 }
