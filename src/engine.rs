@@ -565,6 +565,9 @@ impl Engine {
         let key = request.idempotency.as_ref().map(|(key, _)| key.as_str());
         // Optimistic first: read, decide, write if the session row is unchanged. After
         // a few lost races with other writers of the session, the read takes the lock.
+        // A session's policy never changes, so the batch is tokenized once, whatever the
+        // attempts.
+        let mut counts = None;
         for attempt in 0..=OPTIMISTIC_APPEND_ATTEMPTS {
             let lock = attempt == OPTIMISTIC_APPEND_ATTEMPTS;
             let state = self
@@ -572,7 +575,10 @@ impl Engine {
                 .append_state(tenant_id, &request.session_id, &referenced, key, lock)
                 .await?
                 .ok_or_else(|| session_not_found(&request.session_id))?;
-            if let Some(outcome) = self.append_once(&request, usage_index, state).await? {
+            if let Some(outcome) = self
+                .append_once(&request, usage_index, state, &mut counts)
+                .await?
+            {
                 return Ok(outcome);
             }
         }
@@ -589,6 +595,7 @@ impl Engine {
         request: &AppendRequest,
         usage_index: Option<usize>,
         mut state: AppendState,
+        counted: &mut Option<Vec<i64>>,
     ) -> Result<Option<AppendOutcome>> {
         if let Some((_, hash)) = &request.idempotency
             && let Some((stored_hash, response)) = &state.idempotent
@@ -605,6 +612,7 @@ impl Engine {
             return Ok(Some(outcome));
         }
 
+        // A copy: `state` lends its transaction to a tool-name lookup further down.
         let session = state.session.clone();
         let session = &session;
         if let Some(expected) = request.expected_version
@@ -620,8 +628,11 @@ impl Engine {
             check_tool_references(&state.known_calls, &request.messages, session.message_count)?;
 
         let policy = policy_of(session)?;
-        let counts = count_messages(policy.counter(), &request.messages).await?;
-        let views = evictions(&policy, &request.messages, &counts, session.message_count).await?;
+        if counted.is_none() {
+            *counted = Some(count_messages(policy.counter(), &request.messages).await?);
+        }
+        let counts = counted.as_deref().unwrap_or_default();
+        let views = evictions(&policy, &request.messages, counts, session.message_count).await?;
         let evicted = views
             .iter()
             .filter(|(state, _)| *state == ViewState::Evicted)
@@ -630,7 +641,7 @@ impl Engine {
         let mut turn = session.turn_count;
         let mut last_turn_tokens = session.last_turn_tokens;
         let mut new_messages = Vec::with_capacity(request.messages.len());
-        for (index, (message, &tokens)) in request.messages.iter().zip(&counts).enumerate() {
+        for (index, (message, &tokens)) in request.messages.iter().zip(counts).enumerate() {
             let (view_state, view_tokens) = views[index];
             if message.role == Role::User {
                 turn += 1;
@@ -760,7 +771,6 @@ impl Engine {
                 .map(|((key, hash), stored)| (key.as_str(), hash.as_slice(), stored)),
             job: new_job.as_ref().map(|job| (job, notify)),
         };
-        let session_id = session.id;
         let appended = self.store.append(state, write).await?;
         if notify && !matches!(appended, Appended::Applied { job_id: Some(_) }) {
             self.config.notify_gate.release();
@@ -769,11 +779,7 @@ impl Engine {
             Appended::Raced => Ok(None),
             Appended::Applied { job_id } => {
                 if new_job.is_some() {
-                    outcome.summarization_job_id = match job_id {
-                        Some(id) => Some(id),
-                        // Another writer enqueued one meanwhile: that one is pending.
-                        None => self.store.pending_job(session_id, SUMMARIZE_JOB).await?,
-                    };
+                    outcome.summarization_job_id = job_id;
                 }
                 Ok(Some(outcome))
             }

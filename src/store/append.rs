@@ -61,8 +61,9 @@ pub struct AppendWrite<'a> {
 /// How an append's write went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Appended {
-    /// Written; with the id of the job it enqueued (`None` when it enqueued none, or a
-    /// job of that kind appeared meanwhile).
+    /// Written; with the id of the job it enqueued (`None` when it enqueued none). A
+    /// job of that kind cannot have appeared since the read: every enqueue touches the
+    /// session row, so the write would have found it changed.
     Applied { job_id: Option<i64> },
     /// The session changed after the read: nothing was written.
     Raced,
@@ -166,22 +167,6 @@ impl Store {
             None => query.fetch_optional(&self.pool).await?,
         };
         Ok(name.flatten().unwrap_or_default())
-    }
-
-    /// The session's pending job of `kind`, if any.
-    pub async fn pending_job(
-        &self,
-        session_id: i64,
-        kind: &str,
-    ) -> Result<Option<i64>, sqlx::Error> {
-        sqlx::query_scalar(
-            "select id from jobs where session_id = $1 and kind = $2
-               and state in ('available', 'running', 'retryable')",
-        )
-        .bind(session_id)
-        .bind(kind)
-        .fetch_optional(&self.pool)
-        .await
     }
 
     /// Writes the append, and commits, if the session row is still as `state` read it.

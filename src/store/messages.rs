@@ -1,9 +1,8 @@
 //! Reads of the message log.
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use sqlx::types::Json;
-
-use std::sync::Arc;
 
 use super::views::{CachedView, ViewKey};
 use super::{SessionRow, Store};

@@ -24,7 +24,7 @@ pub use jobs::{
 pub use search::{SearchHit, SearchQuery};
 pub use sessions::{AnchorUpdate, BuildRecord, Clearing, SessionRow, SessionUpdate};
 pub use summaries::{NewSummary, SummarizedUpdate, SummaryRow};
-pub use views::ViewCache;
+use views::ViewCache;
 
 /// Applies the migrations in `migrations/`.
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
@@ -68,16 +68,12 @@ pub fn append_options(options: PgConnectOptions) -> PgConnectOptions {
 }
 
 impl Store {
+    /// A store on one pool (appends included), with a view cache of the default size.
     pub fn new(pool: PgPool) -> Store {
-        Store::with_view_cache(pool, DEFAULT_VIEW_CACHE_BYTES)
-    }
-
-    /// A store whose view cache keeps at most `bytes` (0: none).
-    pub fn with_view_cache(pool: PgPool, bytes: usize) -> Store {
         Store {
             append_pool: pool.clone(),
             pool,
-            views: std::sync::Arc::new(ViewCache::new(bytes)),
+            views: std::sync::Arc::new(ViewCache::new(DEFAULT_VIEW_CACHE_BYTES)),
         }
     }
 
@@ -87,10 +83,6 @@ impl Store {
             views: std::sync::Arc::new(ViewCache::new(bytes)),
             ..self
         }
-    }
-
-    pub fn view_cache(&self) -> &ViewCache {
-        &self.views
     }
 
     /// Connects and applies pending migrations.

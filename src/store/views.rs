@@ -152,7 +152,8 @@ impl ViewCache {
     }
 
     /// Entries and the bytes they are estimated to take.
-    pub fn usage(&self) -> (usize, usize) {
+    #[cfg(test)]
+    fn usage(&self) -> (usize, usize) {
         let inner = self.lock();
         (inner.entries.len(), inner.bytes)
     }

@@ -29,7 +29,7 @@ impl TestServer {
     /// A server that reads every view from the table (no view cache).
     pub async fn start_uncached(pool: PgPool) -> TestServer {
         let config = EngineConfig::new(Policy::default(), 1024 * 1024);
-        TestServer::start_on(Store::with_view_cache(pool, 0), config).await
+        TestServer::start_on(Store::new(pool).view_cache_bytes(0), config).await
     }
 
     /// A server with its own job workers (two, polling every 100 ms).

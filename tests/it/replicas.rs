@@ -177,8 +177,8 @@ async fn a_cached_view_follows_what_other_replicas_do(pool: PgPool) {
 /// writes nothing; one read under the row lock always lands.
 #[sqlx::test]
 async fn a_write_on_a_stale_read_writes_nothing(pool: PgPool) {
-    use ctxd::message::{Message, Role, ViewState};
-    use ctxd::store::{AppendState, AppendWrite, Appended, NewMessage, SessionUpdate, Store};
+    use ctxd::message::{Message, Role};
+    use ctxd::store::{Appended, Store};
 
     let server = TestServer::start(pool.clone()).await;
     let mut client = server.client.clone();
@@ -187,45 +187,6 @@ async fn a_write_on_a_stale_read_writes_nothing(pool: PgPool) {
     let store = Store::new(pool);
     let tenant = store.default_tenant().await.unwrap();
     let message = Message::text(Role::User, "decided on an old read");
-    let write = |state: &AppendState| {
-        let session = &state.session;
-        (
-            [NewMessage {
-                seq: session.message_count + 1,
-                turn: session.turn_count + 1,
-                token_count: 9,
-                view_tokens: 9,
-                view_state: ViewState::Full,
-                message: &message,
-            }],
-            SessionUpdate {
-                version: session.version + 1,
-                message_count: session.message_count + 1,
-                turn_count: session.turn_count + 1,
-                log_tokens: session.log_tokens + 9,
-                view_tokens: session.view_tokens + 9,
-                last_turn_tokens: 9,
-                evicted: 0,
-                anchor: None,
-                usage: (0, 0, 0),
-            },
-        )
-    };
-
-    // A write of messages alone (no tool calls, events, key or job).
-    fn only_messages<'a>(batch: &'a [NewMessage<'a>], update: SessionUpdate) -> AppendWrite<'a> {
-        AppendWrite {
-            batch,
-            calls: &[],
-            answers: &[],
-            update,
-            events: Vec::new(),
-            budget_status: None,
-            idempotency: None,
-            job: None,
-        }
-    }
-
     let stale = store
         .append_state(tenant, "s", &[], None, false)
         .await
@@ -235,7 +196,7 @@ async fn a_write_on_a_stale_read_writes_nothing(pool: PgPool) {
     append(&mut client, "s", vec![user("second")])
         .await
         .unwrap();
-    let (batch, update) = write(&stale);
+    let (batch, update) = one_more(&stale.session, &message, 9);
     let raced = store
         .append(stale, only_messages(&batch, update))
         .await
@@ -258,7 +219,7 @@ async fn a_write_on_a_stale_read_writes_nothing(pool: PgPool) {
         .await
         .unwrap()
         .unwrap();
-    let (batch, update) = write(&locked);
+    let (batch, update) = one_more(&locked.session, &message, 9);
     let landed = store
         .append(locked, only_messages(&batch, update))
         .await
@@ -274,8 +235,8 @@ async fn a_write_on_a_stale_read_writes_nothing(pool: PgPool) {
 /// or replayed, never written twice).
 #[sqlx::test]
 async fn a_locked_read_that_waited_sees_the_writer_before_it(pool: PgPool) {
-    use ctxd::message::{Message, Role, ViewState};
-    use ctxd::store::{AppendWrite, Appended, NewMessage, SessionUpdate, Store};
+    use ctxd::message::{Message, Role};
+    use ctxd::store::{AppendWrite, Appended, Store};
 
     let server = TestServer::start(pool.clone()).await;
     let mut client = server.client.clone();
@@ -333,38 +294,15 @@ async fn a_locked_read_that_waited_sees_the_writer_before_it(pool: PgPool) {
         tool_call_id: "x".into(),
         ..Message::text(Role::Tool, "output of x")
     };
-    let session = first.session.clone();
-    let seq = session.message_count + 1;
-    let batch = [NewMessage {
-        seq,
-        turn: session.turn_count,
-        token_count: 5,
-        view_tokens: 5,
-        view_state: ViewState::Full,
-        message: &answer,
-    }];
+    let (batch, update) = one_more(&first.session, &answer, 5);
+    let seq = batch[0].seq;
     let written = store
         .append(
             first,
             AppendWrite {
-                batch: &batch,
-                calls: &[],
                 answers: &[("x".to_string(), seq)],
-                update: SessionUpdate {
-                    version: session.version + 1,
-                    message_count: seq,
-                    turn_count: session.turn_count,
-                    log_tokens: session.log_tokens + 5,
-                    view_tokens: session.view_tokens + 5,
-                    last_turn_tokens: session.last_turn_tokens + 5,
-                    evicted: 0,
-                    anchor: None,
-                    usage: (0, 0, 0),
-                },
-                events: Vec::new(),
-                budget_status: None,
                 idempotency: Some(("k", b"hash".as_slice(), serde_json::json!({"seqs": [seq]}))),
-                job: None,
+                ..only_messages(&batch, update)
             },
         )
         .await
@@ -394,4 +332,57 @@ async fn a_locked_read_that_waited_sees_the_writer_before_it(pool: PgPool) {
         seq
     );
     server.stop().await;
+}
+
+/// `message` appended after what `session` holds, counted as `tokens`, and the session's
+/// aggregates after it (a user message starts a turn).
+fn one_more<'a>(
+    session: &ctxd::store::SessionRow,
+    message: &'a ctxd::message::Message,
+    tokens: i64,
+) -> ([ctxd::store::NewMessage<'a>; 1], ctxd::store::SessionUpdate) {
+    let starts_turn = message.role == ctxd::message::Role::User;
+    let turn = session.turn_count + i64::from(starts_turn);
+    let new = ctxd::store::NewMessage {
+        seq: session.message_count + 1,
+        turn,
+        token_count: tokens,
+        view_tokens: tokens,
+        view_state: ctxd::message::ViewState::Full,
+        message,
+    };
+    let update = ctxd::store::SessionUpdate {
+        version: session.version + 1,
+        message_count: session.message_count + 1,
+        turn_count: turn,
+        log_tokens: session.log_tokens + tokens,
+        view_tokens: session.view_tokens + tokens,
+        last_turn_tokens: tokens
+            + if starts_turn {
+                0
+            } else {
+                session.last_turn_tokens
+            },
+        evicted: 0,
+        anchor: None,
+        usage: (0, 0, 0),
+    };
+    ([new], update)
+}
+
+/// A write of messages alone (no tool calls, events, key or job).
+fn only_messages<'a>(
+    batch: &'a [ctxd::store::NewMessage<'a>],
+    update: ctxd::store::SessionUpdate,
+) -> ctxd::store::AppendWrite<'a> {
+    ctxd::store::AppendWrite {
+        batch,
+        calls: &[],
+        answers: &[],
+        update,
+        events: Vec::new(),
+        budget_status: None,
+        idempotency: None,
+        job: None,
+    }
 }
