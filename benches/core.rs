@@ -40,7 +40,7 @@ use ctxd::pb;
 use ctxd::pb::context_service_client::ContextServiceClient;
 use ctxd::policy::Policy;
 use ctxd::store::Store;
-use ctxd::tokenize::{Counter, Tokenizer};
+use ctxd::tokenize::{Counter, TextCounts, Tokenizer, ToolDefinition};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgPool, Row};
 use tokio::net::TcpListener;
@@ -89,6 +89,17 @@ fn main() {
         (FULL, queue::FULL, fanout::FULL)
     } else {
         (SMOKE, queue::SMOKE, fanout::SMOKE)
+    };
+    // CTXD_BENCH_REPEAT=n: n times as many timed builds and appends (long enough to
+    // profile).
+    let repeat: usize = std::env::var("CTXD_BENCH_REPEAT")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1);
+    let scale = Scale {
+        build_requests: scale.build_requests.map(|n| n * repeat),
+        appends_per_session: scale.appends_per_session * repeat,
+        ..scale
     };
     // CTXD_BENCH_LOG=warn (a tracing filter) shows what the server and workers log.
     let _telemetry = std::env::var("CTXD_BENCH_LOG").ok().map(|filter| {
@@ -293,6 +304,83 @@ fn counting(texts: &[String], scale: &Scale) {
             bytes as f64 / 1e6 / corpus.as_secs_f64(),
             same.as_secs_f64() * 1e3,
             mixed.as_secs_f64() * 1e3
+        );
+    }
+    println!();
+    request_counting(texts, scale);
+}
+
+/// What counting an agent-sized request's system prompt and tool definitions costs the
+/// first time, and once the replica remembers them (every later BuildMessages and
+/// CheckBudget with the same prompt and tools).
+fn request_counting(texts: &[String], scale: &Scale) {
+    // A 16 KB system prompt and 24 tools of 1 KB description and 0.5 KB schema each, cut
+    // from the corpus' text: about the size of a coding agent's.
+    let mut corpus = texts.iter().flat_map(|text| text.chars());
+    let mut take = |bytes: usize| {
+        let mut text = String::new();
+        while text.len() < bytes {
+            match corpus.next() {
+                Some(c) => text.push(c),
+                None => break,
+            }
+        }
+        text
+    };
+    let prompt = take(16 * 1024);
+    let tools: Vec<ToolDefinition> = (0..24)
+        .map(|index| ToolDefinition {
+            name: format!("tool_{index}"),
+            description: take(1024),
+            parameters_json_schema: serde_json::json!({
+                "type": "object",
+                "properties": {"input": {"type": "string", "description": take(440)}},
+                "required": ["input"],
+            })
+            .to_string(),
+        })
+        .collect();
+    let request_bytes = prompt.len()
+        + tools
+            .iter()
+            .map(|t| t.name.len() + t.description.len() + t.parameters_json_schema.len())
+            .sum::<usize>();
+    println!(
+        "A request's system prompt and tool definitions ({:.1} KB of corpus text: a 16 KB \
+         prompt, 24 tools), counted as BuildMessages and CheckBudget count them: the first \
+         time, and once the replica remembers their counts. Best of {} rounds of 100.",
+        request_bytes as f64 / 1024.0,
+        scale.counting_rounds
+    );
+    println!();
+    println!("tokenizer | tokens | first time µs | remembered µs");
+    println!("---|---|---|---");
+    for (name, tokenizer) in [
+        ("o200k_base", Tokenizer::O200kBase),
+        ("cl100k_base", Tokenizer::Cl100kBase),
+    ] {
+        let counter = Counter::new(tokenizer, 0);
+        let count = |memo: &TextCounts| {
+            counter.system_prompt(&prompt, memo) + counter.tool_definitions(&tools, memo)
+        };
+        let none = TextCounts::new(0);
+        let memo = TextCounts::new(16 << 20);
+        let tokens = count(&memo);
+        assert_eq!(tokens, count(&none), "a remembered count is the count");
+        let first = best_of(scale.counting_rounds, || {
+            for _ in 0..100 {
+                std::hint::black_box(count(&none));
+            }
+        });
+        let remembered = best_of(scale.counting_rounds, || {
+            for _ in 0..100 {
+                std::hint::black_box(count(&memo));
+            }
+        });
+        println!(
+            "{name} | {tokens} | {:.0} | {:.1}",
+            first.as_secs_f64() * 1e6 / 100.0,
+            remembered.as_secs_f64() * 1e6 / 100.0
         );
     }
     println!();

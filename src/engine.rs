@@ -21,12 +21,15 @@ use crate::store::{
 };
 use crate::store::{JobEnd, JobRow, NewJob, NotifyGate};
 use crate::summarize;
-use crate::tokenize::{Counter, REPLY_PRIMING, ToolDefinition};
+use crate::tokenize::{Counter, REPLY_PRIMING, TextCounts, ToolDefinition};
 use crate::turns;
 use crate::writer::{self, Writer};
 
 /// Texts above this size are tokenized on the blocking pool, not on the async runtime.
 const INLINE_TOKENIZE_BYTES: usize = 32 * 1024;
+/// Text of system prompts and tool definitions whose token counts a replica remembers
+/// (an agent sends the same ones with every call; a few hundred distinct sets fit).
+const REQUEST_TEXT_MEMO_BYTES: usize = 16 * 1024 * 1024;
 const MAX_SESSION_ID_CHARS: usize = 128;
 const MAX_IDEMPOTENCY_KEY_CHARS: usize = 200;
 /// Optimistic tries of an append racing other writers of its session before it reads
@@ -79,6 +82,8 @@ pub const SUMMARIZE_JOB: &str = "summarize";
 pub struct Engine {
     store: Store,
     config: Arc<EngineConfig>,
+    /// Token counts of the system prompts and tool definitions requests repeat.
+    request_texts: Arc<TextCounts>,
 }
 
 /// A session and its effective policy.
@@ -443,6 +448,7 @@ impl Engine {
         Engine {
             store,
             config: Arc::new(config),
+            request_texts: Arc::new(TextCounts::new(REQUEST_TEXT_MEMO_BYTES)),
         }
     }
 
@@ -792,7 +798,7 @@ impl Engine {
         let reserve = output_reserve(&policy, request.max_output_tokens)?;
         let counter = policy.counter();
         let (system_tokens, tool_tokens, tool_definitions) =
-            count_request(counter, &request.system_prompt, request.tools).await?;
+            count_request(counter, &self.request_texts, &request.system_prompt, request.tools).await?;
         let mut stored = self.store.view(&row).await?;
         let mut summaries = if row.summaries_written > 0 {
             self.store.active_summaries(row.id).await?
@@ -1877,7 +1883,7 @@ impl Engine {
         let reserve = output_reserve(&policy, request.max_output_tokens)?;
         let counter = policy.counter();
         let (system_tokens, tool_tokens, _) =
-            count_request(counter, &request.system_prompt, request.tools).await?;
+            count_request(counter, &self.request_texts, &request.system_prompt, request.tools).await?;
         for (index, message) in request.pending.iter().enumerate() {
             validate_message(
                 index,
@@ -2122,6 +2128,7 @@ fn does_not_fit(policy: &Policy, reserve: i64, system: i64, tools: i64, newest_t
 /// Counts the system prompt (with the reply priming) and the tools of a request.
 async fn count_request(
     counter: Counter,
+    memo: &Arc<TextCounts>,
     system_prompt: &str,
     tools: Tools,
 ) -> Result<(i64, i64, Vec<ToolDefinition>)> {
@@ -2136,19 +2143,23 @@ async fn count_request(
             (0, definitions)
         }
     };
-    let prompt = system_prompt.to_string();
-    let work = move || {
-        let system = counter.system_prompt(&prompt) + REPLY_PRIMING;
-        let tools = counter.tool_definitions(&definitions);
-        (system, tools, definitions)
-    };
-    let size = system_prompt.len();
-    let (system, counted_tools, definitions) = if size > INLINE_TOKENIZE_BYTES {
-        tokio::task::spawn_blocking(work)
-            .await
-            .map_err(Error::internal)?
+    // What was counted before is looked up; only a large remainder goes to the
+    // blocking pool.
+    let to_count = counter.request_bytes_to_count(system_prompt, &definitions, memo);
+    let (system, counted_tools, definitions) = if to_count > INLINE_TOKENIZE_BYTES {
+        let prompt = system_prompt.to_string();
+        let memo = memo.clone();
+        tokio::task::spawn_blocking(move || {
+            let system = counter.system_prompt(&prompt, &memo) + REPLY_PRIMING;
+            let tools = counter.tool_definitions(&definitions, &memo);
+            (system, tools, definitions)
+        })
+        .await
+        .map_err(Error::internal)?
     } else {
-        work()
+        let system = counter.system_prompt(system_prompt, memo) + REPLY_PRIMING;
+        let tools = counter.tool_definitions(&definitions, memo);
+        (system, tools, definitions)
     };
     Ok((system, tool_tokens + counted_tools, definitions))
 }

@@ -6,6 +6,9 @@
 //! 3 tokens plus its role, a name costs 1 more, and every request is primed with 3
 //! tokens for the reply. Tool calls and tool definitions are counted from their name,
 //! description, arguments and JSON schema plus a small fixed overhead each.
+use std::collections::HashMap;
+use std::sync::Mutex;
+
 use crate::message::{Message, Part, ToolCall};
 
 /// Tokens of framing around every message.
@@ -114,16 +117,18 @@ impl Counter {
             + self.text(&call.arguments)
     }
 
-    /// Tokens of the system prompt, framing included (0 when empty: no message is sent).
-    pub fn system_prompt(&self, prompt: &str) -> i64 {
+    /// Tokens of the system prompt, framing included (0 when empty: no message is sent);
+    /// a long prompt's count is looked up in, or kept in, `memo`.
+    pub fn system_prompt(&self, prompt: &str, memo: &TextCounts) -> i64 {
         if prompt.is_empty() {
             return 0;
         }
-        MESSAGE_OVERHEAD + self.text("system") + self.text(prompt)
+        MESSAGE_OVERHEAD + self.text("system") + memo.count(self, prompt)
     }
 
-    /// Tokens of a set of tool definitions, framing included.
-    pub fn tool_definitions(&self, tools: &[ToolDefinition]) -> i64 {
+    /// Tokens of a set of tool definitions, framing included; long descriptions' and
+    /// schemas' counts are looked up in, or kept in, `memo`.
+    pub fn tool_definitions(&self, tools: &[ToolDefinition], memo: &TextCounts) -> i64 {
         if tools.is_empty() {
             return 0;
         }
@@ -132,11 +137,112 @@ impl Counter {
             .map(|tool| {
                 TOOL_DEFINITION_OVERHEAD
                     + self.text(&tool.name)
-                    + self.text(&tool.description)
-                    + self.text(&tool.parameters_json_schema)
+                    + memo.count(self, &tool.description)
+                    + memo.count(self, &tool.parameters_json_schema)
             })
             .sum();
         TOOLS_BLOCK_OVERHEAD + defs
+    }
+
+    /// The bytes of the system prompt and tool definitions that counting them would
+    /// tokenize: what `memo` does not know already.
+    pub fn request_bytes_to_count(
+        &self,
+        prompt: &str,
+        tools: &[ToolDefinition],
+        memo: &TextCounts,
+    ) -> usize {
+        let uncounted = |text: &str| {
+            if memo.get(self, text).is_some() {
+                0
+            } else {
+                text.len()
+            }
+        };
+        uncounted(prompt)
+            + tools
+                .iter()
+                .map(|tool| {
+                    tool.name.len()
+                        + uncounted(&tool.description)
+                        + uncounted(&tool.parameters_json_schema)
+                })
+                .sum::<usize>()
+    }
+}
+
+/// Texts shorter than this are tokenized every time (about as fast as looking them up).
+const REMEMBER_MIN_BYTES: usize = 256;
+
+/// The token counts of the long texts clients send with every request — system prompts,
+/// tool descriptions and schemas — per exact tokenizer, so that a build or a budget
+/// check does not tokenize them again each time. Keyed by the text itself, so a count is
+/// never another text's. Bounded by the bytes of text it holds: when full, it starts
+/// over. Heuristic counts are not kept (they cost less than the lookup).
+#[derive(Debug)]
+pub struct TextCounts {
+    capacity_bytes: usize,
+    inner: Mutex<TextCountsInner>,
+}
+
+#[derive(Debug, Default)]
+struct TextCountsInner {
+    o200k: HashMap<String, i64>,
+    cl100k: HashMap<String, i64>,
+    bytes: usize,
+}
+
+impl TextCounts {
+    /// A memo of at most `capacity_bytes` of text; 0 keeps nothing.
+    pub fn new(capacity_bytes: usize) -> TextCounts {
+        TextCounts {
+            capacity_bytes,
+            inner: Mutex::new(TextCountsInner::default()),
+        }
+    }
+
+    /// `counter.text(text)`, from the memo when it has it; kept when worth keeping.
+    pub fn count(&self, counter: &Counter, text: &str) -> i64 {
+        if let Some(count) = self.get(counter, text) {
+            return count;
+        }
+        let count = counter.text(text);
+        if self.worth_keeping(counter, text) {
+            let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+            if inner.bytes + text.len() > self.capacity_bytes {
+                *inner = TextCountsInner::default();
+            }
+            inner.bytes += text.len();
+            let map = match counter.tokenizer {
+                Tokenizer::O200kBase => &mut inner.o200k,
+                _ => &mut inner.cl100k,
+            };
+            map.insert(text.to_string(), count);
+        }
+        count
+    }
+
+    fn worth_keeping(&self, counter: &Counter, text: &str) -> bool {
+        !matches!(counter.tokenizer, Tokenizer::Heuristic { .. })
+            && text.len() >= REMEMBER_MIN_BYTES
+            && text.len() <= self.capacity_bytes
+    }
+
+    fn get(&self, counter: &Counter, text: &str) -> Option<i64> {
+        if !self.worth_keeping(counter, text) {
+            return None;
+        }
+        let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let map = match counter.tokenizer {
+            Tokenizer::O200kBase => &inner.o200k,
+            _ => &inner.cl100k,
+        };
+        map.get(text).copied()
+    }
+
+    #[cfg(test)]
+    fn held_bytes(&self) -> usize {
+        self.inner.lock().unwrap().bytes
     }
 }
 
@@ -219,8 +325,58 @@ mod tests {
             parameters_json_schema:
                 r#"{"type":"object","properties":{"command":{"type":"string"}}}"#.into(),
         };
-        let one = counter.tool_definitions(std::slice::from_ref(&tool));
+        let memo = TextCounts::new(0);
+        let one = counter.tool_definitions(std::slice::from_ref(&tool), &memo);
         assert!(one > TOOLS_BLOCK_OVERHEAD + TOOL_DEFINITION_OVERHEAD + 10);
-        assert_eq!(counter.tool_definitions(&[]), 0);
+        assert_eq!(counter.tool_definitions(&[], &memo), 0);
+    }
+
+    #[test]
+    fn remembered_counts_equal_fresh_counts_and_stay_bounded() {
+        let prompt = "You are a careful engineer. Answer briefly. ".repeat(20);
+        let tool = ToolDefinition {
+            name: "bash".into(),
+            description: "Run one shell command and return its output. ".repeat(10),
+            parameters_json_schema: format!(
+                r#"{{"type":"object","properties":{{"command":{{"type":"string","description":"{}"}}}}}}"#,
+                "the command line ".repeat(30)
+            ),
+        };
+        let tools = [tool];
+        for counter in [o200k(), Counter::new(Tokenizer::Cl100kBase, 1000)] {
+            let memo = TextCounts::new(1 << 20);
+            let none = TextCounts::new(0);
+            let fresh = (
+                counter.system_prompt(&prompt, &none),
+                counter.tool_definitions(&tools, &none),
+            );
+            assert_eq!(none.held_bytes(), 0);
+            assert!(counter.request_bytes_to_count(&prompt, &tools, &memo) > prompt.len());
+            for _ in 0..2 {
+                let counted = (
+                    counter.system_prompt(&prompt, &memo),
+                    counter.tool_definitions(&tools, &memo),
+                );
+                assert_eq!(counted, fresh);
+            }
+            // The prompt, the description and the schema are kept; the name is short.
+            assert_eq!(counter.request_bytes_to_count(&prompt, &tools, &memo), 4);
+            assert_eq!(
+                memo.held_bytes(),
+                prompt.len() + tools[0].description.len() + tools[0].parameters_json_schema.len()
+            );
+        }
+        // Full: it starts over rather than growing.
+        let small = TextCounts::new(prompt.len() + 10);
+        let counter = o200k();
+        counter.system_prompt(&prompt, &small);
+        assert_eq!(small.held_bytes(), prompt.len());
+        counter.tool_definitions(&tools, &small);
+        assert!(small.held_bytes() <= prompt.len() + 10);
+        // Heuristic counts are not kept.
+        let heuristic = Counter::new(Tokenizer::Heuristic { chars_per_token: 4.0 }, 1000);
+        let memo = TextCounts::new(1 << 20);
+        heuristic.system_prompt(&prompt, &memo);
+        assert_eq!(memo.held_bytes(), 0);
     }
 }
