@@ -797,8 +797,13 @@ impl Engine {
         let policy = policy_of(&row)?;
         let reserve = output_reserve(&policy, request.max_output_tokens)?;
         let counter = policy.counter();
-        let (system_tokens, tool_tokens, tool_definitions) =
-            count_request(counter, &self.request_texts, &request.system_prompt, request.tools).await?;
+        let (system_tokens, tool_tokens, tool_definitions) = count_request(
+            counter,
+            &self.request_texts,
+            &request.system_prompt,
+            request.tools,
+        )
+        .await?;
         let mut stored = self.store.view(&row).await?;
         let mut summaries = if row.summaries_written > 0 {
             self.store.active_summaries(row.id).await?
@@ -1882,8 +1887,13 @@ impl Engine {
         let policy = policy_of(&row)?;
         let reserve = output_reserve(&policy, request.max_output_tokens)?;
         let counter = policy.counter();
-        let (system_tokens, tool_tokens, _) =
-            count_request(counter, &self.request_texts, &request.system_prompt, request.tools).await?;
+        let (system_tokens, tool_tokens, _) = count_request(
+            counter,
+            &self.request_texts,
+            &request.system_prompt,
+            request.tools,
+        )
+        .await?;
         for (index, message) in request.pending.iter().enumerate() {
             validate_message(
                 index,

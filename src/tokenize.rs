@@ -374,7 +374,12 @@ mod tests {
         counter.tool_definitions(&tools, &small);
         assert!(small.held_bytes() <= prompt.len() + 10);
         // Heuristic counts are not kept.
-        let heuristic = Counter::new(Tokenizer::Heuristic { chars_per_token: 4.0 }, 1000);
+        let heuristic = Counter::new(
+            Tokenizer::Heuristic {
+                chars_per_token: 4.0,
+            },
+            1000,
+        );
         let memo = TextCounts::new(1 << 20);
         heuristic.system_prompt(&prompt, &memo);
         assert_eq!(memo.held_bytes(), 0);
