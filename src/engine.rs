@@ -460,6 +460,47 @@ impl Engine {
         &self.store
     }
 
+    /// Counts a request's system prompt and tools, from the remembered counts where it
+    /// can.
+    async fn count_request(
+        &self,
+        counter: Counter,
+        system_prompt: &str,
+        tools: Tools,
+    ) -> Result<(i64, i64, Vec<ToolDefinition>)> {
+        let (tool_tokens, definitions) = match tools {
+            Tools::None => (0, Vec::new()),
+            Tools::TokenCount(count) if count < 0 => {
+                return Err(Error::invalid("tools.token_count", "must not be negative"));
+            }
+            Tools::TokenCount(count) => (count, Vec::new()),
+            Tools::Definitions(definitions) => {
+                validate_tools(&definitions)?;
+                (0, definitions)
+            }
+        };
+        // What was counted before is looked up; only a large remainder goes to the
+        // blocking pool.
+        let to_count =
+            counter.request_bytes_to_count(system_prompt, &definitions, &self.request_texts);
+        let (system, counted_tools, definitions) = if to_count > INLINE_TOKENIZE_BYTES {
+            let prompt = system_prompt.to_string();
+            let memo = self.request_texts.clone();
+            tokio::task::spawn_blocking(move || {
+                let system = counter.system_prompt(&prompt, &memo) + REPLY_PRIMING;
+                let tools = counter.tool_definitions(&definitions, &memo);
+                (system, tools, definitions)
+            })
+            .await
+            .map_err(Error::internal)?
+        } else {
+            let system = counter.system_prompt(system_prompt, &self.request_texts) + REPLY_PRIMING;
+            let tools = counter.tool_definitions(&definitions, &self.request_texts);
+            (system, tools, definitions)
+        };
+        Ok((system, tool_tokens + counted_tools, definitions))
+    }
+
     pub async fn create_session(
         &self,
         tenant_id: i64,
@@ -797,13 +838,9 @@ impl Engine {
         let policy = policy_of(&row)?;
         let reserve = output_reserve(&policy, request.max_output_tokens)?;
         let counter = policy.counter();
-        let (system_tokens, tool_tokens, tool_definitions) = count_request(
-            counter,
-            &self.request_texts,
-            &request.system_prompt,
-            request.tools,
-        )
-        .await?;
+        let (system_tokens, tool_tokens, tool_definitions) = self
+            .count_request(counter, &request.system_prompt, request.tools)
+            .await?;
         let mut stored = self.store.view(&row).await?;
         let mut summaries = if row.summaries_written > 0 {
             self.store.active_summaries(row.id).await?
@@ -1887,13 +1924,9 @@ impl Engine {
         let policy = policy_of(&row)?;
         let reserve = output_reserve(&policy, request.max_output_tokens)?;
         let counter = policy.counter();
-        let (system_tokens, tool_tokens, _) = count_request(
-            counter,
-            &self.request_texts,
-            &request.system_prompt,
-            request.tools,
-        )
-        .await?;
+        let (system_tokens, tool_tokens, _) = self
+            .count_request(counter, &request.system_prompt, request.tools)
+            .await?;
         for (index, message) in request.pending.iter().enumerate() {
             validate_message(
                 index,
@@ -2136,44 +2169,6 @@ fn does_not_fit(policy: &Policy, reserve: i64, system: i64, tools: i64, newest_t
 }
 
 /// Counts the system prompt (with the reply priming) and the tools of a request.
-async fn count_request(
-    counter: Counter,
-    memo: &Arc<TextCounts>,
-    system_prompt: &str,
-    tools: Tools,
-) -> Result<(i64, i64, Vec<ToolDefinition>)> {
-    let (tool_tokens, definitions) = match tools {
-        Tools::None => (0, Vec::new()),
-        Tools::TokenCount(count) if count < 0 => {
-            return Err(Error::invalid("tools.token_count", "must not be negative"));
-        }
-        Tools::TokenCount(count) => (count, Vec::new()),
-        Tools::Definitions(definitions) => {
-            validate_tools(&definitions)?;
-            (0, definitions)
-        }
-    };
-    // What was counted before is looked up; only a large remainder goes to the
-    // blocking pool.
-    let to_count = counter.request_bytes_to_count(system_prompt, &definitions, memo);
-    let (system, counted_tools, definitions) = if to_count > INLINE_TOKENIZE_BYTES {
-        let prompt = system_prompt.to_string();
-        let memo = memo.clone();
-        tokio::task::spawn_blocking(move || {
-            let system = counter.system_prompt(&prompt, &memo) + REPLY_PRIMING;
-            let tools = counter.tool_definitions(&definitions, &memo);
-            (system, tools, definitions)
-        })
-        .await
-        .map_err(Error::internal)?
-    } else {
-        let system = counter.system_prompt(system_prompt, memo) + REPLY_PRIMING;
-        let tools = counter.tool_definitions(&definitions, memo);
-        (system, tools, definitions)
-    };
-    Ok((system, tool_tokens + counted_tools, definitions))
-}
-
 /// Counts each message; large batches go to the blocking pool.
 async fn count_messages(counter: Counter, messages: &[Message]) -> Result<Vec<i64>> {
     let bytes: usize = messages.iter().map(Message::content_bytes).sum();
