@@ -374,7 +374,7 @@ impl pb::context_service_server::ContextService for ContextApi {
                             views(),
                             &built.tool_definitions,
                         );
-                        (Vec::new(), body.to_string())
+                        (Vec::new(), body)
                     }
                     pb::OutputFormat::AnthropicMessages => {
                         let body = render::anthropic_messages(
@@ -383,7 +383,7 @@ impl pb::context_service_server::ContextService for ContextApi {
                             &built.tool_definitions,
                             built.report.output_reserve_tokens,
                         );
-                        (Vec::new(), body.to_string())
+                        (Vec::new(), body)
                     }
                 };
                 Ok(pb::BuildMessagesResponse {

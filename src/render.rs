@@ -1,17 +1,55 @@
 //! Renders a built request as a provider's JSON body: OpenAI Chat Completions or
-//! Anthropic Messages. Pure.
-use serde_json::{Value, json};
+//! Anthropic Messages. Pure. The body is serialized straight from the view's messages
+//! (borrowed, no intermediate JSON tree), since it is rebuilt on every BuildMessages.
+use std::borrow::Cow;
+
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+use serde_json::value::RawValue;
 
 use crate::message::{Message, Part, Role};
 use crate::tokenize::ToolDefinition;
 
-/// Parses a JSON text the client gave, falling back to an empty object: providers want
-/// an object, and validation already rejected malformed arguments and schemas.
-fn object_or_empty(text: &str) -> Value {
-    serde_json::from_str::<Value>(text)
-        .ok()
-        .filter(Value::is_object)
-        .unwrap_or_else(|| json!({}))
+/// A JSON object the client gave as text (tool-call arguments, a tool's schema), emitted
+/// verbatim when it is one, else as an empty object: providers want an object, and
+/// validation already rejected malformed arguments and schemas.
+enum Object<'a> {
+    Raw(&'a RawValue),
+    Empty,
+    /// A tool without a schema: one that takes no parameters.
+    NoParameters,
+}
+
+impl<'a> Object<'a> {
+    fn parse(text: &'a str) -> Object<'a> {
+        match serde_json::from_str::<&RawValue>(text) {
+            Ok(raw) if raw.get().starts_with('{') => Object::Raw(raw),
+            _ => Object::Empty,
+        }
+    }
+
+    fn schema(text: &'a str) -> Object<'a> {
+        if text.is_empty() {
+            Object::NoParameters
+        } else {
+            Object::parse(text)
+        }
+    }
+}
+
+impl Serialize for Object<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Object::Raw(raw) => raw.serialize(serializer),
+            Object::Empty => serializer.serialize_map(Some(0))?.end(),
+            Object::NoParameters => {
+                let mut map = serializer.serialize_map(Some(2))?;
+                map.serialize_entry("type", "object")?;
+                map.serialize_entry("properties", &Object::Empty)?;
+                map.end()
+            }
+        }
+    }
 }
 
 fn is_image(mime_type: &str) -> bool {
@@ -23,103 +61,231 @@ fn media_note(uri: &str, mime_type: &str) -> String {
     format!("[attachment {mime_type}: {uri}]")
 }
 
-/// An OpenAI Chat Completions body: `{"messages": [...], "tools": [...]}`.
-pub fn openai_chat<'a>(
-    system_prompt: &str,
-    messages: impl IntoIterator<Item = &'a Message>,
-    tools: &[ToolDefinition],
-) -> Value {
-    let mut out = Vec::new();
-    if !system_prompt.is_empty() {
-        out.push(json!({"role": "system", "content": system_prompt}));
-    }
-    for message in messages {
-        out.push(openai_message(message));
-    }
-    let mut body = json!({ "messages": out });
-    if !tools.is_empty() {
-        body["tools"] = tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": tool.name,
-                        "description": tool.description,
-                        "parameters": if tool.parameters_json_schema.is_empty() {
-                            json!({"type": "object", "properties": {}})
-                        } else {
-                            object_or_empty(&tool.parameters_json_schema)
-                        },
-                    }
-                })
-            })
-            .collect();
-    }
-    body
+fn serialize(body: &impl Serialize) -> String {
+    // Only strings, numbers and validated raw JSON: serializing cannot fail.
+    serde_json::to_string(body).unwrap_or_default()
 }
 
-fn openai_content(message: &Message) -> Value {
-    if message.parts.is_empty() {
-        return Value::String(message.content.clone());
+#[derive(Serialize)]
+struct OpenAiBody<'a> {
+    messages: Vec<OpenAiMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<OpenAiTool<'a>>,
+}
+
+#[derive(Serialize)]
+struct OpenAiMessage<'a> {
+    role: &'a str,
+    content: OpenAiContent<'a>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<OpenAiToolCall<'a>>,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    reasoning_content: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<&'a str>,
+}
+
+/// `null` (an assistant message with only tool calls), a string, or content parts.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum OpenAiContent<'a> {
+    Null(()),
+    Text(&'a str),
+    Parts(Vec<OpenAiPart<'a>>),
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum OpenAiPart<'a> {
+    Text { text: Cow<'a, str> },
+    ImageUrl { image_url: Url<'a> },
+}
+
+#[derive(Serialize)]
+struct Url<'a> {
+    url: &'a str,
+}
+
+#[derive(Serialize)]
+struct OpenAiToolCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: OpenAiFunctionCall<'a>,
+}
+
+#[derive(Serialize)]
+struct OpenAiFunctionCall<'a> {
+    name: &'a str,
+    /// A JSON text, as OpenAI takes it.
+    arguments: &'a str,
+}
+
+#[derive(Serialize)]
+struct OpenAiTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: OpenAiFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct OpenAiFunction<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: Object<'a>,
+}
+
+/// An OpenAI Chat Completions body: `{"messages": [...], "tools": [...]}`.
+pub fn openai_chat<'a>(
+    system_prompt: &'a str,
+    messages: impl IntoIterator<Item = &'a Message>,
+    tools: &'a [ToolDefinition],
+) -> String {
+    let messages = messages.into_iter();
+    let mut out = Vec::with_capacity(messages.size_hint().0 + 1);
+    if !system_prompt.is_empty() {
+        out.push(OpenAiMessage {
+            role: "system",
+            content: OpenAiContent::Text(system_prompt),
+            tool_calls: Vec::new(),
+            reasoning_content: "",
+            tool_call_id: None,
+            name: None,
+        });
     }
-    let mut parts = Vec::new();
+    out.extend(messages.map(openai_message));
+    let tools = tools
+        .iter()
+        .map(|tool| OpenAiTool {
+            kind: "function",
+            function: OpenAiFunction {
+                name: &tool.name,
+                description: &tool.description,
+                parameters: Object::schema(&tool.parameters_json_schema),
+            },
+        })
+        .collect();
+    serialize(&OpenAiBody {
+        messages: out,
+        tools,
+    })
+}
+
+fn openai_content(message: &Message) -> OpenAiContent<'_> {
+    if message.parts.is_empty() {
+        return OpenAiContent::Text(&message.content);
+    }
+    let mut parts = Vec::with_capacity(message.parts.len() + 1);
     if !message.content.is_empty() {
-        parts.push(json!({"type": "text", "text": message.content}));
+        parts.push(OpenAiPart::Text {
+            text: Cow::Borrowed(&message.content),
+        });
     }
     for part in &message.parts {
         parts.push(match part {
-            Part::Text { text } => json!({"type": "text", "text": text}),
-            Part::Media { uri, mime_type, .. } if is_image(mime_type) => {
-                json!({"type": "image_url", "image_url": {"url": uri}})
-            }
-            Part::Media { uri, mime_type, .. } => {
-                json!({"type": "text", "text": media_note(uri, mime_type)})
-            }
+            Part::Text { text } => OpenAiPart::Text {
+                text: Cow::Borrowed(text),
+            },
+            Part::Media { uri, mime_type, .. } if is_image(mime_type) => OpenAiPart::ImageUrl {
+                image_url: Url { url: uri },
+            },
+            Part::Media { uri, mime_type, .. } => OpenAiPart::Text {
+                text: Cow::Owned(media_note(uri, mime_type)),
+            },
         });
     }
-    Value::Array(parts)
+    OpenAiContent::Parts(parts)
 }
 
-fn openai_message(message: &Message) -> Value {
-    let mut out = json!({ "role": message.role.as_str() });
+fn openai_message(message: &Message) -> OpenAiMessage<'_> {
+    let mut out = OpenAiMessage {
+        role: message.role.as_str(),
+        content: openai_content(message),
+        tool_calls: Vec::new(),
+        reasoning_content: "",
+        tool_call_id: None,
+        name: (!message.name.is_empty() && message.role != Role::Tool)
+            .then_some(message.name.as_str()),
+    };
     match message.role {
         Role::Assistant => {
-            out["content"] = if message.has_content() {
-                openai_content(message)
-            } else {
-                Value::Null
-            };
-            if !message.tool_calls.is_empty() {
-                out["tool_calls"] = message
-                    .tool_calls
-                    .iter()
-                    .map(|call| {
-                        json!({
-                            "id": call.id,
-                            "type": "function",
-                            "function": {
-                                "name": call.name,
-                                "arguments": if call.arguments.is_empty() { "{}" } else { &call.arguments },
-                            }
-                        })
-                    })
-                    .collect();
+            if !message.has_content() {
+                out.content = OpenAiContent::Null(());
             }
-            if !message.reasoning.is_empty() {
-                out["reasoning_content"] = Value::String(message.reasoning.clone());
-            }
+            out.tool_calls = message
+                .tool_calls
+                .iter()
+                .map(|call| OpenAiToolCall {
+                    id: &call.id,
+                    kind: "function",
+                    function: OpenAiFunctionCall {
+                        name: &call.name,
+                        arguments: if call.arguments.is_empty() {
+                            "{}"
+                        } else {
+                            &call.arguments
+                        },
+                    },
+                })
+                .collect();
+            out.reasoning_content = &message.reasoning;
         }
-        Role::Tool => {
-            out["tool_call_id"] = Value::String(message.tool_call_id.clone());
-            out["content"] = openai_content(message);
-        }
-        Role::User | Role::System => out["content"] = openai_content(message),
-    }
-    if !message.name.is_empty() && message.role != Role::Tool {
-        out["name"] = Value::String(message.name.clone());
+        Role::Tool => out.tool_call_id = Some(&message.tool_call_id),
+        Role::User | Role::System => {}
     }
     out
+}
+
+#[derive(Serialize)]
+struct AnthropicBody<'a> {
+    #[serde(skip_serializing_if = "String::is_empty")]
+    system: String,
+    messages: Vec<AnthropicMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<AnthropicTool<'a>>,
+    max_tokens: i64,
+}
+
+#[derive(Serialize)]
+struct AnthropicMessage<'a> {
+    role: &'static str,
+    content: Vec<Block<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Block<'a> {
+    Text {
+        text: Cow<'a, str>,
+    },
+    Image {
+        source: ImageSource<'a>,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: Object<'a>,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        content: Vec<Block<'a>>,
+    },
+}
+
+#[derive(Serialize)]
+struct ImageSource<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    url: &'a str,
+}
+
+#[derive(Serialize)]
+struct AnthropicTool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: Object<'a>,
 }
 
 /// An Anthropic Messages body: `{"system", "messages", "tools", "max_tokens"}`, with
@@ -128,11 +294,11 @@ fn openai_message(message: &Message) -> Value {
 pub fn anthropic_messages<'a>(
     system_prompt: &str,
     messages: impl IntoIterator<Item = &'a Message>,
-    tools: &[ToolDefinition],
+    tools: &'a [ToolDefinition],
     max_tokens: i64,
-) -> Value {
+) -> String {
     let mut system = system_prompt.to_string();
-    let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
+    let mut out: Vec<AnthropicMessage<'a>> = Vec::new();
     for message in messages {
         let (role, blocks) = match message.role {
             Role::System => {
@@ -143,80 +309,72 @@ pub fn anthropic_messages<'a>(
                 continue;
             }
             Role::User => ("user", anthropic_content(message)),
-            Role::Tool => {
-                let text: Vec<Value> = anthropic_content(message);
-                (
-                    "user",
-                    vec![json!({
-                        "type": "tool_result",
-                        "tool_use_id": message.tool_call_id,
-                        "content": text,
-                    })],
-                )
-            }
+            Role::Tool => (
+                "user",
+                vec![Block::ToolResult {
+                    tool_use_id: &message.tool_call_id,
+                    content: anthropic_content(message),
+                }],
+            ),
             Role::Assistant => {
                 let mut blocks = anthropic_content(message);
-                for call in &message.tool_calls {
-                    blocks.push(json!({
-                        "type": "tool_use",
-                        "id": call.id,
-                        "name": call.name,
-                        "input": object_or_empty(&call.arguments),
-                    }));
-                }
+                blocks.extend(message.tool_calls.iter().map(|call| Block::ToolUse {
+                    id: &call.id,
+                    name: &call.name,
+                    input: Object::parse(&call.arguments),
+                }));
                 ("assistant", blocks)
             }
         };
         match out.last_mut() {
-            Some((last_role, last_blocks)) if *last_role == role => last_blocks.extend(blocks),
-            _ => out.push((role, blocks)),
+            Some(last) if last.role == role => last.content.extend(blocks),
+            _ => out.push(AnthropicMessage {
+                role,
+                content: blocks,
+            }),
         }
     }
-    let messages: Vec<Value> = out
-        .into_iter()
-        .map(|(role, blocks)| json!({"role": role, "content": blocks}))
+    let tools = tools
+        .iter()
+        .map(|tool| AnthropicTool {
+            name: &tool.name,
+            description: &tool.description,
+            input_schema: Object::schema(&tool.parameters_json_schema),
+        })
         .collect();
-    let mut body = json!({ "messages": messages, "max_tokens": max_tokens });
-    if !system.is_empty() {
-        body["system"] = Value::String(system);
-    }
-    if !tools.is_empty() {
-        body["tools"] = tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "name": tool.name,
-                    "description": tool.description,
-                    "input_schema": if tool.parameters_json_schema.is_empty() {
-                        json!({"type": "object", "properties": {}})
-                    } else {
-                        object_or_empty(&tool.parameters_json_schema)
-                    },
-                })
-            })
-            .collect();
-    }
-    body
+    serialize(&AnthropicBody {
+        system,
+        messages: out,
+        tools,
+        max_tokens,
+    })
 }
 
 /// Text and media blocks; Anthropic rejects empty text blocks, so none are made.
-fn anthropic_content(message: &Message) -> Vec<Value> {
-    let mut blocks = Vec::new();
+fn anthropic_content(message: &Message) -> Vec<Block<'_>> {
+    let mut blocks = Vec::with_capacity(message.parts.len() + 1);
     if !message.content.is_empty() {
-        blocks.push(json!({"type": "text", "text": message.content}));
+        blocks.push(Block::Text {
+            text: Cow::Borrowed(&message.content),
+        });
     }
     for part in &message.parts {
         match part {
-            Part::Text { text } if !text.is_empty() => {
-                blocks.push(json!({"type": "text", "text": text}));
-            }
+            Part::Text { text } if !text.is_empty() => blocks.push(Block::Text {
+                text: Cow::Borrowed(text),
+            }),
             Part::Text { .. } => {}
             Part::Media { uri, mime_type, .. } if is_image(mime_type) => {
-                blocks.push(json!({"type": "image", "source": {"type": "url", "url": uri}}));
+                blocks.push(Block::Image {
+                    source: ImageSource {
+                        kind: "url",
+                        url: uri,
+                    },
+                });
             }
-            Part::Media { uri, mime_type, .. } => {
-                blocks.push(json!({"type": "text", "text": media_note(uri, mime_type)}));
-            }
+            Part::Media { uri, mime_type, .. } => blocks.push(Block::Text {
+                text: Cow::Owned(media_note(uri, mime_type)),
+            }),
         }
     }
     blocks
@@ -224,8 +382,14 @@ fn anthropic_content(message: &Message) -> Vec<Value> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::{Value, json};
+
     use super::*;
     use crate::message::ToolCall;
+
+    fn parse(body: String) -> Value {
+        serde_json::from_str(&body).expect("the body is JSON")
+    }
 
     fn conversation() -> Vec<Message> {
         let mut call = Message::text(Role::Assistant, "Let me look.");
@@ -262,7 +426,7 @@ mod tests {
             description: "Execute a bash command".into(),
             parameters_json_schema: r#"{"type":"object"}"#.into(),
         }];
-        let body = openai_chat("Be brief.", &conversation(), &tools);
+        let body = parse(openai_chat("Be brief.", &conversation(), &tools));
         let messages = body["messages"].as_array().unwrap();
         assert_eq!(messages.len(), 7);
         assert_eq!(
@@ -285,7 +449,7 @@ mod tests {
 
     #[test]
     fn anthropic_body_merges_results_and_following_user_text() {
-        let body = anthropic_messages("Be brief.", &conversation(), &[], 1024);
+        let body = parse(anthropic_messages("Be brief.", &conversation(), &[], 1024));
         assert_eq!(body["system"], "Be brief.");
         let messages = body["messages"].as_array().unwrap();
         // user, assistant(text + 2 tool_use), user(2 tool_result + text), assistant
