@@ -550,6 +550,17 @@ where
     (Latencies(all), started.elapsed())
 }
 
+/// One BuildMessages case: session size, timed builds per client, window, whether a
+/// message is appended before each build, concurrent clients and the output format.
+struct BuildCase {
+    size: usize,
+    requests: usize,
+    window: Option<i64>,
+    append_first: bool,
+    clients: usize,
+    format: pb::OutputFormat,
+}
+
 async fn build_messages(
     [addr, uncached_addr]: [SocketAddr; 2],
     pool: &PgPool,
@@ -560,7 +571,7 @@ async fn build_messages(
     println!();
     println!(
         "{} concurrent clients, each on its own connection building its own session of \
-         that many recorded messages; NEUTRAL format, the bash tool. Two replicas on the \
+         that many recorded messages; NEUTRAL format unless the case names another, the bash tool. Two replicas on the \
          database: one with its view cache (the default), one without (every build reads \
          the view from the table); each case runs on one, then the other. Raw SQL: the \
          same rows fetched with sqlx (`select … from messages where session_id = $1 and \
@@ -573,55 +584,60 @@ async fn build_messages(
     );
     println!("---|---|---|---|---|---|---|---|---|---|---|---");
     let mut setup = client(addr).await;
-    // (messages, timed builds per client, window, an append before each build, clients)
     // The third case: the smaller session in a 16 000-token window, so every build runs
     // on a compacted view (summaries, cleared results) — compaction on. The fourth: an
     // agent's loop, a new message appended (not timed) before each timed build. The
-    // fifth: one client alone, the latency without queueing for the two cores.
+    // fifth: one client alone, the latency without queueing for the two cores. The last
+    // two: the provider JSON bodies instead of proto messages.
     let clients = scale.build_clients;
+    let case = |size: usize, requests: usize| BuildCase {
+        size,
+        requests,
+        window: None,
+        append_first: false,
+        clients,
+        format: pb::OutputFormat::Neutral,
+    };
+    let [small, large] = scale.session_sizes;
+    let [small_requests, large_requests] = scale.build_requests;
     let cases = [
-        (
-            scale.session_sizes[0],
-            scale.build_requests[0],
-            None,
-            false,
-            clients,
-        ),
-        (
-            scale.session_sizes[1],
-            scale.build_requests[1],
-            None,
-            false,
-            clients,
-        ),
-        (
-            scale.session_sizes[0],
-            scale.build_requests[0],
-            Some(scale.compacted_window),
-            false,
-            clients,
-        ),
-        (
-            scale.session_sizes[0],
-            scale.build_requests[0],
-            None,
-            true,
-            clients,
-        ),
-        (
-            scale.session_sizes[0],
-            scale.build_requests[0],
-            None,
-            false,
-            1,
-        ),
+        case(small, small_requests),
+        case(large, large_requests),
+        BuildCase {
+            window: Some(scale.compacted_window),
+            ..case(small, small_requests)
+        },
+        BuildCase {
+            append_first: true,
+            ..case(small, small_requests)
+        },
+        BuildCase {
+            clients: 1,
+            ..case(small, small_requests)
+        },
+        BuildCase {
+            format: pb::OutputFormat::OpenaiChat,
+            ..case(small, small_requests)
+        },
+        BuildCase {
+            format: pb::OutputFormat::AnthropicMessages,
+            ..case(small, small_requests)
+        },
     ];
-    for (case, (size, requests, window, append_first, clients)) in cases.into_iter().enumerate() {
+    for (index, case) in cases.into_iter().enumerate() {
+        let BuildCase {
+            size,
+            requests,
+            window,
+            append_first,
+            clients,
+            format,
+        } = case;
         let messages = &corpus[..size.min(corpus.len())];
         let mut sessions = Vec::new();
         let mut fetchers = Vec::new();
-        for index in 0..clients {
-            let session_id = format!("bench-build-{case}-{index}");
+        for client in 0..clients {
+            let session_id = format!("bench-build-{index}-{client}");
             session_with(&mut setup, &session_id, messages, window, None).await;
             let session_pk: i64 =
                 sqlx::query_scalar("select id from sessions where external_id = $1")
@@ -634,7 +650,7 @@ async fn build_messages(
                 system_prompt: "You are a helpful assistant that can interact with a computer."
                     .into(),
                 tools: Some(bash_tool()),
-                format: pb::OutputFormat::Neutral as i32,
+                format: format as i32,
                 ..Default::default()
             };
             sessions.push(request);
@@ -650,8 +666,21 @@ async fn build_messages(
         let trimmed = sample.trimmed.unwrap_or_default();
         assert_eq!(trimmed.turns, 0, "nothing trimmed");
         if window.is_none() {
+            let built = match format {
+                pb::OutputFormat::OpenaiChat => {
+                    let body: serde_json::Value =
+                        serde_json::from_str(&sample.json).expect("a JSON body");
+                    // The system prompt is the first message.
+                    body["messages"].as_array().expect("messages").len() - 1
+                }
+                pb::OutputFormat::AnthropicMessages => {
+                    assert!(sample.json.contains("tool_result"), "an Anthropic body");
+                    messages.len() - trimmed.incomplete_step_messages as usize
+                }
+                _ => sample.messages.len(),
+            };
             assert_eq!(
-                sample.messages.len() + trimmed.incomplete_step_messages as usize,
+                built + trimmed.incomplete_step_messages as usize,
                 messages.len(),
                 "the whole session is built"
             );
@@ -719,7 +748,7 @@ async fn build_messages(
         let (c50, c99) = (cached.quantile_ms(0.5), cached.quantile_ms(0.99));
         let (o50, o99) = (off.quantile_ms(0.5), off.quantile_ms(0.99));
         let (r50, r99) = (raw.quantile_ms(0.5), raw.quantile_ms(0.99));
-        let label = match (window, append_first) {
+        let mut label = match (window, append_first) {
             (Some(window), _) => {
                 format!("{} messages, window {window} (compacted)", messages.len())
             }
@@ -729,6 +758,15 @@ async fn build_messages(
             ),
             (None, false) => format!("{} messages", messages.len()),
         };
+        if clients == 1 {
+            label.push_str(", one client");
+        }
+        if format != pb::OutputFormat::Neutral {
+            label.push_str(&format!(
+                ", {}",
+                format.as_str_name().trim_start_matches("OUTPUT_FORMAT_")
+            ));
+        }
         println!(
             "{label} | {response_kb:.0} | {calls} | {c50:.2} | {c99:.2} | {o50:.2} | {o99:.2} | {r50:.2} | {r99:.2} | {:.2} | {:.2} | {:.0}",
             c99 / r99,
