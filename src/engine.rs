@@ -479,11 +479,17 @@ impl Engine {
                 (0, definitions)
             }
         };
-        // What was counted before is looked up; only a large remainder goes to the
-        // blocking pool.
-        let to_count =
-            counter.request_bytes_to_count(system_prompt, &definitions, &self.request_texts);
-        let (system, counted_tools, definitions) = if to_count > INLINE_TOKENIZE_BYTES {
+        // Remembered counts are looked up, the rest counted and remembered: inline for a
+        // small request, on the blocking pool for a large one (a lookup hashes the
+        // whole text).
+        let bytes = system_prompt.len()
+            + definitions
+                .iter()
+                .map(|tool| {
+                    tool.name.len() + tool.description.len() + tool.parameters_json_schema.len()
+                })
+                .sum::<usize>();
+        let (system, counted_tools, definitions) = if bytes > INLINE_TOKENIZE_BYTES {
             let prompt = system_prompt.to_string();
             let memo = self.request_texts.clone();
             tokio::task::spawn_blocking(move || {
@@ -2168,10 +2174,9 @@ fn does_not_fit(policy: &Policy, reserve: i64, system: i64, tools: i64, newest_t
     }
 }
 
-/// Counts the system prompt (with the reply priming) and the tools of a request.
 /// Counts each message; large batches go to the blocking pool.
 async fn count_messages(counter: Counter, messages: &[Message]) -> Result<Vec<i64>> {
-    let bytes: usize = messages.iter().map(Message::content_bytes).sum();
+    let bytes: usize = messages.iter().map(Message::counted_bytes).sum();
     if bytes <= INLINE_TOKENIZE_BYTES {
         return Ok(messages.iter().map(|m| counter.message(m)).collect());
     }

@@ -120,6 +120,21 @@ impl Message {
         self.content.len() + parts
     }
 
+    /// Bytes of everything the tokenizer reads of the message: content and parts,
+    /// reasoning, tool calls, the tool-call id and the name.
+    pub fn counted_bytes(&self) -> usize {
+        let calls: usize = self
+            .tool_calls
+            .iter()
+            .map(|call| call.id.len() + call.name.len() + call.arguments.len())
+            .sum();
+        self.content_bytes()
+            + self.reasoning.len()
+            + calls
+            + self.tool_call_id.len()
+            + self.name.len()
+    }
+
     pub fn has_content(&self) -> bool {
         !self.content.is_empty() || !self.parts.is_empty()
     }
