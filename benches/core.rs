@@ -90,12 +90,13 @@ fn main() {
     } else {
         (SMOKE, queue::SMOKE, fanout::SMOKE)
     };
-    // CTXD_BENCH_REPEAT=n: n times as many timed builds and appends (long enough to
-    // profile).
+    // CTXD_BENCH_REPEAT=n: n times as many timed builds and appends, long enough to
+    // profile (the agent-loop case's sessions grow n times as long: not comparable).
     let repeat: usize = std::env::var("CTXD_BENCH_REPEAT")
         .ok()
         .and_then(|n| n.parse().ok())
-        .unwrap_or(1);
+        .unwrap_or(1)
+        .max(1);
     let scale = Scale {
         build_requests: scale.build_requests.map(|n| n * repeat),
         appends_per_session: scale.appends_per_session * repeat,
@@ -674,8 +675,31 @@ async fn build_messages(
                     body["messages"].as_array().expect("messages").len() - 1
                 }
                 pb::OutputFormat::AnthropicMessages => {
-                    assert!(sample.json.contains("tool_result"), "an Anthropic body");
-                    messages.len() - trimmed.incomplete_step_messages as usize
+                    // Messages merge there: its tool results are the built tool messages.
+                    let body: serde_json::Value =
+                        serde_json::from_str(&sample.json).expect("a JSON body");
+                    let results = body["messages"]
+                        .as_array()
+                        .expect("messages")
+                        .iter()
+                        .flat_map(|m| m["content"].as_array().expect("blocks"))
+                        .filter(|block| block["type"] == "tool_result")
+                        .count();
+                    let neutral = setup
+                        .build_messages(pb::BuildMessagesRequest {
+                            format: pb::OutputFormat::Neutral as i32,
+                            ..sessions[0].clone()
+                        })
+                        .await
+                        .expect("BuildMessages")
+                        .into_inner();
+                    let tool_messages = neutral
+                        .messages
+                        .iter()
+                        .filter(|m| m.role == pb::Role::Tool as i32)
+                        .count();
+                    assert_eq!(results, tool_messages, "every tool result is in the body");
+                    neutral.messages.len()
                 }
                 _ => sample.messages.len(),
             };

@@ -62,8 +62,7 @@ fn media_note(uri: &str, mime_type: &str) -> String {
 }
 
 fn serialize(body: &impl Serialize) -> String {
-    // Only strings, numbers and validated raw JSON: serializing cannot fail.
-    serde_json::to_string(body).unwrap_or_default()
+    serde_json::to_string(body).expect("strings, numbers and validated raw JSON serialize")
 }
 
 #[derive(Serialize)]
@@ -188,9 +187,14 @@ fn openai_content(message: &Message) -> OpenAiContent<'_> {
             Part::Text { text } => OpenAiPart::Text {
                 text: Cow::Borrowed(text),
             },
-            Part::Media { uri, mime_type, .. } if is_image(mime_type) => OpenAiPart::ImageUrl {
-                image_url: Url { url: uri },
-            },
+            // OpenAI takes images in user messages only.
+            Part::Media { uri, mime_type, .. }
+                if is_image(mime_type) && message.role == Role::User =>
+            {
+                OpenAiPart::ImageUrl {
+                    image_url: Url { url: uri },
+                }
+            }
             Part::Media { uri, mime_type, .. } => OpenAiPart::Text {
                 text: Cow::Owned(media_note(uri, mime_type)),
             },
@@ -270,15 +274,34 @@ enum Block<'a> {
     },
     ToolResult {
         tool_use_id: &'a str,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
         content: Vec<Block<'a>>,
     },
 }
 
 #[derive(Serialize)]
-struct ImageSource<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    url: &'a str,
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ImageSource<'a> {
+    Url { url: &'a str },
+    Base64 { media_type: &'a str, data: &'a str },
+}
+
+/// Where Anthropic finds an image: inline for a base64 `data:` URI (Anthropic fetches
+/// only http(s) URLs), else the URL; `None` for a `data:` URI it cannot take.
+fn image_source<'a>(uri: &'a str, mime_type: &'a str) -> Option<ImageSource<'a>> {
+    let Some(data_uri) = uri.strip_prefix("data:") else {
+        return Some(ImageSource::Url { url: uri });
+    };
+    let (header, data) = data_uri.split_once(',')?;
+    let media_type = header.strip_suffix(";base64")?;
+    Some(ImageSource::Base64 {
+        media_type: if media_type.is_empty() {
+            mime_type
+        } else {
+            media_type
+        },
+        data,
+    })
 }
 
 #[derive(Serialize)]
@@ -302,10 +325,14 @@ pub fn anthropic_messages<'a>(
     for message in messages {
         let (role, blocks) = match message.role {
             Role::System => {
-                if !system.is_empty() {
-                    system.push_str("\n\n");
+                for block in anthropic_content(message) {
+                    if let Block::Text { text } = block {
+                        if !system.is_empty() {
+                            system.push_str("\n\n");
+                        }
+                        system.push_str(&text);
+                    }
                 }
-                system.push_str(&message.content);
                 continue;
             }
             Role::User => ("user", anthropic_content(message)),
@@ -326,6 +353,10 @@ pub fn anthropic_messages<'a>(
                 ("assistant", blocks)
             }
         };
+        // Anthropic rejects a message without content (only empty text parts).
+        if blocks.is_empty() {
+            continue;
+        }
         match out.last_mut() {
             Some(last) if last.role == role => last.content.extend(blocks),
             _ => out.push(AnthropicMessage {
@@ -333,6 +364,13 @@ pub fn anthropic_messages<'a>(
                 content: blocks,
             }),
         }
+    }
+    // Tool results come first in their user message (a user message between a call and
+    // its result merges ahead of it otherwise), as Anthropic requires.
+    for message in &mut out {
+        message
+            .content
+            .sort_by_key(|block| !matches!(block, Block::ToolResult { .. }));
     }
     let tools = tools
         .iter()
@@ -364,11 +402,13 @@ fn anthropic_content(message: &Message) -> Vec<Block<'_>> {
                 text: Cow::Borrowed(text),
             }),
             Part::Text { .. } => {}
-            Part::Media { uri, mime_type, .. } if is_image(mime_type) => {
-                blocks.push(Block::Image {
-                    source: ImageSource {
-                        kind: "url",
-                        url: uri,
+            Part::Media { uri, mime_type, .. }
+                if is_image(mime_type) && message.role != Role::System =>
+            {
+                blocks.push(match image_source(uri, mime_type) {
+                    Some(source) => Block::Image { source },
+                    None => Block::Text {
+                        text: Cow::Owned(media_note(uri, mime_type)),
                     },
                 });
             }
@@ -468,5 +508,99 @@ mod tests {
         assert_eq!(results[1]["tool_use_id"], "b");
         assert_eq!(results[2], json!({"type": "text", "text": "And then?"}));
         assert_eq!(body["max_tokens"], 1024);
+    }
+
+    fn media(uri: &str, mime_type: &str) -> Part {
+        Part::Media {
+            uri: uri.into(),
+            mime_type: mime_type.into(),
+            token_estimate: 0,
+        }
+    }
+
+    #[test]
+    fn anthropic_tool_results_lead_their_user_message() {
+        let mut messages = conversation();
+        // A user message between the calls and their results.
+        messages.insert(2, Message::text(Role::User, "Hurry up."));
+        let body = parse(anthropic_messages("", &messages, &[], 100));
+        let merged = body["messages"][2]["content"].as_array().unwrap();
+        let kinds: Vec<&str> = merged.iter().map(|b| b["type"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["tool_result", "tool_result", "text", "text"]);
+        assert_eq!(merged[2]["text"], "Hurry up.");
+        assert!(body.get("system").is_none());
+    }
+
+    #[test]
+    fn anthropic_drops_messages_without_content_and_keeps_system_parts() {
+        let mut empty = Message::text(Role::User, "");
+        empty.parts = vec![Part::Text {
+            text: String::new(),
+        }];
+        let mut system = Message::text(Role::System, "Rules:");
+        system.parts = vec![Part::Text {
+            text: "be kind".into(),
+        }];
+        let messages = [
+            system,
+            Message::text(Role::User, "Hi"),
+            Message::text(Role::Assistant, "Hello"),
+            empty,
+            Message::text(Role::Assistant, "Anything else?"),
+        ];
+        let body = parse(anthropic_messages("Base.", &messages, &[], 100));
+        assert_eq!(body["system"], "Base.\n\nRules:\n\nbe kind");
+        let roles: Vec<&str> = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["role"].as_str().unwrap())
+            .collect();
+        assert_eq!(roles, ["user", "assistant"]);
+        assert_eq!(body["messages"][1]["content"].as_array().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn images_go_where_each_provider_takes_them() {
+        let mut user = Message::text(Role::User, "Look:");
+        user.parts = vec![
+            media("https://example.com/a.png", "image/png"),
+            media("data:image/jpeg;base64,QUJD", "image/jpeg"),
+            media("data:image/png,raw", "image/png"),
+        ];
+        let mut call = Message::text(Role::Assistant, "");
+        call.tool_calls = vec![ToolCall {
+            id: "s".into(),
+            name: "screenshot".into(),
+            arguments: "{}".into(),
+        }];
+        let mut shot = Message::text(Role::Tool, "");
+        shot.tool_call_id = "s".into();
+        shot.parts = vec![media("https://example.com/s.png", "image/png")];
+        let messages = [user, call, shot];
+
+        let body = parse(anthropic_messages("", &messages, &[], 100));
+        let blocks = &body["messages"][0]["content"];
+        assert_eq!(
+            blocks[1]["source"],
+            json!({"type": "url", "url": "https://example.com/a.png"})
+        );
+        assert_eq!(
+            blocks[2]["source"],
+            json!({"type": "base64", "media_type": "image/jpeg", "data": "QUJD"})
+        );
+        assert_eq!(blocks[3]["type"], "text");
+        let result = &body["messages"][2]["content"][0];
+        assert_eq!(result["content"][0]["type"], "image");
+
+        let body = parse(openai_chat("", &messages, &[]));
+        let parts = &body["messages"][0]["content"];
+        assert_eq!(parts[1]["type"], "image_url");
+        assert_eq!(parts[2]["image_url"]["url"], "data:image/jpeg;base64,QUJD");
+        // Only user messages take images; elsewhere the reference stays as text.
+        let tool = &body["messages"][2]["content"];
+        assert_eq!(tool[0]["type"], "text");
+        assert!(tool[0]["text"].as_str().unwrap().contains("s.png"));
+        assert_eq!(body["messages"][1]["content"], Value::Null);
     }
 }
