@@ -911,5 +911,73 @@ async fn append_turn(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message], sc
             latencies.quantile_ms(0.99)
         );
     }
+    raw_appends(addr, pool, corpus, scale).await;
     println!();
+}
+
+/// The baseline: the least an append can write, straight from sqlx — the message row
+/// and the session's counters, one statement in its own durable transaction — by as
+/// many concurrent tasks, one per session, each on its own connection.
+async fn raw_appends(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message], scale: &Scale) {
+    let mut setup = client(addr).await;
+    let mut states = Vec::new();
+    for index in 0..scale.append_sessions {
+        let session_id = format!("bench-append-raw-{index}");
+        session_with(&mut setup, &session_id, &[], None, None).await;
+        let session_pk: i64 = sqlx::query_scalar("select id from sessions where external_id = $1")
+            .bind(&session_id)
+            .fetch_one(pool)
+            .await
+            .expect("session row");
+        states.push((pool.clone(), session_pk, index * 7));
+    }
+    let corpus = std::sync::Arc::new(corpus.to_vec());
+    let (mut latencies, wall) = concurrent(states, scale.appends_per_session, {
+        move |(pool, session_pk, next): &mut (PgPool, i64, usize)| {
+            let pool = pool.clone();
+            let session_pk = *session_pk;
+            let message = corpus[*next % corpus.len()].clone();
+            *next += 1;
+            async move {
+                let started = Instant::now();
+                let tool_calls = (!message.tool_calls.is_empty()).then(|| {
+                    serde_json::to_string(
+                        &message
+                            .tool_calls
+                            .iter()
+                            .map(|c| serde_json::json!({"id": c.id, "name": c.name, "arguments": c.arguments_json}))
+                            .collect::<Vec<_>>(),
+                    )
+                    .unwrap()
+                });
+                sqlx::query(
+                    "with s as (update sessions set version = version + 1,
+                        message_count = message_count + 1, updated_at = now()
+                        where id = $1 returning message_count)
+                     insert into messages (session_id, seq, turn, role, content, tool_calls,
+                        tool_call_id, token_count, view_tokens)
+                     select $1, s.message_count, 1, $2, $3, $4::jsonb, $5, $6, $6 from s",
+                )
+                .bind(session_pk)
+                .bind(message.role as i16)
+                .bind(&message.content)
+                .bind(tool_calls)
+                .bind(&message.tool_call_id)
+                .bind((message.content.len() / 4) as i32)
+                .execute(&pool)
+                .await
+                .expect("raw append");
+                started.elapsed()
+            }
+        }
+    })
+    .await;
+    let appends = latencies.0.len();
+    println!(
+        "raw SQL baseline | (one statement: message row + session counters) | {} | {appends} | {:.0} | {:.2} | {:.2} | ",
+        scale.append_sessions,
+        appends as f64 / wall.as_secs_f64(),
+        latencies.quantile_ms(0.5),
+        latencies.quantile_ms(0.99)
+    );
 }
