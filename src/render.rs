@@ -431,6 +431,15 @@ mod tests {
         serde_json::from_str(&body).expect("the body is JSON")
     }
 
+    fn roles(body: &Value) -> Vec<&str> {
+        body["messages"]
+            .as_array()
+            .expect("messages")
+            .iter()
+            .map(|m| m["role"].as_str().expect("a role"))
+            .collect()
+    }
+
     fn conversation() -> Vec<Message> {
         let mut call = Message::text(Role::Assistant, "Let me look.");
         call.tool_calls = vec![
@@ -550,12 +559,7 @@ mod tests {
         ];
         let body = parse(anthropic_messages("Base.", &messages, &[], 100));
         assert_eq!(body["system"], "Base.\n\nRules:\n\nbe kind");
-        let roles: Vec<&str> = body["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| m["role"].as_str().unwrap())
-            .collect();
+        let roles = roles(&body);
         assert_eq!(roles, ["user", "assistant"]);
         assert_eq!(body["messages"][1]["content"].as_array().unwrap().len(), 2);
     }
