@@ -84,6 +84,13 @@ const SMOKE: Scale = Scale {
 };
 
 fn main() {
+    // A panic in any task ends the run: otherwise the other tasks would wait at their
+    // barrier for the one that died, and the run (in CI, the smoke run) would hang.
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        report(info);
+        std::process::exit(101);
+    }));
     let full = std::env::args().any(|arg| arg == "--bench");
     let (scale, job_scale, event_scale) = if full {
         (FULL, queue::FULL, fanout::FULL)
