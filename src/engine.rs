@@ -489,20 +489,23 @@ impl Engine {
                     tool.name.len() + tool.description.len() + tool.parameters_json_schema.len()
                 })
                 .sum::<usize>();
-        let (system, counted_tools, definitions) = if bytes > INLINE_TOKENIZE_BYTES {
+        let count = move |prompt: &str, definitions: &[ToolDefinition], memo: &TextCounts| {
+            (
+                counter.system_prompt(prompt, memo) + REPLY_PRIMING,
+                counter.tool_definitions(definitions, memo),
+            )
+        };
+        let ((system, counted_tools), definitions) = if bytes > INLINE_TOKENIZE_BYTES {
             let prompt = system_prompt.to_string();
             let memo = self.request_texts.clone();
-            tokio::task::spawn_blocking(move || {
-                let system = counter.system_prompt(&prompt, &memo) + REPLY_PRIMING;
-                let tools = counter.tool_definitions(&definitions, &memo);
-                (system, tools, definitions)
-            })
-            .await
-            .map_err(Error::internal)?
+            tokio::task::spawn_blocking(move || (count(&prompt, &definitions, &memo), definitions))
+                .await
+                .map_err(Error::internal)?
         } else {
-            let system = counter.system_prompt(system_prompt, &self.request_texts) + REPLY_PRIMING;
-            let tools = counter.tool_definitions(&definitions, &self.request_texts);
-            (system, tools, definitions)
+            (
+                count(system_prompt, &definitions, &self.request_texts),
+                definitions,
+            )
         };
         Ok((system, tool_tokens + counted_tools, definitions))
     }
@@ -2590,14 +2593,13 @@ fn validate_usage(request: &AppendRequest) -> Result<Option<usize>> {
     }
 }
 
-/// Checks every tool result against the calls the session (and this batch) has made,
-/// and every new call id against the session's. Returns the new calls and answers with
-/// the seqs they will get.
 /// A tool call id and the seq of the message making or answering it.
 type CallSeq = (String, i64);
 
-/// The batch's new tool calls (id, seq) and answers (id, seq), checked against what the
-/// session knows of the calls it names (`known`: id → seq of its result).
+/// Checks every tool result against the calls the session (and this batch) has made,
+/// and every new call id against the session's (`known`: what the session knows of the
+/// calls the batch names, id → seq of its result). Returns the new calls and answers
+/// with the seqs they will get.
 fn check_tool_references(
     known: &HashMap<String, Option<i64>>,
     messages: &[Message],

@@ -178,14 +178,9 @@ async fn a_cached_view_follows_what_other_replicas_do(pool: PgPool) {
 #[sqlx::test]
 async fn a_write_on_a_stale_read_writes_nothing(pool: PgPool) {
     use ctxd::message::{Message, Role};
-    use ctxd::store::{Appended, Store};
+    use ctxd::store::Appended;
 
-    let server = TestServer::start(pool.clone()).await;
-    let mut client = server.client.clone();
-    create(&mut client, "s", window(100_000, 10_000)).await;
-    append(&mut client, "s", vec![user("first")]).await.unwrap();
-    let store = Store::new(pool);
-    let tenant = store.default_tenant().await.unwrap();
+    let (server, mut client, store, tenant) = guarded_session(&pool, vec![user("first")]).await;
     let message = Message::text(Role::User, "decided on an old read");
     let stale = store
         .append_state(tenant, "s", &[], None, false)
@@ -196,12 +191,7 @@ async fn a_write_on_a_stale_read_writes_nothing(pool: PgPool) {
     append(&mut client, "s", vec![user("second")])
         .await
         .unwrap();
-    let (batch, update) = one_more(&stale.session, &message, 9);
-    let raced = store
-        .append(stale, only_messages(&batch, update))
-        .await
-        .unwrap();
-    assert_eq!(raced, Appended::Raced);
+    assert_eq!(write_one(&store, stale, &message).await, Appended::Raced);
     let built = build(&mut client, "s", pb::OutputFormat::Neutral)
         .await
         .unwrap();
@@ -219,12 +209,10 @@ async fn a_write_on_a_stale_read_writes_nothing(pool: PgPool) {
         .await
         .unwrap()
         .unwrap();
-    let (batch, update) = one_more(&locked.session, &message, 9);
-    let landed = store
-        .append(locked, only_messages(&batch, update))
-        .await
-        .unwrap();
-    assert_eq!(landed, Appended::Applied { job_id: None });
+    assert_eq!(
+        write_one(&store, locked, &message).await,
+        Appended::Applied { job_id: None }
+    );
     let session = session(&mut client, "s").await;
     assert_eq!((session.message_count, session.version), (3, 3));
     server.stop().await;
@@ -236,16 +224,10 @@ async fn a_write_on_a_stale_read_writes_nothing(pool: PgPool) {
 #[sqlx::test]
 async fn a_locked_read_that_waited_sees_the_writer_before_it(pool: PgPool) {
     use ctxd::message::{Message, Role};
-    use ctxd::store::{AppendWrite, Appended, Store};
+    use ctxd::store::{AppendWrite, Appended};
 
-    let server = TestServer::start(pool.clone()).await;
-    let mut client = server.client.clone();
-    create(&mut client, "s", window(100_000, 10_000)).await;
-    append(&mut client, "s", vec![user("run it"), call(&["x"])])
-        .await
-        .unwrap();
-    let store = Store::new(pool.clone());
-    let tenant = store.default_tenant().await.unwrap();
+    let (server, mut client, store, tenant) =
+        guarded_session(&pool, vec![user("run it"), call(&["x"])]).await;
     let ids = vec!["x".to_string()];
 
     let first = store
@@ -332,6 +314,35 @@ async fn a_locked_read_that_waited_sees_the_writer_before_it(pool: PgPool) {
         seq
     );
     server.stop().await;
+}
+
+/// A server, its client, a store on the same database and the default tenant, with
+/// session "s" holding `first`: what the store-guard tests write against.
+async fn guarded_session(
+    pool: &PgPool,
+    first: Vec<pb::Message>,
+) -> (TestServer, Client, ctxd::store::Store, i64) {
+    let server = TestServer::start(pool.clone()).await;
+    let mut client = server.client.clone();
+    create(&mut client, "s", window(100_000, 10_000)).await;
+    append(&mut client, "s", first).await.unwrap();
+    let store = ctxd::store::Store::new(pool.clone());
+    let tenant = store.default_tenant().await.unwrap();
+    (server, client, store, tenant)
+}
+
+/// Writes `message` (counted as 9 tokens) after what `state` read, through the store's
+/// guarded write.
+async fn write_one(
+    store: &ctxd::store::Store,
+    state: ctxd::store::AppendState,
+    message: &ctxd::message::Message,
+) -> ctxd::store::Appended {
+    let (batch, update) = one_more(&state.session, message, 9);
+    store
+        .append(state, only_messages(&batch, update))
+        .await
+        .unwrap()
 }
 
 /// `message` appended after what `session` holds, counted as `tokens`, and the session's
