@@ -347,15 +347,15 @@ impl pb::context_service_server::ContextService for ContextApi {
                         },
                     )
                     .await?;
-                let first_seq = built.messages.first().map_or(0, |m| m.seq);
-                let last_seq = built.messages.last().map_or(0, |m| m.seq);
+                let first_seq = built.history.first_seq();
+                let last_seq = built.history.last_seq();
                 let summaries = built.summaries.iter().map(summary_to_pb).collect();
                 let budget = Some(report_to_pb(&built.report));
                 let views = || {
                     built
                         .leading
                         .iter()
-                        .chain(built.messages.iter().map(|stored| &stored.message))
+                        .chain(built.history.iter().map(|(_, message)| message))
                 };
                 let (messages, json) = match format {
                     pb::OutputFormat::Unspecified | pb::OutputFormat::Neutral => (
@@ -364,7 +364,12 @@ impl pb::context_service_server::ContextService for ContextApi {
                             .as_ref()
                             .map(message_to_pb)
                             .into_iter()
-                            .chain(built.messages.into_iter().map(stored_to_pb))
+                            .chain(
+                                built
+                                    .history
+                                    .iter()
+                                    .map(|(stored, message)| stored_to_pb(stored, message)),
+                            )
                             .collect(),
                         String::new(),
                     ),
@@ -564,7 +569,11 @@ impl pb::context_service_server::ContextService for ContextApi {
                     )
                     .await?;
                 Ok(pb::ExpandResponse {
-                    messages: expanded.messages.into_iter().map(stored_to_pb).collect(),
+                    messages: expanded
+                        .messages
+                        .iter()
+                        .map(|stored| stored_to_pb(stored, &stored.message))
+                        .collect(),
                     total_tokens: expanded.total_tokens,
                     next_seq: expanded.next_seq,
                 })
@@ -660,43 +669,46 @@ fn message_to_pb(message: &Message) -> pb::Message {
     }
 }
 
-/// The message as the API shows it, moved rather than copied (a view can be megabytes).
-fn stored_to_pb(stored: StoredMessage) -> pb::Message {
-    let message = stored.message;
+/// `message` as the API shows it, with the row of the stored message it is sent for.
+fn stored_to_pb(stored: &StoredMessage, message: &Message) -> pb::Message {
     pb::Message {
         role: message.role as i32,
-        content: message.content,
+        content: message.content.clone(),
         parts: message
             .parts
-            .into_iter()
+            .iter()
             .map(|part| pb::ContentPart {
                 part: Some(match part {
-                    Part::Text { text } => pb::content_part::Part::Text(text),
+                    Part::Text { text } => pb::content_part::Part::Text(text.clone()),
                     Part::Media {
                         uri,
                         mime_type,
                         token_estimate,
                     } => pb::content_part::Part::Media(pb::MediaRef {
-                        uri,
-                        mime_type,
-                        token_estimate,
+                        uri: uri.clone(),
+                        mime_type: mime_type.clone(),
+                        token_estimate: *token_estimate,
                     }),
                 }),
             })
             .collect(),
-        reasoning: message.reasoning,
+        reasoning: message.reasoning.clone(),
         tool_calls: message
             .tool_calls
-            .into_iter()
+            .iter()
             .map(|call| pb::ToolCall {
-                id: call.id,
-                name: call.name,
-                arguments_json: call.arguments,
+                id: call.id.clone(),
+                name: call.name.clone(),
+                arguments_json: call.arguments.clone(),
             })
             .collect(),
-        tool_call_id: message.tool_call_id,
-        name: message.name,
-        metadata: message.metadata.into_iter().collect(),
+        tool_call_id: message.tool_call_id.clone(),
+        name: message.name.clone(),
+        metadata: message
+            .metadata
+            .iter()
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect(),
         pinned: message.pinned,
         seq: stored.seq,
         turn: stored.turn,

@@ -17,7 +17,7 @@ use crate::message::{Message, Part, Role, StoredMessage, ViewState};
 use crate::policy::{Policy, PolicyOverrides, SummaryPlacement};
 use crate::store::{
     AnchorUpdate, AppendState, AppendWrite, Appended, BuildRecord, Clearing, NewMessage,
-    NewSummary, SessionRow, SessionUpdate, Store, SummarizedUpdate, SummaryRow,
+    NewSummary, SessionRow, SessionUpdate, Store, SummarizedUpdate, SummaryRow, View,
 };
 use crate::store::{JobEnd, JobRow, NewJob, NotifyGate};
 use crate::summarize;
@@ -155,7 +155,7 @@ pub struct Trimmed {
 
 #[derive(Debug, Clone)]
 pub struct Built {
-    pub messages: Vec<StoredMessage>,
+    pub history: History,
     /// The system prompt to send: the request's, with the summaries appended when they
     /// are placed there.
     pub system_prompt: String,
@@ -167,6 +167,34 @@ pub struct Built {
     pub version: i64,
     pub trimmed: Trimmed,
     pub tool_definitions: Vec<ToolDefinition>,
+}
+
+/// The history a build sends: messages of the session's view (shared with the
+/// replica's cache, not copied), each with its message as sent.
+#[derive(Debug, Clone)]
+pub struct History {
+    view: View,
+    /// Indexes into `view`, in order, with the message as rendered when it is not sent
+    /// whole (a placeholder, a preview).
+    sent: Vec<(usize, Option<Message>)>,
+}
+
+impl History {
+    /// Each message sent, with its stored row.
+    pub fn iter(&self) -> impl Iterator<Item = (&StoredMessage, &Message)> {
+        self.sent.iter().map(|(index, rendered)| {
+            let stored = &self.view[*index];
+            (stored, rendered.as_ref().unwrap_or(&stored.message))
+        })
+    }
+
+    pub fn first_seq(&self) -> i64 {
+        self.sent.first().map_or(0, |&(index, _)| self.view[index].seq)
+    }
+
+    pub fn last_seq(&self) -> i64 {
+        self.sent.last().map_or(0, |&(index, _)| self.view[index].seq)
+    }
 }
 
 /// Which messages Expand returns.
@@ -333,7 +361,7 @@ fn step_chunk(
 /// A session's view as loaded: the row, the visible messages, the active summaries.
 struct ViewNow {
     row: SessionRow,
-    stored: Vec<StoredMessage>,
+    stored: View,
     summaries: Vec<SummaryRow>,
 }
 
@@ -879,7 +907,7 @@ impl Engine {
                 // When the session moved on meanwhile, the trimming below still keeps
                 // this build within budget; the next build clears.
                 if let Ok(cleared) = self.apply_clearing(tenant_id, &row, &policy, &plan).await? {
-                    apply_to_view(&mut stored, &cleared);
+                    apply_to_view(stored.to_mut(), &cleared);
                     row = cleared.row;
                     compacted = true;
                 }
@@ -925,7 +953,7 @@ impl Engine {
             let Pass::Done(pass) = pass else {
                 break;
             };
-            stored.drain(pass.covered.clone());
+            stored.to_mut().drain(pass.covered.clone());
             row = pass.row;
             summaries = pass.summaries;
             fixed = system_tokens + tool_tokens + summary_region(&summaries);
@@ -951,16 +979,11 @@ impl Engine {
             row.compaction_failures = failures;
         }
 
-        let stored_count = stored.len();
+        // Indexes into the view, which stays shared with the cache: a build copies
+        // only what it renders differently.
         let keep = turns::provider_valid(&stored);
-        let mut messages: Vec<StoredMessage> = Vec::with_capacity(keep.len());
-        let mut slots: Vec<Option<StoredMessage>> = stored.into_iter().map(Some).collect();
-        for index in keep {
-            if let Some(message) = slots[index].take() {
-                messages.push(message);
-            }
-        }
-        let incomplete = (stored_count - messages.len()) as i64;
+        let messages: Vec<&StoredMessage> = keep.iter().map(|&index| &stored[index]).collect();
+        let incomplete = (stored.len() - messages.len()) as i64;
 
         let anchor = anchor_of(&row);
         let seqs: Vec<i64> = messages.iter().map(|m| m.seq).collect();
@@ -1014,22 +1037,27 @@ impl Engine {
             // Messages before the first user message form one more unit.
             whole + usize::from(starts.first() != Some(&0))
         };
-        let tool_names = tool_names(&messages);
-        let mut kept: Vec<StoredMessage> = messages.split_off(cut);
-        for message in &mut kept {
-            if message.view_state != ViewState::Full {
-                let name = tool_names
-                    .get(&message.message.tool_call_id)
-                    .map_or("unknown", String::as_str);
-                message.message = compaction::rendered(
-                    &message.message,
-                    message.view_state,
-                    message.seq,
-                    message.token_count,
-                    name,
-                );
-            }
-        }
+        let tool_names = tool_names(messages.iter().copied());
+        let sent: Vec<(usize, Option<Message>)> = keep[cut..]
+            .iter()
+            .map(|&index| {
+                let message = &stored[index];
+                let rendered = (message.view_state != ViewState::Full).then(|| {
+                    let name = tool_names
+                        .get(&message.message.tool_call_id)
+                        .map_or("unknown", String::as_str);
+                    compaction::rendered(
+                        &message.message,
+                        message.view_state,
+                        message.seq,
+                        message.token_count,
+                        name,
+                    )
+                });
+                (index, rendered)
+            })
+            .collect();
+        let kept = &messages[cut..];
         let history_tokens: i64 = tokens[cut..].iter().sum();
         let estimate = estimate_from(fixed, cut, history_tokens);
         let regions = Regions {
@@ -1075,7 +1103,7 @@ impl Engine {
             ),
         };
         Ok(Built {
-            messages: kept,
+            history: History { view: stored, sent },
             system_prompt,
             leading,
             summaries,
@@ -1140,7 +1168,7 @@ impl Engine {
             if !plan.cleared.is_empty() && !request.dry_run {
                 match self.apply_clearing(tenant_id, &row, &policy, &plan).await? {
                     Ok(cleared) => {
-                        apply_to_view(&mut stored, &cleared);
+                        apply_to_view(stored.to_mut(), &cleared);
                         row = cleared.row;
                         outcome.applied = true;
                     }
@@ -1156,7 +1184,7 @@ impl Engine {
                     row: row.clone(),
                     cleared: plan.cleared.clone(),
                 };
-                apply_to_view(&mut stored, &cleared);
+                apply_to_view(stored.to_mut(), &cleared);
                 row.view_epoch += 1;
             }
         }
@@ -1300,7 +1328,7 @@ impl Engine {
                 Some((first, _)) => (first, covered.1),
                 None => covered,
             });
-            state.stored.drain(pass.covered.clone());
+            state.stored.to_mut().drain(pass.covered.clone());
             state.row = pass.row;
             state.summaries = pass.summaries;
             progress.passes += 1;
@@ -2203,9 +2231,9 @@ fn view_estimate(row: &SessionRow, view: &[StoredMessage], fixed: i64) -> Estima
 }
 
 /// Tool name of every call in `messages`, by call id.
-fn tool_names(messages: &[StoredMessage]) -> HashMap<String, String> {
+fn tool_names<'a>(messages: impl IntoIterator<Item = &'a StoredMessage>) -> HashMap<String, String> {
     messages
-        .iter()
+        .into_iter()
         .flat_map(|m| &m.message.tool_calls)
         .map(|call| (call.id.clone(), call.name.clone()))
         .collect()

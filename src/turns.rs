@@ -43,6 +43,18 @@ impl Shape for StoredMessage {
     }
 }
 
+impl<M: Shape> Shape for &M {
+    fn role(&self) -> Role {
+        (**self).role()
+    }
+    fn call_ids(&self) -> Vec<&str> {
+        (**self).call_ids()
+    }
+    fn answers(&self) -> &str {
+        (**self).answers()
+    }
+}
+
 /// Indexes of the messages that start a turn (user messages).
 pub fn turn_starts<M: Shape>(messages: &[M]) -> Vec<usize> {
     messages

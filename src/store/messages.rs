@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use sqlx::types::Json;
 
-use super::views::{CachedView, ViewKey};
+use super::views::{CachedView, View, ViewKey};
 use super::{SessionRow, Store};
 use crate::message::{Message, Part, Role, StoredMessage, ToolCall, ViewState};
 
@@ -56,7 +56,7 @@ impl Store {
     /// The messages of the session's view as `row` describes it (from its view's first
     /// seq to its last message, without those a step summary covers), in order. Reads
     /// only the messages appended since this replica last read the same view epoch.
-    pub async fn view(&self, row: &SessionRow) -> Result<Vec<StoredMessage>, sqlx::Error> {
+    pub async fn view(&self, row: &SessionRow) -> Result<View, sqlx::Error> {
         let key = ViewKey {
             view_epoch: row.view_epoch,
             first_seq: row.view_first_seq,
@@ -66,12 +66,10 @@ impl Store {
         {
             // Everything is there (more, when read with an older session row: the view
             // as that row knew it).
-            return Ok(cached
+            let len = cached
                 .messages
-                .iter()
-                .take_while(|m| m.seq <= row.message_count)
-                .cloned()
-                .collect());
+                .partition_point(|m| m.seq <= row.message_count);
+            return Ok(View::shared(cached.messages, len));
         }
         // Extend the entry, taken out of the cache so its messages move rather than
         // copy (a concurrent build of the session reads the table meanwhile).
@@ -86,7 +84,7 @@ impl Store {
         };
         messages.extend(self.view_range(row.id, from_seq, row.message_count).await?);
         if !self.views.enabled() {
-            return Ok(messages);
+            return Ok(View::from(messages));
         }
         let messages = Arc::new(messages);
         self.views.put(
@@ -97,7 +95,8 @@ impl Store {
                 messages: messages.clone(),
             },
         );
-        Ok((*messages).clone())
+        let len = messages.len();
+        Ok(View::shared(messages, len))
     }
 
     /// The view's messages with a seq from `first_seq` to `last_seq`, in order.

@@ -30,6 +30,51 @@ pub struct CachedView {
     pub messages: Arc<Vec<StoredMessage>>,
 }
 
+/// A session's view as a build reads it: the first `len` messages of a list shared with
+/// the replica's cache, so a build that only reads them copies nothing; [`View::to_mut`]
+/// gives a build that changes its view a copy of its own.
+#[derive(Debug, Clone, Default)]
+pub struct View {
+    shared: Arc<Vec<StoredMessage>>,
+    len: usize,
+    owned: Option<Vec<StoredMessage>>,
+}
+
+impl View {
+    pub(super) fn shared(shared: Arc<Vec<StoredMessage>>, len: usize) -> View {
+        View {
+            len: len.min(shared.len()),
+            shared,
+            owned: None,
+        }
+    }
+
+    /// The messages to change, copied first while they are shared.
+    pub fn to_mut(&mut self) -> &mut Vec<StoredMessage> {
+        self.owned
+            .get_or_insert_with(|| self.shared[..self.len].to_vec())
+    }
+}
+
+impl From<Vec<StoredMessage>> for View {
+    fn from(messages: Vec<StoredMessage>) -> View {
+        View {
+            owned: Some(messages),
+            ..View::default()
+        }
+    }
+}
+
+impl std::ops::Deref for View {
+    type Target = [StoredMessage];
+
+    fn deref(&self) -> &[StoredMessage] {
+        self.owned
+            .as_deref()
+            .unwrap_or(&self.shared[..self.len])
+    }
+}
+
 /// Least-recently-used entries within a byte budget (an estimate of what the messages
 /// take in memory).
 #[derive(Debug)]
