@@ -357,7 +357,6 @@ fn step_chunk(
     Some((from, to))
 }
 
-/// A committed (or, on a dry run, computed) summarization pass.
 /// A session's view as loaded: the row, the visible messages, the active summaries.
 struct ViewNow {
     row: SessionRow,
@@ -416,6 +415,7 @@ enum Pass {
     Failed(crate::llm::CallError),
 }
 
+/// A committed (or, on a dry run, computed) summarization pass.
 struct SummaryPass {
     /// The messages of the view it covered.
     covered: std::ops::Range<usize>,
@@ -979,8 +979,8 @@ impl Engine {
             row.compaction_failures = failures;
         }
 
-        // Indexes into the view, which stays shared with the cache: a build copies
-        // only what it renders differently.
+        // Indexes into the view, which stays shared with the cache unless this build
+        // changed it: a build copies only what it renders differently.
         let keep = turns::provider_valid(&stored);
         let messages: Vec<&StoredMessage> = keep.iter().map(|&index| &stored[index]).collect();
         let incomplete = (stored.len() - messages.len()) as i64;

@@ -72,7 +72,8 @@ impl Store {
             return Ok(View::shared(cached.messages, len));
         }
         // Extend the entry, taken out of the cache so its messages move rather than
-        // copy (a concurrent build of the session reads the table meanwhile).
+        // copy (unless a build still holds them; a concurrent build of the session reads
+        // the table meanwhile).
         let (mut messages, from_seq) = match self.views.take(row.id, key) {
             Some(cached) => {
                 let mut messages =
