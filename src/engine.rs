@@ -189,11 +189,15 @@ impl History {
     }
 
     pub fn first_seq(&self) -> i64 {
-        self.sent.first().map_or(0, |&(index, _)| self.view[index].seq)
+        self.sent
+            .first()
+            .map_or(0, |&(index, _)| self.view[index].seq)
     }
 
     pub fn last_seq(&self) -> i64 {
-        self.sent.last().map_or(0, |&(index, _)| self.view[index].seq)
+        self.sent
+            .last()
+            .map_or(0, |&(index, _)| self.view[index].seq)
     }
 }
 
@@ -1057,7 +1061,7 @@ impl Engine {
                 (index, rendered)
             })
             .collect();
-        let kept = &messages[cut..];
+        let history = History { view: stored, sent };
         let history_tokens: i64 = tokens[cut..].iter().sum();
         let estimate = estimate_from(fixed, cut, history_tokens);
         let regions = Regions {
@@ -1067,10 +1071,10 @@ impl Engine {
             tool_tokens,
         };
         let report = budget::report(&policy, reserve, regions, estimate, true);
-        let first_seq = kept.first().map_or(0, |m| m.seq);
+        let first_seq = history.first_seq();
         let record = BuildRecord {
             first_seq,
-            last_seq: kept.last().map_or(0, |m| m.seq),
+            last_seq: history.last_seq(),
             system_tokens,
             tool_tokens,
             history_tokens,
@@ -1103,7 +1107,7 @@ impl Engine {
             ),
         };
         Ok(Built {
-            history: History { view: stored, sent },
+            history,
             system_prompt,
             leading,
             summaries,
@@ -2231,7 +2235,9 @@ fn view_estimate(row: &SessionRow, view: &[StoredMessage], fixed: i64) -> Estima
 }
 
 /// Tool name of every call in `messages`, by call id.
-fn tool_names<'a>(messages: impl IntoIterator<Item = &'a StoredMessage>) -> HashMap<String, String> {
+fn tool_names<'a>(
+    messages: impl IntoIterator<Item = &'a StoredMessage>,
+) -> HashMap<String, String> {
     messages
         .into_iter()
         .flat_map(|m| &m.message.tool_calls)

@@ -17,7 +17,6 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgPool, Postgres, Transaction};
 
 pub use append::{AppendState, AppendWrite, Appended, NewMessage};
-pub use views::View;
 pub use events::{EVENTS_CHANNEL, EventRow};
 pub use jobs::{
     Finished, JOB_DONE_CHANNEL, JOBS_CHANNEL, JobEnd, JobEnding, JobRow, NewJob, NotifyGate,
@@ -25,6 +24,7 @@ pub use jobs::{
 pub use search::{SearchHit, SearchQuery};
 pub use sessions::{AnchorUpdate, BuildRecord, Clearing, SessionRow, SessionUpdate};
 pub use summaries::{NewSummary, SummarizedUpdate, SummaryRow};
+pub use views::View;
 use views::ViewCache;
 
 /// Applies the migrations in `migrations/`.

@@ -69,9 +69,7 @@ impl std::ops::Deref for View {
     type Target = [StoredMessage];
 
     fn deref(&self) -> &[StoredMessage] {
-        self.owned
-            .as_deref()
-            .unwrap_or(&self.shared[..self.len])
+        self.owned.as_deref().unwrap_or(&self.shared[..self.len])
     }
 }
 
