@@ -789,6 +789,7 @@ fn overrides_from_pb(policy: pb::Policy) -> Result<PolicyOverrides> {
         None | Some(Ok(pb::Tokenizer::Unspecified)) => None,
         Some(Ok(pb::Tokenizer::O200kBase)) => Some(TokenizerKind::O200kBase),
         Some(Ok(pb::Tokenizer::Cl100kBase)) => Some(TokenizerKind::Cl100kBase),
+        Some(Ok(pb::Tokenizer::DeepseekV3)) => Some(TokenizerKind::DeepseekV3),
         Some(Ok(pb::Tokenizer::Heuristic)) => Some(TokenizerKind::Heuristic),
         Some(Err(_)) => return Err(Error::invalid("policy.tokenizer", "unknown tokenizer")),
     };
@@ -836,6 +837,7 @@ fn policy_to_pb(policy: &Policy) -> pb::Policy {
         tokenizer: Some(match policy.tokenizer {
             TokenizerKind::O200kBase => pb::Tokenizer::O200kBase,
             TokenizerKind::Cl100kBase => pb::Tokenizer::Cl100kBase,
+            TokenizerKind::DeepseekV3 => pb::Tokenizer::DeepseekV3,
             TokenizerKind::Heuristic => pb::Tokenizer::Heuristic,
         } as i32),
         heuristic_chars_per_token: Some(policy.heuristic_chars_per_token),

@@ -184,7 +184,7 @@ pub struct PolicyArgs {
     )]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_output_tokens: Option<i64>,
-    /// Tokenizer [default: o200k-base].
+    /// Tokenizer: o200k_base, cl100k_base, deepseek_v3 or heuristic [default: o200k_base].
     #[arg(long = "policy-tokenizer", env = "CTXD_POLICY_TOKENIZER", value_parser = parse_tokenizer)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tokenizer: Option<TokenizerKind>,
@@ -312,8 +312,9 @@ fn parse_tokenizer(value: &str) -> Result<TokenizerKind, String> {
     match value.replace('-', "_").as_str() {
         "o200k_base" => Ok(TokenizerKind::O200kBase),
         "cl100k_base" => Ok(TokenizerKind::Cl100kBase),
+        "deepseek_v3" => Ok(TokenizerKind::DeepseekV3),
         "heuristic" => Ok(TokenizerKind::Heuristic),
-        _ => Err("expected o200k_base, cl100k_base or heuristic".into()),
+        _ => Err("expected o200k_base, cl100k_base, deepseek_v3 or heuristic".into()),
     }
 }
 

@@ -757,7 +757,14 @@ impl Engine {
         let anchor = usage_index.zip(request.usage).map(|(index, usage)| {
             let history_before =
                 session.view_tokens + views[..index].iter().map(|(_, t)| t).sum::<i64>();
-            anchor_for(session, seqs[index], history_before, usage.input_tokens)
+            let providers_own = policy.tokenizer.is_providers_own();
+            anchor_for(
+                session,
+                seqs[index],
+                history_before,
+                usage.input_tokens,
+                providers_own,
+            )
         });
         let update = SessionUpdate {
             version: session.version + 1,
@@ -2107,12 +2114,17 @@ fn session_report(
 /// The request that produced the assistant message at `assistant_seq` is the latest
 /// build when that build ended right before it; otherwise the whole view before it.
 /// The marginal ratio moves with the growth since the previous anchor; a session's first
-/// report sets its prior ([`budget::first_delta_ratio`]).
+/// report sets its prior ([`budget::first_delta_ratio`]). With `providers_own` (the
+/// session counts with the tokenizer of the model it reports usage for) the ratio stays
+/// 1: there is no tokenizer difference to learn, and what differs on growth is framing,
+/// a few tokens per message, which a ratio would blow up on small steps and carry over
+/// to large ones.
 fn anchor_for(
     session: &SessionRow,
     assistant_seq: i64,
     history_before: i64,
     reported: i64,
+    providers_own: bool,
 ) -> AnchorUpdate {
     let previous = anchor_of(session);
     let built_right_before =
@@ -2143,6 +2155,7 @@ fn anchor_for(
     };
     let error = (reported > 0).then(|| (predicted - reported) as f64 / reported as f64);
     let delta_ratio = match previous {
+        _ if providers_own => 1.0,
         Some(previous)
             if previous.view_epoch == session.view_epoch
                 && previous.first_seq == first_seq

@@ -11,7 +11,17 @@ use crate::tokenize::{Counter, Tokenizer};
 pub enum TokenizerKind {
     O200kBase,
     Cl100kBase,
+    DeepseekV3,
     Heuristic,
+}
+
+impl TokenizerKind {
+    /// Whether the tokenizer belongs to one provider's models, so that a session counting
+    /// with it reports usage counted by the same tokenizer: DeepSeek-V3's. The OpenAI
+    /// encodings are also everyone's default approximation, for any provider.
+    pub fn is_providers_own(self) -> bool {
+        self == TokenizerKind::DeepseekV3
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -297,6 +307,7 @@ impl Policy {
         let tokenizer = match self.tokenizer {
             TokenizerKind::O200kBase => Tokenizer::O200kBase,
             TokenizerKind::Cl100kBase => Tokenizer::Cl100kBase,
+            TokenizerKind::DeepseekV3 => Tokenizer::DeepseekV3,
             TokenizerKind::Heuristic => Tokenizer::Heuristic {
                 chars_per_token: self.heuristic_chars_per_token,
             },

@@ -1,13 +1,17 @@
-//! Token counting: exact o200k_base / cl100k_base BPE (vocabularies embedded in the
-//! binary, linear time even on adversarial input) or a rune-counting heuristic, plus the
-//! chat framing providers add around each message, tool call and tool definition.
+//! Token counting: exact o200k_base / cl100k_base / DeepSeek-V3 BPE (vocabularies
+//! embedded in the binary, linear time even on adversarial input) or a rune-counting
+//! heuristic, plus the chat framing providers add around each message, tool call and
+//! tool definition.
 //!
 //! Framing follows OpenAI's published accounting for chat models: every message costs
 //! 3 tokens plus its role, a name costs 1 more, and every request is primed with 3
 //! tokens for the reply. Tool calls and tool definitions are counted from their name,
 //! description, arguments and JSON schema plus a small fixed overhead each.
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::io::Read;
+use std::sync::{LazyLock, Mutex};
+
+use bpe_openai::byte_pair_encoding::BytePairEncoding;
 
 use crate::message::{Message, Part, ToolCall};
 
@@ -19,6 +23,18 @@ pub const NAME_OVERHEAD: i64 = 1;
 pub const REPLY_PRIMING: i64 = 3;
 /// Framing of one tool call (type, id and argument delimiters).
 pub const TOOL_CALL_OVERHEAD: i64 = 4;
+/// Framing of one tool call as DeepSeek counts it, with the result's framing beyond
+/// [`MESSAGE_OVERHEAD`] (call and parameter markup, result delimiters): measured on the
+/// recorded deepseek-chat sessions, where every step (an assistant message making one
+/// call, then its result) grew the provider's count by the decoded content plus 55 or
+/// 56 tokens, at every one of 1 547 steps.
+pub const DEEPSEEK_TOOL_CALL_OVERHEAD: i64 = 45;
+/// Framing of the tools block of a request as DeepSeek counts it (its tool-use
+/// instructions): the recorded deepseek-chat sessions' first requests, one tool each,
+/// exceed ctxd's count with [`TOOLS_BLOCK_OVERHEAD`] by 232 tokens, all 20 of them.
+/// Which part of that is per definition they cannot tell; the block takes it all, and
+/// each definition costs [`TOOL_DEFINITION_OVERHEAD`] as for OpenAI.
+pub const DEEPSEEK_TOOLS_BLOCK_OVERHEAD: i64 = TOOLS_BLOCK_OVERHEAD + 232;
 /// Framing of one tool definition (namespace entry, delimiters).
 pub const TOOL_DEFINITION_OVERHEAD: i64 = 8;
 /// Framing of the tools block of a request, when it has any tools.
@@ -29,6 +45,8 @@ pub const TOOLS_BLOCK_OVERHEAD: i64 = 12;
 pub enum Tokenizer {
     O200kBase,
     Cl100kBase,
+    /// DeepSeek-V3's byte-level BPE (deepseek-chat, deepseek-reasoner).
+    DeepseekV3,
     /// Unicode scalar values per token.
     Heuristic {
         chars_per_token: f64,
@@ -48,7 +66,72 @@ pub struct ToolDefinition {
 pub fn warm() {
     bpe_openai::o200k_base().count("warm");
     bpe_openai::cl100k_base().count("warm");
+    DEEPSEEK_V3.count("warm");
 }
+
+/// DeepSeek-V3's vocabulary: every token's bytes in rank order, each as a one-byte length
+/// then the bytes, gzip-compressed; written by `scripts/deepseek-vocab.py` from the
+/// `tokenizer.json` DeepSeek publishes with the model (its merges create tokens in rank
+/// order, so merging by rank, as this BPE does, merges as the model's tokenizer does).
+const DEEPSEEK_V3_VOCABULARY: &[u8] = include_bytes!("vocab/deepseek_v3.bpe.gz");
+
+/// Spreads the vocabulary's byte strings over the BPE's hash table without collisions.
+const DEEPSEEK_V3_HASH_FACTOR: u64 = 17485029721327973433;
+
+/// DeepSeek-V3's pre-tokenizer, a sequence of three splits (digits in runs of at most
+/// three; runs of CJK ideographs and kana; then the word / punctuation / whitespace
+/// pattern within what is left), as one pass of patterns in priority order. A pattern
+/// marked `true` matched one character past its piece (a look-ahead, which the regex
+/// engine lacks), and that character is left for the next piece: whitespace up to a
+/// digit or CJK character is a piece of its own, as it ends a split there; whitespace
+/// before other whitespace gives up its last character. Word and punctuation runs stop
+/// at CJK characters, which the second split cuts out first. Runs of characters no
+/// pattern starts on (control and format characters) are one piece, as the splits leave
+/// them, but before a letter, where the run's last character starts the word's piece,
+/// the others are a piece each (DeepSeek keeps them as one: a token more or less).
+const DEEPSEEK_V3_PATTERNS: [(&str, bool); 7] = [
+    (
+        concat!(
+            r"\p{N}{1,3}",
+            r"|[\x{4E00}-\x{9FA5}\x{3040}-\x{309F}\x{30A0}-\x{30FF}]+",
+            r##"|[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+"##,
+            r"|[^\r\n\p{L}\p{P}\p{S}]?[[\p{L}\p{M}]--[\x{4E00}-\x{9FA5}\x{3040}-\x{309F}\x{30A0}-\x{30FF}]]+",
+            r"| ?[[\p{P}\p{S}]--[\x{4E00}-\x{9FA5}\x{3040}-\x{309F}\x{30A0}-\x{30FF}]]+[\r\n]*",
+            r"|\s*[\r\n]+",
+            r"|\s+$",
+        ),
+        false,
+    ),
+    (
+        r"\s+[\p{N}\x{4E00}-\x{9FA5}\x{3040}-\x{309F}\x{30A0}-\x{30FF}]",
+        true,
+    ),
+    (r"\s+\s", true),
+    (r"\s+", false),
+    (r"[^\s\p{L}\p{M}\p{N}\p{P}\p{S}]+$", false),
+    (
+        r"[^\s\p{L}\p{M}\p{N}\p{P}\p{S}]+[\s\p{N}\p{P}\p{S}\x{4E00}-\x{9FA5}\x{3040}-\x{309F}\x{30A0}-\x{30FF}]",
+        true,
+    ),
+    (r"(?s:.)", false),
+];
+
+static DEEPSEEK_V3: LazyLock<bpe_openai::Tokenizer> = LazyLock::new(|| {
+    let mut packed = Vec::new();
+    flate2::read::GzDecoder::new(DEEPSEEK_V3_VOCABULARY)
+        .read_to_end(&mut packed)
+        .expect("the embedded vocabulary is valid gzip");
+    let mut tokens = Vec::with_capacity(128_000);
+    let mut rest = packed.as_slice();
+    while let Some((&len, tail)) = rest.split_first() {
+        let (token, tail) = tail.split_at(usize::from(len));
+        tokens.push(token.to_vec());
+        rest = tail;
+    }
+    let bpe = BytePairEncoding::from_dictionary(tokens, Some(DEEPSEEK_V3_HASH_FACTOR));
+    bpe_openai::Tokenizer::new_lookahead(bpe, &DEEPSEEK_V3_PATTERNS, false)
+        .expect("the pre-tokenizer patterns are valid")
+});
 
 /// Counts tokens of text and of messages for one session's policy.
 #[derive(Debug, Clone, Copy)]
@@ -74,6 +157,7 @@ impl Counter {
         let count = match self.tokenizer {
             Tokenizer::O200kBase => bpe_openai::o200k_base().count(text),
             Tokenizer::Cl100kBase => bpe_openai::cl100k_base().count(text),
+            Tokenizer::DeepseekV3 => DEEPSEEK_V3.count(text),
             Tokenizer::Heuristic { chars_per_token } => {
                 let chars = text.chars().count() as f64;
                 return (chars / chars_per_token).ceil() as i64;
@@ -99,7 +183,8 @@ impl Counter {
         if !message.name.is_empty() {
             tokens += NAME_OVERHEAD + self.text(&message.name);
         }
-        if !message.tool_call_id.is_empty() {
+        // DeepSeek's template does not render call ids.
+        if !message.tool_call_id.is_empty() && self.tokenizer != Tokenizer::DeepseekV3 {
             tokens += self.text(&message.tool_call_id);
         }
         tokens += message
@@ -111,10 +196,34 @@ impl Counter {
     }
 
     fn tool_call(&self, call: &ToolCall) -> i64 {
+        if self.tokenizer == Tokenizer::DeepseekV3 {
+            return DEEPSEEK_TOOL_CALL_OVERHEAD
+                + self.text(&call.name)
+                + self.deepseek_arguments(&call.arguments);
+        }
         TOOL_CALL_OVERHEAD
             + self.text(&call.id)
             + self.text(&call.name)
             + self.text(&call.arguments)
+    }
+
+    /// Arguments as DeepSeek renders them to its model: each parameter's name and value,
+    /// a string value decoded (no quotes, no JSON escapes), any other value as compact
+    /// JSON; arguments that are not a JSON object, as sent.
+    fn deepseek_arguments(&self, arguments: &str) -> i64 {
+        let Ok(serde_json::Value::Object(parameters)) = serde_json::from_str(arguments) else {
+            return self.text(arguments);
+        };
+        parameters
+            .iter()
+            .map(|(name, value)| {
+                self.text(name)
+                    + match value {
+                        serde_json::Value::String(text) => self.text(text),
+                        other => self.text(&other.to_string()),
+                    }
+            })
+            .sum()
     }
 
     /// Tokens of the system prompt, framing included (0 when empty: no message is sent);
@@ -141,7 +250,11 @@ impl Counter {
                     + memo.count(self, &tool.parameters_json_schema)
             })
             .sum();
-        TOOLS_BLOCK_OVERHEAD + defs
+        let block = match self.tokenizer {
+            Tokenizer::DeepseekV3 => DEEPSEEK_TOOLS_BLOCK_OVERHEAD,
+            _ => TOOLS_BLOCK_OVERHEAD,
+        };
+        block + defs
     }
 }
 
@@ -173,6 +286,7 @@ struct Generations {
 struct Generation {
     o200k: HashMap<String, i64>,
     cl100k: HashMap<String, i64>,
+    deepseek_v3: HashMap<String, i64>,
     bytes: usize,
 }
 
@@ -182,6 +296,7 @@ impl Generation {
         match tokenizer {
             Tokenizer::O200kBase => Some(&mut self.o200k),
             Tokenizer::Cl100kBase => Some(&mut self.cl100k),
+            Tokenizer::DeepseekV3 => Some(&mut self.deepseek_v3),
             Tokenizer::Heuristic { .. } => None,
         }
     }
@@ -270,6 +385,94 @@ mod tests {
         assert_eq!(o200k().text("hello world"), 2);
         let cl = Counter::new(Tokenizer::Cl100kBase, 1000);
         assert_eq!(cl.text("tiktoken is great!"), 6);
+    }
+
+    #[test]
+    fn deepseek_counts_match_deepseeks_own_tokenizer() {
+        // Reference counts from DeepSeek-V3's tokenizer.json, run by Hugging Face's
+        // `tokenizers`. They cover each split of its pre-tokenizer: digits in threes, CJK
+        // runs cut out of words, whitespace before digits, runs of format characters.
+        // Over the corpus's 4 483 message texts and tool-call arguments and 3 000 random
+        // strings of those classes the counts are equal but for one random string, where
+        // three zero-width joiners precede a letter.
+        let deepseek = Counter::new(Tokenizer::DeepseekV3, 1000);
+        let cases = [
+            ("hello world", 2),
+            ("Total 12345678 items,   42 left", 10),
+            ("def f(x):\n    return x  # 中文注释 ゠・ー", 17),
+            ("a\u{200d}\u{200d}  1\n\n  2", 7),
+            ("drwxr-xr-x  2 root root 4096 Nov 25 02:50 .", 21),
+            (r#"{"command": "cd /testbed && grep -rn 'foo' ."}"#, 17),
+            ("trailing   ", 3),
+        ];
+        for (text, count) in cases {
+            assert_eq!(deepseek.text(text), count, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn deepseek_counts_calls_as_deepseek_renders_them() {
+        let deepseek = Counter::new(Tokenizer::DeepseekV3, 1000);
+        let command = "cd /testbed && cat > a.py << 'EOF'\nprint(\"hi\")\nEOF";
+        let call = |id: &str| {
+            let mut message = Message::text(Role::Assistant, "");
+            message.tool_calls.push(ToolCall {
+                id: id.into(),
+                name: "bash".into(),
+                arguments: serde_json::json!({ "command": command }).to_string(),
+            });
+            message
+        };
+        // Parameter names and decoded values: no quotes, no escapes, no call id.
+        let expected = MESSAGE_OVERHEAD
+            + deepseek.text("assistant")
+            + DEEPSEEK_TOOL_CALL_OVERHEAD
+            + deepseek.text("bash")
+            + deepseek.text("command")
+            + deepseek.text(command);
+        assert_eq!(deepseek.message(&call("call_1")), expected);
+        assert_eq!(
+            deepseek.message(&call("call_00_I97A8x52p7uzGuPltfmmxyg7")),
+            expected
+        );
+        let mut result = Message::text(Role::Tool, "done");
+        result.tool_call_id = "call_00_I97A8x52p7uzGuPltfmmxyg7".into();
+        assert_eq!(
+            deepseek.message(&result),
+            MESSAGE_OVERHEAD + deepseek.text("tool") + deepseek.text("done")
+        );
+        // Non-string values as compact JSON; arguments that are not an object, as sent.
+        let mut typed = Message::text(Role::Assistant, "");
+        typed.tool_calls.push(ToolCall {
+            id: "c".into(),
+            name: "read".into(),
+            arguments: r#"{"path": "a.py", "lines": [1, 20]}"#.into(),
+        });
+        let arguments = deepseek.text("path")
+            + deepseek.text("a.py")
+            + deepseek.text("lines")
+            + deepseek.text("[1,20]");
+        let framing = MESSAGE_OVERHEAD + deepseek.text("assistant") + DEEPSEEK_TOOL_CALL_OVERHEAD;
+        assert_eq!(
+            deepseek.message(&typed),
+            framing + deepseek.text("read") + arguments
+        );
+        typed.tool_calls[0].arguments = "not json".into();
+        assert_eq!(
+            deepseek.message(&typed),
+            framing + deepseek.text("read") + deepseek.text("not json")
+        );
+        // OpenAI's framing counts the id and the arguments as sent.
+        let o200k = o200k();
+        assert_eq!(
+            o200k.message(&call("call_1")),
+            MESSAGE_OVERHEAD
+                + o200k.text("assistant")
+                + TOOL_CALL_OVERHEAD
+                + o200k.text("call_1")
+                + o200k.text("bash")
+                + o200k.text(&serde_json::json!({ "command": command }).to_string())
+        );
     }
 
     #[test]
