@@ -694,6 +694,30 @@ class Errors(Rpc):
         self.assertIn("messages[0].tool_call_id", error.details())
         self.assertEqual(self.get(session_id).version, ok.version)
 
+    def test_deepseek_tokenizer_counts_as_deepseek_does(self):
+        """A session counting with DeepSeek's own tokenizer: its framing skips call ids."""
+        history = {}
+        for tokenizer in (pb.TOKENIZER_DEEPSEEK_V3, pb.TOKENIZER_O200K_BASE):
+            for call_id in ("c1", "call_00_I97A8x52p7uzGuPltfmmxyg7"):
+                session_id, session = self.create("tokenizer", tokenizer=tokenizer)
+                self.assertEqual(self.get(session_id).policy.tokenizer, tokenizer)
+                first = self.append(session_id, user("hello world"))
+                if tokenizer == pb.TOKENIZER_DEEPSEEK_V3:
+                    # 3 tokens of framing, "user" and "hello world" in DeepSeek-V3's vocabulary.
+                    self.assertEqual(first.budget.breakdown.history_tokens, 3 + 1 + 2)
+                command = 'cd /testbed && printf "a\\nb"'
+                done = self.append(session_id, assistant(calls=[tool_call(call_id, command)]), tool_result(call_id, "a\nb"))
+                history[(tokenizer, call_id)] = done.budget.breakdown.history_tokens
+        # DeepSeek does not render call ids; OpenAI's framing counts them.
+        self.assertEqual(
+            history[(pb.TOKENIZER_DEEPSEEK_V3, "c1")],
+            history[(pb.TOKENIZER_DEEPSEEK_V3, "call_00_I97A8x52p7uzGuPltfmmxyg7")],
+        )
+        self.assertLess(
+            history[(pb.TOKENIZER_O200K_BASE, "c1")],
+            history[(pb.TOKENIZER_O200K_BASE, "call_00_I97A8x52p7uzGuPltfmmxyg7")],
+        )
+
     def test_duplicate_session_and_bad_policy(self):
         session_id, _ = self.create("dup")
         error = self.assertRpcError(
