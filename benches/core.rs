@@ -23,12 +23,15 @@
 //! run with tiny sizes, so the code keeps working; those figures mean nothing.
 #[path = "parts/events.rs"]
 mod fanout;
+#[path = "parts/floor.rs"]
+mod floor;
 #[path = "parts/jobs.rs"]
 mod queue;
 #[path = "../tests/it/recorded.rs"]
 #[allow(dead_code)]
 mod recorded;
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -641,6 +644,7 @@ async fn build_messages(
             ..case(small, small_requests)
         },
     ];
+    let mut floors = Vec::new();
     for (index, case) in cases.into_iter().enumerate() {
         let BuildCase {
             size,
@@ -783,6 +787,38 @@ async fn build_messages(
             }
         })
         .await;
+        // The transport floor for the plain cases: the same response, built beforehand,
+        // from a server that does nothing else, to as many clients.
+        let plain = window.is_none()
+            && !append_first
+            && clients == scale.build_clients
+            && format == pb::OutputFormat::Neutral;
+        let floor_latencies = if plain {
+            let floor_addr = floor::serve(floor::Floor {
+                build: sample.clone(),
+                pool: pool.clone(),
+                sessions: HashMap::new(),
+            })
+            .await;
+            let mut states = Vec::new();
+            for request in &sessions {
+                states.push((client(floor_addr).await, request.clone()));
+            }
+            let (latencies, _) = concurrent(states, requests, |(client, request)| {
+                let mut client = client.clone();
+                let request = request.clone();
+                async move {
+                    let started = Instant::now();
+                    let response = client.build_messages(request).await.expect("floor");
+                    std::hint::black_box(response);
+                    started.elapsed()
+                }
+            })
+            .await;
+            Some(latencies)
+        } else {
+            None
+        };
         let [(mut cached, cached_wall), (mut off, _)] = <[_; 2]>::try_from(timed).unwrap();
         let calls = cached.0.len();
         let (c50, c99) = (cached.quantile_ms(0.5), cached.quantile_ms(0.99));
@@ -812,6 +848,27 @@ async fn build_messages(
             c99 / r99,
             o99 / r99,
             calls as f64 / cached_wall.as_secs_f64()
+        );
+        if let Some(mut latencies) = floor_latencies {
+            let (f50, f99) = (latencies.quantile_ms(0.5), latencies.quantile_ms(0.99));
+            floors.push((label, response_kb, f50, f99, c50, c99));
+        }
+    }
+    println!();
+    println!(
+        "Transport floor: the same response, built beforehand, from a server that does \
+         nothing else (benches/parts/floor.rs), to as many clients on their own \
+         connections, in the same run."
+    );
+    println!();
+    println!(
+        "case | response KB | floor p50 ms | floor p99 ms | cached p50 ms | cached p99 ms | cached p99 / floor p99"
+    );
+    println!("---|---|---|---|---|---|---");
+    for (label, response_kb, f50, f99, c50, c99) in floors {
+        println!(
+            "{label} | {response_kb:.0} | {f50:.2} | {f99:.2} | {c50:.2} | {c99:.2} | {:.2}",
+            c99 / f99
         );
     }
     println!();
@@ -948,6 +1005,7 @@ async fn raw_appends(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message], sc
     }
     let corpus = std::sync::Arc::new(corpus.to_vec());
     let (mut latencies, wall) = concurrent(states, scale.appends_per_session, {
+        let corpus = corpus.clone();
         move |(pool, session_pk, next): &mut (PgPool, i64, usize)| {
             let pool = pool.clone();
             let session_pk = *session_pk;
@@ -955,33 +1013,7 @@ async fn raw_appends(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message], sc
             *next += 1;
             async move {
                 let started = Instant::now();
-                let tool_calls = (!message.tool_calls.is_empty()).then(|| {
-                    serde_json::to_string(
-                        &message
-                            .tool_calls
-                            .iter()
-                            .map(|c| serde_json::json!({"id": c.id, "name": c.name, "arguments": c.arguments_json}))
-                            .collect::<Vec<_>>(),
-                    )
-                    .unwrap()
-                });
-                sqlx::query(
-                    "with s as (update sessions set version = version + 1,
-                        message_count = message_count + 1, updated_at = now()
-                        where id = $1 returning message_count)
-                     insert into messages (session_id, seq, turn, role, content, tool_calls,
-                        tool_call_id, token_count, view_tokens)
-                     select $1, s.message_count, 1, $2, $3, $4::jsonb, $5, $6, $6 from s",
-                )
-                .bind(session_pk)
-                .bind(message.role as i16)
-                .bind(&message.content)
-                .bind(tool_calls)
-                .bind(&message.tool_call_id)
-                .bind((message.content.len() / 4) as i32)
-                .execute(&pool)
-                .await
-                .expect("raw append");
+                floor::raw_append(&pool, session_pk, &message).await;
                 started.elapsed()
             }
         }
@@ -990,6 +1022,59 @@ async fn raw_appends(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message], sc
     let appends = latencies.0.len();
     println!(
         "raw SQL baseline | (one statement: message row + session counters) | {} | {appends} | {:.0} | {:.2} | {:.2} | ",
+        scale.append_sessions,
+        appends as f64 / wall.as_secs_f64(),
+        latencies.quantile_ms(0.5),
+        latencies.quantile_ms(0.99)
+    );
+
+    // The same statement behind gRPC: AppendTurn on the floor server, which runs it and
+    // answers, with as many clients, one connection each.
+    let mut sessions = HashMap::new();
+    for index in 0..scale.append_sessions {
+        let session_id = format!("bench-append-floor-{index}");
+        session_with(&mut setup, &session_id, &[], None, None).await;
+        let session_pk: i64 = sqlx::query_scalar("select id from sessions where external_id = $1")
+            .bind(&session_id)
+            .fetch_one(pool)
+            .await
+            .expect("session row");
+        sessions.insert(session_id, session_pk);
+    }
+    let floor_addr = floor::serve(floor::Floor {
+        build: pb::BuildMessagesResponse::default(),
+        pool: pool.clone(),
+        sessions: sessions.clone(),
+    })
+    .await;
+    let mut states = Vec::new();
+    for (index, session_id) in sessions.into_keys().enumerate() {
+        states.push((client(floor_addr).await, session_id, index * 7));
+    }
+    let (mut latencies, wall) = concurrent(states, scale.appends_per_session, {
+        move |(client, session_id, next): &mut (ContextServiceClient<Channel>, String, usize)| {
+            let mut client = client.clone();
+            let message = corpus[*next % corpus.len()].clone();
+            let session_id = session_id.clone();
+            *next += 1;
+            async move {
+                let started = Instant::now();
+                client
+                    .append_turn(pb::AppendTurnRequest {
+                        session_id,
+                        messages: vec![message],
+                        ..Default::default()
+                    })
+                    .await
+                    .expect("AppendTurn on the floor");
+                started.elapsed()
+            }
+        }
+    })
+    .await;
+    let appends = latencies.0.len();
+    println!(
+        "gRPC floor: that statement behind AppendTurn | (no validation, counting or response) | {} | {appends} | {:.0} | {:.2} | {:.2} | ",
         scale.append_sessions,
         appends as f64 / wall.as_secs_f64(),
         latencies.quantile_ms(0.5),
