@@ -938,32 +938,7 @@ async fn append_turn(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message], sc
                 .map_or(0, |(at, _)| at);
             states.push((client, session_id, start));
         }
-        let (mut latencies, wall) = concurrent(states, scale.appends_per_session, {
-            let corpus = std::sync::Arc::new(corpus.to_vec());
-            move |(client, session_id, next): &mut (
-                ContextServiceClient<Channel>,
-                String,
-                usize,
-            )| {
-                let mut client = client.clone();
-                let message = corpus[*next % corpus.len()].clone();
-                let session_id = session_id.clone();
-                *next += 1;
-                async move {
-                    let started = Instant::now();
-                    client
-                        .append_turn(pb::AppendTurnRequest {
-                            session_id,
-                            messages: vec![message],
-                            ..Default::default()
-                        })
-                        .await
-                        .expect("AppendTurn");
-                    started.elapsed()
-                }
-            }
-        })
-        .await;
+        let (mut latencies, wall) = timed_appends(states, corpus, scale).await;
         shutdown.cancel();
         if let Some(mut workers) = workers {
             while workers.join_next().await.is_some() {}
@@ -987,24 +962,75 @@ async fn append_turn(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message], sc
     println!();
 }
 
+/// Each client appends the corpus' messages one per AppendTurn, in order from where its
+/// state says, to its session; `scale.appends_per_session` timed appends each.
+async fn timed_appends(
+    states: Vec<(ContextServiceClient<Channel>, String, usize)>,
+    corpus: &[pb::Message],
+    scale: &Scale,
+) -> (Latencies, Duration) {
+    let corpus = std::sync::Arc::new(corpus.to_vec());
+    concurrent(
+        states,
+        scale.appends_per_session,
+        move |(client, session_id, next)| {
+            let mut client = client.clone();
+            let message = corpus[*next % corpus.len()].clone();
+            let session_id = session_id.clone();
+            *next += 1;
+            async move {
+                let started = Instant::now();
+                client
+                    .append_turn(pb::AppendTurnRequest {
+                        session_id,
+                        messages: vec![message],
+                        ..Default::default()
+                    })
+                    .await
+                    .expect("AppendTurn");
+                started.elapsed()
+            }
+        },
+    )
+    .await
+}
+
+/// `scale.append_sessions` new empty sessions named after `kind`: (id, row id) each.
+async fn empty_sessions(
+    setup: &mut ContextServiceClient<Channel>,
+    pool: &PgPool,
+    kind: &str,
+    scale: &Scale,
+) -> Vec<(String, i64)> {
+    let mut sessions = Vec::new();
+    for index in 0..scale.append_sessions {
+        let session_id = format!("bench-append-{kind}-{index}");
+        session_with(setup, &session_id, &[], None, None).await;
+        let session_pk: i64 = sqlx::query_scalar("select id from sessions where external_id = $1")
+            .bind(&session_id)
+            .fetch_one(pool)
+            .await
+            .expect("session row");
+        sessions.push((session_id, session_pk));
+    }
+    sessions
+}
+
 /// The baseline: the least an append can write, straight from sqlx — the message row
 /// and the session's counters, one statement in its own durable transaction — by as
 /// many concurrent tasks, one per session, each on its own connection.
 async fn raw_appends(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message], scale: &Scale) {
     let mut setup = client(addr).await;
     let mut states = Vec::new();
-    for index in 0..scale.append_sessions {
-        let session_id = format!("bench-append-raw-{index}");
-        session_with(&mut setup, &session_id, &[], None, None).await;
-        let session_pk: i64 = sqlx::query_scalar("select id from sessions where external_id = $1")
-            .bind(&session_id)
-            .fetch_one(pool)
-            .await
-            .expect("session row");
+    for (index, (_, session_pk)) in empty_sessions(&mut setup, pool, "raw", scale)
+        .await
+        .into_iter()
+        .enumerate()
+    {
         states.push((pool.clone(), session_pk, index * 7));
     }
     let corpus = std::sync::Arc::new(corpus.to_vec());
-    let (mut latencies, wall) = concurrent(states, scale.appends_per_session, {
+    let (latencies, wall) = concurrent(states, scale.appends_per_session, {
         let corpus = corpus.clone();
         move |(pool, session_pk, next): &mut (PgPool, i64, usize)| {
             let pool = pool.clone();
@@ -1019,28 +1045,19 @@ async fn raw_appends(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message], sc
         }
     })
     .await;
-    let appends = latencies.0.len();
-    println!(
-        "raw SQL baseline | (one statement: message row + session counters) | {} | {appends} | {:.0} | {:.2} | {:.2} | ",
-        scale.append_sessions,
-        appends as f64 / wall.as_secs_f64(),
-        latencies.quantile_ms(0.5),
-        latencies.quantile_ms(0.99)
+    append_row(
+        "raw SQL baseline | (one statement: message row + session counters)",
+        scale,
+        latencies,
+        wall,
     );
 
     // The same statement behind gRPC: AppendTurn on the floor server, which runs it and
     // answers, with as many clients, one connection each.
-    let mut sessions = HashMap::new();
-    for index in 0..scale.append_sessions {
-        let session_id = format!("bench-append-floor-{index}");
-        session_with(&mut setup, &session_id, &[], None, None).await;
-        let session_pk: i64 = sqlx::query_scalar("select id from sessions where external_id = $1")
-            .bind(&session_id)
-            .fetch_one(pool)
-            .await
-            .expect("session row");
-        sessions.insert(session_id, session_pk);
-    }
+    let sessions: HashMap<String, i64> = empty_sessions(&mut setup, pool, "floor", scale)
+        .await
+        .into_iter()
+        .collect();
     let floor_addr = floor::serve(floor::Floor {
         build: pb::BuildMessagesResponse::default(),
         pool: pool.clone(),
@@ -1051,30 +1068,20 @@ async fn raw_appends(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message], sc
     for (index, session_id) in sessions.into_keys().enumerate() {
         states.push((client(floor_addr).await, session_id, index * 7));
     }
-    let (mut latencies, wall) = concurrent(states, scale.appends_per_session, {
-        move |(client, session_id, next): &mut (ContextServiceClient<Channel>, String, usize)| {
-            let mut client = client.clone();
-            let message = corpus[*next % corpus.len()].clone();
-            let session_id = session_id.clone();
-            *next += 1;
-            async move {
-                let started = Instant::now();
-                client
-                    .append_turn(pb::AppendTurnRequest {
-                        session_id,
-                        messages: vec![message],
-                        ..Default::default()
-                    })
-                    .await
-                    .expect("AppendTurn on the floor");
-                started.elapsed()
-            }
-        }
-    })
-    .await;
+    let (latencies, wall) = timed_appends(states, &corpus, scale).await;
+    append_row(
+        "gRPC floor: that statement behind AppendTurn | (no validation, counting or response)",
+        scale,
+        latencies,
+        wall,
+    );
+}
+
+/// A baseline's row of the AppendTurn table (no jobs column).
+fn append_row(label: &str, scale: &Scale, mut latencies: Latencies, wall: Duration) {
     let appends = latencies.0.len();
     println!(
-        "gRPC floor: that statement behind AppendTurn | (no validation, counting or response) | {} | {appends} | {:.0} | {:.2} | {:.2} | ",
+        "{label} | {} | {appends} | {:.0} | {:.2} | {:.2} | ",
         scale.append_sessions,
         appends as f64 / wall.as_secs_f64(),
         latencies.quantile_ms(0.5),
