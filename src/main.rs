@@ -58,6 +58,10 @@ enum Command {
         /// the window holds the whole recorded conversation).
         #[arg(long)]
         report_usage: bool,
+        /// The sessions' tokenizer: o200k_base, cl100k_base, deepseek_v3 or heuristic
+        /// [default: the server's].
+        #[arg(long, value_parser = ctxd::replay::tokenizer_named)]
+        tokenizer: Option<ctxd::pb::Tokenizer>,
         /// API key (when the server has keys).
         #[arg(long, env = "CTXD_API_KEY")]
         api_key: Option<String>,
@@ -103,6 +107,7 @@ fn main() -> ExitCode {
                 addr,
                 window,
                 report_usage,
+                tokenizer,
                 api_key,
             }) => {
                 let options = ctxd::replay::Options {
@@ -110,6 +115,7 @@ fn main() -> ExitCode {
                     api_key,
                     window,
                     report_usage,
+                    tokenizer,
                     progress: true,
                 };
                 ctxd::replay::run(&files, &options)

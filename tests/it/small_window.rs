@@ -14,6 +14,7 @@ fn options(addr: std::net::SocketAddr, window: i64, report_usage: bool) -> Optio
         api_key: None,
         window,
         report_usage,
+        tokenizer: None,
         progress: false,
     }
 }
