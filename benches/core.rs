@@ -4,14 +4,18 @@
 //!
 //! - BuildMessages on sessions of 200 and 2 000 recorded messages with 16 concurrent
 //!   clients (one connection each), p50 / p99, against a raw SQL fetch of the same rows
-//!   with 16 concurrent tasks in the same run;
+//!   with 16 concurrent tasks and against the transport floor (the same response from a
+//!   server doing nothing else, `parts/floor.rs`) in the same run;
 //! - AppendTurn throughput and latency with 32 sessions appending concurrently, without
-//!   and with summarization jobs enqueued by the appends (no-op workers draining them);
+//!   and with summarization jobs enqueued by the appends (no-op workers draining them),
+//!   against the raw SQL write and that write behind gRPC (the floor), and at an offered
+//!   2 000 appends/s (open loop);
 //! - the job queue: claim + complete throughput of no-op jobs against the bare commit
 //!   rate, enqueue → claim latency woken by NOTIFY and by polling alone;
 //! - events: commit → subscriber latency and deliveries per second with 1 000
 //!   SubscribeEvents streams on one replica (session streams and tenant streams);
-//! - exact token counting speed on the recorded corpus, and on 1 MB without whitespace.
+//! - exact token counting speed on the recorded corpus, and on 1 MB without whitespace,
+//!   for o200k_base, cl100k_base and deepseek_v3.
 //!
 //! The server, its clients and PostgreSQL share the machine. The database is a fresh one
 //! on DATABASE_URL's server when that is set, otherwise a private PostgreSQL started in a
@@ -929,14 +933,7 @@ async fn append_turn(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message], sc
             let mut client = client(addr).await;
             let session_id = format!("bench-append-{case}-{index}");
             session_with(&mut client, &session_id, &[], window, profile).await;
-            // Each session starts at a different user message so sessions differ.
-            let start = corpus
-                .iter()
-                .enumerate()
-                .filter(|(_, m)| m.role == pb::Role::User as i32)
-                .nth(index % 10)
-                .map_or(0, |(at, _)| at);
-            states.push((client, session_id, start));
+            states.push((client, session_id, session_start(corpus, index)));
         }
         let (mut latencies, wall) = timed_appends(states, corpus, scale).await;
         shutdown.cancel();
@@ -959,8 +956,83 @@ async fn append_turn(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message], sc
         );
     }
     raw_appends(addr, pool, corpus, scale).await;
+    paced_appends(addr, pool, corpus, scale).await;
     println!();
 }
+
+/// Offered load instead of saturation: the same 32 sessions (a window that holds
+/// everything), each appending on a fixed schedule so that together they offer
+/// `APPEND_OFFERED_RATE` appends per second, open loop: each latency counts from the time
+/// the append was due, so an append that starts late because the one before ran long is
+/// charged the wait (no coordinated omission).
+async fn paced_appends(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message], scale: &Scale) {
+    let mut setup = client(addr).await;
+    let sessions = empty_sessions(&mut setup, pool, "paced", scale).await;
+    let interval = Duration::from_secs_f64(scale.append_sessions as f64 / APPEND_OFFERED_RATE);
+    let warm_up = (scale.appends_per_session / 10).max(1);
+    let corpus = std::sync::Arc::new(corpus.to_vec());
+    let start = tokio::time::Instant::now() + Duration::from_millis(100);
+    let mut tasks = Vec::new();
+    for (index, (session_id, _)) in sessions.into_iter().enumerate() {
+        let mut client = client(addr).await;
+        let corpus = corpus.clone();
+        let appends = scale.appends_per_session;
+        // Sessions spread over the interval, so the offered load is even.
+        let offset = interval.mul_f64(index as f64 / scale.append_sessions as f64);
+        let first = session_start(&corpus, index);
+        tasks.push(tokio::spawn(async move {
+            let mut latencies = Vec::with_capacity(appends);
+            for k in 0..warm_up + appends {
+                let due = start + offset + interval * k as u32;
+                tokio::time::sleep_until(due).await;
+                let message = corpus[(first + k) % corpus.len()].clone();
+                client
+                    .append_turn(pb::AppendTurnRequest {
+                        session_id: session_id.clone(),
+                        messages: vec![message],
+                        ..Default::default()
+                    })
+                    .await
+                    .expect("AppendTurn");
+                if k >= warm_up {
+                    latencies.push(due.elapsed());
+                }
+            }
+            (latencies, tokio::time::Instant::now())
+        }));
+    }
+    let (mut all, mut done) = (Vec::new(), start);
+    for task in tasks {
+        let (latencies, finished) = task.await.expect("paced appends");
+        all.extend(latencies);
+        done = done.max(finished);
+    }
+    // The rate achieved: from when the first timed append was due to the last one's end.
+    let wall = done - (start + interval * warm_up as u32);
+    append_row(
+        &format!(
+            "holds everything, offered {APPEND_OFFERED_RATE:.0}/s | off (extractive), open loop: latency from when each append was due"
+        ),
+        scale,
+        Latencies(all),
+        wall,
+    );
+}
+
+/// Where the `index`th appending session starts in the corpus: at a user message, a
+/// different one for each of ten sessions in turn, so sessions differ and every tool
+/// result follows its call.
+fn session_start(corpus: &[pb::Message], index: usize) -> usize {
+    corpus
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.role == pb::Role::User as i32)
+        .nth(index % 10)
+        .map_or(0, |(at, _)| at)
+}
+
+/// The appends per second the paced case offers (the throughput target).
+const APPEND_OFFERED_RATE: f64 = 2_000.0;
 
 /// Each client appends the corpus' messages one per AppendTurn, in order from where its
 /// state says, to its session; `scale.appends_per_session` timed appends each.
