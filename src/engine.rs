@@ -651,11 +651,44 @@ impl Engine {
             }
         }
         let key = request.idempotency.as_ref().map(|(key, _)| key.as_str());
-        // Optimistic first: read, decide, write if the session row is unchanged. After
-        // a few lost races with other writers of the session, the read takes the lock.
         // A session's policy never changes, so the batch is tokenized once, whatever the
         // attempts.
         let mut counts = None;
+        // Without a read first when this replica holds the session row as its own last
+        // statement on it left it (its previous append or build): the write applies only
+        // if the row is still that version — so every field decided on, the build record
+        // a usage report anchors on included, is what the database holds — and the
+        // batch's tool-call references hold. Appends with an idempotency key read (the
+        // key's record is not in the row).
+        if request.idempotency.is_none() {
+            let made: HashSet<&str> = request
+                .messages
+                .iter()
+                .flat_map(|m| m.tool_calls.iter().map(|call| call.id.as_str()))
+                .collect();
+            let answered: Vec<&str> = request
+                .messages
+                .iter()
+                .filter(|m| m.role == Role::Tool && !made.contains(m.tool_call_id.as_str()))
+                .map(|m| m.tool_call_id.as_str())
+                .collect();
+            if let Some(state) =
+                self.store
+                    .cached_append_state(tenant_id, &request.session_id, &answered)
+            {
+                // Anything else — the row changed, a reference does not hold, an error
+                // that the cached row might explain — goes the way of a read below,
+                // which decides with what the database holds.
+                if let Ok(Some(outcome)) = self
+                    .append_once(&request, usage_index, state, &mut counts)
+                    .await
+                {
+                    return Ok(outcome);
+                }
+            }
+        }
+        // Optimistic: read, decide, write if the session row is unchanged. After a few
+        // lost races with other writers of the session, the read takes the lock.
         for attempt in 0..=OPTIMISTIC_APPEND_ATTEMPTS {
             let lock = attempt == OPTIMISTIC_APPEND_ATTEMPTS;
             let state = self
@@ -805,6 +838,10 @@ impl Engine {
         let wants_job = report.estimate.total_tokens > summarize_at
             && !paused
             && self.model_for(&policy)?.is_some();
+        if wants_job && state.assumed {
+            // Whether a job is pending was not read: decide with a read.
+            return Ok(None);
+        }
         let pending_job = state.pending_jobs.get(SUMMARIZE_JOB).copied();
         let new_job = (wants_job && pending_job.is_none())
             .then(|| self.summarize_job(JobReason::Threshold, 0, false));

@@ -39,6 +39,49 @@ pub struct AppendState {
     pub idempotent: Option<(Vec<u8>, serde_json::Value)>,
     /// The transaction holding the row lock, when read with it.
     locked: Option<Transaction<'static, Postgres>>,
+    /// Taken from the replica's row cache instead of read: the session row is as this
+    /// replica's last statement on it left it, `pending_jobs` is unknown (empty), and
+    /// `known_calls` holds the calls the batch answers, assumed made and unanswered. The
+    /// write checks both assumptions with the row version, and writes nothing when any
+    /// fails.
+    pub assumed: bool,
+}
+
+/// Session rows with their row version (xmin) as this replica's own statements on them
+/// returned them — the append's write and the build's record — by (tenant, session id).
+/// A row version names one version of the row, so a write guarded by it applies only
+/// while the row is exactly the cached one. Bounded: when full it starts over.
+#[derive(Debug, Default)]
+pub(super) struct RowCache {
+    rows: std::sync::Mutex<HashMap<(i64, String), (SessionRow, String)>>,
+}
+
+/// Sessions a replica keeps rows for (about a kilobyte each).
+const ROW_CACHE_SESSIONS: usize = 16_384;
+
+impl RowCache {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(i64, String), (SessionRow, String)>> {
+        // Entries are whole or absent: a panic while holding the lock leaves it usable.
+        self.rows.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(super) fn put(&self, row: SessionRow, version: String) {
+        let mut rows = self.lock();
+        if rows.len() >= ROW_CACHE_SESSIONS {
+            rows.clear();
+        }
+        rows.insert((row.tenant_id, row.external_id.clone()), (row, version));
+    }
+
+    fn get(&self, tenant_id: i64, external_id: &str) -> Option<(SessionRow, String)> {
+        self.lock()
+            .get(&(tenant_id, external_id.to_string()))
+            .cloned()
+    }
+
+    fn forget(&self, tenant_id: i64, external_id: &str) {
+        self.lock().remove(&(tenant_id, external_id.to_string()));
+    }
 }
 
 /// Everything one append writes.
@@ -90,6 +133,27 @@ macro_rules! append_state_query {
 }
 
 impl Store {
+    /// The append's state without a read, from the session row as this replica's last
+    /// statement on it left it; `None` when the replica has none. `answered`: the calls
+    /// the batch answers that it does not make itself.
+    pub fn cached_append_state(
+        &self,
+        tenant_id: i64,
+        external_id: &str,
+        answered: &[&str],
+    ) -> Option<AppendState> {
+        let (session, row_version) = self.rows.get(tenant_id, external_id)?;
+        Some(AppendState {
+            session,
+            row_version,
+            pending_jobs: HashMap::new(),
+            known_calls: answered.iter().map(|id| (id.to_string(), None)).collect(),
+            idempotent: None,
+            locked: None,
+            assumed: true,
+        })
+    }
+
     /// The append's read; `None` when the tenant has no such session. `call_ids`: the
     /// tool calls the batch makes or answers; `key`: its idempotency key. With `lock`,
     /// the read takes the session's row lock and holds it until the write.
@@ -144,6 +208,7 @@ impl Store {
                 hex::decode(hash).ok().map(|hash| (hash, response))
             }),
             locked,
+            assumed: false,
         }))
     }
 
@@ -179,19 +244,26 @@ impl Store {
             session,
             row_version,
             locked,
+            assumed,
             ..
         } = state;
-        match locked {
+        let (appended, after) = match locked {
             Some(mut tx) => {
-                let appended = write_append(&mut tx, &session, &row_version, &write).await?;
+                let written =
+                    write_append(&mut tx, &session, &row_version, assumed, &write).await?;
                 tx.commit().await?;
-                Ok(appended)
+                written
             }
             None => {
                 let mut conn = self.append_pool.acquire().await?;
-                write_append(&mut conn, &session, &row_version, &write).await
+                write_append(&mut conn, &session, &row_version, assumed, &write).await?
             }
+        };
+        match after {
+            Some((row, version)) => self.rows.put(row, version),
+            None => self.rows.forget(session.tenant_id, &session.external_id),
         }
+        Ok(appended)
     }
 }
 
@@ -199,11 +271,18 @@ impl Store {
 /// opens a table and every index of it for each part, rows or not (a tenth of its CPU
 /// per append in the benchmark's profile when every part was always there). Static
 /// texts only; the values are parameters.
-fn append_sql(write: &AppendWrite<'_>) -> String {
-    let mut parts = vec![
-        include_str!("sql/append/session.sql"),
-        include_str!("sql/append/messages.sql"),
-    ];
+fn append_sql(write: &AppendWrite<'_>, assumed: bool) -> String {
+    // With an assumed state the session's update also checks what was not read: none of
+    // the batch's new calls exists yet, and every call it answers exists unanswered.
+    let guard = if assumed {
+        include_str!("sql/append/assumed.sql")
+    } else {
+        ""
+    };
+    let session = include_str!("sql/append/session.sql")
+        .replace("{assumed}", guard)
+        .replace("{columns}", with_columns!("", ""));
+    let mut parts = vec![session.as_str(), include_str!("sql/append/messages.sql")];
     if !write.calls.is_empty() {
         parts.push(include_str!("sql/append/calls.sql"));
     }
@@ -221,9 +300,11 @@ fn append_sql(write: &AppendWrite<'_>) -> String {
     if !write.events.is_empty() {
         parts.push(include_str!("sql/append/events.sql"));
     }
+    // The session row as the write left it, with its new version, for the row cache:
+    // null columns when the write did not apply.
     let mut sql = format!(
         "with {}
-select exists (select 1 from s) as applied",
+select s.id is not null as applied, s.*",
         parts.join(
             ",
 "
@@ -244,6 +325,7 @@ select exists (select 1 from s) as applied",
                 as events_notified",
         );
     }
+    sql.push_str(" from (select 1) as one left join s on true");
     sql
 }
 
@@ -254,12 +336,16 @@ fn json_or_null<T: serde::Serialize>(items: &[T]) -> Option<String> {
     serde_json::to_string(items).ok()
 }
 
+/// Writes the append if the session row is still at `row_version` (and, `assumed`, the
+/// batch's tool-call references hold); with the row as the write left it and its new
+/// version when it applied.
 async fn write_append(
     conn: &mut PgConnection,
     session: &SessionRow,
     row_version: &str,
+    assumed: bool,
     write: &AppendWrite<'_>,
-) -> Result<Appended, sqlx::Error> {
+) -> Result<(Appended, Option<(SessionRow, String)>), sqlx::Error> {
     let batch = write.batch;
     let calls = write.calls;
     let answers = write.answers;
@@ -317,7 +403,7 @@ async fn write_append(
 
     let update = &write.update;
     let anchor = update.anchor.as_ref();
-    let sql = append_sql(write);
+    let sql = append_sql(write, assumed);
     let write_query = sqlx::query(sqlx::AssertSqlSafe(sql.as_str()))
         .bind(session.id)
         .bind(seqs)
@@ -380,9 +466,13 @@ async fn write_append(
         .bind(JOBS_CHANNEL);
     let row = write_query.fetch_one(&mut *conn).await?;
     if !row.try_get::<bool, _>("applied")? {
-        return Ok(Appended::Raced);
+        return Ok((Appended::Raced, None));
     }
-    Ok(Appended::Applied {
-        job_id: row.try_get("job_id")?,
-    })
+    let after = (SessionRow::from_row(&row)?, row.try_get("row_version")?);
+    Ok((
+        Appended::Applied {
+            job_id: row.try_get("job_id")?,
+        },
+        Some(after),
+    ))
 }

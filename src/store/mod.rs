@@ -40,6 +40,8 @@ pub struct Store {
     append_pool: PgPool,
     /// Session views this replica has read, so a build fetches only what is new.
     views: std::sync::Arc<ViewCache>,
+    /// Session rows as this replica's own statements last left them.
+    rows: std::sync::Arc<append::RowCache>,
 }
 
 /// The view cache's budget when none is configured.
@@ -75,6 +77,7 @@ impl Store {
             append_pool: pool.clone(),
             pool,
             views: std::sync::Arc::new(ViewCache::new(DEFAULT_VIEW_CACHE_BYTES)),
+            rows: std::sync::Arc::default(),
         }
     }
 

@@ -202,8 +202,10 @@ impl Store {
         build: BuildRecord,
         extends_previous: bool,
     ) -> Result<(), sqlx::Error> {
-        // One statement (its own transaction) with an asynchronous commit.
-        sqlx::query(
+        // One statement (its own transaction) with an asynchronous commit. The row it
+        // leaves goes to the replica's row cache, so the session's next append here need
+        // not read it.
+        let row = sqlx::query(with_columns!(
             "with settings as (select set_config('synchronous_commit', 'off', true))
              update sessions set last_build_first_seq = $2, last_build_last_seq = $3,
                 last_build_system_tokens = $4, last_build_tool_tokens = $7,
@@ -211,8 +213,10 @@ impl Store {
                 last_build_view_epoch = $8, builds = builds + 1,
                 extending_builds = extending_builds + case when $9 then 1 else 0 end
              from settings
-             where id = $1",
-        )
+             where id = $1
+             returning",
+            ", xmin::text as row_version"
+        ))
         .bind(session_id)
         .bind(build.first_seq)
         .bind(build.last_seq)
@@ -222,8 +226,12 @@ impl Store {
         .bind(build.tool_tokens)
         .bind(build.view_epoch)
         .bind(extends_previous)
-        .execute(&self.pool)
+        .fetch_optional(&self.pool)
         .await?;
+        if let Some(row) = row {
+            self.rows
+                .put(SessionRow::from_row(&row)?, row.try_get("row_version")?);
+        }
         Ok(())
     }
 }

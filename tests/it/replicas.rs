@@ -218,6 +218,123 @@ async fn a_write_on_a_stale_read_writes_nothing(pool: PgPool) {
     server.stop().await;
 }
 
+/// A replica writes without reading first from the row its own last write left, only
+/// while that row is current and the tool-call references it could not read hold; any
+/// other case writes nothing (the engine then reads and decides again).
+#[sqlx::test]
+async fn a_write_from_the_cached_row_lands_only_while_the_row_is_current(pool: PgPool) {
+    use ctxd::message::{Message, Role};
+    use ctxd::store::{AppendWrite, Appended};
+
+    let (server, mut client, store, tenant) =
+        guarded_session(&pool, vec![user("run it"), call(&["x"])]).await;
+    // This store has written nothing yet: it has no row to write from.
+    assert!(store.cached_append_state(tenant, "s", &[]).is_none());
+    let read = store
+        .append_state(tenant, "s", &[], None, false)
+        .await
+        .unwrap()
+        .unwrap();
+    let note = Message::text(Role::Assistant, "working on it");
+    assert_eq!(
+        write_one(&store, read, &note).await,
+        Appended::Applied { job_id: None }
+    );
+    // Its write left the row in its cache, at the version the write made.
+    let cached = store.cached_append_state(tenant, "s", &["x"]).unwrap();
+    assert!(cached.assumed);
+    assert_eq!(
+        (cached.session.version, cached.session.message_count),
+        (2, 3)
+    );
+    assert_eq!(cached.known_calls.get("x"), Some(&None));
+
+    // Answering x, which exists unanswered: lands without a read.
+    let answer = Message {
+        tool_call_id: "x".into(),
+        ..Message::text(Role::Tool, "output of x")
+    };
+    let (batch, update) = one_more(&cached.session, &answer, 5);
+    let seq = batch[0].seq;
+    let answers = [("x".to_string(), seq)];
+    let written = store
+        .append(
+            cached,
+            AppendWrite {
+                answers: &answers,
+                ..only_messages(&batch, update)
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(written, Appended::Applied { job_id: None });
+
+    // Making a call x, which the session already has, from the (current) cached row:
+    // the guard refuses it, nothing is written, and the row is forgotten.
+    let cached = store.cached_append_state(tenant, "s", &[]).unwrap();
+    assert_eq!(cached.session.version, 3);
+    let remake = Message {
+        tool_calls: vec![ctxd::message::ToolCall {
+            id: "x".into(),
+            name: "bash".into(),
+            arguments: "{}".into(),
+        }],
+        ..Message::text(Role::Assistant, "")
+    };
+    let (batch, update) = one_more(&cached.session, &remake, 5);
+    let calls = [("x".to_string(), batch[0].seq)];
+    let remade = AppendWrite {
+        calls: &calls,
+        ..only_messages(&batch, update)
+    };
+    assert_eq!(store.append(cached, remade).await.unwrap(), Appended::Raced);
+    assert!(store.cached_append_state(tenant, "s", &[]).is_none());
+    // Answering x again: the guard finds it answered.
+    write_after_a_read(&store, tenant, &note).await;
+    let cached = store.cached_append_state(tenant, "s", &["x"]).unwrap();
+    let (batch, update) = one_more(&cached.session, &answer, 5);
+    let answers = [("x".to_string(), batch[0].seq)];
+    let again = AppendWrite {
+        answers: &answers,
+        ..only_messages(&batch, update)
+    };
+    assert_eq!(store.append(cached, again).await.unwrap(), Appended::Raced);
+
+    // Another replica moves the session on: the row this one cached is stale.
+    write_after_a_read(&store, tenant, &note).await;
+    let stale = store.cached_append_state(tenant, "s", &[]).unwrap();
+    append(&mut client, "s", vec![user("from elsewhere")])
+        .await
+        .unwrap();
+    assert_eq!(write_one(&store, stale, &note).await, Appended::Raced);
+
+    // The log, in order (a build would leave out the step whose call is not followed
+    // by its result).
+    let contents: Vec<String> = sqlx::query_scalar(
+        "select m.content from messages m join sessions s on s.id = m.session_id
+         where s.external_id = 's' order by m.seq",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        contents,
+        [
+            "run it",
+            "",
+            "working on it",
+            "output of x",
+            "working on it",
+            "working on it",
+            "from elsewhere"
+        ],
+        "what the guard refused never landed"
+    );
+    let session = session(&mut client, "s").await;
+    assert_eq!((session.message_count, session.version), (7, 6));
+    server.stop().await;
+}
+
 /// The row-lock read, when it had to wait for another writer, sees what that writer
 /// committed: the call it answered, the key it used (so the waiting append is refused
 /// or replayed, never written twice).
@@ -329,6 +446,24 @@ async fn guarded_session(
     let store = ctxd::store::Store::new(pool.clone());
     let tenant = store.default_tenant().await.unwrap();
     (server, client, store, tenant)
+}
+
+/// Reads session "s" and writes `message` after it: it lands, and leaves the row in the
+/// store's row cache.
+async fn write_after_a_read(
+    store: &ctxd::store::Store,
+    tenant: i64,
+    message: &ctxd::message::Message,
+) {
+    let read = store
+        .append_state(tenant, "s", &[], None, false)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        write_one(store, read, message).await,
+        ctxd::store::Appended::Applied { job_id: None }
+    );
 }
 
 /// Writes `message` (counted as 9 tokens) after what `state` read, through the store's

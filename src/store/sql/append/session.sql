@@ -23,7 +23,7 @@ s as (
         compaction_failures = case when $39 then 0 else compaction_failures end,
         event_seq = event_seq + cardinality($41::smallint[]),
         budget_status = coalesce($43, budget_status)
-    where id = $1 and xmin::text = $40
-    returning tenant_id, external_id, version,
-        event_seq - cardinality($41::smallint[]) as event_base
+    where id = $1 and xmin::text = $40{assumed}
+    returning {columns}, event_seq - cardinality($41::smallint[]) as event_base,
+        xmin::text as row_version
 )
