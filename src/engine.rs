@@ -676,14 +676,18 @@ impl Engine {
                 self.store
                     .cached_append_state(tenant_id, &request.session_id, &answered)
             {
-                // Anything else — the row changed, a reference does not hold, an error
-                // that the cached row might explain — goes the way of a read below,
-                // which decides with what the database holds.
-                if let Ok(Some(outcome)) = self
+                // Written, or the write refused (the row changed, a reference does not
+                // hold), or a verdict on the request that the cached row might explain:
+                // then a read below decides with what the database holds. Both verdicts
+                // come before the write; any other error may come after it committed, and
+                // is returned (deciding again could append twice).
+                match self
                     .append_once(&request, usage_index, state, &mut counts)
                     .await
                 {
-                    return Ok(outcome);
+                    Ok(Some(outcome)) => return Ok(outcome),
+                    Ok(None) | Err(Error::InvalidArgument { .. } | Error::Conflict { .. }) => {}
+                    Err(error) => return Err(error),
                 }
             }
         }
