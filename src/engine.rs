@@ -687,7 +687,11 @@ impl Engine {
                 {
                     Ok(Some(outcome)) => return Ok(outcome),
                     Ok(None) | Err(Error::InvalidArgument { .. } | Error::Conflict { .. }) => {}
-                    Err(error) => return Err(error),
+                    Err(error) => {
+                        // Whatever went wrong, the next append reads.
+                        self.store.forget_cached_row(tenant_id, &request.session_id);
+                        return Err(error);
+                    }
                 }
             }
         }

@@ -79,7 +79,7 @@ impl RowCache {
             .cloned()
     }
 
-    fn forget(&self, tenant_id: i64, external_id: &str) {
+    pub(super) fn forget(&self, tenant_id: i64, external_id: &str) {
         self.lock().remove(&(tenant_id, external_id.to_string()));
     }
 }
@@ -152,6 +152,11 @@ impl Store {
             locked: None,
             assumed: true,
         })
+    }
+
+    /// Drops the session's cached row, so its next append reads.
+    pub fn forget_cached_row(&self, tenant_id: i64, external_id: &str) {
+        self.rows.forget(tenant_id, external_id);
     }
 
     /// The append's read; `None` when the tenant has no such session. `call_ids`: the
@@ -463,7 +468,8 @@ async fn write_append(
         .bind(job.map(|job| job.notify_done))
         .bind(notify_jobs)
         .bind(EVENTS_CHANNEL)
-        .bind(JOBS_CHANNEL);
+        .bind(JOBS_CHANNEL)
+        .bind(session.builds);
     let row = write_query.fetch_one(&mut *conn).await?;
     if !row.try_get::<bool, _>("applied")? {
         return Ok((Appended::Raced, None));
