@@ -830,16 +830,21 @@ fn overrides_from_pb(policy: pb::Policy) -> Result<PolicyOverrides> {
     })
 }
 
+/// The proto value of a tokenizer.
+pub(crate) fn tokenizer_to_pb(tokenizer: TokenizerKind) -> pb::Tokenizer {
+    match tokenizer {
+        TokenizerKind::O200kBase => pb::Tokenizer::O200kBase,
+        TokenizerKind::Cl100kBase => pb::Tokenizer::Cl100kBase,
+        TokenizerKind::DeepseekV3 => pb::Tokenizer::DeepseekV3,
+        TokenizerKind::Heuristic => pb::Tokenizer::Heuristic,
+    }
+}
+
 fn policy_to_pb(policy: &Policy) -> pb::Policy {
     pb::Policy {
         context_window_tokens: Some(policy.context_window_tokens),
         max_output_tokens: Some(policy.max_output_tokens),
-        tokenizer: Some(match policy.tokenizer {
-            TokenizerKind::O200kBase => pb::Tokenizer::O200kBase,
-            TokenizerKind::Cl100kBase => pb::Tokenizer::Cl100kBase,
-            TokenizerKind::DeepseekV3 => pb::Tokenizer::DeepseekV3,
-            TokenizerKind::Heuristic => pb::Tokenizer::Heuristic,
-        } as i32),
+        tokenizer: Some(tokenizer_to_pb(policy.tokenizer) as i32),
         heuristic_chars_per_token: Some(policy.heuristic_chars_per_token),
         clear_threshold: Some(policy.clear_threshold),
         clear_target: Some(policy.clear_target),

@@ -185,7 +185,7 @@ pub struct PolicyArgs {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_output_tokens: Option<i64>,
     /// Tokenizer: o200k_base, cl100k_base, deepseek_v3 or heuristic [default: o200k_base].
-    #[arg(long = "policy-tokenizer", env = "CTXD_POLICY_TOKENIZER", value_parser = parse_tokenizer)]
+    #[arg(long = "policy-tokenizer", env = "CTXD_POLICY_TOKENIZER", value_parser = TokenizerKind::from_name)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tokenizer: Option<TokenizerKind>,
     /// Characters per token for the heuristic tokenizer [default: 4.0].
@@ -306,16 +306,6 @@ pub struct PolicyArgs {
     )]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compaction_failure_limit: Option<i64>,
-}
-
-fn parse_tokenizer(value: &str) -> Result<TokenizerKind, String> {
-    match value.replace('-', "_").as_str() {
-        "o200k_base" => Ok(TokenizerKind::O200kBase),
-        "cl100k_base" => Ok(TokenizerKind::Cl100kBase),
-        "deepseek_v3" => Ok(TokenizerKind::DeepseekV3),
-        "heuristic" => Ok(TokenizerKind::Heuristic),
-        _ => Err("expected o200k_base, cl100k_base, deepseek_v3 or heuristic".into()),
-    }
 }
 
 fn parse_placement(value: &str) -> Result<SummaryPlacement, String> {

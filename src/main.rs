@@ -60,8 +60,8 @@ enum Command {
         report_usage: bool,
         /// The sessions' tokenizer: o200k_base, cl100k_base, deepseek_v3 or heuristic
         /// [default: the server's].
-        #[arg(long, value_parser = ctxd::replay::tokenizer_named)]
-        tokenizer: Option<ctxd::pb::Tokenizer>,
+        #[arg(long, value_parser = ctxd::policy::TokenizerKind::from_name)]
+        tokenizer: Option<ctxd::policy::TokenizerKind>,
         /// API key (when the server has keys).
         #[arg(long, env = "CTXD_API_KEY")]
         api_key: Option<String>,

@@ -16,6 +16,18 @@ pub enum TokenizerKind {
 }
 
 impl TokenizerKind {
+    /// The tokenizer of a policy name as settings and the command line spell it
+    /// (`o200k_base`, `cl100k_base`, `deepseek_v3`, `heuristic`; `-` for `_` too).
+    pub fn from_name(value: &str) -> Result<TokenizerKind, String> {
+        match value.replace('-', "_").as_str() {
+            "o200k_base" => Ok(TokenizerKind::O200kBase),
+            "cl100k_base" => Ok(TokenizerKind::Cl100kBase),
+            "deepseek_v3" => Ok(TokenizerKind::DeepseekV3),
+            "heuristic" => Ok(TokenizerKind::Heuristic),
+            _ => Err("expected o200k_base, cl100k_base, deepseek_v3 or heuristic".into()),
+        }
+    }
+
     /// Whether the tokenizer belongs to one provider's models, so that a session counting
     /// with it reports usage counted by the same tokenizer: DeepSeek-V3's. The OpenAI
     /// encodings are also everyone's default approximation, for any provider.

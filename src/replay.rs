@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::pb;
 use crate::pb::context_service_client::ContextServiceClient;
+use crate::policy::TokenizerKind;
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -114,17 +115,9 @@ pub struct Options {
     /// window holds the whole recorded conversation (the usage counts that request).
     pub report_usage: bool,
     /// The sessions' tokenizer (`None`: the server's default).
-    pub tokenizer: Option<pb::Tokenizer>,
+    pub tokenizer: Option<TokenizerKind>,
     /// Show progress on standard error.
     pub progress: bool,
-}
-
-/// A tokenizer by its policy name (`o200k_base`, `cl100k_base`, `deepseek_v3`,
-/// `heuristic`), for the command line.
-pub fn tokenizer_named(name: &str) -> Result<pb::Tokenizer, String> {
-    pb::Tokenizer::from_str_name(&format!("TOKENIZER_{}", name.to_uppercase()))
-        .filter(|tokenizer| *tokenizer != pb::Tokenizer::Unspecified)
-        .ok_or_else(|| "expected o200k_base, cl100k_base, deepseek_v3 or heuristic".into())
 }
 
 /// What one replayed session did.
@@ -234,7 +227,9 @@ pub async fn replay_one(
         session_id: session_id.clone(),
         policy: Some(pb::Policy {
             context_window_tokens: Some(options.window),
-            tokenizer: options.tokenizer.map(|tokenizer| tokenizer as i32),
+            tokenizer: options
+                .tokenizer
+                .map(|tokenizer| crate::api::tokenizer_to_pb(tokenizer) as i32),
             ..Default::default()
         }),
         ..Default::default()

@@ -89,28 +89,43 @@ const DEEPSEEK_V3_HASH_FACTOR: u64 = 17485029721327973433;
 /// pattern starts on (control and format characters) are one piece, as the splits leave
 /// them, but before a letter, where the run's last character starts the word's piece,
 /// the others are a piece each (DeepSeek keeps them as one: a token more or less).
+/// The ranges of DeepSeek's second split (CJK ideographs, hiragana, katakana), for the
+/// character classes of [`DEEPSEEK_V3_PATTERNS`].
+macro_rules! cjk {
+    () => {
+        r"\x{4E00}-\x{9FA5}\x{3040}-\x{309F}\x{30A0}-\x{30FF}"
+    };
+}
+
 const DEEPSEEK_V3_PATTERNS: [(&str, bool); 7] = [
     (
         concat!(
             r"\p{N}{1,3}",
-            r"|[\x{4E00}-\x{9FA5}\x{3040}-\x{309F}\x{30A0}-\x{30FF}]+",
+            "|[",
+            cjk!(),
+            "]+",
             r##"|[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+"##,
-            r"|[^\r\n\p{L}\p{P}\p{S}]?[[\p{L}\p{M}]--[\x{4E00}-\x{9FA5}\x{3040}-\x{309F}\x{30A0}-\x{30FF}]]+",
-            r"| ?[[\p{P}\p{S}]--[\x{4E00}-\x{9FA5}\x{3040}-\x{309F}\x{30A0}-\x{30FF}]]+[\r\n]*",
+            r"|[^\r\n\p{L}\p{P}\p{S}]?[[\p{L}\p{M}]--[",
+            cjk!(),
+            "]]+",
+            r"| ?[[\p{P}\p{S}]--[",
+            cjk!(),
+            r"]]+[\r\n]*",
             r"|\s*[\r\n]+",
             r"|\s+$",
         ),
         false,
     ),
-    (
-        r"\s+[\p{N}\x{4E00}-\x{9FA5}\x{3040}-\x{309F}\x{30A0}-\x{30FF}]",
-        true,
-    ),
+    (concat!(r"\s+[\p{N}", cjk!(), "]"), true),
     (r"\s+\s", true),
     (r"\s+", false),
     (r"[^\s\p{L}\p{M}\p{N}\p{P}\p{S}]+$", false),
     (
-        r"[^\s\p{L}\p{M}\p{N}\p{P}\p{S}]+[\s\p{N}\p{P}\p{S}\x{4E00}-\x{9FA5}\x{3040}-\x{309F}\x{30A0}-\x{30FF}]",
+        concat!(
+            r"[^\s\p{L}\p{M}\p{N}\p{P}\p{S}]+[\s\p{N}\p{P}\p{S}",
+            cjk!(),
+            "]"
+        ),
         true,
     ),
     (r"(?s:.)", false),

@@ -4,6 +4,7 @@
 //! locked transaction's five or six. An append that keeps racing other writers of its
 //! session reads under the row lock instead, and then always gets through.
 use std::collections::{HashMap, HashSet};
+use std::sync::LazyLock;
 
 use sqlx::types::Json;
 use sqlx::{FromRow, PgConnection, Postgres, Row, Transaction};
@@ -272,21 +273,29 @@ impl Store {
     }
 }
 
+/// The session's update, returning the whole row for the row cache; the second also
+/// checks what an assumed state did not read (`sql/append/assumed.sql`).
+static SESSION_PART: LazyLock<String> = LazyLock::new(|| session_part(""));
+static SESSION_PART_ASSUMED: LazyLock<String> =
+    LazyLock::new(|| session_part(include_str!("sql/append/assumed.sql")));
+
+fn session_part(guard: &str) -> String {
+    include_str!("sql/append/session.sql")
+        .replace("{assumed}", guard)
+        .replace("{columns}", with_columns!("", ""))
+}
+
 /// The append statement for `write`: only the parts it has rows for, since PostgreSQL
 /// opens a table and every index of it for each part, rows or not (a tenth of its CPU
 /// per append in the benchmark's profile when every part was always there). Static
 /// texts only; the values are parameters.
 fn append_sql(write: &AppendWrite<'_>, assumed: bool) -> String {
-    // With an assumed state the session's update also checks what was not read: none of
-    // the batch's new calls exists yet, and every call it answers exists unanswered.
-    let guard = if assumed {
-        include_str!("sql/append/assumed.sql")
+    // With an assumed state the session's update also checks what was not read.
+    let session = if assumed {
+        &*SESSION_PART_ASSUMED
     } else {
-        ""
+        &*SESSION_PART
     };
-    let session = include_str!("sql/append/session.sql")
-        .replace("{assumed}", guard)
-        .replace("{columns}", with_columns!("", ""));
     let mut parts = vec![session.as_str(), include_str!("sql/append/messages.sql")];
     if !write.calls.is_empty() {
         parts.push(include_str!("sql/append/calls.sql"));

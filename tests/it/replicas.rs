@@ -224,7 +224,7 @@ async fn a_write_on_a_stale_read_writes_nothing(pool: PgPool) {
 #[sqlx::test]
 async fn a_write_from_the_cached_row_lands_only_while_the_row_is_current(pool: PgPool) {
     use ctxd::message::{Message, Role};
-    use ctxd::store::{AppendWrite, Appended};
+    use ctxd::store::Appended;
 
     let (server, mut client, store, tenant) =
         guarded_session(&pool, vec![user("run it"), call(&["x"])]).await;
@@ -254,20 +254,10 @@ async fn a_write_from_the_cached_row_lands_only_while_the_row_is_current(pool: P
         tool_call_id: "x".into(),
         ..Message::text(Role::Tool, "output of x")
     };
-    let (batch, update) = one_more(&cached.session, &answer, 5);
-    let seq = batch[0].seq;
-    let answers = [("x".to_string(), seq)];
-    let written = store
-        .append(
-            cached,
-            AppendWrite {
-                answers: &answers,
-                ..only_messages(&batch, update)
-            },
-        )
-        .await
-        .unwrap();
-    assert_eq!(written, Appended::Applied { job_id: None });
+    assert_eq!(
+        write_touching_x(&store, cached, &answer).await,
+        Appended::Applied { job_id: None }
+    );
 
     // Making a call x, which the session already has, from the (current) cached row:
     // the guard refuses it, nothing is written, and the row is forgotten.
@@ -281,24 +271,18 @@ async fn a_write_from_the_cached_row_lands_only_while_the_row_is_current(pool: P
         }],
         ..Message::text(Role::Assistant, "")
     };
-    let (batch, update) = one_more(&cached.session, &remake, 5);
-    let calls = [("x".to_string(), batch[0].seq)];
-    let remade = AppendWrite {
-        calls: &calls,
-        ..only_messages(&batch, update)
-    };
-    assert_eq!(store.append(cached, remade).await.unwrap(), Appended::Raced);
+    assert_eq!(
+        write_touching_x(&store, cached, &remake).await,
+        Appended::Raced
+    );
     assert!(store.cached_append_state(tenant, "s", &[]).is_none());
     // Answering x again: the guard finds it answered.
     write_after_a_read(&store, tenant, &note).await;
     let cached = store.cached_append_state(tenant, "s", &["x"]).unwrap();
-    let (batch, update) = one_more(&cached.session, &answer, 5);
-    let answers = [("x".to_string(), batch[0].seq)];
-    let again = AppendWrite {
-        answers: &answers,
-        ..only_messages(&batch, update)
-    };
-    assert_eq!(store.append(cached, again).await.unwrap(), Appended::Raced);
+    assert_eq!(
+        write_touching_x(&store, cached, &answer).await,
+        Appended::Raced
+    );
 
     // Another replica moves the session on: the row this one cached is stale.
     write_after_a_read(&store, tenant, &note).await;
@@ -446,6 +430,28 @@ async fn guarded_session(
     let store = ctxd::store::Store::new(pool.clone());
     let tenant = store.default_tenant().await.unwrap();
     (server, client, store, tenant)
+}
+
+/// Writes `message` after what `state` holds, as making tool call "x" when it makes a
+/// call, else as answering "x".
+async fn write_touching_x(
+    store: &ctxd::store::Store,
+    state: ctxd::store::AppendState,
+    message: &ctxd::message::Message,
+) -> ctxd::store::Appended {
+    let (batch, update) = one_more(&state.session, message, 5);
+    let x = [("x".to_string(), batch[0].seq)];
+    let (calls, answers): (&[_], &[_]) = if message.tool_calls.is_empty() {
+        (&[], &x)
+    } else {
+        (&x, &[])
+    };
+    let write = ctxd::store::AppendWrite {
+        calls,
+        answers,
+        ..only_messages(&batch, update)
+    };
+    store.append(state, write).await.unwrap()
 }
 
 /// Reads session "s" and writes `message` after it: it lands, and leaves the row in the
