@@ -41,6 +41,7 @@ pub struct Config {
     pub jobs_notify_window_ms: u64,
     pub events_retention_secs: u64,
     pub view_cache_mb: usize,
+    pub append_writers: usize,
     pub default_policy: Policy,
     /// Summarizer profiles by name (TOML only: `[summarizers.NAME]`); `extractive` is
     /// always there.
@@ -68,6 +69,7 @@ impl Default for Config {
             jobs_notify_window_ms: 20,
             events_retention_secs: 7 * 86_400,
             view_cache_mb: 256,
+            append_writers: crate::store::DEFAULT_APPEND_WRITERS,
             default_policy: Policy::default(),
             summarizers: BTreeMap::new(),
         }
@@ -162,6 +164,12 @@ pub struct ServeArgs {
     #[arg(long, env = "CTXD_VIEW_CACHE_MB")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub view_cache_mb: Option<usize>,
+    /// Appends to different sessions are written together, one statement and one
+    /// commit for all that queued while a writer was busy; this many such statements
+    /// run at once [default: 2].
+    #[arg(long, env = "CTXD_APPEND_WRITERS")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub append_writers: Option<usize>,
     #[command(flatten)]
     pub default_policy: PolicyArgs,
 }
@@ -375,6 +383,11 @@ impl Config {
         if config.jobs_max_attempts < 1 {
             return Err(ConfigError::Invalid(
                 "jobs_max_attempts must be at least 1".into(),
+            ));
+        }
+        if config.append_writers == 0 {
+            return Err(ConfigError::Invalid(
+                "append_writers must be at least 1".into(),
             ));
         }
         if config.db_max_connections == 0 {

@@ -137,7 +137,8 @@ async fn serve_with_database(
 ) -> Result<(), ServeError> {
     let store = Store::connect(url, config.db_max_connections)
         .await?
-        .view_cache_bytes(config.view_cache_mb.saturating_mul(1024 * 1024));
+        .view_cache_bytes(config.view_cache_mb.saturating_mul(1024 * 1024))
+        .append_writers(config.append_writers);
     if !config.listen.ip().is_loopback() && !config.insecure && !store.any_api_keys().await? {
         return Err(ServeError::NoKeys(config.listen));
     }

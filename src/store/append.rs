@@ -9,6 +9,7 @@ use std::sync::LazyLock;
 use sqlx::types::Json;
 use sqlx::{FromRow, PgConnection, Postgres, Row, Transaction};
 
+use super::batch;
 use super::jobs::{JOBS_CHANNEL, NewJob};
 use super::sessions::{SessionRow, with_columns};
 use super::{EVENTS_CHANNEL, SessionUpdate, Store};
@@ -260,9 +261,40 @@ impl Store {
                 tx.commit().await?;
                 written
             }
-            None => {
+            // Alone when the write has parts a batch does not carry.
+            None if write.job.is_some()
+                || write.idempotency.is_some()
+                || !write.events.is_empty() =>
+            {
                 let mut conn = self.append_pool.acquire().await?;
                 write_append(&mut conn, &session, &row_version, assumed, &write).await?
+            }
+            None => {
+                let mut messages = MessageColumns::default();
+                for new in write.batch {
+                    messages.push(0, new);
+                }
+                let item = batch::Item {
+                    session: session.id,
+                    row_version: row_version.clone(),
+                    assumed,
+                    builds: session.builds,
+                    update: write.update.clone(),
+                    user: write.batch.iter().any(|new| new.message.role == Role::User),
+                    messages,
+                    calls: call_rows(write.calls, write.answers),
+                };
+                match self.batcher().write(item).await {
+                    batch::Outcome::Applied(row, version) => {
+                        (Appended::Applied { job_id: None }, Some((*row, version)))
+                    }
+                    batch::Outcome::Raced => (Appended::Raced, None),
+                    batch::Outcome::Alone => {
+                        let mut conn = self.append_pool.acquire().await?;
+                        write_append(&mut conn, &session, &row_version, assumed, &write).await?
+                    }
+                    batch::Outcome::Failed(error) => return Err(sqlx::Error::Protocol(error)),
+                }
             }
         };
         match after {
@@ -343,6 +375,90 @@ select s.id is not null as applied, s.*",
     sql
 }
 
+/// New tool calls with the seq of their result when the batch answers them too (a
+/// sub-statement cannot see rows another one inserts), and the answers to calls of
+/// earlier appends.
+pub(super) type CallRows = (Vec<(String, i64, Option<i64>)>, Vec<(String, i64)>);
+
+pub(super) fn call_rows(calls: &[(String, i64)], answers: &[(String, i64)]) -> CallRows {
+    let new_ids: HashSet<&str> = calls.iter().map(|(id, _)| id.as_str()).collect();
+    let answer_of = |id: &str| answers.iter().find(|(answered, _)| answered == id);
+    let new_calls = calls
+        .iter()
+        .map(|(id, seq)| (id.clone(), *seq, answer_of(id).map(|(_, seq)| *seq)))
+        .collect();
+    let earlier = answers
+        .iter()
+        .filter(|(id, _)| !new_ids.contains(id.as_str()))
+        .cloned()
+        .collect();
+    (new_calls, earlier)
+}
+
+/// The columns of appended messages, one array each, as the statements unnest them;
+/// `items` names the batch item each message belongs to.
+#[derive(Debug, Default)]
+pub(super) struct MessageColumns {
+    pub items: Vec<i32>,
+    pub seqs: Vec<i64>,
+    pub turns: Vec<i64>,
+    pub roles: Vec<i16>,
+    pub contents: Vec<String>,
+    pub parts: Vec<Option<String>>,
+    pub reasonings: Vec<String>,
+    pub tool_calls: Vec<Option<String>>,
+    pub tool_call_ids: Vec<String>,
+    pub names: Vec<String>,
+    pub metadata: Vec<String>,
+    pub pinned: Vec<bool>,
+    pub token_counts: Vec<i32>,
+    pub view_tokens: Vec<i32>,
+    pub view_states: Vec<i16>,
+}
+
+impl MessageColumns {
+    pub(super) fn push(&mut self, item: i32, new: &NewMessage<'_>) {
+        let message = new.message;
+        self.items.push(item);
+        self.seqs.push(new.seq);
+        self.turns.push(new.turn);
+        self.roles.push(message.role as i16);
+        self.contents.push(message.content.clone());
+        self.parts.push(json_or_null(&message.parts));
+        self.reasonings.push(message.reasoning.clone());
+        self.tool_calls.push(json_or_null(&message.tool_calls));
+        self.tool_call_ids.push(message.tool_call_id.clone());
+        self.names.push(message.name.clone());
+        self.metadata
+            .push(serde_json::to_string(&message.metadata).unwrap_or_else(|_| "{}".into()));
+        self.pinned.push(message.pinned);
+        self.token_counts
+            .push(i32::try_from(new.token_count).unwrap_or(i32::MAX));
+        self.view_tokens
+            .push(i32::try_from(new.view_tokens).unwrap_or(i32::MAX));
+        self.view_states.push(new.view_state as i16);
+    }
+
+    /// Adds `other`'s messages as batch item `item`'s.
+    pub(super) fn extend(&mut self, item: i32, other: MessageColumns) {
+        self.items.extend(other.items.iter().map(|_| item));
+        self.seqs.extend(other.seqs);
+        self.turns.extend(other.turns);
+        self.roles.extend(other.roles);
+        self.contents.extend(other.contents);
+        self.parts.extend(other.parts);
+        self.reasonings.extend(other.reasonings);
+        self.tool_calls.extend(other.tool_calls);
+        self.tool_call_ids.extend(other.tool_call_ids);
+        self.names.extend(other.names);
+        self.metadata.extend(other.metadata);
+        self.pinned.extend(other.pinned);
+        self.token_counts.extend(other.token_counts);
+        self.view_tokens.extend(other.view_tokens);
+        self.view_states.extend(other.view_states);
+    }
+}
+
 fn json_or_null<T: serde::Serialize>(items: &[T]) -> Option<String> {
     if items.is_empty() {
         return None;
@@ -367,51 +483,34 @@ async fn write_append(
     let details: Vec<Json<&EventDetail>> = write.events.iter().map(Json).collect();
     let job = write.job.map(|(job, _)| job);
     let notify_jobs = write.job.is_some_and(|(_, notify)| notify);
-    let mut seqs = Vec::with_capacity(batch.len());
-    let mut turns = Vec::with_capacity(batch.len());
-    let mut roles = Vec::with_capacity(batch.len());
-    let mut contents = Vec::with_capacity(batch.len());
-    let mut parts = Vec::with_capacity(batch.len());
-    let mut reasonings = Vec::with_capacity(batch.len());
-    let mut tool_calls = Vec::with_capacity(batch.len());
-    let mut tool_call_ids = Vec::with_capacity(batch.len());
-    let mut names = Vec::with_capacity(batch.len());
-    let mut metadata = Vec::with_capacity(batch.len());
-    let mut pinned = Vec::with_capacity(batch.len());
-    let mut token_counts = Vec::with_capacity(batch.len());
-    let mut view_tokens = Vec::with_capacity(batch.len());
-    let mut view_states = Vec::with_capacity(batch.len());
+    let mut columns = MessageColumns::default();
     for new in batch {
-        let message = new.message;
-        seqs.push(new.seq);
-        turns.push(new.turn);
-        roles.push(message.role as i16);
-        contents.push(message.content.as_str());
-        parts.push(json_or_null(&message.parts));
-        reasonings.push(message.reasoning.as_str());
-        tool_calls.push(json_or_null(&message.tool_calls));
-        tool_call_ids.push(message.tool_call_id.as_str());
-        names.push(message.name.as_str());
-        metadata.push(serde_json::to_string(&message.metadata).unwrap_or_else(|_| "{}".into()));
-        pinned.push(message.pinned);
-        token_counts.push(i32::try_from(new.token_count).unwrap_or(i32::MAX));
-        view_tokens.push(i32::try_from(new.view_tokens).unwrap_or(i32::MAX));
-        view_states.push(new.view_state as i16);
+        columns.push(0, new);
     }
+    let MessageColumns {
+        seqs,
+        turns,
+        roles,
+        contents,
+        parts,
+        reasonings,
+        tool_calls,
+        tool_call_ids,
+        names,
+        metadata,
+        pinned,
+        token_counts,
+        view_tokens,
+        view_states,
+        ..
+    } = columns;
 
-    // A call answered within the batch is inserted with its result seq: sub-statements
-    // of one statement do not see each other's rows.
-    let new_ids: HashSet<&str> = calls.iter().map(|(id, _)| id.as_str()).collect();
-    let answer_of = |id: &str| answers.iter().find(|(answered, _)| answered == id);
-    let call_ids: Vec<&str> = calls.iter().map(|(id, _)| id.as_str()).collect();
-    let call_seqs: Vec<i64> = calls.iter().map(|(_, seq)| *seq).collect();
-    let result_seqs: Vec<Option<i64>> = calls
+    let (new_calls, earlier_answers) = call_rows(calls, answers);
+    let call_ids: Vec<&str> = new_calls.iter().map(|(id, _, _)| id.as_str()).collect();
+    let call_seqs: Vec<i64> = new_calls.iter().map(|(_, seq, _)| *seq).collect();
+    let result_seqs: Vec<Option<i64>> = new_calls.iter().map(|(_, _, result)| *result).collect();
+    let (answer_ids, answer_seqs): (Vec<&str>, Vec<i64>) = earlier_answers
         .iter()
-        .map(|(id, _)| answer_of(id).map(|(_, seq)| *seq))
-        .collect();
-    let (answer_ids, answer_seqs): (Vec<&str>, Vec<i64>) = answers
-        .iter()
-        .filter(|(id, _)| !new_ids.contains(id.as_str()))
         .map(|(id, seq)| (id.as_str(), *seq))
         .unzip();
 

@@ -2,6 +2,7 @@
 //! session row lock serializes writes per session. No engine logic lives here: the
 //! engine decides, the store reads and writes.
 mod append;
+mod batch;
 mod events;
 mod jobs;
 mod messages;
@@ -42,10 +43,19 @@ pub struct Store {
     views: std::sync::Arc<ViewCache>,
     /// Session rows as this replica's own statements last left them.
     rows: std::sync::Arc<append::RowCache>,
+    /// The appends' batch writer, started by the first append.
+    batcher: std::sync::Arc<std::sync::OnceLock<batch::Batcher>>,
+    /// Batch statements in flight at most.
+    append_writers: usize,
 }
 
 /// The view cache's budget when none is configured.
 pub const DEFAULT_VIEW_CACHE_BYTES: usize = 256 * 1024 * 1024;
+
+/// Batch statements of appends in flight at once when none is configured: a batch is
+/// what queued while they ran, so fewer writers make larger batches (PostgreSQL's cost
+/// of an append is mostly per statement and commit).
+pub const DEFAULT_APPEND_WRITERS: usize = 2;
 
 /// A write transaction on one session, holding its row lock.
 pub struct SessionTx {
@@ -78,6 +88,8 @@ impl Store {
             pool,
             views: std::sync::Arc::new(ViewCache::new(DEFAULT_VIEW_CACHE_BYTES)),
             rows: std::sync::Arc::default(),
+            batcher: std::sync::Arc::default(),
+            append_writers: DEFAULT_APPEND_WRITERS,
         }
     }
 
@@ -85,6 +97,16 @@ impl Store {
     pub fn view_cache_bytes(self, bytes: usize) -> Store {
         Store {
             views: std::sync::Arc::new(ViewCache::new(bytes)),
+            ..self
+        }
+    }
+
+    /// This store writing appends in at most `writers` batch statements at a time
+    /// (at least 1).
+    pub fn append_writers(self, writers: usize) -> Store {
+        Store {
+            append_writers: writers.max(1),
+            batcher: std::sync::Arc::default(),
             ..self
         }
     }
@@ -120,6 +142,12 @@ impl Store {
     pub async fn close(&self) {
         self.pool.close().await;
         self.append_pool.close().await;
+    }
+
+    /// The batch writer of appends (started on first use).
+    fn batcher(&self) -> &batch::Batcher {
+        self.batcher
+            .get_or_init(|| batch::Batcher::start(self.append_pool.clone(), self.append_writers))
     }
 
     pub fn pool(&self) -> &PgPool {

@@ -354,24 +354,7 @@ async fn a_locked_read_that_waited_sees_the_writer_before_it(pool: PgPool) {
         }
     });
     // The second read is queued behind the first's row lock before the first writes.
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        let waiters: i64 = sqlx::query_scalar(
-            "select count(*) from pg_stat_activity
-             where datname = current_database() and wait_event_type = 'Lock'",
-        )
-        .fetch_one(&pool)
-        .await
-        .unwrap();
-        if waiters > 0 {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the second read never waited"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    }
+    wait_for_a_lock_waiter(&pool).await;
 
     let answer = Message {
         tool_call_id: "x".into(),
@@ -415,6 +398,165 @@ async fn a_locked_read_that_waited_sees_the_writer_before_it(pool: PgPool) {
         seq
     );
     server.stop().await;
+}
+
+/// Appends to different sessions that queue while the replica's writer is busy go out
+/// together, in one statement and one commit (their rows share a transaction id), each
+/// under its own guard: a stale one writes nothing while the others land. When the
+/// database refuses a batch, each of its appends is written alone, so only the bad one
+/// fails.
+#[sqlx::test]
+async fn appends_queued_behind_a_busy_writer_share_one_commit_each_with_its_own_guard(
+    pool: PgPool,
+) {
+    use ctxd::message::{Message, Role};
+    use ctxd::store::Appended;
+
+    let server = TestServer::start(pool.clone()).await;
+    let mut client = server.client.clone();
+    for id in ["a", "b", "c", "d"] {
+        create(&mut client, id, window(100_000, 10_000)).await;
+        append(&mut client, id, vec![user("start")]).await.unwrap();
+    }
+    // One writer: while its statement waits, every other append queues.
+    let store = ctxd::store::Store::new(pool.clone()).append_writers(1);
+    let tenant = store.default_tenant().await.unwrap();
+    let read = |id: &'static str| {
+        let store = store.clone();
+        async move {
+            store
+                .append_state(tenant, id, &[], None, false)
+                .await
+                .unwrap()
+                .unwrap()
+        }
+    };
+    let note = Message::text(Role::Assistant, "noted");
+
+    // The writer's first statement (a's append, alone) waits for a's row lock.
+    let holder = hold_row_lock(&pool, "a").await;
+    let busy = tokio::spawn({
+        let (store, state, note) = (store.clone(), read("a").await, note.clone());
+        async move { try_write_one(&store, state, &note).await.unwrap() }
+    });
+    wait_for_a_lock_waiter(&pool).await;
+
+    // c's row changes after its append read it.
+    let (b, c, d) = (read("b").await, read("c").await, read("d").await);
+    sqlx::query("update sessions set updated_at = now() where external_id = 'c'")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let mut queued = Box::pin(futures::future::join3(
+        try_write_one(&store, b, &note),
+        try_write_one(&store, c, &note),
+        try_write_one(&store, d, &note),
+    ));
+    // Polled once: all three are queued behind the busy writer.
+    assert!(futures::poll!(&mut queued).is_pending());
+    holder.commit().await.unwrap();
+    assert_eq!(busy.await.unwrap(), Appended::Applied { job_id: None });
+    let (b, c, d) = queued.await;
+    assert_eq!(b.unwrap(), Appended::Applied { job_id: None });
+    assert_eq!(c.unwrap(), Appended::Raced, "c's guard refused it");
+    assert_eq!(d.unwrap(), Appended::Applied { job_id: None });
+    let written = writers_of(&pool, 2).await;
+    assert_eq!(
+        written
+            .iter()
+            .map(|(id, _)| id.as_str())
+            .collect::<Vec<_>>(),
+        ["a", "b", "d"],
+        "c's append wrote nothing"
+    );
+    assert_eq!(written[1].1, written[2].1, "b and d committed together");
+    assert_ne!(written[0].1, written[1].1, "a was written before them");
+    for (id, version) in [("a", 2), ("b", 2), ("c", 1), ("d", 2)] {
+        assert_eq!(session(&mut client, id).await.version, version, "{id}");
+    }
+
+    // b's next seq is taken behind the sessions' back: the batch of b and d fails in
+    // the database, then d lands alone and b fails alone.
+    sqlx::query(
+        "insert into messages (session_id, seq, turn, role, content, token_count, view_tokens)
+         select id, 3, 1, 3, 'planted', 1, 1 from sessions where external_id = 'b'",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    let holder = hold_row_lock(&pool, "a").await;
+    let busy = tokio::spawn({
+        let (store, state, note) = (store.clone(), read("a").await, note.clone());
+        async move { try_write_one(&store, state, &note).await.unwrap() }
+    });
+    wait_for_a_lock_waiter(&pool).await;
+    let mut queued = Box::pin(futures::future::join(
+        try_write_one(&store, read("b").await, &note),
+        try_write_one(&store, read("d").await, &note),
+    ));
+    assert!(futures::poll!(&mut queued).is_pending());
+    holder.commit().await.unwrap();
+    assert_eq!(busy.await.unwrap(), Appended::Applied { job_id: None });
+    let (b, d) = queued.await;
+    assert!(b.is_err(), "b's write collides with the planted row");
+    assert_eq!(d.unwrap(), Appended::Applied { job_id: None });
+    let written = writers_of(&pool, 3).await;
+    assert_eq!(
+        written
+            .iter()
+            .map(|(id, _)| id.as_str())
+            .collect::<Vec<_>>(),
+        ["a", "b", "d"]
+    );
+    assert_ne!(written[0].1, written[2].1, "d was written alone");
+    assert_eq!(session(&mut client, "b").await.version, 2, "b did not move");
+    assert_eq!(session(&mut client, "d").await.version, 3);
+    server.stop().await;
+}
+
+/// A transaction holding session `id`'s row lock.
+async fn hold_row_lock(pool: &PgPool, id: &str) -> sqlx::Transaction<'static, sqlx::Postgres> {
+    let mut holder = pool.begin().await.unwrap();
+    sqlx::query("select 1 from sessions where external_id = $1 for update")
+        .bind(id)
+        .execute(&mut *holder)
+        .await
+        .unwrap();
+    holder
+}
+
+/// (session id, inserting transaction id) of every message at `seq`, by session id.
+async fn writers_of(pool: &PgPool, seq: i64) -> Vec<(String, String)> {
+    sqlx::query_as(
+        "select s.external_id, m.xmin::text from messages m
+         join sessions s on s.id = m.session_id where m.seq = $1 order by s.external_id",
+    )
+    .bind(seq)
+    .fetch_all(pool)
+    .await
+    .unwrap()
+}
+
+/// Returns once a statement of the test's database waits for a lock (10 s at most).
+async fn wait_for_a_lock_waiter(pool: &PgPool) {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let waiters: i64 = sqlx::query_scalar(
+            "select count(*) from pg_stat_activity
+             where datname = current_database() and wait_event_type = 'Lock'",
+        )
+        .fetch_one(pool)
+        .await
+        .unwrap();
+        if waiters > 0 {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no statement waited for the lock"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
 }
 
 /// A server, its client, a store on the same database and the default tenant, with
@@ -479,11 +621,17 @@ async fn write_one(
     state: ctxd::store::AppendState,
     message: &ctxd::message::Message,
 ) -> ctxd::store::Appended {
+    try_write_one(store, state, message).await.unwrap()
+}
+
+/// [`write_one`], with the store's error.
+async fn try_write_one(
+    store: &ctxd::store::Store,
+    state: ctxd::store::AppendState,
+    message: &ctxd::message::Message,
+) -> Result<ctxd::store::Appended, sqlx::Error> {
     let (batch, update) = one_more(&state.session, message, 9);
-    store
-        .append(state, only_messages(&batch, update))
-        .await
-        .unwrap()
+    store.append(state, only_messages(&batch, update)).await
 }
 
 /// `message` appended after what `session` holds, counted as `tokens`, and the session's

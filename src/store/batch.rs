@@ -1,0 +1,283 @@
+//! Appends to different sessions written together: one statement and one commit for
+//! all the appends waiting when a writer comes free. PostgreSQL's cost of a small write
+//! is mostly per statement and per commit (executor start and finish, the protocol,
+//! the WAL flush), not per row, so under concurrent load a batch of appends costs little
+//! more than one. Each append in a batch keeps its own guard and outcome: it applies
+//! only if its session row is as its append decided on, exactly as alone.
+//!
+//! No timer: a batch is whatever is queued when one of the `writers` statements in
+//! flight finishes, so an append on an idle replica is written at once, alone. Appends
+//! with an event, a job or an idempotency key, and appends under the row lock, are
+//! written alone by their own statement.
+use std::collections::{HashSet, VecDeque};
+use std::sync::LazyLock;
+
+use sqlx::{FromRow, PgPool, Row};
+use tokio::sync::{mpsc, oneshot};
+
+use super::append::{CallRows, MessageColumns};
+use super::sessions::{SessionRow, SessionUpdate, with_columns};
+
+/// One append's write, owned (it crosses to the writer's task).
+pub(super) struct Item {
+    pub session: i64,
+    /// The row version the append decided on.
+    pub row_version: String,
+    /// Decided on the replica's cached row: the write also checks the version, the
+    /// build count and the tool-call references (`sql/append/assumed.sql`, per item).
+    pub assumed: bool,
+    pub builds: i64,
+    pub update: SessionUpdate,
+    /// The batch holds a user message (lifts the compaction loop guard's pause).
+    pub user: bool,
+    pub messages: MessageColumns,
+    pub calls: CallRows,
+}
+
+/// How one append of a batch went.
+pub(super) enum Outcome {
+    /// Written: the session row as the write left it, with its new row version.
+    Applied(Box<SessionRow>, String),
+    /// The session row changed after the append's read: nothing written.
+    Raced,
+    /// The database refused the batch's statement (nothing of it was written): write
+    /// this append alone, which says what is wrong with it, if anything.
+    Alone,
+    /// The batch's outcome is unknown (the connection failed): it may have committed.
+    Failed(String),
+}
+
+type Pending = (Item, oneshot::Sender<Outcome>);
+
+/// Appends in one batch at most; the rest wait for the next.
+const MAX_BATCH: usize = 64;
+
+/// The queue of appends and the task that writes them in batches.
+#[derive(Debug)]
+pub(super) struct Batcher {
+    queue: mpsc::UnboundedSender<Pending>,
+}
+
+impl Batcher {
+    /// Starts the writer: at most `writers` batch statements in flight on `pool`.
+    pub(super) fn start(pool: PgPool, writers: usize) -> Batcher {
+        let (queue, pending) = mpsc::unbounded_channel();
+        tokio::spawn(dispatch(pool, writers.max(1), pending));
+        Batcher { queue }
+    }
+
+    /// Writes `item` with whatever else is waiting.
+    pub(super) async fn write(&self, item: Item) -> Outcome {
+        let (done, outcome) = oneshot::channel();
+        if self.queue.send((item, done)).is_err() {
+            return Outcome::Failed("the append writer has stopped".into());
+        }
+        outcome
+            .await
+            .unwrap_or_else(|_| Outcome::Failed("the append writer has stopped".into()))
+    }
+}
+
+/// Writes whatever is waiting as a batch whenever fewer than `writers` batches are in
+/// flight. A batch holds a session at most once, and no session of a batch still in
+/// flight (two batches locking the same rows could deadlock each other); such appends
+/// wait, in order, for a later batch. Ends when the store is dropped and nothing is
+/// left to write.
+async fn dispatch(pool: PgPool, writers: usize, mut pending: mpsc::UnboundedReceiver<Pending>) {
+    let (finished_tx, mut finished) = mpsc::unbounded_channel::<Vec<i64>>();
+    let mut in_flight: HashSet<i64> = HashSet::new();
+    let mut running = 0;
+    let mut waiting: VecDeque<Pending> = VecDeque::new();
+    let mut open = true;
+    loop {
+        if running < writers {
+            while let Ok(next) = pending.try_recv() {
+                waiting.push_back(next);
+            }
+            let batch = next_batch(&mut waiting, &in_flight);
+            if !batch.is_empty() {
+                let sessions: Vec<i64> = batch.iter().map(|(item, _)| item.session).collect();
+                in_flight.extend(&sessions);
+                running += 1;
+                let (pool, finished) = (pool.clone(), finished_tx.clone());
+                tokio::spawn(async move {
+                    let (items, done): (Vec<Item>, Vec<oneshot::Sender<Outcome>>) =
+                        batch.into_iter().unzip();
+                    let outcomes = write_batch(&pool, items).await;
+                    let _ = finished.send(sessions);
+                    for (done, outcome) in done.into_iter().zip(outcomes) {
+                        // The append's caller may have gone (its RPC cancelled).
+                        let _ = done.send(outcome);
+                    }
+                });
+                continue;
+            }
+        }
+        if !open && waiting.is_empty() && running == 0 {
+            return;
+        }
+        tokio::select! {
+            next = pending.recv(), if open => match next {
+                Some(next) => waiting.push_back(next),
+                None => open = false,
+            },
+            Some(sessions) = finished.recv() => {
+                running -= 1;
+                for session in sessions {
+                    in_flight.remove(&session);
+                }
+            }
+        }
+    }
+}
+
+/// The next batch from `waiting`, in order: appends whose session is neither in flight
+/// nor already in the batch, up to `MAX_BATCH`, sorted by session (so that batches of
+/// different replicas lock shared rows in the same order); the rest keep their places.
+fn next_batch(waiting: &mut VecDeque<Pending>, in_flight: &HashSet<i64>) -> Vec<Pending> {
+    let mut batch = Vec::new();
+    let mut taken = HashSet::new();
+    let mut blocked = HashSet::new();
+    let mut rest = VecDeque::with_capacity(waiting.len());
+    for next in waiting.drain(..) {
+        let session = next.0.session;
+        if batch.len() < MAX_BATCH
+            && !in_flight.contains(&session)
+            && !blocked.contains(&session)
+            && taken.insert(session)
+        {
+            batch.push(next);
+        } else {
+            // Later appends of this session wait behind this one.
+            blocked.insert(session);
+            rest.push_back(next);
+        }
+    }
+    *waiting = rest;
+    batch.sort_by_key(|(item, _)| item.session);
+    batch
+}
+
+static BATCH_SQL: LazyLock<String> = LazyLock::new(|| {
+    include_str!("sql/append/batch.sql").replace("{columns}", with_columns!("", ""))
+});
+
+/// One statement for all of `items`; an outcome for each, in order.
+async fn write_batch(pool: &PgPool, mut items: Vec<Item>) -> Vec<Outcome> {
+    match run_batch(pool, &mut items).await {
+        Ok(outcomes) => outcomes,
+        Err(sqlx::Error::Database(_)) => items.iter().map(|_| Outcome::Alone).collect(),
+        Err(error) => items
+            .iter()
+            .map(|_| Outcome::Failed(error.to_string()))
+            .collect(),
+    }
+}
+
+async fn run_batch(pool: &PgPool, items: &mut [Item]) -> Result<Vec<Outcome>, sqlx::Error> {
+    let mut messages = MessageColumns::default();
+    let (mut call_items, mut call_ids, mut call_seqs, mut result_seqs) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut answer_items, mut answer_ids, mut answer_seqs) = (Vec::new(), Vec::new(), Vec::new());
+    for (index, item) in items.iter_mut().enumerate() {
+        messages.extend(index as i32, std::mem::take(&mut item.messages));
+    }
+    let items = &*items;
+    for (index, item) in items.iter().enumerate() {
+        let index = index as i32;
+        for (id, seq, result) in &item.calls.0 {
+            call_items.push(index);
+            call_ids.push(id.as_str());
+            call_seqs.push(*seq);
+            result_seqs.push(*result);
+        }
+        for (id, seq) in &item.calls.1 {
+            answer_items.push(index);
+            answer_ids.push(id.as_str());
+            answer_seqs.push(*seq);
+        }
+    }
+    let column = |f: &dyn Fn(&Item) -> i64| items.iter().map(f).collect::<Vec<i64>>();
+    let anchor = |f: &dyn Fn(&super::AnchorUpdate) -> i64| {
+        items
+            .iter()
+            .map(|item| item.update.anchor.as_ref().map(f))
+            .collect::<Vec<Option<i64>>>()
+    };
+    let rows = sqlx::query(sqlx::AssertSqlSafe(BATCH_SQL.as_str()))
+        .bind((0..items.len() as i32).collect::<Vec<i32>>())
+        .bind(column(&|item| item.session))
+        .bind(
+            items
+                .iter()
+                .map(|item| item.row_version.as_str())
+                .collect::<Vec<&str>>(),
+        )
+        .bind(items.iter().map(|item| item.assumed).collect::<Vec<bool>>())
+        .bind(column(&|item| item.update.version))
+        .bind(column(&|item| item.update.message_count))
+        .bind(column(&|item| item.update.turn_count))
+        .bind(column(&|item| item.update.log_tokens))
+        .bind(column(&|item| item.update.view_tokens))
+        .bind(column(&|item| item.update.last_turn_tokens))
+        .bind(column(&|item| item.builds))
+        .bind(anchor(&|a| a.reported_tokens))
+        .bind(anchor(&|a| a.fixed_tokens))
+        .bind(anchor(&|a| a.history_tokens))
+        .bind(anchor(&|a| a.first_seq))
+        .bind(anchor(&|a| a.last_seq))
+        .bind(anchor(&|a| a.view_epoch))
+        .bind(
+            items
+                .iter()
+                .map(|item| item.update.anchor.as_ref().map(|a| a.delta_ratio))
+                .collect::<Vec<Option<f64>>>(),
+        )
+        .bind(
+            items
+                .iter()
+                .map(|item| item.update.anchor.as_ref().and_then(|a| a.error))
+                .collect::<Vec<Option<f64>>>(),
+        )
+        .bind(column(&|item| item.update.usage.0))
+        .bind(column(&|item| item.update.usage.1))
+        .bind(column(&|item| item.update.usage.2))
+        .bind(column(&|item| item.update.evicted))
+        .bind(items.iter().map(|item| item.user).collect::<Vec<bool>>())
+        .bind(column(&|item| item.calls.1.len() as i64))
+        .bind(&messages.items)
+        .bind(&messages.seqs)
+        .bind(&messages.turns)
+        .bind(&messages.roles)
+        .bind(&messages.contents)
+        .bind(&messages.parts)
+        .bind(&messages.reasonings)
+        .bind(&messages.tool_calls)
+        .bind(&messages.tool_call_ids)
+        .bind(&messages.names)
+        .bind(&messages.metadata)
+        .bind(&messages.pinned)
+        .bind(&messages.token_counts)
+        .bind(&messages.view_tokens)
+        .bind(call_items)
+        .bind(call_ids)
+        .bind(call_seqs)
+        .bind(result_seqs)
+        .bind(answer_items)
+        .bind(answer_ids)
+        .bind(answer_seqs)
+        .bind(&messages.view_states)
+        .fetch_all(pool)
+        .await?;
+    let mut outcomes: Vec<Outcome> = items.iter().map(|_| Outcome::Raced).collect();
+    for row in rows {
+        let item: i32 = row.try_get("item")?;
+        if row.try_get::<bool, _>("applied")? {
+            outcomes[item as usize] = Outcome::Applied(
+                Box::new(SessionRow::from_row(&row)?),
+                row.try_get("row_version")?,
+            );
+        }
+    }
+    Ok(outcomes)
+}
