@@ -182,7 +182,14 @@ async fn run(
         64,
     )
     .await
-    .expect("connect the server's store");
+    .expect("connect the server's store")
+    // CTXD_APPEND_WRITERS as `ctxd serve` reads it (default 1).
+    .append_writers(
+        std::env::var("CTXD_APPEND_WRITERS")
+            .ok()
+            .and_then(|writers| writers.parse().ok())
+            .unwrap_or(ctxd::store::DEFAULT_APPEND_WRITERS),
+    );
     let engine = Engine::new(store.clone(), config);
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

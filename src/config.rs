@@ -166,7 +166,7 @@ pub struct ServeArgs {
     pub view_cache_mb: Option<usize>,
     /// Appends to different sessions are written together, one statement and one
     /// commit for all that queued while a writer was busy; this many such statements
-    /// run at once [default: 2].
+    /// run at once [default: 1].
     #[arg(long, env = "CTXD_APPEND_WRITERS")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub append_writers: Option<usize>,
@@ -430,5 +430,20 @@ mod tests {
         args.default_policy.clear_threshold = Some(2.0);
         let error = Config::load(&args).unwrap_err().to_string();
         assert!(error.contains("default_policy.clear_threshold"), "{error}");
+    }
+
+    #[test]
+    fn zero_append_writers_is_rejected_naming_the_setting() {
+        let args = ServeArgs {
+            append_writers: Some(0),
+            ..Default::default()
+        };
+        let error = Config::load(&args).unwrap_err().to_string();
+        assert!(error.contains("append_writers"), "{error}");
+        let args = ServeArgs {
+            append_writers: Some(3),
+            ..Default::default()
+        };
+        assert_eq!(Config::load(&args).unwrap().append_writers, 3);
     }
 }

@@ -439,6 +439,18 @@ impl MessageColumns {
         self.view_states.push(new.view_state as i16);
     }
 
+    /// The bytes of the messages' texts (what makes a statement large).
+    pub(super) fn bytes(&self) -> usize {
+        let optional =
+            |texts: &[Option<String>]| -> usize { texts.iter().flatten().map(String::len).sum() };
+        let texts = |texts: &[String]| -> usize { texts.iter().map(String::len).sum() };
+        texts(&self.contents)
+            + texts(&self.reasonings)
+            + texts(&self.metadata)
+            + optional(&self.parts)
+            + optional(&self.tool_calls)
+    }
+
     /// Adds `other`'s messages as batch item `item`'s.
     pub(super) fn extend(&mut self, item: i32, other: MessageColumns) {
         self.items.extend(other.items.iter().map(|_| item));

@@ -52,6 +52,10 @@ type Pending = (Item, oneshot::Sender<Outcome>);
 /// Appends in one batch at most; the rest wait for the next.
 const MAX_BATCH: usize = 64;
 
+/// Message bytes in one batch at most (an append larger than this goes alone), so a
+/// batch of large appends does not become one huge statement.
+const MAX_BATCH_BYTES: usize = 4 * 1024 * 1024;
+
 /// The queue of appends and the task that writes them in batches.
 #[derive(Debug)]
 pub(super) struct Batcher {
@@ -132,20 +136,24 @@ async fn dispatch(pool: PgPool, writers: usize, mut pending: mpsc::UnboundedRece
 }
 
 /// The next batch from `waiting`, in order: appends whose session is neither in flight
-/// nor already in the batch, up to `MAX_BATCH`, sorted by session (so that batches of
+/// nor already in the batch, up to `MAX_BATCH` appends and `MAX_BATCH_BYTES`, sorted by session (so that batches of
 /// different replicas lock shared rows in the same order); the rest keep their places.
 fn next_batch(waiting: &mut VecDeque<Pending>, in_flight: &HashSet<i64>) -> Vec<Pending> {
     let mut batch = Vec::new();
+    let mut bytes = 0;
     let mut taken = HashSet::new();
     let mut blocked = HashSet::new();
     let mut rest = VecDeque::with_capacity(waiting.len());
     for next in waiting.drain(..) {
         let session = next.0.session;
+        let size = next.0.messages.bytes();
         if batch.len() < MAX_BATCH
+            && (batch.is_empty() || bytes + size <= MAX_BATCH_BYTES)
             && !in_flight.contains(&session)
             && !blocked.contains(&session)
             && taken.insert(session)
         {
+            bytes += size;
             batch.push(next);
         } else {
             // Later appends of this session wait behind this one.

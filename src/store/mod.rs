@@ -52,10 +52,11 @@ pub struct Store {
 /// The view cache's budget when none is configured.
 pub const DEFAULT_VIEW_CACHE_BYTES: usize = 256 * 1024 * 1024;
 
-/// Batch statements of appends in flight at once when none is configured: a batch is
-/// what queued while they ran, so fewer writers make larger batches (PostgreSQL's cost
-/// of an append is mostly per statement and commit).
-pub const DEFAULT_APPEND_WRITERS: usize = 2;
+/// Batch statements of appends in flight at once when none is configured. A batch is
+/// what queued while the writers were busy, so fewer writers make larger batches
+/// (PostgreSQL's cost of an append is mostly per statement and commit): one writer gave
+/// the most appends per second in alternating runs on 2 cores (decision 0007).
+pub const DEFAULT_APPEND_WRITERS: usize = 1;
 
 /// A write transaction on one session, holding its row lock.
 pub struct SessionTx {

@@ -45,7 +45,8 @@ s as (
         evicted_messages = evicted_messages + b_evicted,
         compaction_failures = case when b_user then 0 else compaction_failures end
     from b
-    where sessions.id = b_id and sessions.xmin::text = b_row_version
+    where sessions.id = any($2::bigint[]) and sessions.id = b_id
+        and sessions.xmin::text = b_row_version
         and (not b_assumed or (
             sessions.version = b_version - 1 and sessions.builds = b_builds
             and not exists (
