@@ -293,7 +293,7 @@ impl Store {
                         let mut conn = self.append_pool.acquire().await?;
                         write_append(&mut conn, &session, &row_version, assumed, &write).await?
                     }
-                    batch::Outcome::Failed(error) => return Err(sqlx::Error::Protocol(error)),
+                    batch::Outcome::Failed(error) => return Err(error),
                 }
             }
         };

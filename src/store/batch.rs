@@ -44,7 +44,7 @@ pub(super) enum Outcome {
     /// this append alone, which says what is wrong with it, if anything.
     Alone,
     /// The batch's outcome is unknown (the connection failed): it may have committed.
-    Failed(String),
+    Failed(sqlx::Error),
 }
 
 type Pending = (Item, oneshot::Sender<Outcome>);
@@ -74,11 +74,9 @@ impl Batcher {
     pub(super) async fn write(&self, item: Item) -> Outcome {
         let (done, outcome) = oneshot::channel();
         if self.queue.send((item, done)).is_err() {
-            return Outcome::Failed("the append writer has stopped".into());
+            return Outcome::Failed(stopped());
         }
-        outcome
-            .await
-            .unwrap_or_else(|_| Outcome::Failed("the append writer has stopped".into()))
+        outcome.await.unwrap_or_else(|_| Outcome::Failed(stopped()))
     }
 }
 
@@ -105,10 +103,12 @@ async fn dispatch(pool: PgPool, writers: usize, mut pending: mpsc::UnboundedRece
                 running += 1;
                 let (pool, finished) = (pool.clone(), finished_tx.clone());
                 tokio::spawn(async move {
+                    // Frees the writer and its sessions however the task ends.
+                    let finished = Finished(finished, sessions);
                     let (items, done): (Vec<Item>, Vec<oneshot::Sender<Outcome>>) =
                         batch.into_iter().unzip();
                     let outcomes = write_batch(&pool, items).await;
-                    let _ = finished.send(sessions);
+                    drop(finished);
                     for (done, outcome) in done.into_iter().zip(outcomes) {
                         // The append's caller may have gone (its RPC cancelled).
                         let _ = done.send(outcome);
@@ -132,6 +132,32 @@ async fn dispatch(pool: PgPool, writers: usize, mut pending: mpsc::UnboundedRece
                 }
             }
         }
+    }
+}
+
+/// Tells the dispatcher, when dropped, that a batch of these sessions is done.
+struct Finished(mpsc::UnboundedSender<Vec<i64>>, Vec<i64>);
+
+impl Drop for Finished {
+    fn drop(&mut self) {
+        let _ = self.0.send(std::mem::take(&mut self.1));
+    }
+}
+
+/// The error of an append whose writer is gone (the store is shutting down).
+fn stopped() -> sqlx::Error {
+    sqlx::Error::PoolClosed
+}
+
+/// `error`, once more for another append of the batch: a connection's or the pool's
+/// failure stays one (the service answers UNAVAILABLE), anything else is a protocol
+/// error with the same text (logged, never sent to the client).
+fn again(error: &sqlx::Error) -> sqlx::Error {
+    match error {
+        sqlx::Error::Io(io) => sqlx::Error::Io(std::io::Error::new(io.kind(), io.to_string())),
+        sqlx::Error::PoolTimedOut => sqlx::Error::PoolTimedOut,
+        sqlx::Error::PoolClosed => sqlx::Error::PoolClosed,
+        other => sqlx::Error::Protocol(other.to_string()),
     }
 }
 
@@ -177,7 +203,7 @@ async fn write_batch(pool: &PgPool, mut items: Vec<Item>) -> Vec<Outcome> {
         Err(sqlx::Error::Database(_)) => items.iter().map(|_| Outcome::Alone).collect(),
         Err(error) => items
             .iter()
-            .map(|_| Outcome::Failed(error.to_string()))
+            .map(|_| Outcome::Failed(again(&error)))
             .collect(),
     }
 }
@@ -280,8 +306,10 @@ async fn run_batch(pool: &PgPool, items: &mut [Item]) -> Result<Vec<Outcome>, sq
     let mut outcomes: Vec<Outcome> = items.iter().map(|_| Outcome::Raced).collect();
     for row in rows {
         let item: i32 = row.try_get("item")?;
-        if row.try_get::<bool, _>("applied")? {
-            outcomes[item as usize] = Outcome::Applied(
+        if row.try_get::<bool, _>("applied")?
+            && let Some(outcome) = outcomes.get_mut(item as usize)
+        {
+            *outcome = Outcome::Applied(
                 Box::new(SessionRow::from_row(&row)?),
                 row.try_get("row_version")?,
             );

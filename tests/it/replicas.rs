@@ -434,12 +434,7 @@ async fn appends_queued_behind_a_busy_writer_share_one_commit_each_with_its_own_
     let note = Message::text(Role::Assistant, "noted");
 
     // The writer's first statement (a's append, alone) waits for a's row lock.
-    let holder = hold_row_lock(&pool, "a").await;
-    let busy = tokio::spawn({
-        let (store, state, note) = (store.clone(), read("a").await, note.clone());
-        async move { try_write_one(&store, state, &note).await.unwrap() }
-    });
-    wait_for_a_lock_waiter(&pool).await;
+    let (holder, busy) = occupy_the_writer(&pool, &store, read("a").await, &note).await;
 
     // c's row changes after its append read it.
     let (b, c, d) = (read("b").await, read("c").await, read("d").await);
@@ -484,12 +479,7 @@ async fn appends_queued_behind_a_busy_writer_share_one_commit_each_with_its_own_
     .execute(&pool)
     .await
     .unwrap();
-    let holder = hold_row_lock(&pool, "a").await;
-    let busy = tokio::spawn({
-        let (store, state, note) = (store.clone(), read("a").await, note.clone());
-        async move { try_write_one(&store, state, &note).await.unwrap() }
-    });
-    wait_for_a_lock_waiter(&pool).await;
+    let (holder, busy) = occupy_the_writer(&pool, &store, read("a").await, &note).await;
     let mut queued = Box::pin(futures::future::join(
         try_write_one(&store, read("b").await, &note),
         try_write_one(&store, read("d").await, &note),
@@ -512,6 +502,27 @@ async fn appends_queued_behind_a_busy_writer_share_one_commit_each_with_its_own_
     assert_eq!(session(&mut client, "b").await.version, 2, "b did not move");
     assert_eq!(session(&mut client, "d").await.version, 3);
     server.stop().await;
+}
+
+/// Keeps `store`'s one append writer busy: an append from `state` (session "a") written
+/// while a transaction holds the session's row lock, so its statement waits until the
+/// transaction returned here ends. With the append's outcome to come.
+async fn occupy_the_writer(
+    pool: &PgPool,
+    store: &ctxd::store::Store,
+    state: ctxd::store::AppendState,
+    note: &ctxd::message::Message,
+) -> (
+    sqlx::Transaction<'static, sqlx::Postgres>,
+    tokio::task::JoinHandle<ctxd::store::Appended>,
+) {
+    let holder = hold_row_lock(pool, "a").await;
+    let busy = tokio::spawn({
+        let (store, note) = (store.clone(), note.clone());
+        async move { try_write_one(&store, state, &note).await.unwrap() }
+    });
+    wait_for_a_lock_waiter(pool).await;
+    (holder, busy)
 }
 
 /// A transaction holding session `id`'s row lock.
