@@ -264,7 +264,8 @@ impl Store {
             // Alone when the write has parts a batch does not carry.
             None if write.job.is_some()
                 || write.idempotency.is_some()
-                || !write.events.is_empty() =>
+                || !write.events.is_empty()
+                || write.budget_status.is_some() =>
             {
                 let mut conn = self.append_pool.acquire().await?;
                 write_append(&mut conn, &session, &row_version, assumed, &write).await?

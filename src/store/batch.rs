@@ -40,8 +40,9 @@ pub(super) enum Outcome {
     Applied(Box<SessionRow>, String),
     /// The session row changed after the append's read: nothing written.
     Raced,
-    /// The database refused the batch's statement (nothing of it was written): write
-    /// this append alone, which says what is wrong with it, if anything.
+    /// Not written by the batch: the database refused its statement (nothing of it
+    /// was written), or another transaction held this append's session row. Written
+    /// alone, it waits for that lock by itself, or says what is wrong with it.
     Alone,
     /// The batch's outcome is unknown (the connection failed): it may have committed.
     Failed(sqlx::Error),
@@ -161,8 +162,9 @@ fn again(error: &sqlx::Error) -> sqlx::Error {
     }
 }
 
-/// The next batch from `waiting`, in order: appends whose session is neither in flight
-/// nor already in the batch, up to `MAX_BATCH` appends and `MAX_BATCH_BYTES`, sorted by session (so that batches of
+/// The next batch from `waiting`, in order (appends whose RPC was cancelled meanwhile
+/// are dropped, unwritten): appends whose session is neither in flight nor already in
+/// the batch, up to `MAX_BATCH` appends and `MAX_BATCH_BYTES`, sorted by session (so that batches of
 /// different replicas lock shared rows in the same order); the rest keep their places.
 fn next_batch(waiting: &mut VecDeque<Pending>, in_flight: &HashSet<i64>) -> Vec<Pending> {
     let mut batch = Vec::new();
@@ -171,6 +173,10 @@ fn next_batch(waiting: &mut VecDeque<Pending>, in_flight: &HashSet<i64>) -> Vec<
     let mut blocked = HashSet::new();
     let mut rest = VecDeque::with_capacity(waiting.len());
     for next in waiting.drain(..) {
+        if next.1.is_closed() {
+            // Its RPC was cancelled while it waited: the client was told it failed.
+            continue;
+        }
         let session = next.0.session;
         let size = next.0.messages.bytes();
         if batch.len() < MAX_BATCH
@@ -200,7 +206,14 @@ static BATCH_SQL: LazyLock<String> = LazyLock::new(|| {
 async fn write_batch(pool: &PgPool, mut items: Vec<Item>) -> Vec<Outcome> {
     match run_batch(pool, &mut items).await {
         Ok(outcomes) => outcomes,
-        Err(sqlx::Error::Database(_)) => items.iter().map(|_| Outcome::Alone).collect(),
+        Err(sqlx::Error::Database(error)) => {
+            tracing::warn!(
+                appends = items.len(),
+                %error,
+                "the database refused a batch of appends; writing each alone"
+            );
+            items.iter().map(|_| Outcome::Alone).collect()
+        }
         Err(error) => items
             .iter()
             .map(|_| Outcome::Failed(again(&error)))
@@ -306,9 +319,13 @@ async fn run_batch(pool: &PgPool, items: &mut [Item]) -> Result<Vec<Outcome>, sq
     let mut outcomes: Vec<Outcome> = items.iter().map(|_| Outcome::Raced).collect();
     for row in rows {
         let item: i32 = row.try_get("item")?;
-        if row.try_get::<bool, _>("applied")?
-            && let Some(outcome) = outcomes.get_mut(item as usize)
-        {
+        let Some(outcome) = outcomes.get_mut(item as usize) else {
+            continue;
+        };
+        if !row.try_get::<bool, _>("locked")? {
+            // Another transaction holds the session's row: alone, it waits for it.
+            *outcome = Outcome::Alone;
+        } else if row.try_get::<bool, _>("applied")? {
             *outcome = Outcome::Applied(
                 Box::new(SessionRow::from_row(&row)?),
                 row.try_get("row_version")?,

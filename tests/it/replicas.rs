@@ -402,19 +402,19 @@ async fn a_locked_read_that_waited_sees_the_writer_before_it(pool: PgPool) {
 
 /// Appends to different sessions that queue while the replica's writer is busy go out
 /// together, in one statement and one commit (their rows share a transaction id), each
-/// under its own guard: a stale one writes nothing while the others land. When the
-/// database refuses a batch, each of its appends is written alone, so only the bad one
-/// fails.
+/// under its own guard and with its own rows: a stale one writes nothing while the others
+/// land. When the database refuses a batch, each of its appends is written alone, so
+/// only the bad one fails. An append whose session row another transaction holds does
+/// not hold up the others.
 #[sqlx::test]
 async fn appends_queued_behind_a_busy_writer_share_one_commit_each_with_its_own_guard(
     pool: PgPool,
 ) {
-    use ctxd::message::{Message, Role};
     use ctxd::store::Appended;
 
     let server = TestServer::start(pool.clone()).await;
     let mut client = server.client.clone();
-    for id in ["a", "b", "c", "d"] {
+    for id in ["a", "b", "c", "d", "e"] {
         create(&mut client, id, window(100_000, 10_000)).await;
         append(&mut client, id, vec![user("start")]).await.unwrap();
     }
@@ -431,47 +431,65 @@ async fn appends_queued_behind_a_busy_writer_share_one_commit_each_with_its_own_
                 .unwrap()
         }
     };
-    let note = Message::text(Role::Assistant, "noted");
+    let notes: Vec<ctxd::message::Message> = ["a", "b", "c", "d", "e"]
+        .iter()
+        .map(|id| ctxd::message::Message::text(ctxd::message::Role::Assistant, format!("{id} 1")))
+        .collect();
 
-    // The writer's first statement (a's append, alone) waits for a's row lock.
-    let (holder, busy) = occupy_the_writer(&pool, &store, read("a").await, &note).await;
+    // e's row as this store's own write left it (no read next time).
+    assert_eq!(
+        write_one(&store, read("e").await, &notes[4]).await,
+        Appended::Applied { job_id: None }
+    );
+    let e_cached = store.cached_append_state(tenant, "e", &[]).unwrap();
+    let e_next = ctxd::message::Message::text(ctxd::message::Role::Assistant, "e 2");
 
+    let (holder, busy) = occupy_the_writer(&pool, &store, read("a").await, &notes[0]).await;
     // c's row changes after its append read it.
     let (b, c, d) = (read("b").await, read("c").await, read("d").await);
     sqlx::query("update sessions set updated_at = now() where external_id = 'c'")
         .execute(&pool)
         .await
         .unwrap();
-    let mut queued = Box::pin(futures::future::join3(
-        try_write_one(&store, b, &note),
-        try_write_one(&store, c, &note),
-        try_write_one(&store, d, &note),
+    let mut queued = Box::pin(futures::future::join4(
+        try_write_one(&store, b, &notes[1]),
+        try_write_one(&store, c, &notes[2]),
+        try_write_one(&store, d, &notes[3]),
+        try_write_one(&store, e_cached, &e_next),
     ));
-    // Polled once: all three are queued behind the busy writer.
+    // Polled once: all four are queued behind the busy writer.
     assert!(futures::poll!(&mut queued).is_pending());
     holder.commit().await.unwrap();
     assert_eq!(busy.await.unwrap(), Appended::Applied { job_id: None });
-    let (b, c, d) = queued.await;
+    let (b, c, d, e) = queued.await;
     assert_eq!(b.unwrap(), Appended::Applied { job_id: None });
     assert_eq!(c.unwrap(), Appended::Raced, "c's guard refused it");
     assert_eq!(d.unwrap(), Appended::Applied { job_id: None });
+    assert_eq!(
+        e.unwrap(),
+        Appended::Applied { job_id: None },
+        "from the cached row"
+    );
     let written = writers_of(&pool, 2).await;
     assert_eq!(
         written
             .iter()
-            .map(|(id, _)| id.as_str())
+            .map(|(id, _, content)| (id.as_str(), content.as_str()))
             .collect::<Vec<_>>(),
-        ["a", "b", "d"],
-        "c's append wrote nothing"
+        [("a", "a 1"), ("b", "b 1"), ("d", "d 1"), ("e", "e 1")],
+        "each session got its own message; c's append wrote nothing"
     );
+    let at_3 = writers_of(&pool, 3).await;
+    assert_eq!((at_3[0].0.as_str(), at_3[0].2.as_str()), ("e", "e 2"));
     assert_eq!(written[1].1, written[2].1, "b and d committed together");
+    assert_eq!(written[1].1, at_3[0].1, "and e with them");
     assert_ne!(written[0].1, written[1].1, "a was written before them");
-    for (id, version) in [("a", 2), ("b", 2), ("c", 1), ("d", 2)] {
+    for (id, version) in [("a", 2), ("b", 2), ("c", 1), ("d", 2), ("e", 3)] {
         assert_eq!(session(&mut client, id).await.version, version, "{id}");
     }
 
     // b's next seq is taken behind the sessions' back: the batch of b and d fails in
-    // the database, then d lands alone and b fails alone.
+    // the database, then d lands alone and b fails alone, with its own error.
     sqlx::query(
         "insert into messages (session_id, seq, turn, role, content, token_count, view_tokens)
          select id, 3, 1, 3, 'planted', 1, 1 from sessions where external_id = 'b'",
@@ -479,34 +497,57 @@ async fn appends_queued_behind_a_busy_writer_share_one_commit_each_with_its_own_
     .execute(&pool)
     .await
     .unwrap();
-    let (holder, busy) = occupy_the_writer(&pool, &store, read("a").await, &note).await;
+    let (holder, busy) = occupy_the_writer(&pool, &store, read("a").await, &notes[0]).await;
     let mut queued = Box::pin(futures::future::join(
-        try_write_one(&store, read("b").await, &note),
-        try_write_one(&store, read("d").await, &note),
+        try_write_one(&store, read("b").await, &notes[1]),
+        try_write_one(&store, read("d").await, &notes[3]),
     ));
     assert!(futures::poll!(&mut queued).is_pending());
     holder.commit().await.unwrap();
     assert_eq!(busy.await.unwrap(), Appended::Applied { job_id: None });
     let (b, d) = queued.await;
-    assert!(b.is_err(), "b's write collides with the planted row");
+    let b = b.unwrap_err();
+    assert!(
+        ctxd::error::is_unique_violation(&b),
+        "b's write collides with the planted row: {b}"
+    );
     assert_eq!(d.unwrap(), Appended::Applied { job_id: None });
     let written = writers_of(&pool, 3).await;
     assert_eq!(
         written
             .iter()
-            .map(|(id, _)| id.as_str())
+            .map(|(id, _, content)| (id.as_str(), content.as_str()))
             .collect::<Vec<_>>(),
-        ["a", "b", "d"]
+        [("a", "a 1"), ("b", "planted"), ("d", "d 1"), ("e", "e 2")]
     );
-    assert_ne!(written[0].1, written[2].1, "d was written alone");
     assert_eq!(session(&mut client, "b").await.version, 2, "b did not move");
     assert_eq!(session(&mut client, "d").await.version, 3);
+
+    // Another transaction holds d's row: d's append waits for it alone, while b's lands.
+    let holder = hold_row_lock(&pool, "d").await;
+    let mut waiting = Box::pin(try_write_one(&store, read("d").await, &notes[3]));
+    assert!(futures::poll!(&mut waiting).is_pending());
+    let b = read("b").await;
+    sqlx::query("delete from messages where content = 'planted'")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let landed = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        try_write_one(&store, b, &notes[1]),
+    )
+    .await
+    .expect("b's append does not wait for d's row lock");
+    assert_eq!(landed.unwrap(), Appended::Applied { job_id: None });
+    holder.commit().await.unwrap();
+    assert_eq!(waiting.await.unwrap(), Appended::Applied { job_id: None });
+    assert_eq!(session(&mut client, "d").await.version, 4);
     server.stop().await;
 }
 
 /// Keeps `store`'s one append writer busy: an append from `state` (session "a") written
-/// while a transaction holds the session's row lock, so its statement waits until the
-/// transaction returned here ends. With the append's outcome to come.
+/// while a transaction holds a lock on the messages table that every append's insert
+/// waits for, until the transaction returned here ends. With the append's outcome to come.
 async fn occupy_the_writer(
     pool: &PgPool,
     store: &ctxd::store::Store,
@@ -516,7 +557,11 @@ async fn occupy_the_writer(
     sqlx::Transaction<'static, sqlx::Postgres>,
     tokio::task::JoinHandle<ctxd::store::Appended>,
 ) {
-    let holder = hold_row_lock(pool, "a").await;
+    let mut holder = pool.begin().await.unwrap();
+    sqlx::query("lock table messages in share mode")
+        .execute(&mut *holder)
+        .await
+        .unwrap();
     let busy = tokio::spawn({
         let (store, note) = (store.clone(), note.clone());
         async move { try_write_one(&store, state, &note).await.unwrap() }
@@ -536,10 +581,11 @@ async fn hold_row_lock(pool: &PgPool, id: &str) -> sqlx::Transaction<'static, sq
     holder
 }
 
-/// (session id, inserting transaction id) of every message at `seq`, by session id.
-async fn writers_of(pool: &PgPool, seq: i64) -> Vec<(String, String)> {
+/// (session id, inserting transaction id, content) of every message at `seq`, by
+/// session id.
+async fn writers_of(pool: &PgPool, seq: i64) -> Vec<(String, String, String)> {
     sqlx::query_as(
-        "select s.external_id, m.xmin::text from messages m
+        "select s.external_id, m.xmin::text, m.content from messages m
          join sessions s on s.id = m.session_id where m.seq = $1 order by s.external_id",
     )
     .bind(seq)

@@ -23,6 +23,13 @@ c as (
 a as (
     select * from unnest($44::int[], $45::text[], $46::bigint[]) as a(idx, id, seq)
 ),
+-- The batch's session rows, locked in session order, skipping any another transaction
+-- holds: an append whose row is locked is written alone (it waits for that lock by
+-- itself, not the whole batch).
+locked as (
+    select id as locked_id from sessions where id = any($2::bigint[])
+    order by id for update skip locked
+),
 s as (
     update sessions set
         version = b_version, message_count = b_message_count, turn_count = b_turn_count,
@@ -44,7 +51,7 @@ s as (
         usage_cached_tokens = usage_cached_tokens + b_usage_cached,
         evicted_messages = evicted_messages + b_evicted,
         compaction_failures = case when b_user then 0 else compaction_failures end
-    from b
+    from b join locked on locked_id = b_id
     where sessions.id = any($2::bigint[]) and sessions.id = b_id
         and sessions.xmin::text = b_row_version
         and (not b_assumed or (
@@ -80,5 +87,6 @@ answered_calls as (
     from a join s on s.b_idx = a.idx
     where t.session_id = s.id and t.call_id = a.id
 )
-select b.b_idx as item, s.id is not null as applied, s.*
+select b.b_idx as item, s.id is not null as applied,
+    exists (select 1 from locked where locked_id = b.b_id) as locked, s.*
 from b left join s on s.b_idx = b.b_idx
