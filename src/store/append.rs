@@ -261,40 +261,22 @@ impl Store {
                 tx.commit().await?;
                 written
             }
-            // Alone when the write has parts a batch does not carry.
-            None if write.job.is_some()
-                || write.idempotency.is_some()
-                || !write.events.is_empty()
-                || write.budget_status.is_some() =>
-            {
-                let mut conn = self.append_pool.acquire().await?;
-                write_append(&mut conn, &session, &row_version, assumed, &write).await?
-            }
             None => {
-                let mut messages = MessageColumns::default();
-                for new in write.batch {
-                    messages.push(0, new);
-                }
-                let item = batch::Item {
-                    session: session.id,
-                    row_version: row_version.clone(),
-                    assumed,
-                    builds: session.builds,
-                    update: write.update.clone(),
-                    user: write.batch.iter().any(|new| new.message.role == Role::User),
-                    messages,
-                    calls: call_rows(write.calls, write.answers),
+                let batched = match batch::Item::of(&session, &row_version, assumed, &write) {
+                    Some(item) => Some(self.batcher().write(item).await),
+                    None => None,
                 };
-                match self.batcher().write(item).await {
-                    batch::Outcome::Applied(row, version) => {
+                match batched {
+                    Some(batch::Outcome::Applied(row, version)) => {
                         (Appended::Applied { job_id: None }, Some((*row, version)))
                     }
-                    batch::Outcome::Raced => (Appended::Raced, None),
-                    batch::Outcome::Alone => {
+                    Some(batch::Outcome::Raced) => (Appended::Raced, None),
+                    Some(batch::Outcome::Failed(error)) => return Err(error),
+                    // Parts a batch does not carry, or the batch did not write it.
+                    None | Some(batch::Outcome::Alone) => {
                         let mut conn = self.append_pool.acquire().await?;
                         write_append(&mut conn, &session, &row_version, assumed, &write).await?
                     }
-                    batch::Outcome::Failed(error) => return Err(error),
                 }
             }
         };

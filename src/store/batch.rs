@@ -7,16 +7,17 @@
 //!
 //! No timer: a batch is whatever is queued when one of the `writers` statements in
 //! flight finishes, so an append on an idle replica is written at once, alone. Appends
-//! with an event, a job or an idempotency key, and appends under the row lock, are
-//! written alone by their own statement.
+//! with an event, a budget-status change, a job or an idempotency key, and appends
+//! under the row lock, are written alone by their own statement (`Item::of`).
 use std::collections::{HashSet, VecDeque};
 use std::sync::LazyLock;
 
 use sqlx::{FromRow, PgPool, Row};
 use tokio::sync::{mpsc, oneshot};
 
-use super::append::{CallRows, MessageColumns};
+use super::append::{AppendWrite, CallRows, MessageColumns, call_rows};
 use super::sessions::{SessionRow, SessionUpdate, with_columns};
+use crate::message::Role;
 
 /// One append's write, owned (it crosses to the writer's task).
 pub(super) struct Item {
@@ -28,10 +29,41 @@ pub(super) struct Item {
     pub assumed: bool,
     pub builds: i64,
     pub update: SessionUpdate,
-    /// The batch holds a user message (lifts the compaction loop guard's pause).
-    pub user: bool,
     pub messages: MessageColumns,
     pub calls: CallRows,
+}
+
+impl Item {
+    /// `write` as a batch item, decided on `session` at `row_version`; `None` when it
+    /// has parts a batch does not carry (events, a budget status, a job, an
+    /// idempotency key), so it is written alone.
+    pub(super) fn of(
+        session: &SessionRow,
+        row_version: &str,
+        assumed: bool,
+        write: &AppendWrite<'_>,
+    ) -> Option<Item> {
+        if write.job.is_some()
+            || write.idempotency.is_some()
+            || !write.events.is_empty()
+            || write.budget_status.is_some()
+        {
+            return None;
+        }
+        let mut messages = MessageColumns::default();
+        for new in write.batch {
+            messages.push(0, new);
+        }
+        Some(Item {
+            session: session.id,
+            row_version: row_version.to_string(),
+            assumed,
+            builds: session.builds,
+            update: write.update.clone(),
+            messages,
+            calls: call_rows(write.calls, write.answers),
+        })
+    }
 }
 
 /// How one append of a batch went.
@@ -222,6 +254,12 @@ async fn write_batch(pool: &PgPool, mut items: Vec<Item>) -> Vec<Outcome> {
 }
 
 async fn run_batch(pool: &PgPool, items: &mut [Item]) -> Result<Vec<Outcome>, sqlx::Error> {
+    // Whether each append holds a user message (it lifts the compaction loop guard's
+    // pause), before its messages join the batch's columns.
+    let users: Vec<bool> = items
+        .iter()
+        .map(|item| item.messages.roles.contains(&(Role::User as i16)))
+        .collect();
     let mut messages = MessageColumns::default();
     let (mut call_items, mut call_ids, mut call_seqs, mut result_seqs) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -290,7 +328,7 @@ async fn run_batch(pool: &PgPool, items: &mut [Item]) -> Result<Vec<Outcome>, sq
         .bind(column(&|item| item.update.usage.1))
         .bind(column(&|item| item.update.usage.2))
         .bind(column(&|item| item.update.evicted))
-        .bind(items.iter().map(|item| item.user).collect::<Vec<bool>>())
+        .bind(users)
         .bind(column(&|item| item.calls.1.len() as i64))
         .bind(&messages.items)
         .bind(&messages.seqs)

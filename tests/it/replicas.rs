@@ -472,15 +472,12 @@ async fn appends_queued_behind_a_busy_writer_share_one_commit_each_with_its_own_
     );
     let written = writers_of(&pool, 2).await;
     assert_eq!(
-        written
-            .iter()
-            .map(|(id, _, content)| (id.as_str(), content.as_str()))
-            .collect::<Vec<_>>(),
+        contents(&written),
         [("a", "a 1"), ("b", "b 1"), ("d", "d 1"), ("e", "e 1")],
         "each session got its own message; c's append wrote nothing"
     );
     let at_3 = writers_of(&pool, 3).await;
-    assert_eq!((at_3[0].0.as_str(), at_3[0].2.as_str()), ("e", "e 2"));
+    assert_eq!(contents(&at_3), [("e", "e 2")]);
     assert_eq!(written[1].1, written[2].1, "b and d committed together");
     assert_eq!(written[1].1, at_3[0].1, "and e with them");
     assert_ne!(written[0].1, written[1].1, "a was written before them");
@@ -514,10 +511,7 @@ async fn appends_queued_behind_a_busy_writer_share_one_commit_each_with_its_own_
     assert_eq!(d.unwrap(), Appended::Applied { job_id: None });
     let written = writers_of(&pool, 3).await;
     assert_eq!(
-        written
-            .iter()
-            .map(|(id, _, content)| (id.as_str(), content.as_str()))
-            .collect::<Vec<_>>(),
+        contents(&written),
         [("a", "a 1"), ("b", "planted"), ("d", "d 1"), ("e", "e 2")]
     );
     assert_eq!(session(&mut client, "b").await.version, 2, "b did not move");
@@ -543,6 +537,104 @@ async fn appends_queued_behind_a_busy_writer_share_one_commit_each_with_its_own_
     assert_eq!(waiting.await.unwrap(), Appended::Applied { job_id: None });
     assert_eq!(session(&mut client, "d").await.version, 4);
     server.stop().await;
+}
+
+/// The batch statement and the single statement write the same thing: two sessions take
+/// the same appends (tool calls answered across appends and within one, usage reports
+/// after builds), one with an idempotency key on each append — which the single
+/// statement writes — and one without, which goes in batches. Their session rows,
+/// messages and tool calls are then equal, column by column.
+#[sqlx::test]
+async fn batched_and_single_appends_write_the_same_rows(pool: PgPool) {
+    let server = TestServer::start(pool.clone()).await;
+    let mut client = server.client.clone();
+    let usage = |input| pb::Usage {
+        input_tokens: input,
+        output_tokens: 20,
+        cached_input_tokens: 100,
+    };
+    let steps: Vec<(bool, Vec<pb::Message>, Option<pb::Usage>)> = vec![
+        (false, vec![user("fix the failing test")], None),
+        (true, vec![call(&["c1", "c2"])], Some(usage(412))),
+        (false, vec![result("c1", "3 passed, 1 failed")], None),
+        (
+            false,
+            vec![result("c2", "diff --git a/x b/x"), user("and the docs")],
+            None,
+        ),
+        (true, vec![assistant("done: both fixed")], Some(usage(530))),
+    ];
+    for id in ["single", "batched"] {
+        create(&mut client, id, window(100_000, 10_000)).await;
+        for (step, (build_first, messages, usage)) in steps.iter().enumerate() {
+            if *build_first {
+                build(&mut client, id, pb::OutputFormat::Neutral)
+                    .await
+                    .unwrap();
+            }
+            client
+                .append_turn(pb::AppendTurnRequest {
+                    session_id: id.into(),
+                    messages: messages.clone(),
+                    usage: *usage,
+                    idempotency_key: if id == "single" {
+                        format!("step-{step}")
+                    } else {
+                        String::new()
+                    },
+                    ..Default::default()
+                })
+                .await
+                .unwrap();
+        }
+    }
+    // Each table's rows of a session as JSON, without what names the session or the
+    // time of the write.
+    let rows = |table: &'static str, order: &'static str| {
+        let pool = pool.clone();
+        async move {
+            let sql = format!(
+                "select s.external_id, coalesce(jsonb_agg(to_jsonb(t) - 'id' - 'session_id'
+                     - 'external_id' - 'created_at' - 'updated_at' - 'search'
+                     order by {order}), '[]')::text
+                 from sessions s left join {table} t on t.{key} = s.id
+                 group by s.external_id order by s.external_id",
+                key = if table == "sessions" {
+                    "id"
+                } else {
+                    "session_id"
+                }
+            );
+            sqlx::query_as::<_, (String, String)>(sqlx::AssertSqlSafe(sql))
+                .fetch_all(&pool)
+                .await
+                .unwrap()
+        }
+    };
+    for (table, order) in [
+        ("sessions", "t.id"),
+        ("messages", "t.seq"),
+        ("tool_calls", "t.call_id"),
+    ] {
+        let rows = rows(table, order).await;
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            rows[0].1, rows[1].1,
+            "{table}: batched {} / single {}",
+            rows[0].0, rows[1].0
+        );
+        assert_ne!(rows[0].1, "[]", "{table} has rows");
+    }
+    assert_eq!(session(&mut client, "batched").await.message_count, 6);
+    server.stop().await;
+}
+
+/// (session id, content) of each of `writers_of`'s rows.
+fn contents(written: &[(String, String, String)]) -> Vec<(&str, &str)> {
+    written
+        .iter()
+        .map(|(id, _, content)| (id.as_str(), content.as_str()))
+        .collect()
 }
 
 /// Keeps `store`'s one append writer busy: an append from `state` (session "a") written

@@ -2,7 +2,9 @@
 -- session row is as its append read it (b_row_version, its xmin) or, for an assumed
 -- state, as the replica's cached row says — the same guards as session.sql and
 -- assumed.sql, per item. A session appears at most once per batch. Batched appends have
--- no events, job or idempotency key; those take the single statement.
+-- no events, job or idempotency key; those take the single statement. The session
+-- update repeats session.sql's per item: change both together
+-- (replicas::batched_and_single_appends_write_the_same_rows compares what they write).
 with b as (
     select * from unnest($1::int[], $2::bigint[], $3::text[], $4::bool[], $5::bigint[],
         $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[],

@@ -1,3 +1,4 @@
+-- batch.sql repeats this update for each append of a batch: change both together.
 -- The session's new aggregates and anchor, applied only if the row is as the append
 -- read it ($40, its xmin). Every other part reads `s`, so nothing is written otherwise.
 s as (
