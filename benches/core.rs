@@ -197,7 +197,7 @@ async fn run(
     let server = tokio::spawn(ctxd::server::serve(
         engine.clone(),
         listener,
-        64 * 1024 * 1024,
+        ctxd::server::ServeOptions::default(),
         shutdown.clone(),
     ));
     // A second replica on the same database that reads every view from the table.
@@ -207,7 +207,7 @@ async fn run(
     let uncached_server = tokio::spawn(ctxd::server::serve(
         uncached,
         uncached_listener,
-        64 * 1024 * 1024,
+        ctxd::server::ServeOptions::default(),
         shutdown.clone(),
     ));
 

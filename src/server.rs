@@ -39,14 +39,39 @@ pub enum ServeError {
     Transport(#[from] tonic::transport::Error),
 }
 
+/// How the gRPC server treats its clients: request sizes, anonymous access, connections.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// Largest gRPC request (and response) in bytes.
+    pub max_request_bytes: usize,
+}
+
+impl Default for ServeOptions {
+    fn default() -> ServeOptions {
+        ServeOptions {
+            max_request_bytes: 64 * 1024 * 1024,
+        }
+    }
+}
+
+impl ServeOptions {
+    /// The options of a configured server.
+    pub fn from_config(config: &Config) -> ServeOptions {
+        ServeOptions {
+            max_request_bytes: config.max_request_bytes,
+        }
+    }
+}
+
 /// Serves the API on `listener` until `shutdown` is cancelled, then drains in-flight
 /// requests.
 pub async fn serve(
     engine: Engine,
     listener: TcpListener,
-    max_request_bytes: usize,
+    options: ServeOptions,
     shutdown: CancellationToken,
 ) -> Result<(), ServeError> {
+    let max_request_bytes = options.max_request_bytes;
     let auth = Arc::new(
         Auth::new(engine.store().clone())
             .await
@@ -168,7 +193,7 @@ async fn serve_with_database(
         job_done,
         stop_jobs.clone(),
     );
-    let result = serve(engine, listener, config.max_request_bytes, shutdown).await;
+    let result = serve(engine, listener, ServeOptions::from_config(config), shutdown).await;
     // Jobs still running are given back for another replica (or the next start).
     stop_jobs.cancel();
     while jobs.join_next().await.is_some() {}
