@@ -607,6 +607,18 @@ fn message_from_pb(index: usize, message: pb::Message, list: &str) -> Result<Mes
         .enumerate()
         .map(|(part_index, part)| match part.part {
             Some(pb::content_part::Part::Text(text)) => Ok(Part::Text { text }),
+            Some(pb::content_part::Part::Media(media))
+                if i64::from(media.token_estimate) > crate::policy::MAX_TOKENS =>
+            {
+                Err(Error::invalid(
+                    format!("{list}[{index}].parts[{part_index}].media.token_estimate"),
+                    format!(
+                        "must be at most {}, got {}",
+                        crate::policy::MAX_TOKENS,
+                        media.token_estimate
+                    ),
+                ))
+            }
             Some(pb::content_part::Part::Media(media)) => Ok(Part::Media {
                 uri: media.uri,
                 mime_type: media.mime_type,

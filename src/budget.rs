@@ -24,7 +24,7 @@ impl Anchor {
     /// Provider tokens per tokenizer token, bounded so one odd report cannot distort
     /// estimates wildly.
     pub fn ratio(&self) -> f64 {
-        let counted = self.fixed_tokens + self.history_tokens;
+        let counted = self.fixed_tokens.saturating_add(self.history_tokens);
         if counted <= 0 || self.reported_tokens <= 0 {
             return 1.0;
         }
@@ -54,7 +54,8 @@ impl Anchor {
         if counted_growth < MIN_GROWTH_FOR_RATIO {
             return self.delta_ratio;
         }
-        let observed = ((reported_tokens - self.reported_tokens) as f64 / counted_growth as f64)
+        let observed = (reported_tokens.saturating_sub(self.reported_tokens) as f64
+            / counted_growth as f64)
             .clamp(0.5, 2.0);
         if self.delta_ratio > 0.0 {
             0.7 * self.delta_ratio + 0.3 * observed
@@ -139,7 +140,7 @@ pub fn estimate(
     fixed_tokens: i64,
     history_tokens: i64,
 ) -> Estimate {
-    let tokenizer_tokens = fixed_tokens + history_tokens;
+    let tokenizer_tokens = fixed_tokens.saturating_add(history_tokens);
     let Some(anchor) = anchor.filter(|anchor| anchor.reported_tokens > 0) else {
         return Estimate {
             total_tokens: tokenizer_tokens,
@@ -151,8 +152,12 @@ pub fn estimate(
         && anchor.first_seq == first_seq
         && last_seq >= anchor.last_seq;
     if extends {
-        let delta = (fixed_tokens - anchor.fixed_tokens) + (history_tokens - anchor.history_tokens);
-        let total = anchor.reported_tokens + (delta as f64 * anchor.growth_ratio()).round() as i64;
+        let delta = fixed_tokens
+            .saturating_sub(anchor.fixed_tokens)
+            .saturating_add(history_tokens.saturating_sub(anchor.history_tokens));
+        // Float to integer casts saturate.
+        let scaled = (delta as f64 * anchor.growth_ratio()).round() as i64;
+        let total = anchor.reported_tokens.saturating_add(scaled);
         return Estimate {
             total_tokens: total.max(0),
             source: Source::Anchored,
@@ -178,7 +183,9 @@ pub struct Regions {
 
 impl Regions {
     pub fn fixed_tokens(&self) -> i64 {
-        self.system_tokens + self.tool_tokens + self.summary_tokens
+        self.system_tokens
+            .saturating_add(self.tool_tokens)
+            .saturating_add(self.summary_tokens)
     }
 }
 
@@ -221,7 +228,10 @@ pub fn report(
 ) -> Report {
     let window = policy.context_window_tokens;
     let total = estimate.total_tokens;
-    let headroom_tokens = policy.limit_tokens() - output_reserve_tokens - total;
+    let headroom_tokens = policy
+        .limit_tokens()
+        .saturating_sub(output_reserve_tokens)
+        .saturating_sub(total);
     let window_fraction = total as f64 / window as f64;
     let (status, action) = if headroom_tokens < 0 {
         // BuildMessages summarizes the oldest turns itself; the client may also Compact.
@@ -261,7 +271,7 @@ pub fn fit_history(
 ) -> Option<usize> {
     let mut suffix = vec![0i64; tokens.len() + 1];
     for index in (0..tokens.len()).rev() {
-        suffix[index] = suffix[index + 1] + tokens[index];
+        suffix[index] = suffix[index + 1].saturating_add(tokens[index]);
     }
     std::iter::once(0)
         .chain(turn_starts.iter().copied().filter(|&start| start > 0))
@@ -406,5 +416,52 @@ mod tests {
         assert_eq!(judge(650), (Status::Warn, Action::ClearToolResults, 150));
         assert_eq!(judge(780), (Status::Warn, Action::Summarize, 20));
         assert_eq!(judge(801), (Status::Over, Action::Summarize, -1));
+    }
+
+    proptest::proptest! {
+        /// Whatever token figures reach the budget (a client's counts are bounded at the
+        /// edge, but the core does not rely on it), its sums never wrap: no panic, a total
+        /// never below what was counted, and headroom never above the policy's limit.
+        #[test]
+        fn budget_sums_never_wrap(
+            reported in 0..=i64::MAX,
+            anchor_fixed in 0..=i64::MAX,
+            anchor_history in 0..=i64::MAX,
+            fixed in 0..=i64::MAX,
+            history in 0..=i64::MAX,
+            reserve in 1..1_000i64,
+            extends in proptest::prelude::any::<bool>(),
+        ) {
+            let anchor = Anchor {
+                reported_tokens: reported,
+                fixed_tokens: anchor_fixed,
+                history_tokens: anchor_history,
+                first_seq: 1,
+                last_seq: 5,
+                view_epoch: 0,
+                delta_ratio: 1.3,
+            };
+            let first_seq = if extends { 1 } else { 2 };
+            let estimate = estimate(Some(&anchor), 0, first_seq, 9, fixed, history);
+            proptest::prop_assert!(estimate.tokenizer_tokens >= fixed.max(history));
+            proptest::prop_assert!(estimate.total_tokens >= 0);
+            let policy = Policy::default();
+            let regions = Regions {
+                system_tokens: fixed,
+                summary_tokens: history,
+                history_tokens: history,
+                tool_tokens: fixed,
+            };
+            let _ = regions.fixed_tokens();
+            let report = report(&policy, reserve, regions, estimate, true);
+            proptest::prop_assert!(report.headroom_tokens <= policy.limit_tokens());
+            if estimate.total_tokens > policy.limit_tokens() {
+                proptest::prop_assert_eq!(report.status, Status::Over);
+            }
+            let _ = anchor.ratio();
+            let _ = anchor.next_delta_ratio(reported, 1_000);
+            let tokens = [fixed, history, reported];
+            let _ = fit_history(&tokens, &[1, 2], |_, suffix| suffix <= 0);
+        }
     }
 }

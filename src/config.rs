@@ -9,6 +9,7 @@ use figment::Figment;
 use figment::providers::{Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 
+use crate::auth::AnonymousAccess;
 use crate::llm::{Api, Profile};
 use crate::policy::{Policy, SummaryPlacement, TokenizerKind};
 
@@ -28,8 +29,11 @@ pub struct Config {
     pub data_dir: PathBuf,
     pub db_max_connections: u32,
     pub insecure: bool,
+    pub anonymous_access: AnonymousAccess,
     pub max_content_bytes: usize,
     pub max_request_bytes: usize,
+    pub max_append_messages: usize,
+    pub max_session_bytes: i64,
     pub log_format: LogFormat,
     pub log_filter: String,
     pub jobs_workers: usize,
@@ -56,8 +60,11 @@ impl Default for Config {
             data_dir: PathBuf::from(".ctxd"),
             db_max_connections: 32,
             insecure: false,
+            anonymous_access: AnonymousAccess::Auto,
             max_content_bytes: 4 * 1024 * 1024,
             max_request_bytes: 64 * 1024 * 1024,
+            max_append_messages: crate::limits::DEFAULT_MAX_APPEND_MESSAGES,
+            max_session_bytes: crate::limits::DEFAULT_MAX_SESSION_BYTES,
             log_format: LogFormat::Text,
             log_filter: "info,sqlx=warn".to_string(),
             jobs_workers: 2,
@@ -107,6 +114,13 @@ pub struct ServeArgs {
     #[arg(long, env = "CTXD_INSECURE", num_args = 0..=1, default_missing_value = "true")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub insecure: Option<bool>,
+    /// Calls without an API key, served as the `default` tenant: auto (only while no key
+    /// has ever been created: decided at start, and the first key created closes it for
+    /// good, revoking keys never reopens it), allow (always, also when keys exist) or deny
+    /// (never) [default: auto].
+    #[arg(long, env = "CTXD_ANONYMOUS_ACCESS")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub anonymous_access: Option<AnonymousAccess>,
     /// Largest text one message may carry, in bytes [default: 4194304].
     #[arg(long, env = "CTXD_MAX_CONTENT_BYTES")]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -115,6 +129,16 @@ pub struct ServeArgs {
     #[arg(long, env = "CTXD_MAX_REQUEST_BYTES")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_request_bytes: Option<usize>,
+    /// Most messages one AppendTurn (or CheckBudget's pending_messages) may carry; more
+    /// is INVALID_ARGUMENT [default: 1000].
+    #[arg(long, env = "CTXD_MAX_APPEND_MESSAGES")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_append_messages: Option<usize>,
+    /// Most bytes of text one session may hold (content, parts, reasoning, tool calls of
+    /// every message); an append past it is RESOURCE_EXHAUSTED [default: 67108864].
+    #[arg(long, env = "CTXD_MAX_SESSION_BYTES")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_session_bytes: Option<i64>,
     /// Log format [default: text].
     #[arg(long, env = "CTXD_LOG_FORMAT")]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -383,6 +407,16 @@ impl Config {
         if config.jobs_max_attempts < 1 {
             return Err(ConfigError::Invalid(
                 "jobs_max_attempts must be at least 1".into(),
+            ));
+        }
+        if config.max_append_messages == 0 {
+            return Err(ConfigError::Invalid(
+                "max_append_messages must be at least 1".into(),
+            ));
+        }
+        if config.max_session_bytes < 1 {
+            return Err(ConfigError::Invalid(
+                "max_session_bytes must be at least 1".into(),
             ));
         }
         if config.append_writers == 0 {

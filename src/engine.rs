@@ -10,11 +10,12 @@ use tokio::sync::broadcast;
 
 use crate::budget::{self, Anchor, Estimate, Regions, Report};
 use crate::compaction;
-use crate::error::{Error, Result, is_unique_violation};
+use crate::error::{Error, Result, is_unique_violation, quoted};
 use crate::events::{CompactionKind, EventDetail, EventsConfig};
+use crate::limits::Limits;
 use crate::llm::ModelSummarizer;
 use crate::message::{Message, Part, Role, StoredMessage, ViewState};
-use crate::policy::{Policy, PolicyOverrides, SummaryPlacement};
+use crate::policy::{MAX_TOKENS, Policy, PolicyOverrides, SummaryPlacement};
 use crate::store::{
     AnchorUpdate, AppendState, AppendWrite, Appended, BuildRecord, Clearing, NewMessage,
     NewSummary, SessionRow, SessionUpdate, Store, SummarizedUpdate, SummaryRow, View,
@@ -41,6 +42,8 @@ pub struct EngineConfig {
     pub default_policy: Policy,
     /// Largest text a message may carry, in bytes.
     pub max_content_bytes: usize,
+    /// Messages per request and bytes per session.
+    pub limits: Limits,
     /// Summarizer profiles by name: `None` for the extractive one, else a model.
     pub summarizers: HashMap<String, Option<Arc<ModelSummarizer>>>,
     /// Attempts a job gets before it is discarded.
@@ -63,6 +66,7 @@ impl EngineConfig {
         EngineConfig {
             default_policy,
             max_content_bytes,
+            limits: Limits::default(),
             summarizers,
             job_max_attempts: 3,
             job_backoff: Duration::from_secs(2),
@@ -502,8 +506,11 @@ impl Engine {
     ) -> Result<(i64, i64, Vec<ToolDefinition>)> {
         let (tool_tokens, definitions) = match tools {
             Tools::None => (0, Vec::new()),
-            Tools::TokenCount(count) if count < 0 => {
-                return Err(Error::invalid("tools.token_count", "must not be negative"));
+            Tools::TokenCount(count) if !(0..=MAX_TOKENS).contains(&count) => {
+                return Err(Error::invalid(
+                    "tools.token_count",
+                    format!("must be between 0 and {MAX_TOKENS}, got {count}"),
+                ));
             }
             Tools::TokenCount(count) => (count, Vec::new()),
             Tools::Definitions(definitions) => {
@@ -559,7 +566,10 @@ impl Engine {
             .iter()
             .find(|(key, value)| key.contains('\0') || value.contains('\0'))
         {
-            return Err(Error::invalid(format!("metadata[{key:?}]"), NUL_REASON));
+            return Err(Error::invalid(
+                format!("metadata[{}]", quoted(key)),
+                NUL_REASON,
+            ));
         }
         let policy = Policy::resolve(&self.config.default_policy, overrides)?;
         self.model_for(&policy)?;
@@ -571,7 +581,8 @@ impl Engine {
         {
             Ok(row) => Ok(SessionInfo { row, policy }),
             Err(error) if is_unique_violation(&error) => Err(Error::AlreadyExists(format!(
-                "session_id: a session named {session_id:?} already exists"
+                "session_id: a session named {} already exists",
+                quoted(&session_id)
             ))),
             Err(error) => Err(error.into()),
         }
@@ -625,6 +636,9 @@ impl Engine {
         request: AppendRequest,
     ) -> Result<AppendOutcome> {
         validate_session_id(&request.session_id)?;
+        self.config
+            .limits
+            .check_message_count("messages", request.messages.len())?;
         validate_batch(&request.messages, self.config.max_content_bytes)?;
         let usage_index = validate_usage(&request)?;
         if let Some((key, _)) = &request.idempotency
@@ -787,6 +801,8 @@ impl Engine {
             });
         }
         let seqs: Vec<i64> = new_messages.iter().map(|new| new.seq).collect();
+        let content_bytes =
+            (self.config.limits).session_bytes_after(session.content_bytes, &request.messages)?;
         let added_tokens: i64 = counts.iter().sum();
         let added_view_tokens: i64 = views.iter().map(|(_, tokens)| tokens).sum();
         let evicted_seqs: Vec<i64> = new_messages
@@ -812,6 +828,7 @@ impl Engine {
             message_count: session.message_count + seqs.len() as i64,
             turn_count: turn,
             log_tokens: session.log_tokens + added_tokens,
+            content_bytes,
             view_tokens: session.view_tokens + added_view_tokens,
             last_turn_tokens,
             evicted,
@@ -1399,8 +1416,8 @@ impl Engine {
             None => Err(Error::invalid(
                 "policy.summarizer_profile",
                 format!(
-                    "names {:?}, which this server does not configure (configured: {})",
-                    policy.summarizer_profile,
+                    "names {}, which this server does not configure (configured: {})",
+                    quoted(&policy.summarizer_profile),
                     self.profile_names()
                 ),
             )),
@@ -1956,7 +1973,10 @@ impl Engine {
         let target = match request.target {
             ExpandTarget::Summary(id) => {
                 let summary = self.store.summary(row.id, id).await?.ok_or_else(|| {
-                    Error::not_found(format!("summary {id} of session {:?}", request.session_id))
+                    Error::not_found(format!(
+                        "summary {id} of session {}",
+                        quoted(&request.session_id)
+                    ))
                 })?;
                 ExpandTarget::Range {
                     first_seq: summary.first_seq,
@@ -2020,6 +2040,7 @@ impl Engine {
         let (system_tokens, tool_tokens, _) = self
             .count_request(counter, &request.system_prompt, request.tools)
             .await?;
+        (self.config.limits).check_message_count("pending_messages", request.pending.len())?;
         for (index, message) in request.pending.iter().enumerate() {
             validate_message(
                 index,
@@ -2103,7 +2124,7 @@ fn budget_crossing(previous: i16, report: &Report) -> Option<(i16, EventDetail)>
 }
 
 fn session_not_found(session_id: &str) -> Error {
-    Error::not_found(format!("session {session_id:?}"))
+    Error::not_found(format!("session {}", quoted(session_id)))
 }
 
 fn policy_of(row: &SessionRow) -> Result<Policy> {
@@ -2485,7 +2506,8 @@ pub fn validate_session_id(session_id: &str) -> Result<()> {
         return Err(Error::invalid(
             "session_id",
             format!(
-                "must be 1 to {MAX_SESSION_ID_CHARS} characters from A-Z a-z 0-9 . _ : -, got {session_id:?}"
+                "must be 1 to {MAX_SESSION_ID_CHARS} characters from A-Z a-z 0-9 . _ : -, got {}",
+                quoted(session_id)
             ),
         ));
     }
@@ -2524,7 +2546,7 @@ fn validate_batch(messages: &[Message], max_content_bytes: usize) -> Result<()> 
             if !call_ids.insert(call.id.as_str()) {
                 return Err(Error::invalid(
                     format!("messages[{index}].tool_calls[{call_index}].id"),
-                    format!("{:?} is used twice in this request", call.id),
+                    format!("{} is used twice in this request", quoted(&call.id)),
                 ));
             }
         }
@@ -2642,7 +2664,7 @@ fn message_texts(message: &Message) -> Vec<(String, &str)> {
     }
     for (key, value) in &message.metadata {
         texts.push(("metadata".to_string(), key));
-        texts.push((format!("metadata[{key:?}]"), value));
+        texts.push((format!("metadata[{}]", quoted(key)), value));
     }
     texts
 }
@@ -2663,8 +2685,17 @@ fn validate_usage(request: &AppendRequest) -> Result<Option<usize>> {
     let Some(usage) = request.usage else {
         return Ok(None);
     };
-    if usage.input_tokens < 0 || usage.output_tokens < 0 || usage.cached_input_tokens < 0 {
-        return Err(Error::invalid("usage", "token counts must not be negative"));
+    for (field, value) in [
+        ("usage.input_tokens", usage.input_tokens),
+        ("usage.output_tokens", usage.output_tokens),
+        ("usage.cached_input_tokens", usage.cached_input_tokens),
+    ] {
+        if !(0..=MAX_TOKENS).contains(&value) {
+            return Err(Error::invalid(
+                field,
+                format!("must be between 0 and {MAX_TOKENS}, got {value}"),
+            ));
+        }
     }
     if usage.cached_input_tokens > usage.input_tokens {
         return Err(Error::invalid(
@@ -2706,7 +2737,7 @@ fn check_tool_references(
             if known.contains_key(&call.id) {
                 return Err(Error::invalid(
                     format!("messages[{index}].tool_calls[{call_index}].id"),
-                    format!("the session already has a tool call {:?}", call.id),
+                    format!("the session already has a tool call {}", quoted(&call.id)),
                 ));
             }
             batch_calls.insert(call.id.as_str(), false);
@@ -2724,14 +2755,14 @@ fn check_tool_references(
             (None, None) => {
                 return Err(Error::invalid(
                     field,
-                    format!("no tool call {id:?} was made in this session"),
+                    format!("no tool call {} was made in this session", quoted(id)),
                 ));
             }
         };
         if already {
             return Err(Error::invalid(
                 field,
-                format!("tool call {id:?} was already answered"),
+                format!("tool call {} was already answered", quoted(id)),
             ));
         }
         answers.push((id.to_string(), seq));

@@ -29,6 +29,12 @@ pub enum Error {
     Unauthenticated(String),
     #[error("{0}")]
     OutOfRange(String),
+    /// A limit of the server's (named as its setting) would be passed.
+    #[error("{message}")]
+    ResourceExhausted {
+        limit: &'static str,
+        message: String,
+    },
     #[error("the database is unavailable; retry shortly")]
     Unavailable(#[source] sqlx::Error),
     #[error("internal error")]
@@ -36,6 +42,39 @@ pub enum Error {
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// Characters of a client's value an error repeats; the rest becomes "…".
+pub const ECHO_CHARS: usize = 64;
+
+/// A client-supplied value as an error quotes it: in quotes, escaped, at most
+/// [`ECHO_CHARS`] characters of it.
+pub fn quoted(value: &str) -> String {
+    let mut chars = value.chars();
+    let head: String = chars.by_ref().take(ECHO_CHARS).collect();
+    if chars.next().is_some() {
+        format!("{head:?}…")
+    } else {
+        format!("{head:?}")
+    }
+}
+
+/// At most `max_bytes` of `text`, cut at a character boundary, "…" marking a cut.
+fn clipped(text: String, max_bytes: usize) -> String {
+    if text.len() <= max_bytes {
+        return text;
+    }
+    let mut end = max_bytes.saturating_sub('…'.len_utf8());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+/// Bounds on what an error sends back, whatever produced it: the status message, a
+/// field name and a reason (each ends up in the trailers, which clients cap at 8–16 KiB).
+const MAX_MESSAGE_BYTES: usize = 512;
+const MAX_FIELD_BYTES: usize = 160;
+const MAX_REASON_BYTES: usize = 384;
 
 impl Error {
     pub fn invalid(field: impl Into<String>, reason: impl Into<String>) -> Error {
@@ -81,11 +120,14 @@ pub fn is_unique_violation(error: &sqlx::Error) -> bool {
 
 impl From<Error> for tonic::Status {
     fn from(error: Error) -> tonic::Status {
-        let message = error.to_string();
+        let message = clipped(error.to_string(), MAX_MESSAGE_BYTES);
         match error {
             Error::NotFound { .. } => tonic::Status::not_found(message),
             Error::InvalidArgument { field, reason } => {
-                let details = ErrorDetails::with_bad_request_violation(field, reason);
+                let details = ErrorDetails::with_bad_request_violation(
+                    clipped(field, MAX_FIELD_BYTES),
+                    clipped(reason, MAX_REASON_BYTES),
+                );
                 tonic::Status::with_error_details(tonic::Code::InvalidArgument, message, details)
             }
             Error::AlreadyExists(_) => tonic::Status::already_exists(message),
@@ -107,6 +149,10 @@ impl From<Error> for tonic::Status {
             }
             Error::Unauthenticated(_) => tonic::Status::unauthenticated(message),
             Error::OutOfRange(_) => tonic::Status::out_of_range(message),
+            Error::ResourceExhausted { limit, .. } => {
+                let details = ErrorDetails::with_quota_failure_violation(limit, message.clone());
+                tonic::Status::with_error_details(tonic::Code::ResourceExhausted, message, details)
+            }
             Error::Unavailable(cause) => {
                 tracing::warn!(error = %cause, "database unavailable");
                 tonic::Status::unavailable(message)

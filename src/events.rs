@@ -18,7 +18,7 @@ use sqlx::postgres::PgListener;
 use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, quoted};
 use crate::store::{EVENTS_CHANNEL, EventRow, Store};
 
 /// The proto's EventKind numbers.
@@ -143,14 +143,14 @@ impl Cursor {
             (true, None) => number(after).map(Cursor::Session).ok_or_else(|| {
                 Error::invalid(
                     "after",
-                    format!("{after:?} is not a cursor of a session's stream (an event's `cursor`, e.g. \"12\")"),
+                    format!("{} is not a cursor of a session's stream (an event's `cursor`, e.g. \"12\")", quoted(after)),
                 )
             }),
             (false, Some((tx, id))) => match (number(tx), number(id)) {
                 (Some(tx), Some(id)) => Ok(Cursor::Tenant(Position { tx, id })),
                 _ => Err(Error::invalid(
                     "after",
-                    format!("{after:?} is not a cursor of a tenant stream (an event's `cursor`)"),
+                    format!("{} is not a cursor of a tenant stream (an event's `cursor`)", quoted(after)),
                 )),
             },
             (true, Some(_)) => Err(Error::invalid(

@@ -15,6 +15,7 @@ pub mod error;
 pub mod events;
 pub mod inspect;
 pub mod jobs;
+pub mod limits;
 pub mod llm;
 pub mod localpg;
 pub mod message;

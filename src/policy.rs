@@ -128,9 +128,16 @@ pub struct PolicyOverrides {
     pub compaction_failure_limit: Option<i64>,
 }
 
-/// Largest window accepted: far above any model today, small enough that budget sums
-/// never overflow.
-const MAX_WINDOW: i64 = 100_000_000;
+/// Largest token figure a client may send anywhere (a window, a usage report, a tool or
+/// media estimate): far above any model today, small enough that budget sums never
+/// overflow.
+pub const MAX_TOKENS: i64 = 100_000_000;
+const MAX_WINDOW: i64 = MAX_TOKENS;
+
+/// Bounds of the heuristic tokenizer's characters per token: no text is denser than
+/// about one token per two characters' worth of bytes, and none sparser than 100.
+pub const MIN_CHARS_PER_TOKEN: f64 = 0.5;
+pub const MAX_CHARS_PER_TOKEN: f64 = 100.0;
 
 impl Policy {
     /// Applies overrides on top of `defaults` and validates the result. When only one of
@@ -213,11 +220,11 @@ impl Policy {
                 ),
             );
         }
-        if !(self.heuristic_chars_per_token > 0.0 && self.heuristic_chars_per_token <= 100.0) {
+        if !(MIN_CHARS_PER_TOKEN..=MAX_CHARS_PER_TOKEN).contains(&self.heuristic_chars_per_token) {
             return invalid(
                 "heuristic_chars_per_token",
                 format!(
-                    "must be in (0, 100], got {}",
+                    "must be between {MIN_CHARS_PER_TOKEN} and {MAX_CHARS_PER_TOKEN}, got {}",
                     self.heuristic_chars_per_token
                 ),
             );

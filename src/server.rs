@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 use tonic::transport::server::TcpIncoming;
 
 use crate::api::ContextApi;
-use crate::auth::Auth;
+use crate::auth::{AnonymousAccess, Auth};
 use crate::config::Config;
 use crate::engine::{Engine, EngineConfig};
 use crate::jobs::WorkerConfig;
@@ -30,7 +30,7 @@ pub enum ServeError {
         source: std::io::Error,
     },
     #[error(
-        "refusing to serve on {0} without API keys: create one with `ctxd tenant create NAME`, or pass --insecure"
+        "refusing to serve calls without an API key on {0}: create a key with `ctxd tenant create NAME` (or set --anonymous-access deny), or pass --insecure"
     )]
     NoKeys(std::net::SocketAddr),
     #[error("{0}")]
@@ -44,12 +44,15 @@ pub enum ServeError {
 pub struct ServeOptions {
     /// Largest gRPC request (and response) in bytes.
     pub max_request_bytes: usize,
+    /// Whether calls without an API key are served.
+    pub anonymous_access: AnonymousAccess,
 }
 
 impl Default for ServeOptions {
     fn default() -> ServeOptions {
         ServeOptions {
             max_request_bytes: 64 * 1024 * 1024,
+            anonymous_access: AnonymousAccess::Auto,
         }
     }
 }
@@ -59,6 +62,7 @@ impl ServeOptions {
     pub fn from_config(config: &Config) -> ServeOptions {
         ServeOptions {
             max_request_bytes: config.max_request_bytes,
+            anonymous_access: config.anonymous_access,
         }
     }
 }
@@ -73,7 +77,7 @@ pub async fn serve(
 ) -> Result<(), ServeError> {
     let max_request_bytes = options.max_request_bytes;
     let auth = Arc::new(
-        Auth::new(engine.store().clone())
+        Auth::new(engine.store().clone(), options.anonymous_access)
             .await
             .map_err(|error| ServeError::Startup(error.to_string()))?,
     );
@@ -164,8 +168,15 @@ async fn serve_with_database(
         .await?
         .view_cache_bytes(config.view_cache_mb.saturating_mul(1024 * 1024))
         .append_writers(config.append_writers);
-    if !config.listen.ip().is_loopback() && !config.insecure && !store.any_api_keys().await? {
-        return Err(ServeError::NoKeys(config.listen));
+    if !config.listen.ip().is_loopback() && !config.insecure {
+        let anonymous = match config.anonymous_access {
+            AnonymousAccess::Allow => true,
+            AnonymousAccess::Deny => false,
+            AnonymousAccess::Auto => !store.any_api_key_ever().await?,
+        };
+        if anonymous {
+            return Err(ServeError::NoKeys(config.listen));
+        }
     }
     let listener = TcpListener::bind(config.listen)
         .await
@@ -193,7 +204,13 @@ async fn serve_with_database(
         job_done,
         stop_jobs.clone(),
     );
-    let result = serve(engine, listener, ServeOptions::from_config(config), shutdown).await;
+    let result = serve(
+        engine,
+        listener,
+        ServeOptions::from_config(config),
+        shutdown,
+    )
+    .await;
     // Jobs still running are given back for another replica (or the next start).
     stop_jobs.cancel();
     while jobs.join_next().await.is_some() {}
@@ -204,6 +221,10 @@ async fn serve_with_database(
 /// The engine's settings from the server's: summarizer profiles built, job settings.
 pub fn engine_config(config: &Config) -> Result<EngineConfig, String> {
     let mut engine = EngineConfig::new(config.default_policy.clone(), config.max_content_bytes);
+    engine.limits = crate::limits::Limits {
+        max_append_messages: config.max_append_messages,
+        max_session_bytes: config.max_session_bytes,
+    };
     for (name, profile) in &config.summarizers {
         let model = match profile.api {
             Api::Extractive => None,

@@ -186,13 +186,14 @@ impl Counter {
         let mut tokens = MESSAGE_OVERHEAD + self.text(message.role.as_str());
         tokens += self.text(&message.content);
         for part in &message.parts {
-            tokens += match part {
+            // Client estimates are bounded, but a message may carry many of them.
+            tokens = tokens.saturating_add(match part {
                 Part::Text { text } => self.text(text),
                 Part::Media { token_estimate, .. } if *token_estimate > 0 => {
                     i64::from(*token_estimate)
                 }
                 Part::Media { .. } => self.media_item_tokens,
-            };
+            });
         }
         tokens += self.text(&message.reasoning);
         if !message.name.is_empty() {

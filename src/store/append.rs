@@ -572,7 +572,8 @@ async fn write_append(
         .bind(notify_jobs)
         .bind(EVENTS_CHANNEL)
         .bind(JOBS_CHANNEL)
-        .bind(session.builds);
+        .bind(session.builds)
+        .bind(update.content_bytes);
     let row = write_query.fetch_one(&mut *conn).await?;
     if !row.try_get::<bool, _>("applied")? {
         return Ok((Appended::Raced, None));

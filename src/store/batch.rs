@@ -352,6 +352,7 @@ async fn run_batch(pool: &PgPool, items: &mut [Item]) -> Result<Vec<Outcome>, sq
         .bind(answer_ids)
         .bind(answer_seqs)
         .bind(&messages.view_states)
+        .bind(column(&|item| item.update.content_bytes))
         .fetch_all(pool)
         .await?;
     let mut outcomes: Vec<Outcome> = items.iter().map(|_| Outcome::Raced).collect();

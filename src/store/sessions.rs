@@ -18,6 +18,8 @@ pub struct SessionRow {
     pub message_count: i64,
     pub turn_count: i64,
     pub log_tokens: i64,
+    /// Bytes of text in the log (`Message::counted_bytes` of every message).
+    pub content_bytes: i64,
     pub view_tokens: i64,
     pub last_turn_tokens: i64,
     pub view_first_seq: i64,
@@ -63,6 +65,7 @@ pub struct SessionUpdate {
     pub message_count: i64,
     pub turn_count: i64,
     pub log_tokens: i64,
+    pub content_bytes: i64,
     pub view_tokens: i64,
     pub last_turn_tokens: i64,
     /// Tool results evicted to a preview by this append.
@@ -113,7 +116,7 @@ macro_rules! with_columns {
         concat!(
             $head,
             " id, tenant_id, external_id, policy, metadata, version, \
-    message_count, turn_count, log_tokens, view_tokens, last_turn_tokens, view_first_seq, \
+    message_count, turn_count, log_tokens, content_bytes, view_tokens, last_turn_tokens, view_first_seq, \
     view_epoch, last_build_first_seq, last_build_last_seq, last_build_system_tokens, last_build_tool_tokens, \
     last_build_history_tokens, last_build_estimate_tokens, anchor_reported_tokens, \
     anchor_fixed_tokens, anchor_history_tokens, anchor_first_seq, anchor_last_seq, \

@@ -19,6 +19,14 @@ impl Store {
             .await
     }
 
+    /// Whether any key was ever created, revoked or not: a server that has had keys
+    /// never serves calls without one.
+    pub async fn any_api_key_ever(&self) -> Result<bool, sqlx::Error> {
+        sqlx::query_scalar("select exists (select 1 from api_keys)")
+            .fetch_one(&self.pool)
+            .await
+    }
+
     /// The tenant serving requests when no keys are configured.
     pub async fn default_tenant(&self) -> Result<i64, sqlx::Error> {
         sqlx::query_scalar("select id from tenants where name = 'default'")

@@ -805,6 +805,7 @@ fn one_more<'a>(
         message_count: session.message_count + 1,
         turn_count: turn,
         log_tokens: session.log_tokens + tokens,
+        content_bytes: session.content_bytes + message.counted_bytes() as i64,
         view_tokens: session.view_tokens + tokens,
         last_turn_tokens: tokens
             + if starts_turn {

@@ -10,12 +10,12 @@ with b as (
         $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[],
         $12::bigint[], $13::bigint[], $14::bigint[], $15::bigint[], $16::bigint[],
         $17::bigint[], $18::float8[], $19::float8[], $20::bigint[], $21::bigint[],
-        $22::bigint[], $23::bigint[], $24::bool[], $25::bigint[])
+        $22::bigint[], $23::bigint[], $24::bool[], $25::bigint[], $48::bigint[])
     as b(b_idx, b_id, b_row_version, b_assumed, b_version, b_message_count, b_turn_count,
          b_log_tokens, b_view_tokens, b_last_turn_tokens, b_builds, b_anchor_reported,
          b_anchor_fixed, b_anchor_history, b_anchor_first_seq, b_anchor_last_seq,
          b_anchor_view_epoch, b_anchor_delta_ratio, b_error, b_usage_input,
-         b_usage_output, b_usage_cached, b_evicted, b_user, b_answers)
+         b_usage_output, b_usage_cached, b_evicted, b_user, b_answers, b_content_bytes)
 ),
 -- New tool calls (c) and answers to earlier ones (a), by batch item.
 c as (
@@ -35,7 +35,8 @@ locked as (
 s as (
     update sessions set
         version = b_version, message_count = b_message_count, turn_count = b_turn_count,
-        log_tokens = b_log_tokens, view_tokens = b_view_tokens,
+        log_tokens = b_log_tokens, content_bytes = b_content_bytes,
+        view_tokens = b_view_tokens,
         last_turn_tokens = b_last_turn_tokens, updated_at = now(),
         anchor_reported_tokens = coalesce(b_anchor_reported, anchor_reported_tokens),
         anchor_fixed_tokens = coalesce(b_anchor_fixed, anchor_fixed_tokens),

@@ -4,6 +4,7 @@
 s as (
     update sessions set
         version = $19, message_count = $20, turn_count = $21, log_tokens = $22,
+        content_bytes = $56,
         view_tokens = $23, last_turn_tokens = $24, updated_at = now(),
         anchor_reported_tokens = coalesce($25, anchor_reported_tokens),
         anchor_fixed_tokens = coalesce($26, anchor_fixed_tokens),

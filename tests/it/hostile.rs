@@ -1,0 +1,495 @@
+//! Hostile input: random bytes and random field values into every unary RPC never give
+//! INTERNAL, never take the server down, and every error stays small (a client's
+//! metadata limit is 8–16 KiB; ctxd keeps message + details under 2 KiB).
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use proptest::test_runner::{Config, TestRunner};
+use prost::bytes::{Buf, BufMut};
+use sqlx::PgPool;
+use tonic::Code;
+use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
+
+use ctxd::pb;
+
+use crate::harness::{Client, TestServer, append, call, create, result, user, window};
+
+/// The unary methods of the service, by path.
+const UNARY: [&str; 10] = [
+    "CreateSession",
+    "GetSession",
+    "DeleteSession",
+    "AppendTurn",
+    "BuildMessages",
+    "CheckBudget",
+    "Expand",
+    "Compact",
+    "GetJob",
+    "Search",
+];
+
+/// Sends and receives bytes as they are: a client that writes whatever it likes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RawCodec;
+
+impl Codec for RawCodec {
+    type Encode = Vec<u8>;
+    type Decode = Vec<u8>;
+    type Encoder = RawCodec;
+    type Decoder = RawCodec;
+
+    fn encoder(&mut self) -> RawCodec {
+        RawCodec
+    }
+
+    fn decoder(&mut self) -> RawCodec {
+        RawCodec
+    }
+}
+
+impl Encoder for RawCodec {
+    type Item = Vec<u8>;
+    type Error = tonic::Status;
+
+    fn encode(&mut self, item: Vec<u8>, dst: &mut EncodeBuf<'_>) -> Result<(), tonic::Status> {
+        dst.put_slice(&item);
+        Ok(())
+    }
+}
+
+impl Decoder for RawCodec {
+    type Item = Vec<u8>;
+    type Error = tonic::Status;
+
+    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Vec<u8>>, tonic::Status> {
+        let bytes = src.copy_to_bytes(src.remaining());
+        Ok(Some(bytes.to_vec()))
+    }
+}
+
+/// Calls `method` of the context service with `body` as the request's bytes.
+pub async fn call_raw(
+    addr: std::net::SocketAddr,
+    method: &str,
+    body: Vec<u8>,
+) -> Result<Vec<u8>, tonic::Status> {
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut grpc = tonic::client::Grpc::new(channel);
+    grpc.ready().await.unwrap();
+    let path = format!("/ctxd.v1.ContextService/{method}").parse().unwrap();
+    grpc.unary(tonic::Request::new(body), path, RawCodec)
+        .await
+        .map(tonic::Response::into_inner)
+}
+
+/// What every answer must be: anything but INTERNAL (or UNKNOWN, a crashed handler), and
+/// an error's message and details under 2 KiB together.
+fn check(what: &str, outcome: Result<(), tonic::Status>) {
+    let Err(status) = outcome else { return };
+    assert!(
+        !matches!(status.code(), Code::Internal | Code::Unknown),
+        "{what}: {:?} {:.300}",
+        status.code(),
+        status.message()
+    );
+    let size = status.message().len() + status.details().len();
+    assert!(
+        size < 2048,
+        "{what}: {:?} error of {size} bytes: {:.300}",
+        status.code(),
+        status.message()
+    );
+}
+
+fn text() -> BoxedStrategy<String> {
+    prop_oneof![
+        Just(String::new()),
+        Just("s".to_string()),
+        Just("call-1".to_string()),
+        ".{0,24}",
+        "[a-z0-9_:.-]{1,16}",
+        (any::<char>(), 100..12_000usize).prop_map(|(c, n)| c.to_string().repeat(n)),
+        Just("a\0b".to_string()),
+        Just("{\"command\": \"ls\"}".to_string()),
+    ]
+    .boxed()
+}
+
+fn number() -> BoxedStrategy<i64> {
+    prop_oneof![
+        -3..12i64,
+        any::<i64>(),
+        Just(i64::MAX),
+        Just(i64::MIN),
+        Just(100_000_000i64),
+        Just(100_000_001i64),
+    ]
+    .boxed()
+}
+
+fn ratio() -> BoxedStrategy<f64> {
+    prop_oneof![
+        any::<f64>(),
+        0.0..1.5f64,
+        Just(1e-300),
+        Just(f64::NAN),
+        Just(f64::INFINITY),
+    ]
+    .boxed()
+}
+
+fn enum_value() -> BoxedStrategy<i32> {
+    prop_oneof![-2..8i32, any::<i32>()].boxed()
+}
+
+fn message() -> BoxedStrategy<pb::Message> {
+    let part = prop_oneof![
+        text().prop_map(pb::content_part::Part::Text),
+        (text(), text(), any::<u32>()).prop_map(|(uri, mime_type, token_estimate)| {
+            pb::content_part::Part::Media(pb::MediaRef {
+                uri,
+                mime_type,
+                token_estimate,
+            })
+        }),
+    ];
+    let tool_call = (text(), text(), text()).prop_map(|(id, name, arguments_json)| pb::ToolCall {
+        id,
+        name,
+        arguments_json,
+    });
+    (
+        enum_value(),
+        text(),
+        prop::collection::vec(prop::option::of(part), 0..3),
+        text(),
+        prop::collection::vec(tool_call, 0..3),
+        text(),
+        prop::collection::btree_map(text(), text(), 0..2),
+    )
+        .prop_map(
+            |(role, content, parts, reasoning, tool_calls, tool_call_id, metadata)| pb::Message {
+                role,
+                content,
+                parts: parts
+                    .into_iter()
+                    .map(|part| pb::ContentPart { part })
+                    .collect(),
+                reasoning,
+                tool_calls,
+                tool_call_id,
+                metadata: metadata.into_iter().collect(),
+                ..Default::default()
+            },
+        )
+        .boxed()
+}
+
+fn policy() -> BoxedStrategy<Option<pb::Policy>> {
+    let numbers = prop::collection::vec(prop::option::of(number()), 14);
+    let ratios = prop::collection::vec(prop::option::of(ratio()), 5);
+    let enums = prop::collection::vec(prop::option::of(enum_value()), 2);
+    prop::option::of((numbers, ratios, enums, prop::option::of(text())).prop_map(
+        |(n, r, e, summarizer_profile)| pb::Policy {
+            context_window_tokens: n[0],
+            max_output_tokens: n[1],
+            fresh_tail_messages: n[2],
+            fresh_tail_tokens: n[3],
+            tool_output_protect_tokens: n[4],
+            clear_min_savings_tokens: n[5],
+            eviction_threshold_tokens: n[6],
+            leaf_chunk_messages: n[7],
+            leaf_chunk_tokens: n[8],
+            leaf_target_tokens: n[9],
+            condense_fanin: n[10],
+            condensed_target_tokens: n[11],
+            media_item_tokens: n[12],
+            compaction_failure_limit: n[13],
+            heuristic_chars_per_token: r[0],
+            clear_threshold: r[1],
+            summarize_threshold: r[2],
+            hard_limit: r[3],
+            clear_target: r[4],
+            tokenizer: e[0],
+            summary_placement: e[1],
+            summarizer_profile,
+        },
+    ))
+    .boxed()
+}
+
+fn tools() -> BoxedStrategy<Option<pb::Tools>> {
+    let definition =
+        (text(), text(), text()).prop_map(|(name, description, schema)| pb::ToolDefinition {
+            name,
+            description,
+            parameters_json_schema: schema,
+        });
+    prop::option::of(prop_oneof![
+        number().prop_map(pb::tools::Tools::TokenCount),
+        prop::collection::vec(definition, 0..3)
+            .prop_map(|items| pb::tools::Tools::Definitions(pb::ToolDefinitionList { items })),
+    ])
+    .prop_map(|tools| tools.map(|tools| pb::Tools { tools: Some(tools) }))
+    .boxed()
+}
+
+fn usage() -> BoxedStrategy<Option<pb::Usage>> {
+    prop::option::of((number(), number(), number()).prop_map(
+        |(input_tokens, output_tokens, cached_input_tokens)| pb::Usage {
+            input_tokens,
+            output_tokens,
+            cached_input_tokens,
+        },
+    ))
+    .boxed()
+}
+
+fn timestamp() -> BoxedStrategy<Option<prost_types::Timestamp>> {
+    prop::option::of(
+        (any::<i64>(), any::<i32>())
+            .prop_map(|(seconds, nanos)| prost_types::Timestamp { seconds, nanos }),
+    )
+    .boxed()
+}
+
+/// One random request to one RPC, sent through the generated client.
+#[derive(Debug, Clone)]
+enum Call {
+    Create(pb::CreateSessionRequest),
+    Get(pb::GetSessionRequest),
+    Delete(pb::DeleteSessionRequest),
+    Append(pb::AppendTurnRequest),
+    Build(pb::BuildMessagesRequest),
+    Check(pb::CheckBudgetRequest),
+    Expand(pb::ExpandRequest),
+    Compact(pb::CompactRequest),
+    Job(pb::GetJobRequest),
+    Search(pb::SearchRequest),
+}
+
+fn calls() -> BoxedStrategy<Call> {
+    let target = prop::option::of(prop_oneof![
+        (number(), number()).prop_map(|(first_seq, last_seq)| pb::expand_request::Target::Range(
+            pb::SeqRange {
+                first_seq,
+                last_seq
+            }
+        )),
+        prop::collection::vec(number(), 0..4)
+            .prop_map(|seqs| pb::expand_request::Target::List(pb::SeqList { seqs })),
+        number().prop_map(pb::expand_request::Target::SummaryId),
+    ]);
+    prop_oneof![
+        (
+            text(),
+            policy(),
+            prop::collection::hash_map(text(), text(), 0..2)
+        )
+            .prop_map(|(session_id, policy, metadata)| Call::Create(
+                pb::CreateSessionRequest {
+                    session_id,
+                    policy,
+                    metadata,
+                }
+            )),
+        (text(), any::<bool>()).prop_map(|(session_id, include_view)| Call::Get(
+            pb::GetSessionRequest {
+                session_id,
+                include_view
+            }
+        )),
+        text().prop_map(|session_id| Call::Delete(pb::DeleteSessionRequest { session_id })),
+        (
+            text(),
+            prop::collection::vec(message(), 0..4),
+            prop::option::of(number()),
+            text(),
+            usage()
+        )
+            .prop_map(
+                |(session_id, messages, expected_version, idempotency_key, usage)| {
+                    Call::Append(pb::AppendTurnRequest {
+                        session_id,
+                        messages,
+                        expected_version,
+                        idempotency_key,
+                        usage,
+                    })
+                }
+            ),
+        (
+            text(),
+            text(),
+            tools(),
+            prop::option::of(number()),
+            enum_value()
+        )
+            .prop_map(
+                |(session_id, system_prompt, tools, max_output_tokens, format)| {
+                    Call::Build(pb::BuildMessagesRequest {
+                        session_id,
+                        system_prompt,
+                        tools,
+                        max_output_tokens,
+                        format,
+                    })
+                }
+            ),
+        (
+            text(),
+            text(),
+            tools(),
+            prop::option::of(number()),
+            prop::collection::vec(message(), 0..3)
+        )
+            .prop_map(
+                |(session_id, system_prompt, tools, max_output_tokens, pending_messages)| {
+                    Call::Check(pb::CheckBudgetRequest {
+                        session_id,
+                        system_prompt,
+                        tools,
+                        max_output_tokens,
+                        pending_messages,
+                    })
+                }
+            ),
+        (text(), target, number()).prop_map(|(session_id, target, max_tokens)| Call::Expand(
+            pb::ExpandRequest {
+                session_id,
+                target,
+                max_tokens
+            }
+        )),
+        // Waiting is left out: a random wait would only make the run long.
+        (text(), enum_value(), number(), any::<bool>()).prop_map(
+            |(session_id, mode, target_tokens, dry_run)| Call::Compact(pb::CompactRequest {
+                session_id,
+                mode,
+                target_tokens,
+                dry_run,
+                wait: false,
+                wait_timeout_ms: 0,
+            })
+        ),
+        number().prop_map(|job_id| Call::Job(pb::GetJobRequest { job_id })),
+        (
+            text(),
+            text(),
+            prop::collection::vec(enum_value(), 0..3),
+            timestamp(),
+            timestamp(),
+            enum_value(),
+            number()
+        )
+            .prop_map(|(session_id, query, roles, since, until, scope, limit)| {
+                Call::Search(pb::SearchRequest {
+                    session_id,
+                    query,
+                    roles,
+                    since,
+                    until,
+                    scope,
+                    limit: limit as u32,
+                })
+            }),
+    ]
+    .boxed()
+}
+
+async fn send(client: &mut Client, call: Call) -> Result<(), tonic::Status> {
+    match call {
+        Call::Create(request) => client.create_session(request).await.map(drop),
+        Call::Get(request) => client.get_session(request).await.map(drop),
+        Call::Delete(request) => client.delete_session(request).await.map(drop),
+        Call::Append(request) => client.append_turn(request).await.map(drop),
+        Call::Build(request) => client.build_messages(request).await.map(drop),
+        Call::Check(request) => client.check_budget(request).await.map(drop),
+        Call::Expand(request) => client.expand(request).await.map(drop),
+        Call::Compact(request) => client.compact(request).await.map(drop),
+        Call::Job(request) => client.get_job(request).await.map(drop),
+        Call::Search(request) => client.search(request).await.map(drop),
+    }
+}
+
+/// Random values in every field of every unary RPC, against a server holding a session
+/// ("s") with a tool call ("call-1") and its result, so that some requests reach past
+/// validation.
+#[sqlx::test]
+async fn random_field_values_never_answer_internal(pool: PgPool) {
+    let server = TestServer::start(pool).await;
+    let mut client = server.client.clone();
+    create(&mut client, "s", window(8_000, 1_000)).await;
+    append(&mut client, "s", vec![user("list the files")])
+        .await
+        .unwrap();
+    append(&mut client, "s", vec![call(&["call-1"])])
+        .await
+        .unwrap();
+    append(&mut client, "s", vec![result("call-1", "a.txt\nb.txt")])
+        .await
+        .unwrap();
+
+    let mut runner = TestRunner::new(Config {
+        cases: 400,
+        ..Config::default()
+    });
+    let strategy = calls();
+    for case in 0..400 {
+        let call = strategy.new_tree(&mut runner).unwrap().current();
+        let what = format!("case {case}: {call:.200?}");
+        check(&what, send(&mut client, call).await);
+    }
+    // Still serving (the session may have been deleted by a random DeleteSession).
+    let last = client
+        .get_session(pb::GetSessionRequest {
+            session_id: "s".into(),
+            include_view: true,
+        })
+        .await;
+    if let Err(status) = last {
+        assert_eq!(status.code(), Code::NotFound, "{status:?}");
+    }
+    server.stop().await;
+}
+
+/// Random bytes, invalid UTF-8 and wrong wire types as the body of every unary RPC.
+#[sqlx::test]
+async fn undecodable_requests_are_invalid_argument(pool: PgPool) {
+    let server = TestServer::start(pool).await;
+    let mut runner = TestRunner::new(Config::default());
+    let bodies = prop::collection::vec(any::<u8>(), 0..256);
+    let mut fixed: Vec<Vec<u8>> = vec![
+        // Field 1 (session_id), length 2, not UTF-8.
+        vec![0x0a, 0x02, 0xff, 0xfe],
+        // Field 1 as a varint: the wrong wire type for a string.
+        vec![0x08, 0x01],
+        // A length running past the end.
+        vec![0x0a, 0x7f, b'a'],
+        // A field number of 0.
+        vec![0x00, 0x00],
+    ];
+    for _ in 0..40 {
+        fixed.push(bodies.new_tree(&mut runner).unwrap().current());
+    }
+    for method in UNARY {
+        for (index, body) in fixed.iter().enumerate() {
+            let outcome = call_raw(server.addr, method, body.clone()).await.map(drop);
+            let what = format!("{method} body {index} {body:02x?}");
+            check(&what, outcome.clone());
+            if index < 4 {
+                let status = outcome.expect_err(&what);
+                assert_eq!(status.code(), Code::InvalidArgument, "{what}");
+                assert!(
+                    !status.message().contains("decode") && !status.message().contains("prost"),
+                    "{what}: the decoder's text reached the client: {}",
+                    status.message()
+                );
+            }
+        }
+    }
+    server.stop().await;
+}
