@@ -165,7 +165,7 @@ fn refuses_non_loopback_without_keys() {
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("without API keys") && stderr.contains("--insecure"),
+        stderr.contains("without an API key") && stderr.contains("--insecure"),
         "{stderr}"
     );
 }
