@@ -72,7 +72,7 @@ pub fn evicted_preview(
     // The longest ends that fit; 0 is the minimal preview.
     let (mut low, mut high) = (0, most);
     while low < high {
-        let mid = (low + high + 1) / 2;
+        let mid = (low + high).div_ceil(2);
         if fits(mid) {
             low = mid;
         } else {

@@ -154,7 +154,7 @@ async fn a_big_user_message_and_a_huge_result_fit_with_the_preview_shrunk(pool: 
         let built = build(&mut client, id, pb::OutputFormat::Neutral)
             .await
             .unwrap_or_else(|status| panic!("{id}: {status:?}"));
-        let budget = built.budget.clone().unwrap().breakdown.unwrap();
+        let budget = built.budget.unwrap().breakdown.unwrap();
         assert!(
             budget.total_tokens <= 7_000 && budget.headroom_tokens >= 0,
             "{id}: {budget:?}"
