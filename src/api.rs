@@ -891,7 +891,8 @@ fn session_to_pb(info: &engine::SessionInfo) -> pb::Session {
     };
     pb::Session {
         session_id: row.external_id.clone(),
-        policy: Some(policy_to_pb(&info.policy)),
+        policy: Some(policy_to_pb(&info.policy.in_force())),
+        requested_policy: Some(policy_to_pb(&info.policy)),
         version: row.version,
         message_count: row.message_count,
         turn_count: row.turn_count,

@@ -1072,7 +1072,7 @@ impl Engine {
                 history,
             )
         };
-        let tokens: Vec<i64> = messages.iter().map(|m| m.view_tokens).collect();
+        let mut tokens: Vec<i64> = messages.iter().map(|m| m.view_tokens).collect();
         let starts = turns::turn_starts(&messages);
         // When even the newest turn does not fit next to the summaries, the oldest
         // summaries stay out of this request (they remain stored).
@@ -1090,9 +1090,17 @@ impl Engine {
         };
         summaries.drain(..omitted_summaries);
         let fixed = system_tokens + tool_tokens + summary_region(&summaries);
-        let Some(cut) = cut else {
-            let newest = starts.last().copied().unwrap_or(0);
-            let newest_tokens: i64 = tokens[newest..].iter().sum();
+        // Not even the newest turn fits: its previews shrink to what is left.
+        let render = compaction::Render::new(&policy);
+        let newest = starts.last().copied().unwrap_or(0);
+        let over = |tokens: &[i64]| {
+            estimate_from(fixed, newest, tokens[newest..].iter().sum()).total_tokens - limit
+        };
+        let excess = if cut.is_none() { over(&tokens) } else { 0 };
+        let mut shrunk = render.shrink_previews(&messages, newest, &mut tokens, excess);
+        let fits = !shrunk.is_empty() && over(&tokens) <= 0;
+        let Some(cut) = cut.or(fits.then_some(newest)) else {
+            let newest_tokens = tokens[newest..].iter().sum();
             return Err(does_not_fit(
                 &policy,
                 reserve,
@@ -1111,23 +1119,19 @@ impl Engine {
             whole + usize::from(starts.first() != Some(&0))
         };
         let tool_names = tool_names(messages.iter().copied());
-        let sent: Vec<(usize, Option<Message>)> = keep[cut..]
-            .iter()
-            .map(|&index| {
-                let message = &stored[index];
-                let rendered = (message.view_state != ViewState::Full).then(|| {
-                    let name = tool_names
-                        .get(&message.message.tool_call_id)
-                        .map_or("unknown", String::as_str);
-                    compaction::rendered(
-                        &message.message,
-                        message.view_state,
-                        message.seq,
-                        message.token_count,
-                        name,
-                    )
+        let sent: Vec<(usize, Option<Message>)> = (cut..keep.len())
+            .map(|at| {
+                let message = &stored[keep[at]];
+                let rendered = shrunk.remove(&at).or_else(|| {
+                    (message.view_state != ViewState::Full).then(|| {
+                        let name = tool_names
+                            .get(&message.message.tool_call_id)
+                            .map_or("unknown", String::as_str);
+                        let (seq, count) = (message.seq, message.token_count);
+                        render.message(&message.message, message.view_state, seq, count, name)
+                    })
                 });
-                (index, rendered)
+                (keep[at], rendered)
             })
             .collect();
         let history = History { view: stored, sent };
@@ -1739,8 +1743,8 @@ impl Engine {
             .find(|s| s.last_seq < first_seq)
             .map(|s| s.content.clone());
         let counter = policy.counter();
-        let (target, fanin, condensed_target) = (
-            summarize::leaf_target(policy),
+        let target = summarize::leaf_target(policy);
+        let sizes = (
             policy.condense_fanin as usize,
             summarize::condensed_target(policy),
         );
@@ -1750,6 +1754,7 @@ impl Engine {
         let task = writer::Task {
             messages: chunk,
             children: child_texts,
+            covered: None,
             previous,
             span: (first_seq, last_seq, 0),
             target_tokens: target,
@@ -1777,19 +1782,13 @@ impl Engine {
             }
             Err(error) => return Ok(Pass::Failed(error)),
         };
-        let condensed = match writer::plan_condensing(
-            &options.writer,
-            &counter,
-            &others,
-            &leaf,
-            fanin,
-            condensed_target,
-        )
-        .await
-        {
-            Ok(condensed) => condensed,
-            Err(error) => return Ok(Pass::Failed(error)),
-        };
+        let log = (&self.store, row.id);
+        let by = &options.writer;
+        let condensed =
+            match writer::plan_condensing(by, &counter, &others, &leaf, sizes, log).await? {
+                Ok(condensed) => condensed,
+                Err(error) => return Ok(Pass::Failed(error)),
+            };
         let summaries_after = |leaf_id: i64, ids: &[i64]| {
             let mut all: Vec<SummaryRow> = others
                 .iter()
@@ -2335,13 +2334,13 @@ fn plan_clearing(
     if to_shed <= 0 {
         return ClearingPlan::default();
     }
-    let counter = policy.counter();
+    let render = compaction::Render::new(policy);
     let names = tool_names(view);
     let placeholder_tokens = |message: &StoredMessage| {
         let name = names
             .get(&message.message.tool_call_id)
             .map_or("unknown", String::as_str);
-        counter.message(&compaction::rendered(
+        render.counter.message(&render.message(
             &message.message,
             ViewState::Cleared,
             message.seq,
@@ -2409,7 +2408,7 @@ async fn evictions(
     if evict.is_empty() {
         return Ok(views);
     }
-    let counter = policy.counter();
+    let render = compaction::Render::new(policy);
     let previews: Vec<(usize, Message, i64)> = evict
         .into_iter()
         .map(|i| (i, messages[i].clone(), counts[i]))
@@ -2419,8 +2418,8 @@ async fn evictions(
             .into_iter()
             .map(|(i, message, tokens)| {
                 let seq = message_count + 1 + i as i64;
-                let preview = compaction::rendered(&message, ViewState::Evicted, seq, tokens, "");
-                (i, counter.message(&preview))
+                let preview = render.message(&message, ViewState::Evicted, seq, tokens, "");
+                (i, render.counter.message(&preview))
             })
             .collect::<Vec<_>>()
     })

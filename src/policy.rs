@@ -101,6 +101,26 @@ impl Default for Policy {
     }
 }
 
+/// The compaction sizes a policy applies: each configured size capped for the window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Effective {
+    /// Tool results above this are evicted at append (at most a quarter of the prompt
+    /// room, at least 1); their previews never exceed it.
+    pub eviction_threshold_tokens: i64,
+    /// The fresh tail compaction leaves alone, in tokens (at most a quarter of the prompt
+    /// room).
+    pub fresh_tail_tokens: i64,
+    /// Newest tool output kept whole when clearing (at most a quarter of the prompt room).
+    pub tool_output_protect_tokens: i64,
+    /// Least saving that justifies clearing while the request fits (at most a tenth of
+    /// the window: every clearing costs the provider's cached prefix).
+    pub clear_min_savings_tokens: i64,
+    /// Target of a leaf summary (at most a twentieth of the prompt room, at least 32).
+    pub leaf_target_tokens: i64,
+    /// Target of a condensed summary (at most a twelfth of the prompt room, at least 48).
+    pub condensed_target_tokens: i64,
+}
+
 /// What a client may override at session creation; `None` takes the default.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PolicyOverrides {
@@ -322,6 +342,39 @@ impl Policy {
         self.limit_tokens() - self.max_output_tokens
     }
 
+    /// The sizes in force: the configured ones, capped for the window so that a small
+    /// window still evicts, clears, summarizes and keeps room besides its fresh tail.
+    /// Every compaction layer reads its size here, and GetSession reports these, so
+    /// what is reported and what is applied cannot disagree.
+    pub fn effective(&self) -> Effective {
+        let room = self.available_tokens();
+        Effective {
+            eviction_threshold_tokens: self.eviction_threshold_tokens.min(room / 4).max(1),
+            fresh_tail_tokens: self.fresh_tail_tokens.min(room / 4),
+            tool_output_protect_tokens: self.tool_output_protect_tokens.min(room / 4),
+            clear_min_savings_tokens: self
+                .clear_min_savings_tokens
+                .min(self.context_window_tokens / 10),
+            leaf_target_tokens: self.leaf_target_tokens.min(room / 20).max(32),
+            condensed_target_tokens: self.condensed_target_tokens.min(room / 12).max(48),
+        }
+    }
+
+    /// This policy with the sizes in force ([`Policy::effective`]) in place of the
+    /// requested ones.
+    pub fn in_force(&self) -> Policy {
+        let effective = self.effective();
+        Policy {
+            eviction_threshold_tokens: effective.eviction_threshold_tokens,
+            fresh_tail_tokens: effective.fresh_tail_tokens,
+            tool_output_protect_tokens: effective.tool_output_protect_tokens,
+            clear_min_savings_tokens: effective.clear_min_savings_tokens,
+            leaf_target_tokens: effective.leaf_target_tokens,
+            condensed_target_tokens: effective.condensed_target_tokens,
+            ..self.clone()
+        }
+    }
+
     pub fn counter(&self) -> Counter {
         let tokenizer = match self.tokenizer {
             TokenizerKind::O200kBase => Tokenizer::O200kBase,
@@ -354,6 +407,41 @@ mod tests {
         };
         let policy = Policy::resolve(&defaults, only_window).unwrap();
         assert_eq!(policy.max_output_tokens, 4_000);
+    }
+
+    #[test]
+    fn sizes_in_force_are_capped_for_the_window() {
+        let small = Policy {
+            context_window_tokens: 8_000,
+            max_output_tokens: 1_000,
+            ..Policy::default()
+        };
+        let effective = small.effective();
+        assert_eq!(
+            effective,
+            Effective {
+                eviction_threshold_tokens: 1_750,
+                fresh_tail_tokens: 1_750,
+                tool_output_protect_tokens: 1_750,
+                clear_min_savings_tokens: 800,
+                leaf_target_tokens: 350,
+                condensed_target_tokens: 583,
+            }
+        );
+        let in_force = small.in_force();
+        assert_eq!(in_force.eviction_threshold_tokens, 1_750);
+        assert_eq!(in_force.context_window_tokens, 8_000);
+        // Even the default 128 000-token window caps two of the defaults.
+        let default = Policy::default().effective();
+        assert_eq!(default.tool_output_protect_tokens, 28_000);
+        assert_eq!(default.clear_min_savings_tokens, 12_800);
+        // A large enough window applies what was asked.
+        let large = Policy {
+            context_window_tokens: 1_000_000,
+            max_output_tokens: 32_000,
+            ..Policy::default()
+        };
+        assert_eq!(large.in_force(), large);
     }
 
     #[test]

@@ -494,28 +494,23 @@ fn floor_boundary(text: &str, mut at: usize) -> usize {
     at
 }
 
-/// Target size of a leaf summary: the policy's, at most a twentieth of the prompt room,
-/// so summaries leave room for the conversation in small windows.
+/// Target size of a leaf summary, as in force ([`Policy::effective`]): at most a
+/// twentieth of the prompt room, so summaries leave room for the conversation in small
+/// windows.
 pub fn leaf_target(policy: &Policy) -> i64 {
-    policy
-        .leaf_target_tokens
-        .min(policy.available_tokens() / 20)
-        .max(32)
+    policy.effective().leaf_target_tokens
 }
 
-/// Target size of a condensed summary: the policy's, at most a twelfth of the prompt
-/// room.
+/// Target size of a condensed summary, as in force ([`Policy::effective`]).
 pub fn condensed_target(policy: &Policy) -> i64 {
-    policy
-        .condensed_target_tokens
-        .min(policy.available_tokens() / 12)
-        .max(48)
+    policy.effective().condensed_target_tokens
 }
 
-/// The fresh tail: how many of the newest messages compaction must not touch. Capped
-/// at a quarter of the prompt room in tokens, so small windows can still summarize.
+/// The fresh tail: how many of the newest messages compaction must not touch. Its
+/// tokens as in force ([`Policy::effective`]: at most a quarter of the prompt room), so
+/// small windows can still summarize.
 pub fn fresh_tail_len(tokens: &[i64], policy: &Policy) -> usize {
-    let max_tokens = policy.fresh_tail_tokens.min(policy.available_tokens() / 4);
+    let max_tokens = policy.effective().fresh_tail_tokens;
     let max_messages = policy.fresh_tail_messages as usize;
     let mut total = 0;
     let mut len = 0;

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::llm::{self, CallError, ModelSummarizer};
 use crate::message::Message;
-use crate::store::{NewSummary, SummaryRow};
+use crate::store::{NewSummary, Store, SummaryRow};
 use crate::summarize::{self, Extractive, Level, Summarizer};
 use crate::tokenize::Counter;
 
@@ -30,6 +30,10 @@ pub enum Writer {
 pub struct Task {
     pub messages: Vec<Message>,
     pub children: Vec<String>,
+    /// The raw messages of the log the summary covers, when they are not `messages` (a
+    /// condensed summary): what it keeps (paths, commands, identifiers) is counted
+    /// against them, not against its children's text, which may have lost some already.
+    pub covered: Option<Vec<Message>>,
     pub previous: Option<String>,
     pub span: (i64, i64, i32),
     pub target_tokens: i64,
@@ -144,7 +148,10 @@ const RETENTION_LOSS_LIMIT: f64 = 0.2;
 /// source), whoever wrote it.
 fn finish(counter: &Counter, task: &Task, text: String, level: Level) -> Option<NewSummary> {
     let (first_seq, last_seq, depth) = task.span;
-    let facts = summarize::facts(&task.messages, &task.children);
+    let facts = match &task.covered {
+        Some(raw) => summarize::facts(raw, &[]),
+        None => summarize::facts(&task.messages, &task.children),
+    };
     let mut content = summarize::with_pinned(text.clone(), &task.messages, &task.children);
     let (mut retention, lost) = summarize::retention(&facts, &content);
     if retention.lost() as f64 > RETENTION_LOSS_LIMIT * retention.total() as f64 {
@@ -174,15 +181,16 @@ fn finish(counter: &Counter, task: &Task, text: String, level: Level) -> Option<
 
 /// Condensations due once `leaf` joins `active`: while the newest `fanin` active
 /// summaries share a depth, they become one summary a level up. Stops at the first
-/// condensation no level could write.
+/// condensation no level could write. What each keeps is counted against the raw
+/// messages it covers, read from `log` (the store and the session's id).
 pub async fn plan_condensing(
     writer: &Writer,
     counter: &Counter,
     active: &[SummaryRow],
     leaf: &NewSummary,
-    fanin: usize,
-    target_tokens: i64,
-) -> Result<Vec<Condensation>, CallError> {
+    (fanin, target_tokens): (usize, i64),
+    (store, session_id): (&Store, i64),
+) -> Result<Result<Vec<Condensation>, CallError>, sqlx::Error> {
     // (stored id, or None for one written in this pass; summary), in log order, up to
     // and including the new one.
     let mut chain: Vec<(Option<i64>, NewSummary)> = active
@@ -220,23 +228,30 @@ pub async fn plan_condensing(
         };
         let tail = &chain[chain.len() - width..];
         let depth = tail.iter().map(|(_, s)| s.depth).max().unwrap_or(0);
+        let (first_seq, last_seq) = (tail[0].1.first_seq, tail[width - 1].1.last_seq);
+        let covered = store
+            .messages_in_range(session_id, first_seq, last_seq, 0)
+            .await?;
         let task = Task {
             messages: Vec::new(),
             children: tail.iter().map(|(_, s)| s.content.clone()).collect(),
+            covered: Some(covered.into_iter().map(|m| m.message).collect()),
             previous: None,
-            span: (tail[0].1.first_seq, tail[width - 1].1.last_seq, depth + 1),
+            span: (first_seq, last_seq, depth + 1),
             target_tokens,
             source_tokens: tail.iter().map(|(_, s)| s.token_count).sum(),
         };
-        let Some(summary) = write_summary(writer, counter, task).await? else {
-            break;
+        let summary = match write_summary(writer, counter, task).await {
+            Ok(Some(summary)) => summary,
+            Ok(None) => break,
+            Err(error) => return Ok(Err(error)),
         };
         let children: Vec<i64> = tail.iter().filter_map(|(id, _)| *id).collect();
         chain.truncate(chain.len() - width);
         chain.push((None, summary.clone()));
         steps.push(Condensation { children, summary });
     }
-    Ok(steps)
+    Ok(Ok(steps))
 }
 
 fn stored_as_new(row: &SummaryRow) -> NewSummary {

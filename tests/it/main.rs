@@ -2,6 +2,7 @@
 //! (a fresh database per test via `#[sqlx::test]`; DATABASE_URL comes from scripts/test).
 mod api;
 mod binary;
+mod caps;
 mod compaction;
 mod corpus;
 mod events;
@@ -14,4 +15,5 @@ mod model_server;
 mod properties;
 mod recorded;
 mod replicas;
+mod retention;
 mod small_window;
