@@ -65,7 +65,11 @@ pub fn evicted_preview(
     };
     // Something is always left out, so the preview always points to Expand.
     let most = PREVIEW_EDGE_CHARS.min(whole.chars.saturating_sub(1) / 2);
-    let fits = |edge: usize| counter.text(&whole.preview(edge)) <= max_tokens;
+    // A preview short enough in bytes surely fits: no need to tokenize it on each build.
+    let fits = |edge: usize| {
+        let preview = whole.preview(edge);
+        counter.text_at_most(&preview) <= max_tokens || counter.text(&preview) <= max_tokens
+    };
     if fits(most) {
         return whole.preview(most);
     }

@@ -181,6 +181,15 @@ impl Counter {
         count as i64
     }
 
+    /// At least [`Counter::text`] of `text`, without tokenizing: every token of the
+    /// byte-level BPEs covers at least one byte; the heuristic is exact and cheap.
+    pub fn text_at_most(&self, text: &str) -> i64 {
+        match self.tokenizer {
+            Tokenizer::Heuristic { .. } => self.text(text),
+            _ => i64::try_from(text.len()).unwrap_or(i64::MAX),
+        }
+    }
+
     /// Tokens a message costs in a request, framing included.
     pub fn message(&self, message: &Message) -> i64 {
         let mut tokens = MESSAGE_OVERHEAD + self.text(message.role.as_str());
@@ -393,6 +402,21 @@ mod tests {
 
     fn o200k() -> Counter {
         Counter::new(Tokenizer::O200kBase, 1000)
+    }
+
+    proptest::proptest! {
+        /// The cheap bound a preview is checked against first never undercounts.
+        #[test]
+        fn text_at_most_never_undercounts(text in ".{0,200}", heuristic in 0.5..100.0f64) {
+            for counter in [
+                o200k(),
+                Counter::new(Tokenizer::Cl100kBase, 1000),
+                Counter::new(Tokenizer::DeepseekV3, 1000),
+                Counter::new(Tokenizer::Heuristic { chars_per_token: heuristic }, 1000),
+            ] {
+                proptest::prop_assert!(counter.text_at_most(&text) >= counter.text(&text));
+            }
+        }
     }
 
     #[test]
