@@ -10,6 +10,7 @@ pub mod auth;
 pub mod budget;
 pub mod compaction;
 pub mod config;
+pub mod connections;
 pub mod engine;
 pub mod error;
 pub mod events;

@@ -5,11 +5,11 @@ use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
-use tonic::transport::server::TcpIncoming;
 
 use crate::api::ContextApi;
 use crate::auth::Auth;
 use crate::config::Config;
+use crate::connections::ConnectionLimits;
 use crate::engine::{Engine, EngineConfig};
 use crate::jobs::WorkerConfig;
 use crate::llm::{Api, ModelSummarizer};
@@ -44,12 +44,15 @@ pub enum ServeError {
 pub struct ServeOptions {
     /// Largest gRPC request (and response) in bytes.
     pub max_request_bytes: usize,
+    /// Handshake, keepalive and count limits of client connections.
+    pub connections: ConnectionLimits,
 }
 
 impl Default for ServeOptions {
     fn default() -> ServeOptions {
         ServeOptions {
             max_request_bytes: 64 * 1024 * 1024,
+            connections: ConnectionLimits::default(),
         }
     }
 }
@@ -59,6 +62,7 @@ impl ServeOptions {
     pub fn from_config(config: &Config) -> ServeOptions {
         ServeOptions {
             max_request_bytes: config.max_request_bytes,
+            connections: ConnectionLimits::from_config(config),
         }
     }
 }
@@ -109,15 +113,17 @@ pub async fn serve(
             .set_not_serving::<ContextServiceServer<ContextApi>>()
             .await;
     });
+    let limits = options.connections;
     let server = tonic::transport::Server::builder()
+        .http2_keepalive_interval(limits.http2_keepalive_interval)
+        .http2_keepalive_timeout(Some(limits.http2_keepalive_timeout))
+        .max_concurrent_streams(limits.max_streams)
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
         .add_service(service)
         .serve_with_incoming_shutdown(
-            // Without TCP_NODELAY a small response waits for the client's delayed ACK
-            // (~40 ms on Linux) behind Nagle's algorithm.
-            TcpIncoming::from(listener).with_nodelay(Some(true)),
+            crate::connections::incoming(listener, limits),
             shutdown.clone().cancelled_owned(),
         );
     // Graceful shutdown waits for open connections to go away; a client that never

@@ -6,6 +6,7 @@ use ctxd::jobs::WorkerConfig;
 use ctxd::pb;
 use ctxd::pb::context_service_client::ContextServiceClient;
 use ctxd::policy::Policy;
+use ctxd::server::ServeOptions;
 use ctxd::store::Store;
 use sqlx::PgPool;
 use tokio::net::TcpListener;
@@ -37,7 +38,21 @@ impl TestServer {
         TestServer::start_on(Store::new(pool), config).await
     }
 
+    /// A server with the given connection and request settings.
+    pub async fn start_with_options(pool: PgPool, options: ServeOptions) -> TestServer {
+        let config = EngineConfig::new(Policy::default(), 1024 * 1024);
+        TestServer::start_on_with(Store::new(pool), config, options).await
+    }
+
     async fn start_on(store: Store, config: EngineConfig) -> TestServer {
+        TestServer::start_on_with(store, config, ServeOptions::default()).await
+    }
+
+    async fn start_on_with(
+        store: Store,
+        config: EngineConfig,
+        options: ServeOptions,
+    ) -> TestServer {
         let job_done = config.job_done.clone();
         let engine = Engine::new(store, config);
         let shutdown = CancellationToken::new();
@@ -56,7 +71,7 @@ impl TestServer {
         let addr = listener.local_addr().unwrap();
         let token = shutdown.clone();
         let task = tokio::spawn(async move {
-            ctxd::server::serve(engine, listener, ctxd::server::ServeOptions::default(), token)
+            ctxd::server::serve(engine, listener, options, token)
                 .await
                 .expect("server failed");
             while jobs.join_next().await.is_some() {}

@@ -3,6 +3,7 @@
 mod api;
 mod binary;
 mod compaction;
+mod connections;
 mod corpus;
 mod events;
 mod expand;
