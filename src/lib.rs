@@ -8,6 +8,7 @@
 pub mod api;
 pub mod auth;
 pub mod budget;
+pub mod codec;
 pub mod compaction;
 pub mod config;
 pub mod connections;

@@ -5,6 +5,7 @@ mod binary;
 mod compaction;
 mod connections;
 mod corpus;
+mod decode;
 mod events;
 mod expand;
 mod harness;
