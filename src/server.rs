@@ -22,8 +22,12 @@ use crate::store::{NotifyGate, Store};
 pub enum ServeError {
     #[error("{0}")]
     LocalPostgres(#[from] crate::localpg::LocalPgError),
-    #[error("cannot connect to PostgreSQL or apply migrations: {0}")]
+    #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
+    #[error("cannot connect to PostgreSQL at {url}: {source}")]
+    Connect { url: String, source: sqlx::Error },
+    #[error("cannot apply migrations to PostgreSQL at {url}: {source}")]
+    Migrate { url: String, source: sqlx::Error },
     #[error("cannot listen on {addr}: {source}")]
     Listen {
         addr: std::net::SocketAddr,
@@ -166,7 +170,7 @@ async fn serve_with_database(
     url: &str,
     shutdown: CancellationToken,
 ) -> Result<(), ServeError> {
-    let store = Store::connect(url, config.db_max_connections)
+    let store = connect(url, config.db_max_connections)
         .await?
         .view_cache_bytes(config.view_cache_mb.saturating_mul(1024 * 1024))
         .append_writers(config.append_writers);
@@ -224,6 +228,24 @@ pub fn engine_config(config: &Config) -> Result<EngineConfig, String> {
         config.jobs_notify_window_ms,
     )));
     Ok(engine)
+}
+
+/// Connects to `url` and applies migrations; errors name the URL without its password.
+pub async fn connect(url: &str, max_connections: u32) -> Result<Store, ServeError> {
+    let redacted = crate::store::redacted_url(url);
+    tracing::info!(url = %redacted, "connecting to PostgreSQL");
+    Store::connect(url, max_connections)
+        .await
+        .map_err(|source| match source {
+            sqlx::Error::Migrate(_) => ServeError::Migrate {
+                url: redacted,
+                source,
+            },
+            _ => ServeError::Connect {
+                url: redacted,
+                source,
+            },
+        })
 }
 
 /// The database URL to use: the configured one, or a private PostgreSQL's.
