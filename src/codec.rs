@@ -102,7 +102,8 @@ mod tests {
 
     #[test]
     fn names_the_message_without_the_decoders_text() {
-        let error = crate::pb::GetSessionRequest::decode(&[0x0a, 0x02, 0xff, 0xfe][..]).unwrap_err();
+        let error =
+            crate::pb::GetSessionRequest::decode(&[0x0a, 0x02, 0xff, 0xfe][..]).unwrap_err();
         let status = decode_error(message_name::<crate::pb::GetSessionRequest>(), &error);
         assert_eq!(status.code(), tonic::Code::InvalidArgument);
         assert_eq!(

@@ -441,11 +441,20 @@ impl Config {
             ));
         }
         for (name, value) in [
-            ("conn_handshake_timeout_secs", config.conn_handshake_timeout_secs),
+            (
+                "conn_handshake_timeout_secs",
+                config.conn_handshake_timeout_secs,
+            ),
             ("conn_max_pending", config.conn_max_pending as u64),
             ("max_connections", config.max_connections as u64),
-            ("max_streams_per_connection", config.max_streams_per_connection.into()),
-            ("http2_keepalive_timeout_secs", config.http2_keepalive_timeout_secs),
+            (
+                "max_streams_per_connection",
+                config.max_streams_per_connection.into(),
+            ),
+            (
+                "http2_keepalive_timeout_secs",
+                config.http2_keepalive_timeout_secs,
+            ),
         ] {
             if value == 0 {
                 return Err(ConfigError::Invalid(format!("{name} must be at least 1")));
@@ -527,7 +536,8 @@ mod tests {
             tcp_keepalive_secs: Some(0),
             ..Default::default()
         };
-        let limits = crate::connections::ConnectionLimits::from_config(&Config::load(&args).unwrap());
+        let limits =
+            crate::connections::ConnectionLimits::from_config(&Config::load(&args).unwrap());
         assert_eq!(limits.http2_keepalive_interval, None);
         assert_eq!(limits.tcp_keepalive, None);
     }

@@ -185,11 +185,7 @@ struct Waiting {
     closed: oneshot::Receiver<()>,
 }
 
-async fn accept_loop(
-    listener: TcpListener,
-    shared: Arc<Shared>,
-    tx: mpsc::Sender<Connection>,
-) {
+async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, tx: mpsc::Sender<Connection>) {
     let failures = RateLimited::default();
     loop {
         let accepted = tokio::select! {

@@ -206,7 +206,10 @@ fn serve_unreachable_database() -> (std::process::ExitStatus, String) {
 fn unreachable_database_names_the_cause_not_the_password() {
     let (status, stderr) = serve_unreachable_database();
     assert!(!status.success(), "{stderr}");
-    assert!(stderr.to_lowercase().contains("connection refused"), "{stderr}");
+    assert!(
+        stderr.to_lowercase().contains("connection refused"),
+        "{stderr}"
+    );
     assert!(stderr.contains("127.0.0.1:1/x"), "names the URL: {stderr}");
     assert!(!stderr.contains("secretpw"), "{stderr}");
     // The pool's timeout (10 s) is not what is reported.

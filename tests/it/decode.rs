@@ -105,7 +105,10 @@ async fn undecodable_requests_are_invalid_argument_without_decoder_text(pool: Pg
             !message.contains("decode") && !message.contains("prost"),
             "{method} with {what}: {message}"
         );
-        assert!(message.contains("request"), "{method} with {what}: {message}");
+        assert!(
+            message.contains("request"),
+            "{method} with {what}: {message}"
+        );
         assert!(message.len() < 2048, "{method} with {what}: {message}");
     }
 
