@@ -16,6 +16,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     tonic_prost_build::configure()
         .build_client(true)
         .build_server(true)
+        // Undecodable requests answer INVALID_ARGUMENT, not INTERNAL (src/codec.rs).
+        .codec_path("crate::codec::ProtoCodec")
         .compile_fds(fds)?;
     Ok(())
 }

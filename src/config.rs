@@ -34,6 +34,13 @@ pub struct Config {
     pub max_request_bytes: usize,
     pub max_append_messages: usize,
     pub max_session_bytes: i64,
+    pub conn_handshake_timeout_secs: u64,
+    pub conn_max_pending: usize,
+    pub max_connections: usize,
+    pub max_streams_per_connection: u32,
+    pub http2_keepalive_interval_secs: u64,
+    pub http2_keepalive_timeout_secs: u64,
+    pub tcp_keepalive_secs: u64,
     pub log_format: LogFormat,
     pub log_filter: String,
     pub jobs_workers: usize,
@@ -65,6 +72,13 @@ impl Default for Config {
             max_request_bytes: 64 * 1024 * 1024,
             max_append_messages: crate::limits::DEFAULT_MAX_APPEND_MESSAGES,
             max_session_bytes: crate::limits::DEFAULT_MAX_SESSION_BYTES,
+            conn_handshake_timeout_secs: 10,
+            conn_max_pending: 1024,
+            max_connections: 10_000,
+            max_streams_per_connection: 1024,
+            http2_keepalive_interval_secs: 60,
+            http2_keepalive_timeout_secs: 20,
+            tcp_keepalive_secs: 60,
             log_format: LogFormat::Text,
             log_filter: "info,sqlx=warn".to_string(),
             jobs_workers: 2,
@@ -139,6 +153,42 @@ pub struct ServeArgs {
     #[arg(long, env = "CTXD_MAX_SESSION_BYTES")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_session_bytes: Option<i64>,
+    /// Seconds a new connection gets to send the HTTP/2 preface (its first 24 bytes)
+    /// before it is closed [default: 10].
+    #[arg(long, env = "CTXD_CONN_HANDSHAKE_TIMEOUT_SECS")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conn_handshake_timeout_secs: Option<u64>,
+    /// Connections still waiting for their HTTP/2 preface, at most; past it (or when
+    /// the process runs out of file descriptors) the one waiting longest is closed
+    /// [default: 1024].
+    #[arg(long, env = "CTXD_CONN_MAX_PENDING")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conn_max_pending: Option<usize>,
+    /// Established client connections, at most; new ones past it are closed at once
+    /// [default: 10000].
+    #[arg(long, env = "CTXD_MAX_CONNECTIONS")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_connections: Option<usize>,
+    /// Concurrent RPCs (HTTP/2 streams) on one connection; a client waits for a free
+    /// one [default: 1024].
+    #[arg(long, env = "CTXD_MAX_STREAMS_PER_CONNECTION")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_streams_per_connection: Option<u32>,
+    /// Seconds between HTTP/2 pings on a connection, to find peers that went away; 0
+    /// sends none [default: 60].
+    #[arg(long, env = "CTXD_HTTP2_KEEPALIVE_INTERVAL_SECS")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http2_keepalive_interval_secs: Option<u64>,
+    /// Seconds a peer has to answer a ping before its connection is closed
+    /// [default: 20].
+    #[arg(long, env = "CTXD_HTTP2_KEEPALIVE_TIMEOUT_SECS")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http2_keepalive_timeout_secs: Option<u64>,
+    /// Seconds a connection is silent before TCP keepalive probes start; 0 turns them
+    /// off [default: 60].
+    #[arg(long, env = "CTXD_TCP_KEEPALIVE_SECS")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tcp_keepalive_secs: Option<u64>,
     /// Log format [default: text].
     #[arg(long, env = "CTXD_LOG_FORMAT")]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -424,6 +474,26 @@ impl Config {
                 "append_writers must be at least 1".into(),
             ));
         }
+        for (name, value) in [
+            (
+                "conn_handshake_timeout_secs",
+                config.conn_handshake_timeout_secs,
+            ),
+            ("conn_max_pending", config.conn_max_pending as u64),
+            ("max_connections", config.max_connections as u64),
+            (
+                "max_streams_per_connection",
+                config.max_streams_per_connection.into(),
+            ),
+            (
+                "http2_keepalive_timeout_secs",
+                config.http2_keepalive_timeout_secs,
+            ),
+        ] {
+            if value == 0 {
+                return Err(ConfigError::Invalid(format!("{name} must be at least 1")));
+            }
+        }
         if config.db_max_connections == 0 {
             return Err(ConfigError::Invalid(
                 "db_max_connections must be at least 1".into(),
@@ -479,5 +549,30 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(Config::load(&args).unwrap().append_writers, 3);
+    }
+
+    #[test]
+    fn zero_connection_limits_are_rejected_naming_the_setting() {
+        let args = ServeArgs {
+            max_connections: Some(0),
+            ..Default::default()
+        };
+        let error = Config::load(&args).unwrap_err().to_string();
+        assert!(error.contains("max_connections"), "{error}");
+        let args = ServeArgs {
+            conn_handshake_timeout_secs: Some(0),
+            ..Default::default()
+        };
+        let error = Config::load(&args).unwrap_err().to_string();
+        assert!(error.contains("conn_handshake_timeout_secs"), "{error}");
+        let args = ServeArgs {
+            http2_keepalive_interval_secs: Some(0),
+            tcp_keepalive_secs: Some(0),
+            ..Default::default()
+        };
+        let limits =
+            crate::connections::ConnectionLimits::from_config(&Config::load(&args).unwrap());
+        assert_eq!(limits.http2_keepalive_interval, None);
+        assert_eq!(limits.tcp_keepalive, None);
     }
 }

@@ -8,8 +8,10 @@
 pub mod api;
 pub mod auth;
 pub mod budget;
+pub mod codec;
 pub mod compaction;
 pub mod config;
+pub mod connections;
 pub mod engine;
 pub mod error;
 pub mod events;

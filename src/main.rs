@@ -1,3 +1,4 @@
+use std::io::IsTerminal as _;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -116,7 +117,8 @@ fn main() -> ExitCode {
                     window,
                     report_usage,
                     tokenizer,
-                    progress: true,
+                    // Progress lines only for a person watching a terminal.
+                    progress: std::io::stderr().is_terminal(),
                 };
                 ctxd::replay::run(&files, &options)
                     .await
@@ -166,7 +168,7 @@ where
     let _telemetry = ctxd::telemetry::init(config.log_format, "warn")?;
     let (url, local) = server::database(&config).await?;
     let result = async {
-        let store = Store::connect(&url, 2).await?;
+        let store = server::connect(&url, 2).await?;
         work(store.clone()).await?;
         store.pool().close().await;
         Ok(())

@@ -5,11 +5,11 @@ use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
-use tonic::transport::server::TcpIncoming;
 
 use crate::api::ContextApi;
 use crate::auth::{AnonymousAccess, Auth};
 use crate::config::Config;
+use crate::connections::ConnectionLimits;
 use crate::engine::{Engine, EngineConfig};
 use crate::jobs::WorkerConfig;
 use crate::llm::{Api, ModelSummarizer};
@@ -22,8 +22,12 @@ use crate::store::{NotifyGate, Store};
 pub enum ServeError {
     #[error("{0}")]
     LocalPostgres(#[from] crate::localpg::LocalPgError),
-    #[error("cannot connect to PostgreSQL or apply migrations: {0}")]
+    #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
+    #[error("cannot connect to PostgreSQL at {url}: {source}")]
+    Connect { url: String, source: sqlx::Error },
+    #[error("cannot apply migrations to PostgreSQL at {url}: {source}")]
+    Migrate { url: String, source: sqlx::Error },
     #[error("cannot listen on {addr}: {source}")]
     Listen {
         addr: std::net::SocketAddr,
@@ -46,6 +50,8 @@ pub struct ServeOptions {
     pub max_request_bytes: usize,
     /// Whether calls without an API key are served.
     pub anonymous_access: AnonymousAccess,
+    /// Handshake, keepalive and count limits of client connections.
+    pub connections: ConnectionLimits,
 }
 
 impl Default for ServeOptions {
@@ -53,6 +59,7 @@ impl Default for ServeOptions {
         ServeOptions {
             max_request_bytes: 64 * 1024 * 1024,
             anonymous_access: AnonymousAccess::Auto,
+            connections: ConnectionLimits::default(),
         }
     }
 }
@@ -63,6 +70,7 @@ impl ServeOptions {
         ServeOptions {
             max_request_bytes: config.max_request_bytes,
             anonymous_access: config.anonymous_access,
+            connections: ConnectionLimits::from_config(config),
         }
     }
 }
@@ -113,15 +121,17 @@ pub async fn serve(
             .set_not_serving::<ContextServiceServer<ContextApi>>()
             .await;
     });
+    let limits = options.connections;
     let server = tonic::transport::Server::builder()
+        .http2_keepalive_interval(limits.http2_keepalive_interval)
+        .http2_keepalive_timeout(Some(limits.http2_keepalive_timeout))
+        .max_concurrent_streams(limits.max_streams)
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
         .add_service(service)
         .serve_with_incoming_shutdown(
-            // Without TCP_NODELAY a small response waits for the client's delayed ACK
-            // (~40 ms on Linux) behind Nagle's algorithm.
-            TcpIncoming::from(listener).with_nodelay(Some(true)),
+            crate::connections::incoming(listener, limits),
             shutdown.clone().cancelled_owned(),
         );
     // Graceful shutdown waits for open connections to go away; a client that never
@@ -164,7 +174,7 @@ async fn serve_with_database(
     url: &str,
     shutdown: CancellationToken,
 ) -> Result<(), ServeError> {
-    let store = Store::connect(url, config.db_max_connections)
+    let store = connect(url, config.db_max_connections)
         .await?
         .view_cache_bytes(config.view_cache_mb.saturating_mul(1024 * 1024))
         .append_writers(config.append_writers);
@@ -239,6 +249,24 @@ pub fn engine_config(config: &Config) -> Result<EngineConfig, String> {
         config.jobs_notify_window_ms,
     )));
     Ok(engine)
+}
+
+/// Connects to `url` and applies migrations; errors name the URL without its password.
+pub async fn connect(url: &str, max_connections: u32) -> Result<Store, ServeError> {
+    let redacted = crate::store::redacted_url(url);
+    tracing::info!(url = %redacted, "connecting to PostgreSQL");
+    Store::connect(url, max_connections)
+        .await
+        .map_err(|source| match source {
+            sqlx::Error::Migrate(_) => ServeError::Migrate {
+                url: redacted,
+                source,
+            },
+            _ => ServeError::Connect {
+                url: redacted,
+                source,
+            },
+        })
 }
 
 /// The database URL to use: the configured one, or a private PostgreSQL's.

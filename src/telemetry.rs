@@ -1,5 +1,7 @@
 //! Logs and traces: structured logs to stderr (text or JSON), and OTLP span export when
 //! OTEL_EXPORTER_OTLP_ENDPOINT is set (the exporter reads the standard OTEL_* variables).
+use std::io::IsTerminal as _;
+
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::SdkTracerProvider;
@@ -29,12 +31,17 @@ pub fn init(
     filter: &str,
 ) -> Result<Telemetry, Box<dyn std::error::Error + Send + Sync>> {
     let filter = EnvFilter::try_new(filter)?;
+    // Colour codes only for a terminal: piped into a file or a log collector they are
+    // noise.
+    let ansi = std::io::stderr().is_terminal();
     let fmt = match format {
         LogFormat::Text => tracing_subscriber::fmt::layer()
+            .with_ansi(ansi)
             .with_writer(std::io::stderr)
             .boxed(),
         LogFormat::Json => tracing_subscriber::fmt::layer()
             .json()
+            .with_ansi(false)
             .with_current_span(true)
             .with_writer(std::io::stderr)
             .boxed(),

@@ -81,6 +81,59 @@ pub fn append_options(options: PgConnectOptions) -> PgConnectOptions {
         .options([("plan_cache_mode", "force_generic_plan")])
 }
 
+/// How long the first connection may take before startup gives up.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Opens and closes one connection, so that an unreachable database reports why
+/// (refused, unknown host, authentication) instead of a pool timeout.
+async fn probe(options: &PgConnectOptions) -> Result<(), sqlx::Error> {
+    use sqlx::Connection as _;
+    let connect = sqlx::PgConnection::connect_with(options);
+    match tokio::time::timeout(PROBE_TIMEOUT, connect).await {
+        Ok(connection) => connection?.close().await,
+        Err(_) => Err(sqlx::Error::Io(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("no answer within {} s", PROBE_TIMEOUT.as_secs()),
+        ))),
+    }
+}
+
+/// `url` with its password (in the user part or a `password=` parameter) replaced by
+/// `***`, for messages and logs.
+pub fn redacted_url(url: &str) -> String {
+    let (url, query) = match url.split_once('?') {
+        Some((url, query)) => (url, Some(query)),
+        None => (url, None),
+    };
+    let mut out = match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let end = rest.find('/').unwrap_or(rest.len());
+            let (authority, path) = rest.split_at(end);
+            let authority = match authority.rsplit_once('@') {
+                Some((user_info, host)) => match user_info.split_once(':') {
+                    Some((user, _)) => format!("{user}:***@{host}"),
+                    None => authority.to_string(),
+                },
+                None => authority.to_string(),
+            };
+            format!("{scheme}://{authority}{path}")
+        }
+        None => url.to_string(),
+    };
+    if let Some(query) = query {
+        let params: Vec<String> = query
+            .split('&')
+            .map(|param| match param.split_once('=') {
+                Some((key, _)) if key.eq_ignore_ascii_case("password") => format!("{key}=***"),
+                _ => param.to_string(),
+            })
+            .collect();
+        out.push('?');
+        out.push_str(&params.join("&"));
+    }
+    out
+}
+
 impl Store {
     /// A store on one pool (appends included), with a view cache of the default size.
     pub fn new(pool: PgPool) -> Store {
@@ -123,6 +176,7 @@ impl Store {
         options: PgConnectOptions,
         max_connections: u32,
     ) -> Result<Store, sqlx::Error> {
+        probe(&options).await?;
         let pool = PgPoolOptions::new()
             .max_connections(max_connections)
             .acquire_timeout(Duration::from_secs(10))
@@ -171,5 +225,26 @@ impl Store {
             events: Vec::new(),
             budget_status: None,
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn redacted_url_hides_the_password_only() {
+        use super::redacted_url;
+        assert_eq!(
+            redacted_url("postgres://u:secret@db:5432/x?sslmode=require"),
+            "postgres://u:***@db:5432/x?sslmode=require"
+        );
+        assert_eq!(
+            redacted_url("postgres://u:p@ss@db/x"),
+            "postgres://u:***@db/x"
+        );
+        assert_eq!(redacted_url("postgres://u@db/x"), "postgres://u@db/x");
+        assert_eq!(
+            redacted_url("postgres:///x?user=u&password=secret"),
+            "postgres:///x?user=u&password=***"
+        );
     }
 }

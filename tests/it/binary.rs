@@ -184,3 +184,41 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// `ctxd serve` against a database nobody listens on (port 1), with a password in the
+/// URL; stderr piped, as under a service manager.
+fn serve_unreachable_database() -> (std::process::ExitStatus, String) {
+    let dir = tempfile::Builder::new()
+        .prefix("ctxd-bin")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let output = ctxd(dir.path())
+        .args(["serve", "--listen", &format!("127.0.0.1:{}", free_port())])
+        .env("DATABASE_URL", "postgres://u:secretpw@127.0.0.1:1/x")
+        .env("CTXD_LOG", "info")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    (output.status, stderr)
+}
+
+#[test]
+fn unreachable_database_names_the_cause_not_the_password() {
+    let (status, stderr) = serve_unreachable_database();
+    assert!(!status.success(), "{stderr}");
+    assert!(
+        stderr.to_lowercase().contains("connection refused"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("127.0.0.1:1/x"), "names the URL: {stderr}");
+    assert!(!stderr.contains("secretpw"), "{stderr}");
+    // The pool's timeout (10 s) is not what is reported.
+    assert!(!stderr.contains("pool timed out"), "{stderr}");
+}
+
+#[test]
+fn piped_stderr_has_no_colour_codes() {
+    let (_, stderr) = serve_unreachable_database();
+    assert!(stderr.contains("INFO"), "a log line was written: {stderr}");
+    assert!(!stderr.contains("\x1b["), "{stderr:?}");
+}

@@ -38,6 +38,11 @@ impl TestServer {
         TestServer::start_on(Store::new(pool), config).await
     }
 
+    /// The engine settings tests start from: default policy, 1 MiB messages.
+    pub fn default_config() -> EngineConfig {
+        EngineConfig::new(Policy::default(), 1024 * 1024)
+    }
+
     /// A server with its own serving options (access, connections).
     pub async fn start_with_options(
         pool: PgPool,

@@ -1,0 +1,398 @@
+//! Accepting TCP connections for the gRPC server, with limits: a socket reaches hyper
+//! only once it has sent the whole HTTP/2 client preface, within the handshake timeout;
+//! sockets still waiting for it are bounded (the one waiting longest is closed when too
+//! many wait, or when the process runs out of file descriptors); established connections
+//! are capped; accept errors back off instead of spinning.
+//!
+//! Established connections are not closed for being idle: a connection whose peer has
+//! gone away is found by HTTP/2 keepalive pings (tonic's builder, set in `server`) and
+//! TCP keepalive; a live idle client keeps its connection, bounded by the cap.
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::io;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use futures::Stream;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
+use tokio_stream::StreamExt as _;
+use tokio_stream::wrappers::ReceiverStream;
+use tokio_util::sync::CancellationToken;
+use tonic::transport::server::{Connected, TcpConnectInfo};
+
+/// The first bytes an HTTP/2 client sends (RFC 9113 §3.4).
+pub const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// The server's connection settings.
+#[derive(Debug, Clone)]
+pub struct ConnectionLimits {
+    /// Time a new connection gets to send the HTTP/2 preface; closed after it.
+    pub handshake_timeout: Duration,
+    /// Connections waiting for their preface, at most; past it the oldest is closed.
+    pub max_pending: usize,
+    /// Established connections, at most; new ones past it are closed at once.
+    pub max_connections: usize,
+    /// Concurrent HTTP/2 streams (RPCs) one connection may open.
+    pub max_streams: u32,
+    /// Period of HTTP/2 pings on a connection (`None`: no pings).
+    pub http2_keepalive_interval: Option<Duration>,
+    /// A ping not answered within this closes the connection.
+    pub http2_keepalive_timeout: Duration,
+    /// Idle time before TCP keepalive probes start (`None`: off).
+    pub tcp_keepalive: Option<Duration>,
+}
+
+impl Default for ConnectionLimits {
+    fn default() -> ConnectionLimits {
+        ConnectionLimits {
+            handshake_timeout: Duration::from_secs(10),
+            max_pending: 1024,
+            max_connections: 10_000,
+            max_streams: 1024,
+            http2_keepalive_interval: Some(Duration::from_secs(60)),
+            http2_keepalive_timeout: Duration::from_secs(20),
+            tcp_keepalive: Some(Duration::from_secs(60)),
+        }
+    }
+}
+
+impl ConnectionLimits {
+    /// The limits of a configured server.
+    pub fn from_config(config: &crate::config::Config) -> ConnectionLimits {
+        let secs = |secs: u64| (secs > 0).then(|| Duration::from_secs(secs));
+        ConnectionLimits {
+            handshake_timeout: Duration::from_secs(config.conn_handshake_timeout_secs),
+            max_pending: config.conn_max_pending,
+            max_connections: config.max_connections,
+            max_streams: config.max_streams_per_connection,
+            http2_keepalive_interval: secs(config.http2_keepalive_interval_secs),
+            http2_keepalive_timeout: Duration::from_secs(config.http2_keepalive_timeout_secs),
+            tcp_keepalive: secs(config.tcp_keepalive_secs),
+        }
+    }
+}
+
+/// Accepts on `listener` until the returned stream is dropped, and yields the
+/// connections that sent the HTTP/2 preface in time and fit under the cap.
+pub fn incoming(
+    listener: TcpListener,
+    limits: ConnectionLimits,
+) -> impl Stream<Item = Result<Connection, Infallible>> {
+    let (tx, rx) = mpsc::channel(64);
+    let shared = Arc::new(Shared {
+        established: Arc::new(Semaphore::new(limits.max_connections)),
+        limits,
+        pending: Mutex::new(Pending::default()),
+        refused: RateLimited::default(),
+    });
+    tokio::spawn(accept_loop(listener, shared, tx));
+    ReceiverStream::new(rx).map(Ok)
+}
+
+/// A connection handed to the server: the socket, the preface already read from it
+/// (given back to hyper first), and its place under the cap (freed on drop).
+pub struct Connection {
+    stream: TcpStream,
+    replayed: usize,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl Connected for Connection {
+    type ConnectInfo = TcpConnectInfo;
+
+    fn connect_info(&self) -> TcpConnectInfo {
+        self.stream.connect_info()
+    }
+}
+
+impl AsyncRead for Connection {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        if self.replayed < PREFACE.len() {
+            let rest = &PREFACE[self.replayed..];
+            let n = rest.len().min(buf.remaining());
+            buf.put_slice(&rest[..n]);
+            self.replayed += n;
+            return Poll::Ready(Ok(()));
+        }
+        Pin::new(&mut self.stream).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Connection {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+}
+
+/// How long the accept loop waits after an error that is not about one connection
+/// (out of file descriptors with none waiting to close, out of memory).
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
+/// At most one warning of a kind per this period.
+const WARN_PERIOD: Duration = Duration::from_secs(10);
+
+struct Shared {
+    limits: ConnectionLimits,
+    /// One permit per established connection.
+    established: Arc<Semaphore>,
+    pending: Mutex<Pending>,
+    refused: RateLimited,
+}
+
+/// Connections waiting for their preface, oldest first.
+#[derive(Default)]
+struct Pending {
+    next: u64,
+    waiting: BTreeMap<u64, Waiting>,
+}
+
+struct Waiting {
+    /// Cancelled to close the connection.
+    close: CancellationToken,
+    /// Resolves once the connection's socket is closed.
+    closed: oneshot::Receiver<()>,
+}
+
+async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, tx: mpsc::Sender<Connection>) {
+    let failures = RateLimited::default();
+    loop {
+        let accepted = tokio::select! {
+            () = tx.closed() => return,
+            accepted = listener.accept() => accepted,
+        };
+        match accepted {
+            Ok((stream, _)) => admit(&shared, stream, &tx),
+            Err(error) if per_connection(&error) => {
+                tracing::debug!(error = %error, "accepting a connection failed");
+            }
+            Err(error) => {
+                // Out of file descriptors: the connection that has waited longest for
+                // its preface makes room, if there is one.
+                let evicted = is_out_of_descriptors(&error)
+                    .then(|| shared.evict_oldest())
+                    .flatten();
+                if let Some(closed) = evicted {
+                    tokio::select! {
+                        () = tx.closed() => return,
+                        _ = closed => {}
+                    }
+                    continue;
+                }
+                if let Some(count) = failures.due() {
+                    tracing::warn!(error = %error, failures = count, "cannot accept connections; retrying");
+                }
+                tokio::select! {
+                    () = tx.closed() => return,
+                    () = tokio::time::sleep(ACCEPT_BACKOFF) => {}
+                }
+            }
+        }
+    }
+}
+
+/// Errors about one connection (it went away before it was accepted): accept again.
+fn per_connection(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionRefused
+            | io::ErrorKind::Interrupted
+    )
+}
+
+fn is_out_of_descriptors(error: &io::Error) -> bool {
+    matches!(error.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
+}
+
+/// A just-accepted socket: closed at once over the cap, otherwise it waits for its
+/// preface in a task of its own.
+fn admit(shared: &Arc<Shared>, stream: TcpStream, tx: &mpsc::Sender<Connection>) {
+    if shared.established.available_permits() == 0 {
+        shared.refuse();
+        return;
+    }
+    if let Err(error) = configure(&stream, &shared.limits) {
+        tracing::debug!(error = %error, "configuring an accepted socket failed");
+        return;
+    }
+    let close = CancellationToken::new();
+    let (closed_tx, closed_rx) = oneshot::channel();
+    let (id, evicted) = {
+        let mut pending = shared.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let id = pending.next;
+        pending.next += 1;
+        pending.waiting.insert(
+            id,
+            Waiting {
+                close: close.clone(),
+                closed: closed_rx,
+            },
+        );
+        let evicted = if pending.waiting.len() > shared.limits.max_pending {
+            pending.waiting.pop_first().map(|(_, waiting)| waiting)
+        } else {
+            None
+        };
+        (id, evicted)
+    };
+    if let Some(evicted) = evicted {
+        tracing::debug!("too many connections waiting for their preface; closing the oldest");
+        evicted.close.cancel();
+    }
+    let waiter = Waiter {
+        stream,
+        _closed: closed_tx,
+    };
+    tokio::spawn(handshake(shared.clone(), id, waiter, close, tx.clone()));
+}
+
+/// TCP_NODELAY (without it a small response waits for the client's delayed ACK, ~40 ms
+/// on Linux, behind Nagle's algorithm) and TCP keepalive.
+fn configure(stream: &TcpStream, limits: &ConnectionLimits) -> io::Result<()> {
+    stream.set_nodelay(true)?;
+    if let Some(idle) = limits.tcp_keepalive {
+        socket2::SockRef::from(stream)
+            .set_tcp_keepalive(&socket2::TcpKeepalive::new().with_time(idle))?;
+    }
+    Ok(())
+}
+
+/// A socket waiting for its preface; `_closed` is dropped after the socket is closed
+/// (fields drop in order), which tells an evicting accept loop the descriptor is free.
+struct Waiter {
+    stream: TcpStream,
+    _closed: oneshot::Sender<()>,
+}
+
+async fn handshake(
+    shared: Arc<Shared>,
+    id: u64,
+    mut waiter: Waiter,
+    close: CancellationToken,
+    tx: mpsc::Sender<Connection>,
+) {
+    let mut preface = [0u8; PREFACE.len()];
+    let read = tokio::select! {
+        () = close.cancelled() => return,
+        () = tx.closed() => return,
+        read = tokio::time::timeout(
+            shared.limits.handshake_timeout,
+            waiter.stream.read_exact(&mut preface),
+        ) => read,
+    };
+    shared.forget(id);
+    match read {
+        Err(_) => {
+            tracing::debug!("a connection sent no HTTP/2 preface in time; closing it");
+            return;
+        }
+        Ok(Err(error)) => {
+            tracing::debug!(error = %error, "a connection closed before its HTTP/2 preface");
+            return;
+        }
+        Ok(Ok(_)) if &preface != PREFACE => {
+            tracing::debug!("a connection did not start with the HTTP/2 preface; closing it");
+            return;
+        }
+        Ok(Ok(_)) => {}
+    }
+    let Ok(permit) = shared.established.clone().try_acquire_owned() else {
+        shared.refuse();
+        return;
+    };
+    let connection = Connection {
+        stream: waiter.stream,
+        replayed: 0,
+        _permit: permit,
+    };
+    // An error means the server stopped accepting: the connection is dropped.
+    let _ = tx.send(connection).await;
+}
+
+impl Shared {
+    /// Closes the connection that has waited longest for its preface; resolves once its
+    /// socket is closed. `None` when none waits.
+    fn evict_oldest(&self) -> Option<oneshot::Receiver<()>> {
+        let (_, waiting) = self
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .waiting
+            .pop_first()?;
+        waiting.close.cancel();
+        Some(waiting.closed)
+    }
+
+    /// The connection `id` no longer waits for its preface.
+    fn forget(&self, id: u64) {
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .waiting
+            .remove(&id);
+    }
+
+    /// A connection over the cap was closed.
+    fn refuse(&self) {
+        if let Some(count) = self.refused.due() {
+            tracing::warn!(
+                refused = count,
+                max_connections = self.limits.max_connections,
+                "connection limit reached; closing new connections"
+            );
+        }
+    }
+}
+
+/// Counts events and says when one may be logged: at most once per [`WARN_PERIOD`],
+/// with the number of events since the last log.
+#[derive(Default)]
+struct RateLimited {
+    state: Mutex<(Option<Instant>, u64)>,
+}
+
+impl RateLimited {
+    fn due(&self) -> Option<u64> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.1 += 1;
+        if state.0.is_some_and(|last| last.elapsed() < WARN_PERIOD) {
+            return None;
+        }
+        let count = state.1;
+        *state = (Some(Instant::now()), 0);
+        Some(count)
+    }
+}

@@ -1,0 +1,251 @@
+//! Connection limits over real TCP: a socket that never sends the HTTP/2 preface is
+//! closed, silent sockets cannot starve real clients even when the server runs out of
+//! file descriptors, and connections over the cap are closed while established ones
+//! keep working.
+use std::time::{Duration, Instant};
+
+use ctxd::connections::{ConnectionLimits, PREFACE};
+use ctxd::pb;
+use ctxd::pb::context_service_client::ContextServiceClient;
+use ctxd::server::ServeOptions;
+use sqlx::PgPool;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::harness::*;
+
+/// Only a failure guard: a correct server closes the socket long before.
+const GUARD: Duration = Duration::from_secs(30);
+
+fn options(limits: ConnectionLimits) -> ServeOptions {
+    ServeOptions {
+        connections: limits,
+        ..Default::default()
+    }
+}
+
+/// Reads until the server closes the socket; returns what it sent before.
+async fn read_until_closed(stream: &mut TcpStream) -> Vec<u8> {
+    let mut received = Vec::new();
+    match tokio::time::timeout(GUARD, stream.read_to_end(&mut received)).await {
+        Ok(Ok(_)) => {}
+        // A reset is a close too (the server closed with our bytes unread).
+        Ok(Err(error)) if error.kind() == std::io::ErrorKind::ConnectionReset => {}
+        Ok(Err(error)) => panic!("reading failed: {error}"),
+        Err(_) => panic!(
+            "the server did not close the connection within {GUARD:?} (received {} bytes)",
+            received.len()
+        ),
+    }
+    received
+}
+
+async fn create_session(client: &mut Client, id: &str) -> Result<(), tonic::Status> {
+    client
+        .create_session(pb::CreateSessionRequest {
+            session_id: id.into(),
+            ..Default::default()
+        })
+        .await
+        .map(drop)
+}
+
+#[sqlx::test]
+async fn silent_and_stalled_connections_are_closed(pool: PgPool) {
+    let limits = ConnectionLimits {
+        handshake_timeout: Duration::from_millis(300),
+        ..Default::default()
+    };
+    let server =
+        TestServer::start_with_options(pool, TestServer::default_config(), options(limits)).await;
+
+    let mut silent = TcpStream::connect(server.addr).await.unwrap();
+    assert!(read_until_closed(&mut silent).await.is_empty());
+
+    // Half a preface, then nothing: closed as well, without an answer.
+    let mut stalled = TcpStream::connect(server.addr).await.unwrap();
+    stalled.write_all(&PREFACE[..10]).await.unwrap();
+    assert!(read_until_closed(&mut stalled).await.is_empty());
+
+    // A real client is served as before.
+    let mut client = server.client.clone();
+    create_session(&mut client, "after-silence").await.unwrap();
+    server.stop().await;
+}
+
+#[sqlx::test]
+async fn connections_over_the_cap_are_closed_and_established_ones_kept(pool: PgPool) {
+    let limits = ConnectionLimits {
+        max_connections: 1,
+        // Long, so that only the cap can close the second connection.
+        handshake_timeout: Duration::from_secs(3600),
+        ..Default::default()
+    };
+    let mut server =
+        TestServer::start_with_options(pool, TestServer::default_config(), options(limits)).await;
+    let mut client = server.client.clone();
+    // Served: the harness's connection holds the only place.
+    create_session(&mut client, "first").await.unwrap();
+
+    let mut over = TcpStream::connect(server.addr).await.unwrap();
+    // The write may fail when the server has already closed the socket.
+    let _ = over.write_all(PREFACE).await;
+    let answer = read_until_closed(&mut over).await;
+    assert!(
+        answer.is_empty(),
+        "a connection over the cap was answered ({} bytes)",
+        answer.len()
+    );
+    create_session(&mut client, "still-served").await.unwrap();
+
+    // Once the established connection closes, its place is free for a new client.
+    drop(client);
+    server.client = ContextServiceClient::new(
+        tonic::transport::Endpoint::from_shared(format!("http://{}", server.addr))
+            .unwrap()
+            .connect_lazy(),
+    );
+    // No event tells when the server has seen the close: poll against a deadline.
+    let deadline = Instant::now() + GUARD;
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let mut fresh = ContextServiceClient::new(
+            tonic::transport::Endpoint::from_shared(format!("http://{}", server.addr))
+                .unwrap()
+                .connect_lazy(),
+        );
+        match create_session(&mut fresh, &format!("fresh-{attempt}")).await {
+            Ok(()) => break,
+            Err(status) => assert!(
+                Instant::now() < deadline,
+                "the freed place was not reused: {status}"
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    server.stop().await;
+}
+
+/// The defect as reported: with the server's descriptor limit at 256, idle sockets made
+/// every new client time out. The server here is the `ctxd` binary with that limit,
+/// and 1 000 idle connections are opened before a real client.
+#[tokio::test]
+async fn new_clients_are_served_while_1000_idle_connections_are_open() {
+    const IDLE: usize = 1000;
+    const SERVER_FDS: libc::rlim_t = 256;
+    // The test holds the idle sockets itself: make room for them.
+    raise_fd_limit(IDLE as libc::rlim_t + 512);
+
+    let pool = fresh_database("ctxd_conn").await;
+    let database = pool.connect_options().get_database().unwrap().to_string();
+    pool.close().await;
+    let base = std::env::var("DATABASE_URL").unwrap();
+    let url = with_database(&base, &database);
+    let addr = format!("127.0.0.1:{}", crate::binary::free_port());
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_ctxd"));
+    command
+        .args(["serve", "--listen", &addr])
+        .args(["--db-max-connections", "4", "--jobs-workers", "0"])
+        .env("DATABASE_URL", &url)
+        .env("CTXD_LOG", "warn")
+        .stdout(std::process::Stdio::null());
+    // SAFETY: setrlimit(2) is async-signal-safe; nothing else runs in the child.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        command.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: SERVER_FDS,
+                rlim_max: SERVER_FDS,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut server = Server(Some(command.spawn().unwrap()));
+    crate::binary::wait_serving(&addr, server.0.as_mut().unwrap()).await;
+
+    let mut idle = Vec::with_capacity(IDLE);
+    let served = tokio::time::timeout(GUARD, async {
+        // Connecting waits only for the kernel's backlog, which a server that stopped
+        // accepting lets fill up.
+        for _ in 0..IDLE {
+            idle.push(TcpStream::connect(&addr).await.unwrap());
+        }
+        let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+            .unwrap()
+            .connect_lazy();
+        let mut client = ContextServiceClient::new(channel);
+        create_session(&mut client, "among-idle").await?;
+        session_of(&mut client, "among-idle").await
+    })
+    .await;
+    let opened = idle.len();
+    drop(idle);
+    let session = served
+        .unwrap_or_else(|_| {
+            panic!("a new client was not served with {opened} idle connections open")
+        })
+        .unwrap();
+    assert_eq!(session.session_id, "among-idle");
+    crate::binary::terminate(server.0.take().unwrap()).await;
+}
+
+/// The server process, killed if the test fails before stopping it.
+struct Server(Option<std::process::Child>);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+async fn session_of(client: &mut Client, id: &str) -> Result<pb::Session, tonic::Status> {
+    let response = client
+        .get_session(pb::GetSessionRequest {
+            session_id: id.into(),
+            include_view: false,
+        })
+        .await?;
+    Ok(response.into_inner().session.unwrap())
+}
+
+/// `url` naming `database` instead of its own.
+fn with_database(url: &str, database: &str) -> String {
+    let (url, query) = url.split_once('?').unwrap_or((url, ""));
+    let (scheme, rest) = url.split_once("://").unwrap();
+    let authority = rest.split('/').next().unwrap();
+    let query = if query.is_empty() {
+        String::new()
+    } else {
+        format!("?{query}")
+    };
+    format!("{scheme}://{authority}/{database}{query}")
+}
+
+/// Raises this process's soft descriptor limit to at least `wanted` (within the hard
+/// limit).
+fn raise_fd_limit(wanted: libc::rlim_t) {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit(2) with a valid pointer.
+    unsafe {
+        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit), 0);
+        if limit.rlim_cur < wanted {
+            limit.rlim_cur = wanted.min(limit.rlim_max);
+            assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &limit), 0);
+        }
+    }
+    assert!(
+        limit.rlim_cur >= wanted,
+        "this test needs {wanted} file descriptors; the hard limit is {}",
+        limit.rlim_max
+    );
+}
