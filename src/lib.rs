@@ -3,8 +3,8 @@
 //! window and provider-valid, and keeps every original message.
 //!
 //! Layout: `api` (gRPC edge) → `engine` (operations) → `store` (PostgreSQL). The pure
-//! core — `tokenize`, `turns`, `budget`, `compaction`, `policy`, `render`, `message` —
-//! has no I/O.
+//! core — `tokenize`, `turns`, `budget`, `compaction`, `policy`, `render`, `message`,
+//! `validate`, `limits` — has no I/O.
 pub mod api;
 pub mod auth;
 pub mod budget;
@@ -31,6 +31,7 @@ pub mod summarize;
 pub mod telemetry;
 pub mod tokenize;
 pub mod turns;
+pub mod validate;
 pub mod writer;
 
 /// Generated protocol types, client and server.

@@ -152,3 +152,11 @@ pub struct StoredMessage {
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub message: Message,
 }
+
+/// Token usage the provider reported for one model call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+    pub cached_input_tokens: i64,
+}
