@@ -278,3 +278,103 @@ pub fn check_tool_references(
     }
     Ok((calls, answers))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::ToolCall;
+    use proptest::prelude::*;
+
+    /// A batch message: an assistant making calls, or a tool result answering one.
+    #[derive(Debug, Clone)]
+    enum Step {
+        Calls(Vec<&'static str>),
+        Answer(&'static str),
+    }
+
+    fn id() -> impl Strategy<Value = &'static str> {
+        prop::sample::select(vec!["a", "b", "c", "d"])
+    }
+
+    fn message(step: &Step) -> Message {
+        match step {
+            Step::Calls(ids) => Message {
+                tool_calls: ids
+                    .iter()
+                    .map(|id| ToolCall {
+                        id: id.to_string(),
+                        name: "bash".into(),
+                        arguments: String::new(),
+                    })
+                    .collect(),
+                ..Message::text(Role::Assistant, "")
+            },
+            Step::Answer(id) => Message {
+                tool_call_id: id.to_string(),
+                ..Message::text(Role::Tool, "out")
+            },
+        }
+    }
+
+    proptest! {
+        /// A batch is accepted exactly when every result answers a call made earlier (in
+        /// the session or the batch) and not answered yet, and no call reuses an id the
+        /// session has; what it returns is every new call and answer with its seq.
+        #[test]
+        fn tool_references_accept_exactly_the_valid_batches(
+            known in prop::collection::hash_map(id(), prop::option::of(1..50i64), 0..4),
+            steps in prop::collection::vec(
+                prop_oneof![
+                    prop::collection::vec(id(), 1..3).prop_map(Step::Calls),
+                    id().prop_map(Step::Answer),
+                ],
+                0..6,
+            ),
+        ) {
+            // Ids repeated within one batch are refused earlier (validate_batch).
+            let mut made: Vec<&str> = Vec::new();
+            for step in &steps {
+                if let Step::Calls(ids) = step {
+                    made.extend(ids);
+                }
+            }
+            let mut unique = made.clone();
+            unique.sort_unstable();
+            unique.dedup();
+            prop_assume!(unique.len() == made.len());
+
+            // The model: which calls are open, step by step.
+            let mut open: HashMap<&str, bool> =
+                known.iter().map(|(id, result)| (*id, result.is_none())).collect();
+            let mut valid = true;
+            for step in &steps {
+                match step {
+                    Step::Calls(ids) => {
+                        for id in ids {
+                            if open.contains_key(id) {
+                                valid = false;
+                            }
+                            open.insert(id, true);
+                        }
+                    }
+                    Step::Answer(id) => match open.get_mut(id) {
+                        Some(still_open) if *still_open => *still_open = false,
+                        _ => valid = false,
+                    },
+                }
+            }
+
+            let known: HashMap<String, Option<i64>> =
+                known.into_iter().map(|(id, result)| (id.to_string(), result)).collect();
+            let messages: Vec<Message> = steps.iter().map(message).collect();
+            let outcome = check_tool_references(&known, &messages, 10);
+            prop_assert_eq!(outcome.is_ok(), valid, "{:?}", outcome);
+            if let Ok((calls, answers)) = outcome {
+                prop_assert_eq!(calls.len(), made.len());
+                let results = steps.iter().filter(|s| matches!(s, Step::Answer(_))).count();
+                prop_assert_eq!(answers.len(), results);
+                prop_assert!(calls.iter().chain(&answers).all(|(_, seq)| *seq > 10));
+            }
+        }
+    }
+}
