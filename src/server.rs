@@ -126,6 +126,7 @@ pub async fn serve(
         .http2_keepalive_interval(limits.http2_keepalive_interval)
         .http2_keepalive_timeout(Some(limits.http2_keepalive_timeout))
         .max_concurrent_streams(limits.max_streams)
+        .layer(crate::connections::InFlightLayer)
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
