@@ -21,10 +21,11 @@
 //! closed from below: [`Connection`]'s `poll_read` ends the stream (EOF), hyper's HTTP/2
 //! connection ends with no stream open, and the socket is closed. It does so only when
 //! the socket has nothing to read (a request arriving is read and handed to hyper
-//! instead), and not within [`READ_QUIET`] of the last bytes read: hyper calls the
-//! service for a new request in a task of its own, after it has read the request's
-//! HEADERS, so for a moment a request that has been read is not yet counted; the pause
-//! lets it be counted. What remains is a race no server-side check can close: a client
+//! instead), and not within [`READ_QUIET`] of the last HTTP/2 HEADERS frame read (the
+//! wrapper follows the frame headers of what it reads): hyper calls the service for a
+//! new request in a task of its own, after it has read the request's HEADERS, so for a
+//! moment a request that has been read is not yet counted; the pause lets it be
+//! counted. Other frames (PING above all) do not postpone the close. What remains is a race no server-side check can close: a client
 //! that sends a request at the very instant its idle connection is closed (the bytes
 //! still on the wire) sees the call fail with UNAVAILABLE, as when any connection drops,
 //! and may retry it. With a timeout of minutes this is rare, and gRPC clients open a new
@@ -128,8 +129,10 @@ pub struct Connection {
     replayed: usize,
     info: ConnectInfo,
     idle: Option<IdleTimer>,
-    /// When bytes were last read from the socket.
-    last_read: tokio::time::Instant,
+    /// Where the bytes read are in the HTTP/2 frames.
+    frames: FrameScanner,
+    /// When the last HTTP/2 HEADERS frame (a request's start) was read.
+    last_request: tokio::time::Instant,
     /// Closed for idleness: every later read is EOF.
     closed: bool,
     _permit: OwnedSemaphorePermit,
@@ -198,9 +201,9 @@ impl Drop for InFlight {
     }
 }
 
-/// After bytes are read, a connection is not closed for idleness for this long (or the
-/// idle timeout, if shorter): time for hyper's task of a request just read to reach
-/// [`InFlightLayer`].
+/// After a HEADERS frame is read, a connection is not closed for idleness for this long
+/// (or the idle timeout, if shorter): time for hyper's task of the request just read to
+/// reach [`InFlightLayer`].
 pub const READ_QUIET: Duration = Duration::from_secs(1);
 
 /// When an idle connection is due to close.
@@ -216,7 +219,7 @@ impl IdleTimer {
         &mut self,
         cx: &mut Context<'_>,
         activity: &ConnectionActivity,
-        last_read: tokio::time::Instant,
+        last_request: tokio::time::Instant,
     ) -> bool {
         loop {
             let now = tokio::time::Instant::now();
@@ -227,7 +230,7 @@ impl IdleTimer {
                 now.checked_add(self.timeout)
             } else {
                 state.idle_since.checked_add(self.timeout).map(|due| {
-                    due.max(last_read + self.timeout.min(READ_QUIET))
+                    due.max(last_request + self.timeout.min(READ_QUIET))
                 })
             };
             // A timeout past the clock's range: never due.
@@ -244,6 +247,46 @@ impl IdleTimer {
                 return false;
             }
         }
+    }
+}
+
+/// Follows the HTTP/2 frames a client sends (after the preface), by their 9-byte
+/// headers, to see HEADERS frames.
+#[derive(Debug, Default)]
+struct FrameScanner {
+    header: [u8; 9],
+    /// Bytes of `header` read so far.
+    have: usize,
+    /// Payload bytes of the current frame still to come.
+    payload: usize,
+}
+
+/// The type of an HTTP/2 HEADERS frame (RFC 9113 §6.2).
+const HEADERS: u8 = 0x1;
+
+impl FrameScanner {
+    /// Takes the next bytes read; whether a HEADERS frame began in them.
+    fn scan(&mut self, mut bytes: &[u8]) -> bool {
+        let mut headers = false;
+        while !bytes.is_empty() {
+            if self.payload > 0 {
+                let n = self.payload.min(bytes.len());
+                self.payload -= n;
+                bytes = &bytes[n..];
+                continue;
+            }
+            let n = (self.header.len() - self.have).min(bytes.len());
+            self.header[self.have..self.have + n].copy_from_slice(&bytes[..n]);
+            self.have += n;
+            bytes = &bytes[n..];
+            if self.have == self.header.len() {
+                let [a, b, c, kind, ..] = self.header;
+                self.payload = usize::from(a) << 16 | usize::from(b) << 8 | usize::from(c);
+                headers |= kind == HEADERS;
+                self.have = 0;
+            }
+        }
+        headers
     }
 }
 
@@ -273,8 +316,9 @@ impl AsyncRead for Connection {
         }
         let filled = buf.filled().len();
         if let Poll::Ready(result) = Pin::new(&mut self.stream).poll_read(cx, buf) {
-            if buf.filled().len() > filled {
-                self.last_read = tokio::time::Instant::now();
+            let this = &mut *self;
+            if this.frames.scan(&buf.filled()[filled..]) {
+                this.last_request = tokio::time::Instant::now();
             }
             return Poll::Ready(result);
         }
@@ -283,7 +327,7 @@ impl AsyncRead for Connection {
         let Some(idle) = &mut this.idle else {
             return Poll::Pending;
         };
-        if !idle.expired(cx, &this.info.activity, this.last_read) {
+        if !idle.expired(cx, &this.info.activity, this.last_request) {
             return Poll::Pending;
         }
         this.closed = true;
@@ -516,7 +560,8 @@ async fn handshake(
         replayed: 0,
         info,
         idle,
-        last_read: tokio::time::Instant::now(),
+        frames: FrameScanner::default(),
+        last_request: tokio::time::Instant::now(),
         closed: false,
         _permit: permit,
     };
@@ -665,5 +710,50 @@ where
 
     fn size_hint(&self) -> http_body::SizeHint {
         self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(kind: u8, payload: usize) -> Vec<u8> {
+        let mut bytes = vec![
+            (payload >> 16) as u8,
+            (payload >> 8) as u8,
+            payload as u8,
+            kind,
+            0,
+            0,
+            0,
+            0,
+            1,
+        ];
+        bytes.resize(9 + payload, 0xAB);
+        bytes
+    }
+
+    #[test]
+    fn the_frame_scanner_sees_headers_frames_however_the_bytes_are_split() {
+        const PING: u8 = 0x6;
+        let mut stream = frame(PING, 8);
+        stream.extend(frame(0x4, 0));
+        // A payload holding the HEADERS type byte at a header's place.
+        stream.extend(frame(0x0, 70_000));
+        let quiet = stream.len();
+        stream.extend(frame(HEADERS, 300));
+        stream.extend(frame(PING, 8));
+        for chunk in [1, 2, 5, 9, 100, 4096, stream.len()] {
+            let mut scanner = FrameScanner::default();
+            let mut seen_at = Vec::new();
+            for (index, piece) in stream.chunks(chunk).enumerate() {
+                if scanner.scan(piece) {
+                    seen_at.push(index * chunk);
+                }
+            }
+            assert_eq!(seen_at.len(), 1, "chunks of {chunk}");
+            // Seen in the chunk that completes the HEADERS frame's 9-byte header.
+            assert_eq!(seen_at[0] / chunk, (quiet + 8) / chunk, "chunks of {chunk}");
+        }
     }
 }
