@@ -599,7 +599,10 @@ mod tests {
         let limits = crate::connections::ConnectionLimits::from_config(
             &Config::load(&ServeArgs::default()).unwrap(),
         );
-        assert_eq!(limits.idle_timeout, Some(std::time::Duration::from_secs(300)));
+        assert_eq!(
+            limits.idle_timeout,
+            Some(std::time::Duration::from_secs(300))
+        );
         let args = ServeArgs {
             conn_idle_timeout_secs: Some(0),
             ..Default::default()

@@ -178,7 +178,10 @@ impl ConnectionActivity {
 
     /// Counts one RPC until the returned guard is dropped.
     pub fn start(self: &Arc<Self>) -> InFlight {
-        self.state.lock().unwrap_or_else(|e| e.into_inner()).in_flight += 1;
+        self.state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .in_flight += 1;
         InFlight(self.clone())
     }
 
@@ -229,9 +232,10 @@ impl IdleTimer {
                 // `idle_since`, from which the timeout then runs.
                 now.checked_add(self.timeout)
             } else {
-                state.idle_since.checked_add(self.timeout).map(|due| {
-                    due.max(last_request + self.timeout.min(READ_QUIET))
-                })
+                state
+                    .idle_since
+                    .checked_add(self.timeout)
+                    .map(|due| due.max(last_request + self.timeout.min(READ_QUIET)))
             };
             // A timeout past the clock's range: never due.
             let Some(due) = due else {

@@ -313,9 +313,15 @@ async fn a_connection_with_no_rpc_is_closed_after_the_idle_timeout_though_it_pin
         Err(_) => panic!("the idle connection was not closed within {GUARD:?}"),
     }
     let lasted = started.elapsed();
-    assert!(lasted >= IDLE, "closed after {lasted:?}, before the idle timeout");
+    assert!(
+        lasted >= IDLE,
+        "closed after {lasted:?}, before the idle timeout"
+    );
     // The server answered: its SETTINGS, then PING ACKs.
-    assert!(received.len() > 9 && received[3] == SETTINGS, "{received:?}");
+    assert!(
+        received.len() > 9 && received[3] == SETTINGS,
+        "{received:?}"
+    );
     let pings = pinger.await.unwrap();
     assert!(pings >= 3, "only {pings} pings were sent before the close");
 
@@ -326,9 +332,7 @@ async fn a_connection_with_no_rpc_is_closed_after_the_idle_timeout_though_it_pin
 }
 
 #[sqlx::test]
-async fn a_quiet_subscribe_events_stream_keeps_its_connection_past_the_idle_timeout(
-    pool: PgPool,
-) {
+async fn a_quiet_subscribe_events_stream_keeps_its_connection_past_the_idle_timeout(pool: PgPool) {
     use crate::events::{evicting_turn, next_event, small_policy, until_live};
     let server =
         TestServer::start_with_options(pool, TestServer::default_config(), idle_options()).await;

@@ -81,7 +81,9 @@ async fn subscribe(
 }
 
 /// The next event, skipping heartbeats; None when the stream ended.
-pub(crate) async fn next_event(stream: &mut Streaming<pb::SubscribeEventsResponse>) -> Option<pb::Event> {
+pub(crate) async fn next_event(
+    stream: &mut Streaming<pb::SubscribeEventsResponse>,
+) -> Option<pb::Event> {
     loop {
         let item = timeout(PATIENCE, stream.message())
             .await
@@ -95,7 +97,9 @@ pub(crate) async fn next_event(stream: &mut Streaming<pb::SubscribeEventsRespons
 
 /// Waits for the heartbeat that says the backlog is delivered; returns the events
 /// before it.
-pub(crate) async fn until_live(stream: &mut Streaming<pb::SubscribeEventsResponse>) -> Vec<pb::Event> {
+pub(crate) async fn until_live(
+    stream: &mut Streaming<pb::SubscribeEventsResponse>,
+) -> Vec<pb::Event> {
     let mut events = Vec::new();
     loop {
         let item = timeout(PATIENCE, stream.message())
