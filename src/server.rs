@@ -50,7 +50,7 @@ pub struct ServeOptions {
     pub max_request_bytes: usize,
     /// Whether calls without an API key are served.
     pub anonymous_access: AnonymousAccess,
-    /// Handshake, keepalive and count limits of client connections.
+    /// Handshake, keepalive, idle and count limits of client connections.
     pub connections: ConnectionLimits,
 }
 
