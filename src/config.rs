@@ -41,6 +41,7 @@ pub struct Config {
     pub http2_keepalive_interval_secs: u64,
     pub http2_keepalive_timeout_secs: u64,
     pub tcp_keepalive_secs: u64,
+    pub conn_idle_timeout_secs: u64,
     pub log_format: LogFormat,
     pub log_filter: String,
     pub jobs_workers: usize,
@@ -79,6 +80,7 @@ impl Default for Config {
             http2_keepalive_interval_secs: 60,
             http2_keepalive_timeout_secs: 20,
             tcp_keepalive_secs: 60,
+            conn_idle_timeout_secs: 300,
             log_format: LogFormat::Text,
             log_filter: "info,sqlx=warn".to_string(),
             jobs_workers: 2,
@@ -189,6 +191,14 @@ pub struct ServeArgs {
     #[arg(long, env = "CTXD_TCP_KEEPALIVE_SECS")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tcp_keepalive_secs: Option<u64>,
+    /// Seconds an established connection may go with no RPC in flight (no request
+    /// being handled, no response stream such as SubscribeEvents open) before it is
+    /// closed; HTTP/2 pings do not count as activity, and a connection with an RPC in
+    /// flight is never closed for this; 0 never closes idle connections; at most 2592000
+    /// [default: 300].
+    #[arg(long, env = "CTXD_CONN_IDLE_TIMEOUT_SECS")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conn_idle_timeout_secs: Option<u64>,
     /// Log format [default: text].
     #[arg(long, env = "CTXD_LOG_FORMAT")]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -398,6 +408,9 @@ fn parse_placement(value: &str) -> Result<SummaryPlacement, String> {
     }
 }
 
+/// The longest idle timeout accepted: 30 days.
+const MAX_IDLE_TIMEOUT_SECS: u64 = 30 * 86_400;
+
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("configuration: {0}")]
@@ -494,6 +507,11 @@ impl Config {
                 return Err(ConfigError::Invalid(format!("{name} must be at least 1")));
             }
         }
+        if config.conn_idle_timeout_secs > MAX_IDLE_TIMEOUT_SECS {
+            return Err(ConfigError::Invalid(format!(
+                "conn_idle_timeout_secs must be at most {MAX_IDLE_TIMEOUT_SECS} (0 turns it off)"
+            )));
+        }
         if config.db_max_connections == 0 {
             return Err(ConfigError::Invalid(
                 "db_max_connections must be at least 1".into(),
@@ -574,5 +592,29 @@ mod tests {
             crate::connections::ConnectionLimits::from_config(&Config::load(&args).unwrap());
         assert_eq!(limits.http2_keepalive_interval, None);
         assert_eq!(limits.tcp_keepalive, None);
+    }
+
+    #[test]
+    fn idle_timeout_defaults_to_300_s_and_0_turns_it_off() {
+        let limits = crate::connections::ConnectionLimits::from_config(
+            &Config::load(&ServeArgs::default()).unwrap(),
+        );
+        assert_eq!(
+            limits.idle_timeout,
+            Some(std::time::Duration::from_secs(300))
+        );
+        let args = ServeArgs {
+            conn_idle_timeout_secs: Some(0),
+            ..Default::default()
+        };
+        let limits =
+            crate::connections::ConnectionLimits::from_config(&Config::load(&args).unwrap());
+        assert_eq!(limits.idle_timeout, None);
+        let args = ServeArgs {
+            conn_idle_timeout_secs: Some(u64::MAX),
+            ..Default::default()
+        };
+        let error = Config::load(&args).unwrap_err().to_string();
+        assert!(error.contains("conn_idle_timeout_secs"), "{error}");
     }
 }

@@ -4,9 +4,32 @@
 //! many wait, or when the process runs out of file descriptors); established connections
 //! are capped; accept errors back off instead of spinning.
 //!
-//! Established connections are not closed for being idle: a connection whose peer has
-//! gone away is found by HTTP/2 keepalive pings (tonic's builder, set in `server`) and
-//! TCP keepalive; a live idle client keeps its connection, bounded by the cap.
+//! # Idle connections
+//!
+//! An established connection with no RPC in flight for the whole idle timeout
+//! (`--conn-idle-timeout-secs`, gRPC's MaxConnectionIdle) is closed. An RPC is in flight
+//! from the moment the server's service is called with its request until its response
+//! body is finished or dropped: a unary call being handled, and a server stream such as
+//! SubscribeEvents for as long as it is open, however quiet. [`InFlightLayer`] counts
+//! them per connection in a [`ConnectionActivity`] that the request finds in its
+//! extensions (through [`ConnectInfo`], which tonic inserts into every request of the
+//! connection). HTTP/2 frames that are not RPCs — keepalive PINGs and their ACKs,
+//! SETTINGS, WINDOW_UPDATE — do not count: a connection that only answers pings is
+//! idle.
+//!
+//! tonic offers no graceful close (GOAWAY) of one connection, so an idle connection is
+//! closed from below: [`Connection`]'s `poll_read` ends the stream (EOF), hyper's HTTP/2
+//! connection ends with no stream open, and the socket is closed. It does so only when
+//! the socket has nothing to read (a request arriving is read and handed to hyper
+//! instead), and not within [`READ_QUIET`] of the last HTTP/2 HEADERS frame read (the
+//! wrapper follows the frame headers of what it reads): hyper calls the service for a
+//! new request in a task of its own, after it has read the request's HEADERS, so for a
+//! moment a request that has been read is not yet counted; the pause lets it be
+//! counted. Other frames (PING above all) do not postpone the close. What remains is a race no server-side check can close: a client
+//! that sends a request at the very instant its idle connection is closed (the bytes
+//! still on the wire) sees the call fail with UNAVAILABLE, as when any connection drops,
+//! and may retry it. With a timeout of minutes this is rare, and gRPC clients open a new
+//! connection for their next call transparently.
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::io;
@@ -19,6 +42,7 @@ use futures::Stream;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
+use tokio::time::Sleep;
 use tokio_stream::StreamExt as _;
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::sync::CancellationToken;
@@ -44,6 +68,8 @@ pub struct ConnectionLimits {
     pub http2_keepalive_timeout: Duration,
     /// Idle time before TCP keepalive probes start (`None`: off).
     pub tcp_keepalive: Option<Duration>,
+    /// A connection with no RPC in flight for this long is closed (`None`: never).
+    pub idle_timeout: Option<Duration>,
 }
 
 impl Default for ConnectionLimits {
@@ -56,6 +82,7 @@ impl Default for ConnectionLimits {
             http2_keepalive_interval: Some(Duration::from_secs(60)),
             http2_keepalive_timeout: Duration::from_secs(20),
             tcp_keepalive: Some(Duration::from_secs(60)),
+            idle_timeout: Some(Duration::from_secs(300)),
         }
     }
 }
@@ -72,6 +99,7 @@ impl ConnectionLimits {
             http2_keepalive_interval: secs(config.http2_keepalive_interval_secs),
             http2_keepalive_timeout: Duration::from_secs(config.http2_keepalive_timeout_secs),
             tcp_keepalive: secs(config.tcp_keepalive_secs),
+            idle_timeout: secs(config.conn_idle_timeout_secs),
         }
     }
 }
@@ -94,18 +122,183 @@ pub fn incoming(
 }
 
 /// A connection handed to the server: the socket, the preface already read from it
-/// (given back to hyper first), and its place under the cap (freed on drop).
+/// (given back to hyper first), its place under the cap (freed on drop), and its RPCs in
+/// flight, for the idle timeout.
 pub struct Connection {
     stream: TcpStream,
     replayed: usize,
+    info: ConnectInfo,
+    idle: Option<IdleTimer>,
+    /// Where the bytes read are in the HTTP/2 frames.
+    frames: FrameScanner,
+    /// When the last HTTP/2 HEADERS frame (a request's start) was read.
+    last_request: tokio::time::Instant,
+    /// Closed for idleness: every later read is EOF.
+    closed: bool,
     _permit: OwnedSemaphorePermit,
 }
 
-impl Connected for Connection {
-    type ConnectInfo = TcpConnectInfo;
+/// What the server knows of a request's connection; tonic inserts it into the
+/// extensions of every request (`request.extensions().get::<ConnectInfo>()`).
+/// [`InFlightLayer`] also inserts its `tcp`, so that `tonic::Request::remote_addr`
+/// works.
+#[derive(Debug, Clone)]
+pub struct ConnectInfo {
+    pub tcp: TcpConnectInfo,
+    pub activity: Arc<ConnectionActivity>,
+}
 
-    fn connect_info(&self) -> TcpConnectInfo {
-        self.stream.connect_info()
+/// The RPCs in flight on one connection.
+#[derive(Debug)]
+pub struct ConnectionActivity {
+    state: Mutex<Activity>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Activity {
+    in_flight: usize,
+    /// When `in_flight` last dropped to zero (or the connection was established).
+    idle_since: tokio::time::Instant,
+}
+
+impl ConnectionActivity {
+    fn new() -> ConnectionActivity {
+        ConnectionActivity {
+            state: Mutex::new(Activity {
+                in_flight: 0,
+                idle_since: tokio::time::Instant::now(),
+            }),
+        }
+    }
+
+    /// RPCs in flight now.
+    pub fn in_flight(&self) -> usize {
+        self.get().in_flight
+    }
+
+    /// Counts one RPC until the returned guard is dropped.
+    pub fn start(self: &Arc<Self>) -> InFlight {
+        self.state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .in_flight += 1;
+        InFlight(self.clone())
+    }
+
+    fn get(&self) -> Activity {
+        *self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// One RPC in flight on a connection, until dropped.
+#[derive(Debug)]
+pub struct InFlight(Arc<ConnectionActivity>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let mut state = self.0.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.in_flight -= 1;
+        if state.in_flight == 0 {
+            state.idle_since = tokio::time::Instant::now();
+        }
+    }
+}
+
+/// After a HEADERS frame is read, a connection is not closed for idleness for this long
+/// (or the idle timeout, if shorter): time for hyper's task of the request just read to
+/// reach [`InFlightLayer`].
+pub const READ_QUIET: Duration = Duration::from_secs(1);
+
+/// When an idle connection is due to close.
+struct IdleTimer {
+    timeout: Duration,
+    sleep: Pin<Box<Sleep>>,
+}
+
+impl IdleTimer {
+    /// Whether the connection is to be closed now; otherwise the timer is armed to wake
+    /// `cx` when it is next due for a look.
+    fn expired(
+        &mut self,
+        cx: &mut Context<'_>,
+        activity: &ConnectionActivity,
+        last_request: tokio::time::Instant,
+    ) -> bool {
+        loop {
+            let now = tokio::time::Instant::now();
+            let state = activity.get();
+            let due = if state.in_flight > 0 {
+                // Busy: look again in a while; the count's drop to zero sets
+                // `idle_since`, from which the timeout then runs.
+                now.checked_add(self.timeout)
+            } else {
+                state
+                    .idle_since
+                    .checked_add(self.timeout)
+                    .map(|due| due.max(last_request + self.timeout.min(READ_QUIET)))
+            };
+            // A timeout past the clock's range: never due.
+            let Some(due) = due else {
+                return false;
+            };
+            if due <= now {
+                return true;
+            }
+            if self.sleep.deadline() != due {
+                self.sleep.as_mut().reset(due);
+            }
+            if self.sleep.as_mut().poll(cx).is_pending() {
+                return false;
+            }
+        }
+    }
+}
+
+/// Follows the HTTP/2 frames a client sends (after the preface), by their 9-byte
+/// headers, to see HEADERS frames.
+#[derive(Debug, Default)]
+struct FrameScanner {
+    header: [u8; 9],
+    /// Bytes of `header` read so far.
+    have: usize,
+    /// Payload bytes of the current frame still to come.
+    payload: usize,
+}
+
+/// The type of an HTTP/2 HEADERS frame (RFC 9113 §6.2).
+const HEADERS: u8 = 0x1;
+
+impl FrameScanner {
+    /// Takes the next bytes read; whether a HEADERS frame began in them.
+    fn scan(&mut self, mut bytes: &[u8]) -> bool {
+        let mut headers = false;
+        while !bytes.is_empty() {
+            if self.payload > 0 {
+                let n = self.payload.min(bytes.len());
+                self.payload -= n;
+                bytes = &bytes[n..];
+                continue;
+            }
+            let n = (self.header.len() - self.have).min(bytes.len());
+            self.header[self.have..self.have + n].copy_from_slice(&bytes[..n]);
+            self.have += n;
+            bytes = &bytes[n..];
+            if self.have == self.header.len() {
+                let [a, b, c, kind, ..] = self.header;
+                self.payload = usize::from(a) << 16 | usize::from(b) << 8 | usize::from(c);
+                headers |= kind == HEADERS;
+                self.have = 0;
+            }
+        }
+        headers
+    }
+}
+
+impl Connected for Connection {
+    type ConnectInfo = ConnectInfo;
+
+    fn connect_info(&self) -> ConnectInfo {
+        self.info.clone()
     }
 }
 
@@ -122,7 +315,32 @@ impl AsyncRead for Connection {
             self.replayed += n;
             return Poll::Ready(Ok(()));
         }
-        Pin::new(&mut self.stream).poll_read(cx, buf)
+        if self.closed {
+            return Poll::Ready(Ok(()));
+        }
+        let filled = buf.filled().len();
+        if let Poll::Ready(result) = Pin::new(&mut self.stream).poll_read(cx, buf) {
+            let this = &mut *self;
+            if this.frames.scan(&buf.filled()[filled..]) {
+                this.last_request = tokio::time::Instant::now();
+            }
+            return Poll::Ready(result);
+        }
+        // Nothing to read: a request cannot be cut by closing now.
+        let this = &mut *self;
+        let Some(idle) = &mut this.idle else {
+            return Poll::Pending;
+        };
+        if !idle.expired(cx, &this.info.activity, this.last_request) {
+            return Poll::Pending;
+        }
+        this.closed = true;
+        tracing::debug!(
+            peer = ?this.info.tcp.remote_addr(),
+            idle_secs = idle.timeout.as_secs_f64(),
+            "closing a connection with no RPC for the idle timeout"
+        );
+        Poll::Ready(Ok(()))
     }
 }
 
@@ -333,9 +551,22 @@ async fn handshake(
         shared.refuse();
         return;
     };
+    let info = ConnectInfo {
+        tcp: waiter.stream.connect_info(),
+        activity: Arc::new(ConnectionActivity::new()),
+    };
+    let idle = shared.limits.idle_timeout.map(|timeout| IdleTimer {
+        timeout,
+        sleep: Box::pin(tokio::time::sleep(timeout)),
+    });
     let connection = Connection {
         stream: waiter.stream,
         replayed: 0,
+        info,
+        idle,
+        frames: FrameScanner::default(),
+        last_request: tokio::time::Instant::now(),
+        closed: false,
         _permit: permit,
     };
     // An error means the server stopped accepting: the connection is dropped.
@@ -394,5 +625,139 @@ impl RateLimited {
         let count = state.1;
         *state = (Some(Instant::now()), 0);
         Some(count)
+    }
+}
+
+/// Counts each request's RPC on its connection's [`ConnectionActivity`] (found in the
+/// request's [`ConnectInfo`]) from the call of the service until the response body is
+/// finished or dropped, or the call is dropped (a client's reset) unanswered.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct InFlightLayer;
+
+impl<S> tower_layer::Layer<S> for InFlightLayer {
+    type Service = InFlightService<S>;
+
+    fn layer(&self, inner: S) -> InFlightService<S> {
+        InFlightService { inner }
+    }
+}
+
+/// The service of [`InFlightLayer`].
+#[derive(Debug, Clone)]
+pub struct InFlightService<S> {
+    inner: S,
+}
+
+type BoxFuture<T> = Pin<Box<dyn std::future::Future<Output = T> + Send>>;
+
+impl<S, ReqBody, ResBody> tonic::codegen::Service<tonic::codegen::http::Request<ReqBody>>
+    for InFlightService<S>
+where
+    S: tonic::codegen::Service<
+            tonic::codegen::http::Request<ReqBody>,
+            Response = tonic::codegen::http::Response<ResBody>,
+        >,
+    S::Future: Send + 'static,
+{
+    type Response = tonic::codegen::http::Response<InFlightBody<ResBody>>;
+    type Error = S::Error;
+    type Future = BoxFuture<Result<Self::Response, S::Error>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: tonic::codegen::http::Request<ReqBody>) -> Self::Future {
+        let info = request.extensions().get::<ConnectInfo>().cloned();
+        let guard = info.map(|info| {
+            let guard = info.activity.start();
+            request.extensions_mut().insert(info.tcp);
+            guard
+        });
+        let future = self.inner.call(request);
+        Box::pin(async move {
+            // Dropped with this future if the call is cancelled before it answers.
+            let response = future.await?;
+            Ok(response.map(|inner| InFlightBody { inner, guard }))
+        })
+    }
+}
+
+/// A response body that keeps its RPC counted until it ends or is dropped.
+#[derive(Debug)]
+pub struct InFlightBody<B> {
+    inner: B,
+    guard: Option<InFlight>,
+}
+
+impl<B> http_body::Body for InFlightBody<B>
+where
+    B: http_body::Body + Unpin,
+{
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<B::Data>, B::Error>>> {
+        let polled = Pin::new(&mut self.inner).poll_frame(cx);
+        if let Poll::Ready(None | Some(Err(_))) = polled {
+            self.guard = None;
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(kind: u8, payload: usize) -> Vec<u8> {
+        let mut bytes = vec![
+            (payload >> 16) as u8,
+            (payload >> 8) as u8,
+            payload as u8,
+            kind,
+            0,
+            0,
+            0,
+            0,
+            1,
+        ];
+        bytes.resize(9 + payload, 0xAB);
+        bytes
+    }
+
+    #[test]
+    fn the_frame_scanner_sees_headers_frames_however_the_bytes_are_split() {
+        const PING: u8 = 0x6;
+        let mut stream = frame(PING, 8);
+        stream.extend(frame(0x4, 0));
+        // A payload holding the HEADERS type byte at a header's place.
+        stream.extend(frame(0x0, 70_000));
+        let quiet = stream.len();
+        stream.extend(frame(HEADERS, 300));
+        stream.extend(frame(PING, 8));
+        for chunk in [1, 2, 5, 9, 100, 4096, stream.len()] {
+            let mut scanner = FrameScanner::default();
+            let mut seen_at = Vec::new();
+            for (index, piece) in stream.chunks(chunk).enumerate() {
+                if scanner.scan(piece) {
+                    seen_at.push(index * chunk);
+                }
+            }
+            assert_eq!(seen_at.len(), 1, "chunks of {chunk}");
+            // Seen in the chunk that completes the HEADERS frame's 9-byte header.
+            assert_eq!(seen_at[0] / chunk, (quiet + 8) / chunk, "chunks of {chunk}");
+        }
     }
 }

@@ -50,7 +50,7 @@ pub struct ServeOptions {
     pub max_request_bytes: usize,
     /// Whether calls without an API key are served.
     pub anonymous_access: AnonymousAccess,
-    /// Handshake, keepalive and count limits of client connections.
+    /// Handshake, keepalive, idle and count limits of client connections.
     pub connections: ConnectionLimits,
 }
 
@@ -126,6 +126,7 @@ pub async fn serve(
         .http2_keepalive_interval(limits.http2_keepalive_interval)
         .http2_keepalive_timeout(Some(limits.http2_keepalive_timeout))
         .max_concurrent_streams(limits.max_streams)
+        .layer(crate::connections::InFlightLayer)
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)

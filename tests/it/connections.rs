@@ -1,7 +1,9 @@
 //! Connection limits over real TCP: a socket that never sends the HTTP/2 preface is
 //! closed, silent sockets cannot starve real clients even when the server runs out of
-//! file descriptors, and connections over the cap are closed while established ones
-//! keep working.
+//! file descriptors, connections over the cap are closed while established ones keep
+//! working, and connections with no RPC in flight for the idle timeout are closed
+//! (pings do not keep them) while a quiet SubscribeEvents stream or a long call keeps
+//! its connection.
 use std::time::{Duration, Instant};
 
 use ctxd::connections::{ConnectionLimits, PREFACE};
@@ -248,4 +250,170 @@ fn raise_fd_limit(wanted: libc::rlim_t) {
         "this test needs {wanted} file descriptors; the hard limit is {}",
         limit.rlim_max
     );
+}
+
+/// The idle timeout of the idle tests: short, so that several pass within a test.
+const IDLE: Duration = Duration::from_millis(300);
+
+fn idle_options() -> ServeOptions {
+    options(ConnectionLimits {
+        idle_timeout: Some(IDLE),
+        ..Default::default()
+    })
+}
+
+/// An HTTP/2 frame with an empty stream id.
+fn frame(kind: u8, flags: u8, payload: &[u8]) -> Vec<u8> {
+    let len = payload.len();
+    let mut bytes = vec![(len >> 16) as u8, (len >> 8) as u8, len as u8, kind, flags];
+    bytes.extend([0, 0, 0, 0]);
+    bytes.extend(payload);
+    bytes
+}
+
+const SETTINGS: u8 = 0x4;
+const PING: u8 = 0x6;
+const ACK: u8 = 0x1;
+
+/// A raw HTTP/2 connection: the preface and empty SETTINGS sent, the server's
+/// SETTINGS acknowledged ahead.
+async fn raw_http2(addr: std::net::SocketAddr) -> TcpStream {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let mut hello = PREFACE.to_vec();
+    hello.extend(frame(SETTINGS, 0, &[]));
+    hello.extend(frame(SETTINGS, ACK, &[]));
+    stream.write_all(&hello).await.unwrap();
+    stream
+}
+
+#[sqlx::test]
+async fn a_connection_with_no_rpc_is_closed_after_the_idle_timeout_though_it_pings(pool: PgPool) {
+    let server =
+        TestServer::start_with_options(pool, TestServer::default_config(), idle_options()).await;
+    let started = Instant::now();
+    let stream = raw_http2(server.addr).await;
+    let (mut reader, mut writer) = stream.into_split();
+    // Keepalive pings, three per idle timeout (pacing, not synchronization): they are
+    // answered, and do not keep the connection open.
+    let pinger = tokio::spawn(async move {
+        for n in 0u64.. {
+            let ping = frame(PING, 0, &n.to_be_bytes());
+            if writer.write_all(&ping).await.is_err() {
+                return n;
+            }
+            tokio::time::sleep(IDLE / 3).await;
+        }
+        unreachable!()
+    });
+    let mut received = Vec::new();
+    match tokio::time::timeout(GUARD, reader.read_to_end(&mut received)).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(error)) if error.kind() == std::io::ErrorKind::ConnectionReset => {}
+        Ok(Err(error)) => panic!("reading failed: {error}"),
+        Err(_) => panic!("the idle connection was not closed within {GUARD:?}"),
+    }
+    let lasted = started.elapsed();
+    assert!(
+        lasted >= IDLE,
+        "closed after {lasted:?}, before the idle timeout"
+    );
+    // The server answered: its SETTINGS, then PING ACKs.
+    assert!(
+        received.len() > 9 && received[3] == SETTINGS,
+        "{received:?}"
+    );
+    let pings = pinger.await.unwrap();
+    assert!(pings >= 3, "only {pings} pings were sent before the close");
+
+    // Clients are served as before; a closed channel reconnects for its next call.
+    let mut client = Client::new(channel(server.addr).await);
+    create_session(&mut client, "after-idle").await.unwrap();
+    server.stop().await;
+}
+
+#[sqlx::test]
+async fn a_quiet_subscribe_events_stream_keeps_its_connection_past_the_idle_timeout(pool: PgPool) {
+    use crate::events::{evicting_turn, next_event, small_policy, until_live};
+    let server =
+        TestServer::start_with_options(pool, TestServer::default_config(), idle_options()).await;
+    let mut client = Client::new(channel(server.addr).await);
+    create(&mut client, "quiet", small_policy()).await;
+    // Its own connection, with nothing else on it; no heartbeat within the test.
+    let mut subscriber = Client::new(channel(server.addr).await);
+    let mut stream = subscriber
+        .subscribe_events(pb::SubscribeEventsRequest {
+            session_id: "quiet".into(),
+            heartbeat_interval_ms: 600_000,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(until_live(&mut stream).await.is_empty());
+    // A connection without an RPC, opened now, is closed meanwhile.
+    let mut idle = raw_http2(server.addr).await;
+    let quiet = IDLE * 4;
+    let waited = Instant::now();
+    match tokio::time::timeout(quiet, stream.message()).await {
+        Err(_) => {}
+        Ok(item) => panic!("the quiet stream yielded {item:?}"),
+    }
+    assert!(waited.elapsed() >= IDLE * 3);
+    read_until_closed(&mut idle).await;
+
+    // A fresh connection for the append (the first one was idle for the whole wait).
+    let mut client = Client::new(channel(server.addr).await);
+    evicting_turn(&mut client, "quiet", 1).await;
+    let event = next_event(&mut stream)
+        .await
+        .expect("the stream ended instead of delivering the event");
+    assert_eq!(event.session_id, "quiet");
+    server.stop().await;
+}
+
+#[sqlx::test]
+async fn a_call_in_flight_longer_than_the_idle_timeout_is_not_cut(pool: PgPool) {
+    use crate::jobs::{fill, profile};
+    use crate::model_server::{Behavior, ModelServer};
+    use ctxd::llm::{Api, ModelSummarizer, Profile};
+    // Every summarizer call takes longer than the test: no job ends within it.
+    let model = ModelServer::start(Behavior::Slow(60_000)).await;
+    let mut config = TestServer::default_config();
+    let slow = Profile {
+        timeout_secs: 30.0,
+        ..profile(&model, Api::Openai)
+    };
+    config.summarizers.insert(
+        "model".into(),
+        Some(std::sync::Arc::new(
+            ModelSummarizer::with_key(slow, Some("key".into())).unwrap(),
+        )),
+    );
+    let server = TestServer::start_with_options(pool, config, idle_options()).await;
+    let mut client = Client::new(channel(server.addr).await);
+    fill(&mut client, "long", 20).await;
+
+    // Compact waits for its job (which cannot end) for 5 idle timeouts, on a connection
+    // of its own.
+    let mut waiting = Client::new(channel(server.addr).await);
+    let wait = IDLE * 5;
+    let started = Instant::now();
+    let compacted = waiting
+        .compact(pb::CompactRequest {
+            session_id: "long".into(),
+            mode: pb::CompactMode::Summarize as i32,
+            wait: true,
+            wait_timeout_ms: wait.as_millis() as u32,
+            ..Default::default()
+        })
+        .await
+        .expect("the long call was cut")
+        .into_inner();
+    assert!(started.elapsed() >= wait, "the call did not last its wait");
+    let job = compacted.job.expect("a summarization job");
+    assert!(
+        [pb::JobState::Available as i32, pb::JobState::Running as i32].contains(&job.state),
+        "{job:?}"
+    );
+    server.stop().await;
 }

@@ -16,7 +16,7 @@ use crate::harness::*;
 const PATIENCE: Duration = Duration::from_secs(30);
 
 /// A session where a tool result over 400 tokens is evicted to a preview.
-fn small_policy() -> pb::Policy {
+pub(crate) fn small_policy() -> pb::Policy {
     pb::Policy {
         context_window_tokens: Some(16_000),
         max_output_tokens: Some(2_000),
@@ -35,7 +35,7 @@ fn words(count: usize, salt: usize) -> String {
 
 /// One turn whose tool result is large enough to be evicted: OUTPUT_EVICTED (and,
 /// when the session crosses a threshold, BUDGET_THRESHOLD_CROSSED).
-async fn evicting_turn(client: &mut Client, id: &str, turn: usize) {
+pub(crate) async fn evicting_turn(client: &mut Client, id: &str, turn: usize) {
     let call_id = format!("{id}-c{turn}");
     append(
         client,
@@ -81,7 +81,9 @@ async fn subscribe(
 }
 
 /// The next event, skipping heartbeats; None when the stream ended.
-async fn next_event(stream: &mut Streaming<pb::SubscribeEventsResponse>) -> Option<pb::Event> {
+pub(crate) async fn next_event(
+    stream: &mut Streaming<pb::SubscribeEventsResponse>,
+) -> Option<pb::Event> {
     loop {
         let item = timeout(PATIENCE, stream.message())
             .await
@@ -95,7 +97,9 @@ async fn next_event(stream: &mut Streaming<pb::SubscribeEventsResponse>) -> Opti
 
 /// Waits for the heartbeat that says the backlog is delivered; returns the events
 /// before it.
-async fn until_live(stream: &mut Streaming<pb::SubscribeEventsResponse>) -> Vec<pb::Event> {
+pub(crate) async fn until_live(
+    stream: &mut Streaming<pb::SubscribeEventsResponse>,
+) -> Vec<pb::Event> {
     let mut events = Vec::new();
     loop {
         let item = timeout(PATIENCE, stream.message())

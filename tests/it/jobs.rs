@@ -17,7 +17,7 @@ use crate::model_server::{Behavior, MODEL_SUMMARY, ModelServer};
 
 const KEY: &str = "test-key-123";
 
-fn profile(server: &ModelServer, api: Api) -> Profile {
+pub(crate) fn profile(server: &ModelServer, api: Api) -> Profile {
     Profile {
         api,
         base_url: match api {
@@ -51,7 +51,7 @@ fn words(count: usize, salt: usize) -> String {
 
 /// A session whose summarizer is the "model" profile, in an 8 000-token window, with
 /// `turns` turns of about 450 tokens. Returns the summarization jobs appends reported.
-async fn fill(client: &mut Client, id: &str, turns: usize) -> Vec<i64> {
+pub(crate) async fn fill(client: &mut Client, id: &str, turns: usize) -> Vec<i64> {
     create(
         client,
         id,
