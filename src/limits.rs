@@ -74,11 +74,13 @@ mod tests {
         };
         let message = Message::text(Role::User, "12345");
         assert_eq!(
-            limits.session_bytes_after(5, &[message.clone()]).unwrap(),
+            limits
+                .session_bytes_after(5, std::slice::from_ref(&message))
+                .unwrap(),
             10
         );
         let error = limits
-            .session_bytes_after(6, &[message.clone()])
+            .session_bytes_after(6, std::slice::from_ref(&message))
             .unwrap_err();
         assert!(error.to_string().contains("max_session_bytes"), "{error}");
         assert!(limits.session_bytes_after(i64::MAX, &[message]).is_err());

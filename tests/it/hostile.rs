@@ -184,6 +184,7 @@ fn timestamp() -> BoxedStrategy<Option<prost_types::Timestamp>> {
 
 /// One random request to one RPC, sent through the generated client.
 #[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)] // test values, built once each
 enum Call {
     Create(pb::CreateSessionRequest),
     Get(pb::GetSessionRequest),
