@@ -193,7 +193,13 @@ async fn serve_with_database(
         job_done,
         stop_jobs.clone(),
     );
-    let result = serve(engine, listener, ServeOptions::from_config(config), shutdown).await;
+    let result = serve(
+        engine,
+        listener,
+        ServeOptions::from_config(config),
+        shutdown,
+    )
+    .await;
     // Jobs still running are given back for another replica (or the next start).
     stop_jobs.cancel();
     while jobs.join_next().await.is_some() {}

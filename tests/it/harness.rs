@@ -56,9 +56,14 @@ impl TestServer {
         let addr = listener.local_addr().unwrap();
         let token = shutdown.clone();
         let task = tokio::spawn(async move {
-            ctxd::server::serve(engine, listener, ctxd::server::ServeOptions::default(), token)
-                .await
-                .expect("server failed");
+            ctxd::server::serve(
+                engine,
+                listener,
+                ctxd::server::ServeOptions::default(),
+                token,
+            )
+            .await
+            .expect("server failed");
             while jobs.join_next().await.is_some() {}
         });
         let channel = channel(addr).await;
