@@ -515,6 +515,11 @@ async fn a_job_held_by_a_killed_replica_is_finished_by_another(pool: PgPool) {
         "{}",
         rescued.last_error
     );
+    // The rescued attempt counted as a failed one, announced as retried.
+    let failures = failure_events(&pool, jobs[0]).await;
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert_eq!((failures[0].0, failures[0].1), (1, true), "{failures:?}");
+    assert!(failures[0].2.contains("lease expired"), "{failures:?}");
     assert_applied_once(&pool, "k").await;
     let built = build(&mut client, "k", pb::OutputFormat::Neutral)
         .await
@@ -726,17 +731,23 @@ async fn concurrent_rescues_announce_each_rescued_attempt_once(pool: PgPool) {
             .map(Result::unwrap)
             .sum::<u64>()
     };
-    // A worker that dies at once: its lease (zero long) has lapsed by the next
-    // statement.
+    // A worker that claims the job and dies: its lease is made to have lapsed (a
+    // second ago; now() may read the same on the next statement).
     let dead = |expected_attempt: i32| {
         let store = store.clone();
+        let pool = pool.clone();
         async move {
             let claimed = store
-                .claim_job("dead", Duration::ZERO)
+                .claim_job("dead", Duration::from_secs(60))
                 .await
                 .unwrap()
                 .unwrap();
             assert_eq!((claimed.id, claimed.attempts), (id, expected_attempt));
+            sqlx::query("update jobs set lease_until = now() - interval '1 second' where id = $1")
+                .bind(id)
+                .execute(&pool)
+                .await
+                .unwrap();
             claimed
         }
     };
