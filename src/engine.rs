@@ -1493,7 +1493,7 @@ impl Engine {
             };
         }
         let end = match self.run_summarize_job(job, final_attempt).await {
-            Ok(end) => end,
+            Ok(end) => job.fallback_end(end),
             Err(Error::NotFound { .. }) => JobEnd::Cancelled("the session was deleted".into()),
             Err(error) => {
                 tracing::warn!(job_id = job.id, %error, "job failed");
@@ -1561,8 +1561,9 @@ impl Engine {
                 });
             }
         };
-        let failure = Arc::new(std::sync::Mutex::new(None));
+        let failure = Arc::new(std::sync::Mutex::new(job.fallback_failure()));
         let writer = match model {
+            _ if job.fallback => Writer::Truncation,
             None => Writer::Extractive,
             Some(model) => Writer::Model {
                 model,

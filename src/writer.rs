@@ -23,6 +23,9 @@ pub enum Writer {
         /// The model's error, kept when truncation stood in for it.
         failure: Arc<Mutex<Option<String>>>,
     },
+    /// Deterministic truncation alone, the model not asked: a job's fallback run (the
+    /// worker of its last attempt stopped).
+    Truncation,
 }
 
 /// One summary to write: `span` is (first seq, last seq, depth).
@@ -111,14 +114,17 @@ pub async fn write_summary(
                     *noted = Some(error.to_string());
                 }
             }
-            let counter = *counter;
-            Ok(tokio::task::spawn_blocking(move || {
-                extractive(&counter, &task, &[Level::Truncation])
-            })
-            .await
-            .unwrap_or(None))
+            Ok(truncation(counter, task).await)
         }
+        Writer::Truncation => Ok(truncation(counter, task).await),
     }
+}
+
+async fn truncation(counter: &Counter, task: Task) -> Option<NewSummary> {
+    let counter = *counter;
+    tokio::task::spawn_blocking(move || extractive(&counter, &task, &[Level::Truncation]))
+        .await
+        .unwrap_or(None)
 }
 
 fn extractive(counter: &Counter, task: &Task, levels: &[Level]) -> Option<NewSummary> {

@@ -7,6 +7,7 @@ use sqlx::types::Json;
 use sqlx::{FromRow, Row};
 
 use super::{SessionTx, Store};
+use crate::events::{CompactionKind, EventDetail};
 
 /// The channel workers listen on for new jobs.
 pub const JOBS_CHANNEL: &str = "ctxd_jobs";
@@ -31,6 +32,10 @@ pub struct JobRow {
     pub last_error: Option<String>,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub finished_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// The worker of this job's last attempt stopped (the job was rescued): this run
+    /// ends that attempt with the deterministic fallback, without the model, and the
+    /// job as an exhausted one ends (`last_error` says why).
+    pub fallback: bool,
 }
 
 impl JobRow {
@@ -38,6 +43,43 @@ impl JobRow {
     pub fn is_finished(&self) -> bool {
         matches!(self.state.as_str(), "completed" | "discarded" | "cancelled")
     }
+
+    /// On a fallback run, why the attempt failed: it stands where a model's error
+    /// stands when the last attempt falls back to deterministic truncation.
+    pub fn fallback_failure(&self) -> Option<String> {
+        self.fallback.then(|| {
+            self.last_error
+                .clone()
+                .unwrap_or_else(|| RESCUE_ERROR.to_string())
+        })
+    }
+
+    /// How a fallback run ends the job: as an exhausted attempt does (failed, not
+    /// retried, announced), also when it found nothing left to summarize.
+    pub fn fallback_end(&self, end: JobEnd) -> JobEnd {
+        match (self.fallback_failure(), end) {
+            (Some(error), JobEnd::Completed(_)) => JobEnd::Failed {
+                error: format!("{error}; nothing was left to summarize"),
+                retry_in: None,
+            },
+            (_, end) => end,
+        }
+    }
+}
+
+/// The error of an attempt whose worker stopped before finishing it.
+pub const RESCUE_ERROR: &str =
+    "the worker holding the job stopped before finishing (its lease expired)";
+
+/// A job [`Store::rescue_jobs`] rescued: the attempt its worker did not finish.
+#[derive(Debug, sqlx::FromRow)]
+struct Rescued {
+    attempt: i32,
+    /// It was the last attempt: due again as its fallback run.
+    fallback_run: bool,
+    /// It was the fallback run: discarded.
+    discarded: bool,
+    notify_done: bool,
 }
 
 /// A job to enqueue.
@@ -96,7 +138,7 @@ macro_rules! with_job_columns {
             " j.id, j.tenant_id, j.session_id, \
     (select external_id from sessions s where s.id = j.session_id) as external_id, \
     j.kind, j.state, j.priority, j.attempts, j.max_attempts, j.run_at, j.args, j.result, \
-    j.last_error, j.created_at, j.finished_at ",
+    j.last_error, j.created_at, j.finished_at, j.fallback ",
             $tail
         )
     };
@@ -344,20 +386,63 @@ impl Store {
         Ok(())
     }
 
-    /// Rescues running jobs whose lease lapsed (their worker died or stalled): retried
-    /// at once, or discarded when that was the last attempt. Returns how many.
+    /// Rescues running jobs whose lease lapsed (their worker died or stalled), each in
+    /// a transaction under its session's lock (the lock every writer of the session's
+    /// events takes) that also writes the rescued attempt's COMPACTION_FAILED event. An
+    /// attempt before the last is retried at once; the last one is made due again as
+    /// its fallback run (see [`JobRow::fallback`]), whose worker ends it and writes its
+    /// event; a fallback run whose worker stopped too is discarded. Safe to run in
+    /// several replicas at once (see sql/jobs/rescue.sql). Returns how many.
     pub async fn rescue_jobs(&self) -> Result<u64, sqlx::Error> {
-        let rescued = sqlx::query(
-            "update jobs set
-                state = case when attempts >= max_attempts then 'discarded' else 'retryable' end,
-                last_error = 'the worker running it stopped before finishing (its lease expired)',
-                locked_by = null, lease_until = null, run_at = now(),
-                finished_at = case when attempts >= max_attempts then now() end
-             where state = 'running' and lease_until < now()",
+        let lapsed: Vec<(i64, i64, String)> = sqlx::query_as(
+            "select j.id, j.tenant_id, s.external_id
+             from jobs j join sessions s on s.id = j.session_id
+             where j.state = 'running' and j.lease_until < now()",
         )
-        .execute(self.pool())
+        .fetch_all(self.pool())
         .await?;
-        Ok(rescued.rows_affected())
+        let mut rescued = 0;
+        for (id, tenant_id, external_id) in lapsed {
+            let Some(mut tx) = self.lock_session(tenant_id, &external_id).await? else {
+                continue;
+            };
+            let row: Option<Rescued> = sqlx::query_as(include_str!("sql/jobs/rescue.sql"))
+                .bind(id)
+                .bind(RESCUE_ERROR)
+                .fetch_optional(tx.conn())
+                .await?;
+            if let Some(row) = row {
+                rescued += 1;
+                if row.discarded && row.notify_done {
+                    sqlx::query("select pg_notify($1, $2::text)")
+                        .bind(JOB_DONE_CHANNEL)
+                        .bind(id)
+                        .execute(tx.conn())
+                        .await?;
+                }
+                if !row.fallback_run {
+                    tx.add_event(EventDetail::CompactionFailed {
+                        compaction: CompactionKind::Summarize,
+                        error: if row.discarded {
+                            format!("{RESCUE_ERROR} during its deterministic fallback")
+                        } else {
+                            RESCUE_ERROR.to_string()
+                        },
+                        job_id: id,
+                        attempt: row.attempt,
+                        will_retry: !row.discarded,
+                    });
+                }
+            }
+            tx.commit().await?;
+        }
+        if rescued > 0 {
+            sqlx::query("select pg_notify($1, '')")
+                .bind(JOBS_CHANNEL)
+                .execute(self.pool())
+                .await?;
+        }
+        Ok(rescued)
     }
 
     /// Deletes finished jobs older than `retention`.

@@ -52,11 +52,16 @@ fn words(count: usize, salt: usize) -> String {
 /// A session whose summarizer is the "model" profile, in an 8 000-token window, with
 /// `turns` turns of about 450 tokens. Returns the summarization jobs appends reported.
 pub(crate) async fn fill(client: &mut Client, id: &str, turns: usize) -> Vec<i64> {
+    fill_in(client, id, turns, 8_000).await
+}
+
+/// [`fill`] in a `window`-token window.
+async fn fill_in(client: &mut Client, id: &str, turns: usize, window: i64) -> Vec<i64> {
     create(
         client,
         id,
         pb::Policy {
-            context_window_tokens: Some(8_000),
+            context_window_tokens: Some(window),
             max_output_tokens: Some(1_000),
             summarizer_profile: Some("model".into()),
             ..Default::default()
@@ -510,6 +515,11 @@ async fn a_job_held_by_a_killed_replica_is_finished_by_another(pool: PgPool) {
         "{}",
         rescued.last_error
     );
+    // The rescued attempt counted as a failed one, announced as retried.
+    let failures = failure_events(&pool, jobs[0]).await;
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert_eq!((failures[0].0, failures[0].1), (1, true), "{failures:?}");
+    assert!(failures[0].2.contains("lease expired"), "{failures:?}");
     assert_applied_once(&pool, "k").await;
     let built = build(&mut client, "k", pb::OutputFormat::Neutral)
         .await
@@ -521,6 +531,272 @@ async fn a_job_held_by_a_killed_replica_is_finished_by_another(pool: PgPool) {
             .any(|s| s.content.contains(MODEL_SUMMARY))
     );
     terminate(survivor.child).await;
+}
+
+/// The COMPACTION_FAILED events of a job, in order: (attempt, will_retry, error).
+async fn failure_events(pool: &PgPool, job_id: i64) -> Vec<(i64, bool, String)> {
+    let details: Vec<serde_json::Value> = sqlx::query_scalar(
+        "select detail from events where kind = 3 and (detail ->> 'job_id')::bigint = $1
+         order by session_seq",
+    )
+    .bind(job_id)
+    .fetch_all(pool)
+    .await
+    .unwrap();
+    details
+        .iter()
+        .map(|d| {
+            (
+                d["attempt"].as_i64().unwrap(),
+                d["will_retry"].as_bool().unwrap(),
+                d["error"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// A job whose worker is killed on each of its attempts ends as an exhausted job ends:
+/// each rescued attempt is announced, and a worker of the next replica applies the
+/// deterministic fallback on the last one, bringing the session back within budget
+/// without the client appending again.
+#[sqlx::test]
+async fn a_job_whose_worker_dies_on_its_last_attempt_ends_with_the_fallback(pool: PgPool) {
+    let url = database_url(&pool).await;
+    // No summarizer call is ever answered: the replica making one holds the job (its
+    // lease renewed) until it is killed.
+    let model = ModelServer::start(Behavior::Hang).await;
+    let dir = tempfile::tempdir().unwrap();
+    let flags = [
+        "--jobs-workers",
+        "1",
+        "--jobs-lease-secs",
+        "1",
+        "--jobs-max-attempts",
+        "2",
+    ];
+    let mut holder = Killed(replica(dir.path(), &url, &model, &flags).await);
+    let mut client = client_of(&holder.0).await;
+    let jobs = fill_in(&mut client, "d", 20, 4_000).await;
+    let job_id = jobs[0];
+    let over: i16 =
+        sqlx::query_scalar("select budget_status from sessions where external_id = 'd'")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(
+        over,
+        pb::BudgetStatus::Over as i16,
+        "filled past the window"
+    );
+    for attempt in 1..=2 {
+        // This replica's worker claimed attempt `attempt` and called the model.
+        model.received.notified().await;
+        holder.0.child.kill().unwrap();
+        holder.0.child.wait().unwrap();
+        let held: (String, i32) = sqlx::query_as("select state, attempts from jobs where id = $1")
+            .bind(job_id)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        assert_eq!(
+            held,
+            ("running".to_string(), attempt),
+            "the killed replica held it"
+        );
+        // The next replica rescues the job once the lease lapses: a retry the first
+        // time, the fallback run the second.
+        holder = Killed(replica(dir.path(), &url, &model, &flags).await);
+    }
+    let mut client = client_of(&holder.0).await;
+    // Its end is announced to nobody (no Compact waits on it): read until it ends.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let ended = loop {
+        let ended = job(&mut client, job_id).await;
+        let finished = [
+            pb::JobState::Completed,
+            pb::JobState::Discarded,
+            pb::JobState::Cancelled,
+        ]
+        .iter()
+        .any(|state| ended.state == *state as i32);
+        if finished {
+            break ended;
+        }
+        assert!(std::time::Instant::now() < deadline, "{ended:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(ended.state, pb::JobState::Discarded as i32, "{ended:?}");
+    assert_eq!(ended.attempts, 2, "{ended:?}");
+    assert!(ended.last_error.contains("lease expired"), "{ended:?}");
+    assert!(
+        ended
+            .last_error
+            .contains("deterministic truncation was applied"),
+        "{ended:?}"
+    );
+    let failures = failure_events(&pool, job_id).await;
+    assert_eq!(
+        failures
+            .iter()
+            .map(|(attempt, retry, _)| (*attempt, *retry))
+            .collect::<Vec<_>>(),
+        [(1, true), (2, false)],
+        "one event per rescued attempt: {failures:?}"
+    );
+    assert!(
+        failures
+            .iter()
+            .all(|(_, _, error)| error.contains("lease expired")),
+        "{failures:?}"
+    );
+    // The fallback did not wait on the model again: one call per killed attempt.
+    assert_eq!(model.requests().len(), 2);
+    assert_applied_once(&pool, "d").await;
+    // Back within budget with no append since the fill.
+    let session = client
+        .get_session(pb::GetSessionRequest {
+            session_id: "d".into(),
+            include_view: true,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!session.summaries.is_empty());
+    assert!(
+        session
+            .summaries
+            .iter()
+            .all(|s| !s.content.contains(MODEL_SUMMARY))
+    );
+    let budget = session.budget.unwrap();
+    assert_ne!(budget.status, pb::BudgetStatus::Over as i32, "{budget:?}");
+    let stored: i16 =
+        sqlx::query_scalar("select budget_status from sessions where external_id = 'd'")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(
+        i32::from(stored),
+        budget.status,
+        "the recorded status follows"
+    );
+}
+
+/// A replica killed when dropped, also when an assertion fails first.
+struct Killed(Replica);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.child.kill();
+        let _ = self.0.child.wait();
+    }
+}
+
+/// The rescue directly, run by several replicas at once: each rescued attempt is
+/// counted and announced once; one before the last is retried at once, the last one
+/// becomes due again as its fallback run (the same attempt), and a fallback run whose
+/// worker stopped too is discarded, announced.
+#[sqlx::test]
+async fn concurrent_rescues_announce_each_rescued_attempt_once(pool: PgPool) {
+    use ctxd::store::{NewJob, NotifyGate, Store};
+    let store = Store::new(pool.clone());
+    let tenant = store.default_tenant().await.unwrap();
+    let policy = serde_json::to_value(Policy::default()).unwrap();
+    store
+        .create_session(tenant, "rescued", &policy, &Default::default())
+        .await
+        .unwrap();
+    let mut tx = store
+        .lock_session(tenant, "rescued")
+        .await
+        .unwrap()
+        .unwrap();
+    let new = NewJob {
+        kind: "summarize",
+        args: serde_json::json!({"reason": "threshold", "target_tokens": 0}),
+        priority: 0,
+        max_attempts: 2,
+        notify_done: false,
+    };
+    let (id, _) = tx
+        .enqueue_job(&new, &NotifyGate::new(Duration::ZERO))
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let rescue_everywhere = || async {
+        let rescues = (0..4).map(|_| store.rescue_jobs());
+        futures::future::join_all(rescues)
+            .await
+            .into_iter()
+            .map(Result::unwrap)
+            .sum::<u64>()
+    };
+    // A worker that claims the job and dies: its lease is made to have lapsed (a
+    // second ago; now() may read the same on the next statement).
+    let dead = |expected_attempt: i32| {
+        let store = store.clone();
+        let pool = pool.clone();
+        async move {
+            let claimed = store
+                .claim_job("dead", Duration::from_secs(60))
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!((claimed.id, claimed.attempts), (id, expected_attempt));
+            sqlx::query("update jobs set lease_until = now() - interval '1 second' where id = $1")
+                .bind(id)
+                .execute(&pool)
+                .await
+                .unwrap();
+            claimed
+        }
+    };
+
+    assert!(!dead(1).await.fallback);
+    assert_eq!(rescue_everywhere().await, 1, "rescued once");
+    let retried = store.job(tenant, id).await.unwrap().unwrap();
+    assert_eq!(
+        (retried.state.as_str(), retried.attempts, retried.fallback),
+        ("retryable", 1, false)
+    );
+    assert!(retried.run_at <= chrono::Utc::now());
+    let failures = failure_events(&pool, id).await;
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert_eq!((failures[0].0, failures[0].1), (1, true));
+    assert!(failures[0].2.contains("lease expired"), "{failures:?}");
+
+    // The last attempt: its fallback run is due, counted as that attempt; its worker
+    // writes the attempt's event.
+    assert!(!dead(2).await.fallback);
+    assert_eq!(rescue_everywhere().await, 1);
+    let pending = store.job(tenant, id).await.unwrap().unwrap();
+    assert_eq!(
+        (pending.state.as_str(), pending.fallback),
+        ("retryable", true)
+    );
+    assert_eq!(failure_events(&pool, id).await.len(), 1);
+    let fallback = dead(2).await;
+    assert!(fallback.fallback);
+    assert!(fallback.last_error.unwrap().contains("lease expired"));
+
+    // The fallback run's worker stopped too: discarded, announced.
+    assert_eq!(rescue_everywhere().await, 1);
+    let discarded = store.job(tenant, id).await.unwrap().unwrap();
+    assert_eq!(
+        (discarded.state.as_str(), discarded.attempts),
+        ("discarded", 2)
+    );
+    assert!(discarded.finished_at.is_some());
+    let failures = failure_events(&pool, id).await;
+    assert_eq!(
+        failures
+            .iter()
+            .map(|(attempt, retry, _)| (*attempt, *retry))
+            .collect::<Vec<_>>(),
+        [(1, true), (2, false)],
+        "{failures:?}"
+    );
+    assert_eq!(rescue_everywhere().await, 0, "nothing left to rescue");
 }
 
 /// The queue's batch call directly: ends recorded only for the worker holding the job,

@@ -22,6 +22,8 @@ pub enum Behavior {
     Slow(u64),
     /// The first request never gets an answer; later ones are answered.
     HangFirst,
+    /// No request ever gets an answer.
+    Hang,
     /// Nothing listens: connections are refused.
     Down,
 }
@@ -153,13 +155,14 @@ async fn serve(
             tokio::time::sleep(Duration::from_millis(ms)).await;
             ("200 OK", answer(&path))
         }
-        Behavior::HangFirst if first => {
+        Behavior::Hang | Behavior::HangFirst if behavior == Behavior::Hang || first => {
             // Held until the client goes away.
             let mut sink = [0u8; 64];
             while stream.read(&mut sink).await? > 0 {}
             return Ok(());
         }
         Behavior::Answer | Behavior::HangFirst => ("200 OK", answer(&path)),
+        Behavior::Hang => unreachable!("held above"),
         Behavior::Down => unreachable!("nothing listens"),
     };
     let response = format!(
