@@ -2,9 +2,9 @@
 //! here over gRPC; ctxd returns the message array to send, always within the model's
 //! window and provider-valid, and keeps every original message.
 //!
-//! Layout: `api` (gRPC edge) → `engine` (operations) → `store` (PostgreSQL). The pure
-//! core — `tokenize`, `turns`, `budget`, `compaction`, `policy`, `render`, `message`,
-//! `validate`, `limits` — has no I/O.
+//! Layout: `api` (gRPC edge) → `engine` (operations, one file per operation group in
+//! `src/engine/`) → `store` (PostgreSQL). The pure core — `tokenize`, `turns`, `budget`,
+//! `compaction`, `policy`, `render`, `message`, `validate`, `limits` — has no I/O.
 pub mod api;
 pub mod auth;
 pub mod budget;

@@ -1,0 +1,457 @@
+//! AppendTurn: validate, count, decide the view and the anchor, write (optimistically,
+//! then under the row lock), announce evictions and budget crossings.
+use std::collections::HashSet;
+
+use super::report::{anchor_of, budget_crossing, policy_of, row_report, session_not_found};
+use super::request::count_messages;
+use super::{AppendOutcome, AppendRequest, Engine, JobReason, SUMMARIZE_JOB};
+use crate::budget;
+use crate::compaction;
+use crate::error::{Error, Result};
+use crate::events::EventDetail;
+use crate::message::{Message, Role, ViewState};
+use crate::policy::Policy;
+use crate::store::{
+    AnchorUpdate, AppendState, AppendWrite, Appended, NewMessage, SessionRow, SessionUpdate,
+};
+use crate::tokenize::REPLY_PRIMING;
+use crate::validate::{
+    NUL_REASON, check_tool_references, validate_batch, validate_session_id, validate_usage,
+};
+
+const MAX_IDEMPOTENCY_KEY_CHARS: usize = 200;
+/// Optimistic tries of an append racing other writers of its session before it reads
+/// under the row lock.
+const OPTIMISTIC_APPEND_ATTEMPTS: usize = 3;
+
+impl Engine {
+    pub async fn append_turn(
+        &self,
+        tenant_id: i64,
+        request: AppendRequest,
+    ) -> Result<AppendOutcome> {
+        validate_session_id(&request.session_id)?;
+        self.config
+            .limits
+            .check_message_count("messages", request.messages.len())?;
+        validate_batch(&request.messages, self.config.max_content_bytes)?;
+        let usage_index = validate_usage(request.usage, &request.messages)?;
+        if let Some((key, _)) = &request.idempotency
+            && key.chars().count() > MAX_IDEMPOTENCY_KEY_CHARS
+        {
+            return Err(Error::invalid(
+                "idempotency_key",
+                format!("must be at most {MAX_IDEMPOTENCY_KEY_CHARS} characters"),
+            ));
+        }
+        if let Some((key, _)) = &request.idempotency
+            && key.contains('\0')
+        {
+            return Err(Error::invalid("idempotency_key", NUL_REASON));
+        }
+
+        // The tool calls the batch makes or answers: what the session knows of them is
+        // read with the session row.
+        let mut referenced: Vec<String> = Vec::new();
+        for message in &request.messages {
+            referenced.extend(message.tool_calls.iter().map(|call| call.id.clone()));
+            if message.role == Role::Tool {
+                referenced.push(message.tool_call_id.clone());
+            }
+        }
+        let key = request.idempotency.as_ref().map(|(key, _)| key.as_str());
+        // A session's policy never changes, so the batch is tokenized once, whatever the
+        // attempts.
+        let mut counts = None;
+        // Without a read first when this replica holds the session row as its own last
+        // statement on it left it (its previous append or build): the write applies only
+        // if the row is still that version — so every field decided on, the build record
+        // a usage report anchors on included, is what the database holds — and the
+        // batch's tool-call references hold. Appends with an idempotency key read (the
+        // key's record is not in the row).
+        if request.idempotency.is_none() {
+            let made: HashSet<&str> = request
+                .messages
+                .iter()
+                .flat_map(|m| m.tool_calls.iter().map(|call| call.id.as_str()))
+                .collect();
+            let answered: Vec<&str> = request
+                .messages
+                .iter()
+                .filter(|m| m.role == Role::Tool && !made.contains(m.tool_call_id.as_str()))
+                .map(|m| m.tool_call_id.as_str())
+                .collect();
+            if let Some(state) =
+                self.store
+                    .cached_append_state(tenant_id, &request.session_id, &answered)
+            {
+                // Written, or the write refused (the row changed, a reference does not
+                // hold), or a verdict on the request that the cached row might explain:
+                // then a read below decides with what the database holds. Both verdicts
+                // come before the write; any other error may come after it committed, and
+                // is returned (deciding again could append twice).
+                match self
+                    .append_once(&request, usage_index, state, &mut counts)
+                    .await
+                {
+                    Ok(Some(outcome)) => return Ok(outcome),
+                    Ok(None) | Err(Error::InvalidArgument { .. } | Error::Conflict { .. }) => {}
+                    Err(error) => {
+                        // Whatever went wrong, the next append reads.
+                        self.store.forget_cached_row(tenant_id, &request.session_id);
+                        return Err(error);
+                    }
+                }
+            }
+        }
+        // Optimistic: read, decide, write if the session row is unchanged. After a few
+        // lost races with other writers of the session, the read takes the lock.
+        for attempt in 0..=OPTIMISTIC_APPEND_ATTEMPTS {
+            let lock = attempt == OPTIMISTIC_APPEND_ATTEMPTS;
+            let state = self
+                .store
+                .append_state(tenant_id, &request.session_id, &referenced, key, lock)
+                .await?
+                .ok_or_else(|| session_not_found(&request.session_id))?;
+            if let Some(outcome) = self
+                .append_once(&request, usage_index, state, &mut counts)
+                .await?
+            {
+                return Ok(outcome);
+            }
+        }
+        // Unreachable in practice: the locked attempt's write cannot find the row changed.
+        Err(Error::internal(
+            "an append under the session's row lock found the row changed",
+        ))
+    }
+
+    /// Decides one append from what `state` read and writes it; `None` when the session
+    /// changed after the read (nothing written).
+    async fn append_once(
+        &self,
+        request: &AppendRequest,
+        usage_index: Option<usize>,
+        mut state: AppendState,
+        counted: &mut Option<Vec<i64>>,
+    ) -> Result<Option<AppendOutcome>> {
+        if let Some((_, hash)) = &request.idempotency
+            && let Some((stored_hash, response)) = &state.idempotent
+        {
+            if stored_hash != hash {
+                return Err(Error::invalid(
+                    "idempotency_key",
+                    "was already used with a different request; use a new key for a new append",
+                ));
+            }
+            let mut outcome: AppendOutcome =
+                serde_json::from_value(response.clone()).map_err(Error::internal)?;
+            outcome.replayed = true;
+            return Ok(Some(outcome));
+        }
+
+        // A copy: `state` lends its transaction to a tool-name lookup further down.
+        let session = state.session.clone();
+        let session = &session;
+        if let Some(expected) = request.expected_version
+            && expected != session.version
+        {
+            return Err(Error::Conflict {
+                current_version: session.version,
+                expected_version: expected,
+            });
+        }
+
+        let (calls, answers) =
+            check_tool_references(&state.known_calls, &request.messages, session.message_count)?;
+
+        let policy = policy_of(session)?;
+        if counted.is_none() {
+            *counted = Some(count_messages(policy.counter(), &request.messages).await?);
+        }
+        let counts = counted.as_deref().unwrap_or_default();
+        let views = evictions(&policy, &request.messages, counts, session.message_count).await?;
+        let evicted = views
+            .iter()
+            .filter(|(state, _)| *state == ViewState::Evicted)
+            .count() as i64;
+
+        let mut turn = session.turn_count;
+        let mut last_turn_tokens = session.last_turn_tokens;
+        let mut new_messages = Vec::with_capacity(request.messages.len());
+        for (index, (message, &tokens)) in request.messages.iter().zip(counts).enumerate() {
+            let (view_state, view_tokens) = views[index];
+            if message.role == Role::User {
+                turn += 1;
+                last_turn_tokens = 0;
+            }
+            last_turn_tokens += view_tokens;
+            new_messages.push(NewMessage {
+                seq: session.message_count + 1 + index as i64,
+                turn,
+                token_count: tokens,
+                view_tokens,
+                view_state,
+                message,
+            });
+        }
+        let seqs: Vec<i64> = new_messages.iter().map(|new| new.seq).collect();
+        let content_bytes =
+            (self.config.limits).session_bytes_after(session.content_bytes, &request.messages)?;
+        let added_tokens: i64 = counts.iter().sum();
+        let added_view_tokens: i64 = views.iter().map(|(_, tokens)| tokens).sum();
+        let evicted_seqs: Vec<i64> = new_messages
+            .iter()
+            .filter(|new| new.view_state == ViewState::Evicted)
+            .map(|new| new.seq)
+            .collect();
+
+        let anchor = usage_index.zip(request.usage).map(|(index, usage)| {
+            let history_before =
+                session.view_tokens + views[..index].iter().map(|(_, t)| t).sum::<i64>();
+            let providers_own = policy.tokenizer.is_providers_own();
+            anchor_for(
+                session,
+                seqs[index],
+                history_before,
+                usage.input_tokens,
+                providers_own,
+            )
+        });
+        let update = SessionUpdate {
+            version: session.version + 1,
+            message_count: session.message_count + seqs.len() as i64,
+            turn_count: turn,
+            log_tokens: session.log_tokens + added_tokens,
+            content_bytes,
+            view_tokens: session.view_tokens + added_view_tokens,
+            last_turn_tokens,
+            evicted,
+            anchor,
+            usage: request
+                .usage
+                .map(|u| (u.input_tokens, u.output_tokens, u.cached_input_tokens))
+                .unwrap_or_default(),
+        };
+
+        let mut after = session.clone();
+        after.view_tokens = update.view_tokens;
+        after.last_turn_tokens = update.last_turn_tokens;
+        after.message_count = update.message_count;
+        if let Some(anchor) = &update.anchor {
+            after.anchor_reported_tokens = anchor.reported_tokens;
+            after.anchor_fixed_tokens = anchor.fixed_tokens;
+            after.anchor_history_tokens = anchor.history_tokens;
+            after.anchor_first_seq = anchor.first_seq;
+            after.anchor_last_seq = anchor.last_seq;
+            after.anchor_view_epoch = anchor.view_epoch;
+        }
+        let report = row_report(&policy, &after);
+        // Past the summarize threshold a model-backed session gets a summarization job,
+        // enqueued by this append's write unless one is pending (the extractive
+        // summarizer runs within BuildMessages instead: it is deterministic and takes
+        // about a millisecond).
+        let summarize_at =
+            (policy.summarize_threshold * policy.context_window_tokens as f64) as i64;
+        let paused = i64::from(session.compaction_failures) >= policy.compaction_failure_limit
+            && !request.messages.iter().any(|m| m.role == Role::User);
+        let wants_job = report.estimate.total_tokens > summarize_at
+            && !paused
+            && self.model_for(&policy)?.is_some();
+        if wants_job && state.assumed {
+            // Whether a job is pending was not read: decide with a read.
+            return Ok(None);
+        }
+        let pending_job = state.pending_jobs.get(SUMMARIZE_JOB).copied();
+        let new_job = (wants_job && pending_job.is_none())
+            .then(|| self.summarize_job(JobReason::Threshold, 0, false));
+        let mut outcome = AppendOutcome {
+            version: update.version,
+            seqs,
+            report,
+            replayed: false,
+            evicted_seqs,
+            summarization_job_id: if wants_job { pending_job } else { None },
+        };
+
+        let mut events = Vec::new();
+        for new in new_messages
+            .iter()
+            .filter(|new| new.view_state == ViewState::Evicted)
+        {
+            let call_id = &new.message.tool_call_id;
+            let in_batch = request
+                .messages
+                .iter()
+                .flat_map(|m| &m.tool_calls)
+                .find(|call| &call.id == call_id)
+                .map(|call| call.name.clone());
+            let tool_name = match in_batch {
+                Some(name) => name,
+                None => self.store.tool_name(&mut state, call_id).await?,
+            };
+            events.push(EventDetail::OutputEvicted {
+                seq: new.seq,
+                tool_name,
+                tokens: new.token_count,
+                preview_tokens: new.view_tokens,
+            });
+        }
+        let budget_status =
+            budget_crossing(session.budget_status, &report).map(|(status, event)| {
+                events.push(event);
+                status
+            });
+        // The stored response: the job id, when this write enqueues one, is filled in
+        // by the write itself.
+        let stored = match &request.idempotency {
+            Some(_) => Some(serde_json::to_value(&outcome).map_err(Error::internal)?),
+            None => None,
+        };
+        let notify = new_job.is_some() && self.config.notify_gate.take();
+        let write = AppendWrite {
+            batch: &new_messages,
+            calls: &calls,
+            answers: &answers,
+            update,
+            events,
+            budget_status,
+            idempotency: request
+                .idempotency
+                .as_ref()
+                .zip(stored)
+                .map(|((key, hash), stored)| (key.as_str(), hash.as_slice(), stored)),
+            job: new_job.as_ref().map(|job| (job, notify)),
+        };
+        let appended = self.store.append(state, write).await?;
+        if notify && !matches!(appended, Appended::Applied { job_id: Some(_) }) {
+            self.config.notify_gate.release();
+        }
+        match appended {
+            Appended::Raced => Ok(None),
+            Appended::Applied { job_id } => {
+                if new_job.is_some() {
+                    outcome.summarization_job_id = job_id;
+                }
+                Ok(Some(outcome))
+            }
+        }
+    }
+}
+
+/// The anchor a usage report sets, and how far off ctxd's estimate of that request was.
+/// The request that produced the assistant message at `assistant_seq` is the latest
+/// build when that build ended right before it; otherwise the whole view before it.
+/// The marginal ratio moves with the growth since the previous anchor; a session's first
+/// report sets its prior ([`budget::first_delta_ratio`]). With `providers_own` (the
+/// session counts with the tokenizer of the model it reports usage for) the ratio stays
+/// 1: there is no tokenizer difference to learn, and what differs on growth is framing,
+/// a few tokens per message, which a ratio would blow up on small steps and carry over
+/// to large ones.
+fn anchor_for(
+    session: &SessionRow,
+    assistant_seq: i64,
+    history_before: i64,
+    reported: i64,
+    providers_own: bool,
+) -> AnchorUpdate {
+    let previous = anchor_of(session);
+    let built_right_before =
+        session.last_build_first_seq > 0 && session.last_build_last_seq == assistant_seq - 1;
+    let fixed = session.last_build_system_tokens.max(REPLY_PRIMING)
+        + session.last_build_tool_tokens
+        + session.summary_tokens;
+    let (first_seq, history, predicted) = if built_right_before {
+        (
+            session.last_build_first_seq,
+            session.last_build_history_tokens,
+            session.last_build_estimate_tokens,
+        )
+    } else {
+        let estimate = budget::estimate(
+            previous.as_ref(),
+            session.view_epoch,
+            session.view_first_seq,
+            assistant_seq - 1,
+            fixed,
+            history_before,
+        );
+        (
+            session.view_first_seq,
+            history_before,
+            estimate.total_tokens,
+        )
+    };
+    let error = (reported > 0).then(|| (predicted - reported) as f64 / reported as f64);
+    let delta_ratio = match previous {
+        _ if providers_own => 1.0,
+        Some(previous)
+            if previous.view_epoch == session.view_epoch
+                && previous.first_seq == first_seq
+                && previous.last_seq < assistant_seq - 1 =>
+        {
+            let growth = (fixed + history) - (previous.fixed_tokens + previous.history_tokens);
+            previous.next_delta_ratio(reported, growth)
+        }
+        Some(previous) => previous.delta_ratio,
+        // The session's first report: a prior from what it says about the content, the
+        // tool definitions being where providers' templates differ most.
+        None => budget::first_delta_ratio(
+            reported,
+            fixed + history,
+            fixed + history - session.last_build_tool_tokens,
+        ),
+    };
+    AnchorUpdate {
+        reported_tokens: reported,
+        fixed_tokens: fixed,
+        history_tokens: history,
+        first_seq,
+        last_seq: assistant_seq - 1,
+        view_epoch: session.view_epoch,
+        delta_ratio,
+        error,
+    }
+}
+
+/// How each new message enters the view: tool results over the eviction size (and not
+/// pinned) as their preview, with the preview's token count; the rest whole.
+async fn evictions(
+    policy: &Policy,
+    messages: &[Message],
+    counts: &[i64],
+    message_count: i64,
+) -> Result<Vec<(ViewState, i64)>> {
+    let threshold = compaction::eviction_threshold(policy);
+    let evict: Vec<usize> = (0..messages.len())
+        .filter(|&i| messages[i].role == Role::Tool && !messages[i].pinned && counts[i] > threshold)
+        .collect();
+    let mut views: Vec<(ViewState, i64)> = counts
+        .iter()
+        .map(|&tokens| (ViewState::Full, tokens))
+        .collect();
+    if evict.is_empty() {
+        return Ok(views);
+    }
+    let render = compaction::Render::new(policy);
+    let previews: Vec<(usize, Message, i64)> = evict
+        .into_iter()
+        .map(|i| (i, messages[i].clone(), counts[i]))
+        .collect();
+    let counted = tokio::task::spawn_blocking(move || {
+        previews
+            .into_iter()
+            .map(|(i, message, tokens)| {
+                let seq = message_count + 1 + i as i64;
+                let preview = render.message(&message, ViewState::Evicted, seq, tokens, "");
+                (i, render.counter.message(&preview))
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .map_err(Error::internal)?;
+    for (i, tokens) in counted {
+        views[i] = (ViewState::Evicted, tokens.min(counts[i]));
+    }
+    Ok(views)
+}

@@ -1,0 +1,121 @@
+//! Budget helpers over a session row, shared by the operations: its policy, its anchor,
+//! the report of its next request, and the budget-status events.
+use crate::budget::{self, Anchor, Estimate, Regions, Report};
+use crate::error::{Error, Result, quoted};
+use crate::events::EventDetail;
+use crate::message::StoredMessage;
+use crate::policy::Policy;
+use crate::store::{SessionRow, SummaryRow};
+use crate::tokenize::REPLY_PRIMING;
+
+/// Tokens of framing around each summary in the request.
+pub(super) const SUMMARY_FRAMING_TOKENS: i64 = 4;
+
+/// The summaries region of a request.
+pub(super) fn summary_region(summaries: &[SummaryRow]) -> i64 {
+    summaries
+        .iter()
+        .map(|s| i64::from(s.token_count) + SUMMARY_FRAMING_TOKENS)
+        .sum()
+}
+
+/// The budget report of a session's next request as its row stands: the system prompt
+/// and tools of the latest build, the summaries and the view.
+pub(super) fn row_report(policy: &Policy, row: &SessionRow) -> Report {
+    let regions = Regions {
+        system_tokens: row.last_build_system_tokens.max(REPLY_PRIMING),
+        summary_tokens: row.summary_tokens,
+        history_tokens: row.view_tokens,
+        tool_tokens: row.last_build_tool_tokens,
+    };
+    session_report(
+        policy,
+        policy.max_output_tokens,
+        row,
+        regions,
+        row.last_turn_tokens,
+    )
+}
+
+/// Announces a move to another budget status (either way) with the transaction.
+pub(super) fn note_budget(tx: &mut crate::store::SessionTx, report: &Report) {
+    if let Some((status, event)) = budget_crossing(tx.budget_status(), report) {
+        tx.add_event(event);
+        tx.set_budget_status(status);
+    }
+}
+
+/// The session's new budget status and its BUDGET_THRESHOLD_CROSSED event, when
+/// `report` moves it off `previous`.
+pub(super) fn budget_crossing(previous: i16, report: &Report) -> Option<(i16, EventDetail)> {
+    let status = match report.status {
+        budget::Status::Ok => 1,
+        budget::Status::Warn => 2,
+        budget::Status::Over => 3,
+    };
+    (status != previous).then(|| {
+        (
+            status,
+            EventDetail::BudgetThresholdCrossed {
+                previous_status: i32::from(previous),
+                status: i32::from(status),
+                used_tokens: report.estimate.total_tokens,
+                context_window: report.context_window_tokens,
+            },
+        )
+    })
+}
+
+pub(super) fn session_not_found(session_id: &str) -> Error {
+    Error::not_found(format!("session {}", quoted(session_id)))
+}
+
+pub(super) fn policy_of(row: &SessionRow) -> Result<Policy> {
+    serde_json::from_value(row.policy.0.clone()).map_err(Error::internal)
+}
+
+pub(super) fn anchor_of(row: &SessionRow) -> Option<Anchor> {
+    (row.anchor_reported_tokens > 0).then_some(Anchor {
+        reported_tokens: row.anchor_reported_tokens,
+        fixed_tokens: row.anchor_fixed_tokens,
+        history_tokens: row.anchor_history_tokens,
+        first_seq: row.anchor_first_seq,
+        last_seq: row.anchor_last_seq,
+        view_epoch: row.anchor_view_epoch,
+        delta_ratio: row.anchor_delta_ratio,
+    })
+}
+
+/// The budget of the next request over the session's whole view, from its aggregates.
+pub(super) fn session_report(
+    policy: &Policy,
+    reserve: i64,
+    row: &SessionRow,
+    regions: Regions,
+    newest_turn_tokens: i64,
+) -> Report {
+    let estimate: Estimate = budget::estimate(
+        anchor_of(row).as_ref(),
+        row.view_epoch,
+        row.view_first_seq,
+        row.message_count,
+        regions.fixed_tokens(),
+        regions.history_tokens,
+    );
+    let minimum = regions.fixed_tokens() + newest_turn_tokens;
+    let minimum_fits = minimum <= policy.limit_tokens() - reserve;
+    budget::report(policy, reserve, regions, estimate, minimum_fits)
+}
+
+/// The estimate of a request carrying the whole view with `fixed` tokens around it.
+pub(super) fn view_estimate(row: &SessionRow, view: &[StoredMessage], fixed: i64) -> Estimate {
+    let history: i64 = view.iter().map(|m| m.view_tokens).sum();
+    budget::estimate(
+        anchor_of(row).as_ref(),
+        row.view_epoch,
+        view.first().map_or(0, |m| m.seq),
+        view.last().map_or(0, |m| m.seq),
+        fixed,
+        history,
+    )
+}

@@ -1,0 +1,95 @@
+//! Sessions: create, get, view, delete.
+use std::collections::BTreeMap;
+
+use super::report::{policy_of, session_not_found, session_report};
+use super::{Engine, SessionInfo};
+use crate::budget::{Regions, Report};
+use crate::error::{Error, Result, is_unique_violation, quoted};
+use crate::events::EventDetail;
+use crate::policy::{Policy, PolicyOverrides};
+use crate::store::{SessionRow, SummaryRow};
+use crate::tokenize::REPLY_PRIMING;
+use crate::validate::{NUL_REASON, validate_session_id};
+
+impl Engine {
+    pub async fn create_session(
+        &self,
+        tenant_id: i64,
+        session_id: &str,
+        overrides: PolicyOverrides,
+        metadata: BTreeMap<String, String>,
+    ) -> Result<SessionInfo> {
+        let session_id = if session_id.is_empty() {
+            uuid::Uuid::new_v4().to_string()
+        } else {
+            validate_session_id(session_id)?;
+            session_id.to_string()
+        };
+        if let Some((key, _)) = metadata
+            .iter()
+            .find(|(key, value)| key.contains('\0') || value.contains('\0'))
+        {
+            return Err(Error::invalid(
+                format!("metadata[{}]", quoted(key)),
+                NUL_REASON,
+            ));
+        }
+        let policy = Policy::resolve(&self.config.default_policy, overrides)?;
+        self.model_for(&policy)?;
+        let policy_json = serde_json::to_value(&policy).map_err(Error::internal)?;
+        match self
+            .store
+            .create_session(tenant_id, &session_id, &policy_json, &metadata)
+            .await
+        {
+            Ok(row) => Ok(SessionInfo { row, policy }),
+            Err(error) if is_unique_violation(&error) => Err(Error::AlreadyExists(format!(
+                "session_id: a session named {} already exists",
+                quoted(&session_id)
+            ))),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    pub async fn get_session(&self, tenant_id: i64, session_id: &str) -> Result<SessionInfo> {
+        let row = self.session_row(tenant_id, session_id).await?;
+        let policy = policy_of(&row)?;
+        Ok(SessionInfo { row, policy })
+    }
+
+    /// The active summaries and the budget of the next request (read-only).
+    pub async fn session_view(&self, info: &SessionInfo) -> Result<(Vec<SummaryRow>, Report)> {
+        let row = &info.row;
+        let summaries = self.store.active_summaries(row.id).await?;
+        let regions = Regions {
+            system_tokens: row.last_build_system_tokens.max(REPLY_PRIMING),
+            summary_tokens: row.summary_tokens,
+            history_tokens: row.view_tokens,
+            tool_tokens: row.last_build_tool_tokens,
+        };
+        let report = session_report(
+            &info.policy,
+            info.policy.max_output_tokens,
+            row,
+            regions,
+            row.last_turn_tokens,
+        );
+        Ok((summaries, report))
+    }
+
+    pub async fn delete_session(&self, tenant_id: i64, session_id: &str) -> Result<i64> {
+        validate_session_id(session_id)?;
+        self.store
+            .delete_session(tenant_id, session_id, &EventDetail::SessionDeleted)
+            .await?
+            .ok_or_else(|| session_not_found(session_id))
+    }
+
+    pub(super) async fn session_row(&self, tenant_id: i64, session_id: &str) -> Result<SessionRow> {
+        validate_session_id(session_id)?;
+        self.store
+            .session(tenant_id, session_id)
+            .await?
+            .ok_or_else(|| session_not_found(session_id))
+    }
+}

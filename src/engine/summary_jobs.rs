@@ -1,0 +1,275 @@
+//! Summarization jobs: what they carry, reading and waiting for them, and running one
+//! (announced, retried with backoff, ended through its fallback on the last attempt).
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::broadcast;
+
+use super::report::{policy_of, session_not_found};
+use super::summary_pass::{MAX_SUMMARY_PASSES, PassOptions, ViewNow};
+use super::{Engine, JobReason, SUMMARIZE_JOB};
+use crate::error::{Error, Result};
+use crate::events::{CompactionKind, EventDetail};
+use crate::store::{JobEnd, JobRow, NewJob, SessionRow};
+use crate::tokenize::REPLY_PRIMING;
+use crate::writer::Writer;
+
+/// A summarize job's arguments.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct SummarizeArgs {
+    reason: JobReason,
+    /// 0: the policy's clear target.
+    target_tokens: i64,
+}
+
+impl Engine {
+    pub(super) fn summarize_job(
+        &self,
+        reason: JobReason,
+        target_tokens: i64,
+        wait: bool,
+    ) -> NewJob {
+        NewJob {
+            kind: SUMMARIZE_JOB,
+            args: serde_json::to_value(SummarizeArgs {
+                reason,
+                target_tokens,
+            })
+            .unwrap_or_default(),
+            // A client waiting on Compact goes before background work.
+            priority: if reason == JobReason::Compact { 10 } else { 0 },
+            max_attempts: self.config.job_max_attempts,
+            notify_done: wait,
+        }
+    }
+
+    /// A job of the tenant's.
+    pub async fn job(&self, tenant_id: i64, job_id: i64) -> Result<JobRow> {
+        self.store
+            .job(tenant_id, job_id)
+            .await?
+            .ok_or_else(|| Error::not_found(format!("job {job_id}")))
+    }
+
+    /// The job once it has ended, or as it stands when `timeout` runs out.
+    pub async fn wait_job(&self, tenant_id: i64, job_id: i64, timeout: Duration) -> Result<JobRow> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        // Subscribed before reading, so an end announced in between is not missed.
+        let mut done = self.config.job_done.subscribe();
+        loop {
+            let job = self.job(tenant_id, job_id).await?;
+            if job.is_finished() || tokio::time::Instant::now() >= deadline {
+                return Ok(job);
+            }
+            // Announcements come from every replica's workers; the re-read every
+            // second covers a listener that is reconnecting.
+            let tick = (tokio::time::Instant::now() + Duration::from_secs(1)).min(deadline);
+            loop {
+                tokio::select! {
+                    announced = done.recv() => match announced {
+                        Ok(id) if id != job_id => continue,
+                        Err(broadcast::error::RecvError::Closed) => {
+                            tokio::time::sleep_until(tick).await;
+                        }
+                        _ => {}
+                    },
+                    _ = tokio::time::sleep_until(tick) => {}
+                }
+                break;
+            }
+        }
+    }
+
+    /// Runs a claimed job; says how it ended. `final_attempt`: the last one it gets.
+    pub async fn run_job(&self, job: &JobRow, final_attempt: bool) -> JobEnd {
+        if job.kind != SUMMARIZE_JOB {
+            return JobEnd::Failed {
+                error: format!("unknown job kind {:?}", job.kind),
+                retry_in: None,
+            };
+        }
+        let end = match self.run_summarize_job(job, final_attempt).await {
+            Ok(end) => job.fallback_end(end),
+            Err(Error::NotFound { .. }) => JobEnd::Cancelled("the session was deleted".into()),
+            Err(error) => {
+                tracing::warn!(job_id = job.id, %error, "job failed");
+                JobEnd::Failed {
+                    error: error.to_string(),
+                    retry_in: Some(self.backoff(job.attempts)),
+                }
+            }
+        };
+        if let JobEnd::Failed { error, retry_in } = &end {
+            let failed = EventDetail::CompactionFailed {
+                compaction: CompactionKind::Summarize,
+                error: error.clone(),
+                job_id: job.id,
+                attempt: job.attempts,
+                will_retry: retry_in.is_some() && !final_attempt,
+            };
+            if let Err(error) = self.announce(job, failed).await {
+                tracing::warn!(job_id = job.id, %error, "could not record the job's failure event");
+            }
+        }
+        end
+    }
+
+    /// Writes an event about a job's session in a transaction of its own.
+    async fn announce(&self, job: &JobRow, detail: EventDetail) -> Result<()> {
+        let Some(mut tx) = self
+            .store
+            .lock_session(job.tenant_id, &job.external_id)
+            .await?
+        else {
+            return Err(session_not_found(&job.external_id));
+        };
+        if tx.session.id != job.session_id {
+            return Err(session_not_found(&job.external_id));
+        }
+        tx.add_event(detail);
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Exponential backoff with jitter: base × 2^(attempt-1) × [0.5, 1.5), at most 10 min.
+    fn backoff(&self, attempt: i32) -> Duration {
+        let base = self.config.job_backoff.as_secs_f64() * 2f64.powi((attempt - 1).clamp(0, 20));
+        let mut byte = [0u8; 1];
+        let _ = getrandom::fill(&mut byte);
+        let jitter = 0.5 + f64::from(byte[0]) / 256.0;
+        Duration::from_secs_f64((base * jitter).min(600.0))
+    }
+
+    async fn run_summarize_job(&self, job: &JobRow, final_attempt: bool) -> Result<JobEnd> {
+        let args: SummarizeArgs = serde_json::from_value(job.args.0.clone())
+            .map_err(|_| Error::invalid("args", "a summarize job's arguments are not readable"))?;
+        let row = self.session_row(job.tenant_id, &job.external_id).await?;
+        if row.id != job.session_id {
+            return Err(session_not_found(&job.external_id));
+        }
+        let policy = policy_of(&row)?;
+        let model = match self.model_for(&policy) {
+            Ok(model) => model,
+            Err(error) => {
+                return Ok(JobEnd::Failed {
+                    error: error.to_string(),
+                    retry_in: None,
+                });
+            }
+        };
+        let failure = Arc::new(std::sync::Mutex::new(job.fallback_failure()));
+        let writer = match model {
+            _ if job.fallback => Writer::Truncation,
+            None => Writer::Extractive,
+            Some(model) => Writer::Model {
+                model,
+                truncate: final_attempt,
+                failure: failure.clone(),
+            },
+        };
+        let around = row.last_build_system_tokens.max(REPLY_PRIMING) + row.last_build_tool_tokens;
+        let mut state = self.view_now(row).await?;
+        let tokens_before = state.total(around);
+        let summarize_at =
+            (policy.summarize_threshold * policy.context_window_tokens as f64) as i64;
+        let paused = i64::from(state.row.compaction_failures) >= policy.compaction_failure_limit;
+        if args.reason != JobReason::Compact && (tokens_before <= summarize_at || paused) {
+            // Already done (by BuildMessages' fallback or an earlier job), or paused.
+            return Ok(JobEnd::Completed(serde_json::json!({
+                "due": false,
+                "tokens_before": tokens_before,
+                "tokens_after": tokens_before,
+            })));
+        }
+        let target = if args.target_tokens > 0 {
+            args.target_tokens
+        } else {
+            (policy.clear_target * policy.context_window_tokens as f64) as i64
+        };
+        self.announce(
+            job,
+            EventDetail::CompactionStarted {
+                compaction: CompactionKind::Summarize,
+                job_id: job.id,
+                attempt: job.attempts,
+            },
+        )
+        .await?;
+        let options = PassOptions {
+            writer,
+            forced: true,
+            dry_run: false,
+            emergency: false,
+            follow_up: None,
+            compaction: CompactionKind::Summarize,
+            job_id: job.id,
+        };
+        let mut summarized: Option<(i64, i64)> = None;
+        let mut passes = 0;
+        // Another compaction committing first discards this pass's result (never
+        // applied twice); the job starts over from what is there now.
+        for _ in 0..3 {
+            let progress = self
+                .summarize_down(
+                    job.tenant_id,
+                    &policy,
+                    &mut state,
+                    around,
+                    target,
+                    &options,
+                    MAX_SUMMARY_PASSES,
+                )
+                .await?;
+            passes += progress.passes;
+            if let Some((first, last)) = progress.summarized {
+                summarized = Some((summarized.map_or(first, |(f, _)| f), last));
+            }
+            if let Some(error) = progress.failed {
+                return Ok(JobEnd::Failed {
+                    error: error.to_string(),
+                    retry_in: Some(self.backoff(job.attempts)),
+                });
+            }
+            if !progress.stale {
+                break;
+            }
+            let row = self.session_row(job.tenant_id, &job.external_id).await?;
+            state = self.view_now(row).await?;
+        }
+        let tokens_after = state.total(around);
+        let (first, last) = summarized.unwrap_or((0, 0));
+        let result = serde_json::json!({
+            "due": true,
+            "tokens_before": tokens_before,
+            "tokens_after": tokens_after,
+            "summarized_first_seq": first,
+            "summarized_last_seq": last,
+            "passes": passes,
+        });
+        let model_failure = failure.lock().ok().and_then(|mut f| f.take());
+        if let Some(error) = model_failure {
+            // The last attempt fell back to deterministic truncation: the session made
+            // progress, the job ends with the model's error.
+            return Ok(JobEnd::Failed {
+                error: format!("{error}; deterministic truncation was applied instead"),
+                retry_in: None,
+            });
+        }
+        Ok(JobEnd::Completed(result))
+    }
+
+    async fn view_now(&self, row: SessionRow) -> Result<ViewNow> {
+        let stored = self.store.view(&row).await?;
+        let summaries = if row.summaries_written > 0 {
+            self.store.active_summaries(row.id).await?
+        } else {
+            Vec::new()
+        };
+        Ok(ViewNow {
+            row,
+            stored,
+            summaries,
+        })
+    }
+}
