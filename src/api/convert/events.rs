@@ -1,0 +1,144 @@
+//! Event kinds from the proto; events, heartbeats and stream ends to it.
+
+use tonic::Status;
+
+use super::timestamp;
+use crate::events::{self, EventDetail, EventKind, Item};
+use crate::pb;
+
+pub(in crate::api) fn event_kind_from_pb(kind: i32) -> Option<EventKind> {
+    Some(match pb::EventKind::try_from(kind).ok()? {
+        pb::EventKind::Unspecified => return None,
+        pb::EventKind::CompactionStarted => EventKind::CompactionStarted,
+        pb::EventKind::CompactionCompleted => EventKind::CompactionCompleted,
+        pb::EventKind::CompactionFailed => EventKind::CompactionFailed,
+        pb::EventKind::ToolResultsCleared => EventKind::ToolResultsCleared,
+        pb::EventKind::OutputEvicted => EventKind::OutputEvicted,
+        pb::EventKind::BudgetThresholdCrossed => EventKind::BudgetThresholdCrossed,
+        pb::EventKind::SessionDeleted => EventKind::SessionDeleted,
+    })
+}
+
+pub(in crate::api) fn item_to_pb(
+    item: Item,
+) -> std::result::Result<pb::SubscribeEventsResponse, Status> {
+    use pb::subscribe_events_response::Item as Out;
+    let item = match item {
+        Item::Event(row, cursor) => Out::Event(event_to_pb(&row, cursor.encode())),
+        Item::Heartbeat(cursor) => Out::Heartbeat(pb::Heartbeat {
+            time: Some(timestamp(chrono::Utc::now())),
+            cursor: match cursor {
+                events::Cursor::Session(0) => String::new(),
+                events::Cursor::Tenant(position) if position == events::Position::START => {
+                    String::new()
+                }
+                cursor => cursor.encode(),
+            },
+        }),
+        Item::ShuttingDown => {
+            return Err(Status::unavailable(
+                "the server is shutting down; subscribe again with the last cursor to resume",
+            ));
+        }
+        Item::Failed(error) => return Err(Status::from(error)),
+    };
+    Ok(pb::SubscribeEventsResponse { item: Some(item) })
+}
+
+pub(in crate::api) fn event_to_pb(row: &crate::store::EventRow, cursor: String) -> pb::Event {
+    use pb::event::Detail;
+    let compaction = |kind: events::CompactionKind| kind as i32;
+    let detail = match row.detail.0.clone() {
+        EventDetail::CompactionStarted {
+            compaction: kind,
+            job_id,
+            attempt,
+        } => Detail::CompactionStarted(pb::CompactionStarted {
+            compaction: compaction(kind),
+            job_id,
+            attempt,
+        }),
+        EventDetail::CompactionCompleted {
+            compaction: kind,
+            level,
+            tokens_before,
+            tokens_after,
+            messages_before,
+            messages_after,
+            first_seq,
+            last_seq,
+            summary_id,
+            summaries_written,
+            duration_ms,
+            job_id,
+        } => Detail::CompactionCompleted(pb::CompactionCompleted {
+            compaction: compaction(kind),
+            level,
+            tokens_before,
+            tokens_after,
+            messages_before,
+            messages_after,
+            first_seq,
+            last_seq,
+            summary_id,
+            summaries_written,
+            duration_ms,
+            job_id,
+        }),
+        EventDetail::CompactionFailed {
+            compaction: kind,
+            error,
+            job_id,
+            attempt,
+            will_retry,
+        } => Detail::CompactionFailed(pb::CompactionFailed {
+            compaction: compaction(kind),
+            error,
+            job_id,
+            attempt,
+            will_retry,
+        }),
+        EventDetail::ToolResultsCleared {
+            seqs,
+            tokens_before,
+            tokens_after,
+        } => Detail::ToolResultsCleared(pb::ToolResultsCleared {
+            seqs,
+            tokens_before,
+            tokens_after,
+        }),
+        EventDetail::OutputEvicted {
+            seq,
+            tool_name,
+            tokens,
+            preview_tokens,
+        } => Detail::OutputEvicted(pb::OutputEvicted {
+            seq,
+            tool_name,
+            tokens,
+            preview_tokens,
+        }),
+        EventDetail::BudgetThresholdCrossed {
+            previous_status,
+            status,
+            used_tokens,
+            context_window,
+        } => Detail::BudgetThresholdCrossed(pb::BudgetThresholdCrossed {
+            previous_status,
+            status,
+            used_tokens,
+            context_window,
+        }),
+        EventDetail::SessionDeleted => Detail::SessionDeleted(pb::SessionDeleted {}),
+    };
+    pb::Event {
+        event_id: row.id,
+        cursor,
+        session_id: row.external_id.clone(),
+        session_seq: row.session_seq,
+        kind: i32::from(row.kind),
+        created_at: Some(timestamp(row.created_at)),
+        session_version: row.session_version,
+        detail: Some(detail),
+    }
+}

@@ -1,0 +1,110 @@
+//! Sessions, summaries and budget reports to the proto.
+
+use super::policy::policy_to_pb;
+use super::timestamp;
+use crate::budget::{self, Report};
+use crate::engine;
+use crate::pb;
+
+pub(in crate::api) fn session_to_pb(info: &engine::SessionInfo) -> pb::Session {
+    let row = &info.row;
+    let mean = if row.est_samples > 0 {
+        row.est_abs_err_sum / row.est_samples as f64
+    } else {
+        0.0
+    };
+    pb::Session {
+        session_id: row.external_id.clone(),
+        policy: Some(policy_to_pb(&info.policy.in_force())),
+        requested_policy: Some(policy_to_pb(&info.policy)),
+        version: row.version,
+        message_count: row.message_count,
+        turn_count: row.turn_count,
+        log_tokens: row.log_tokens,
+        view_tokens: row.view_tokens,
+        metadata: row.metadata.0.clone().into_iter().collect(),
+        created_at: Some(timestamp(row.created_at)),
+        updated_at: Some(timestamp(row.updated_at)),
+        estimator: Some(pb::EstimatorStats {
+            samples: row.est_samples,
+            mean_abs_error_pct: mean * 100.0,
+            max_abs_error_pct: row.est_max_abs_err * 100.0,
+            last_error_pct: row.est_last_err * 100.0,
+            anchor_input_tokens: row.anchor_reported_tokens,
+        }),
+        usage_total: Some(pb::Usage {
+            input_tokens: row.usage_input_tokens,
+            output_tokens: row.usage_output_tokens,
+            cached_input_tokens: row.usage_cached_tokens,
+        }),
+        compaction: Some(pb::CompactionStats {
+            cleared_messages: row.cleared_messages,
+            evicted_messages: row.evicted_messages,
+            builds: row.builds,
+            extending_builds: row.extending_builds,
+            summaries_written: row.summaries_written,
+            summary_tokens: row.summary_tokens,
+            consecutive_failures: i64::from(row.compaction_failures),
+            paused: i64::from(row.compaction_failures) >= info.policy.compaction_failure_limit,
+            cache_stable_pct: if row.builds > 1 {
+                row.extending_builds as f64 * 100.0 / (row.builds - 1) as f64
+            } else {
+                100.0
+            },
+        }),
+    }
+}
+
+pub(in crate::api) fn summary_to_pb(summary: &crate::store::SummaryRow) -> pb::Summary {
+    pb::Summary {
+        summary_id: summary.id,
+        depth: summary.depth,
+        first_seq: summary.first_seq,
+        last_seq: summary.last_seq,
+        content: summary.content.clone(),
+        token_count: i64::from(summary.token_count),
+        source_tokens: summary.source_tokens,
+        facts: i64::from(summary.facts),
+        facts_lost: i64::from(summary.facts_lost),
+        paths: summary.retention.paths,
+        paths_lost: summary.retention.paths_lost,
+        commands: summary.retention.commands,
+        commands_lost: summary.retention.commands_lost,
+        identifiers: summary.retention.identifiers,
+        identifiers_lost: summary.retention.identifiers_lost,
+    }
+}
+
+pub(in crate::api) fn report_to_pb(report: &Report) -> pb::BudgetReport {
+    let regions = report.regions;
+    pb::BudgetReport {
+        breakdown: Some(pb::BudgetBreakdown {
+            system_tokens: regions.system_tokens,
+            summary_tokens: regions.summary_tokens,
+            history_tokens: regions.history_tokens,
+            tool_tokens: regions.tool_tokens,
+            output_reserve_tokens: report.output_reserve_tokens,
+            total_tokens: report.estimate.total_tokens,
+            context_window_tokens: report.context_window_tokens,
+            headroom_tokens: report.headroom_tokens,
+            estimate_source: match report.estimate.source {
+                budget::Source::Anchored => pb::EstimateSource::Anchored,
+                budget::Source::Tokenizer => pb::EstimateSource::Tokenizer,
+                budget::Source::Calibrated => pb::EstimateSource::Calibrated,
+            } as i32,
+            tokenizer_total_tokens: report.estimate.tokenizer_tokens,
+        }),
+        status: match report.status {
+            budget::Status::Ok => pb::BudgetStatus::Ok,
+            budget::Status::Warn => pb::BudgetStatus::Warn,
+            budget::Status::Over => pb::BudgetStatus::Over,
+        } as i32,
+        recommended_action: match report.action {
+            budget::Action::None => pb::RecommendedAction::None,
+            budget::Action::ClearToolResults => pb::RecommendedAction::ClearToolResults,
+            budget::Action::Summarize => pb::RecommendedAction::Summarize,
+            budget::Action::ReduceRequest => pb::RecommendedAction::ReduceRequest,
+        } as i32,
+        window_fraction: report.window_fraction,
+    }
+}

@@ -1,0 +1,247 @@
+//! The gRPC edge: converts between the wire types and the engine's, resolves the tenant,
+//! and wraps every RPC in a span that records the session and the outcome.
+//!
+//! Each RPC's handler is in the file of its group (`sessions`, `turns`, `compaction`,
+//! `search`, `subscribe`); the proto ⇄ core conversions are in `convert/`.
+mod compaction;
+mod convert;
+mod search;
+mod sessions;
+mod subscribe;
+mod turns;
+
+use std::sync::Arc;
+
+use tonic::{Request, Response, Status};
+use tracing::Instrument;
+
+use crate::auth::Auth;
+use crate::engine::Engine;
+use crate::error::Result;
+use crate::events::Hub;
+use crate::pb;
+
+pub(crate) use convert::tokenizer_to_pb;
+
+pub struct ContextApi {
+    engine: Engine,
+    auth: Arc<Auth>,
+    hub: Arc<Hub>,
+}
+
+impl ContextApi {
+    pub fn new(engine: Engine, auth: Arc<Auth>, hub: Arc<Hub>) -> ContextApi {
+        ContextApi { engine, auth, hub }
+    }
+}
+
+/// A SubscribeEvents stream.
+pub type EventStream = std::pin::Pin<
+    Box<
+        dyn futures::Stream<Item = std::result::Result<pb::SubscribeEventsResponse, Status>> + Send,
+    >,
+>;
+
+/// Runs one RPC inside its span: resolves the tenant, runs `body`, records the outcome.
+async fn rpc<Req, T, F, Fut>(
+    auth: &Auth,
+    name: &'static str,
+    session_id: &str,
+    request: Request<Req>,
+    body: F,
+) -> std::result::Result<Response<T>, Status>
+where
+    F: FnOnce(i64, Req) -> Fut,
+    Fut: std::future::Future<Output = Result<T>>,
+{
+    let span = tracing::info_span!(
+        "rpc",
+        rpc = name,
+        session_id = %session_id,
+        tenant_id = tracing::field::Empty,
+        outcome = tracing::field::Empty,
+    );
+    async move {
+        let result = async {
+            let tenant = auth.tenant(request.metadata()).await?;
+            tracing::Span::current().record("tenant_id", tenant);
+            body(tenant, request.into_inner()).await
+        }
+        .await;
+        match result {
+            Ok(response) => {
+                tracing::Span::current().record("outcome", "ok");
+                Ok(Response::new(response))
+            }
+            Err(error) => {
+                let status = Status::from(error);
+                tracing::Span::current().record("outcome", format!("{:?}", status.code()));
+                if matches!(status.code(), tonic::Code::Internal | tonic::Code::Unavailable) {
+                    tracing::warn!(code = ?status.code(), "rpc failed");
+                } else {
+                    tracing::info!(code = ?status.code(), message = status.message(), "rpc rejected");
+                }
+                Err(status)
+            }
+        }
+    }
+    .instrument(span)
+    .await
+}
+
+#[tonic::async_trait]
+impl pb::context_service_server::ContextService for ContextApi {
+    type SubscribeEventsStream = EventStream;
+
+    async fn subscribe_events(
+        &self,
+        request: Request<pb::SubscribeEventsRequest>,
+    ) -> std::result::Result<Response<EventStream>, Status> {
+        let session_id = request.get_ref().session_id.clone();
+        rpc(
+            &self.auth,
+            "SubscribeEvents",
+            &session_id,
+            request,
+            |tenant, req| subscribe::subscribe_events(self, tenant, req),
+        )
+        .await
+    }
+
+    async fn search(
+        &self,
+        request: Request<pb::SearchRequest>,
+    ) -> std::result::Result<Response<pb::SearchResponse>, Status> {
+        let session_id = request.get_ref().session_id.clone();
+        rpc(&self.auth, "Search", &session_id, request, |tenant, req| {
+            search::search(self, tenant, req)
+        })
+        .await
+    }
+
+    async fn create_session(
+        &self,
+        request: Request<pb::CreateSessionRequest>,
+    ) -> std::result::Result<Response<pb::CreateSessionResponse>, Status> {
+        let session_id = request.get_ref().session_id.clone();
+        rpc(
+            &self.auth,
+            "CreateSession",
+            &session_id,
+            request,
+            |tenant, req| sessions::create_session(self, tenant, req),
+        )
+        .await
+    }
+
+    async fn get_session(
+        &self,
+        request: Request<pb::GetSessionRequest>,
+    ) -> std::result::Result<Response<pb::GetSessionResponse>, Status> {
+        let session_id = request.get_ref().session_id.clone();
+        rpc(
+            &self.auth,
+            "GetSession",
+            &session_id,
+            request,
+            |tenant, req| sessions::get_session(self, tenant, req),
+        )
+        .await
+    }
+
+    async fn delete_session(
+        &self,
+        request: Request<pb::DeleteSessionRequest>,
+    ) -> std::result::Result<Response<pb::DeleteSessionResponse>, Status> {
+        let session_id = request.get_ref().session_id.clone();
+        rpc(
+            &self.auth,
+            "DeleteSession",
+            &session_id,
+            request,
+            |tenant, req| sessions::delete_session(self, tenant, req),
+        )
+        .await
+    }
+
+    async fn append_turn(
+        &self,
+        request: Request<pb::AppendTurnRequest>,
+    ) -> std::result::Result<Response<pb::AppendTurnResponse>, Status> {
+        let session_id = request.get_ref().session_id.clone();
+        rpc(
+            &self.auth,
+            "AppendTurn",
+            &session_id,
+            request,
+            |tenant, req| turns::append_turn(self, tenant, req),
+        )
+        .await
+    }
+
+    async fn build_messages(
+        &self,
+        request: Request<pb::BuildMessagesRequest>,
+    ) -> std::result::Result<Response<pb::BuildMessagesResponse>, Status> {
+        let session_id = request.get_ref().session_id.clone();
+        rpc(
+            &self.auth,
+            "BuildMessages",
+            &session_id,
+            request,
+            |tenant, req| turns::build_messages(self, tenant, req),
+        )
+        .await
+    }
+
+    async fn check_budget(
+        &self,
+        request: Request<pb::CheckBudgetRequest>,
+    ) -> std::result::Result<Response<pb::CheckBudgetResponse>, Status> {
+        let session_id = request.get_ref().session_id.clone();
+        rpc(
+            &self.auth,
+            "CheckBudget",
+            &session_id,
+            request,
+            |tenant, req| turns::check_budget(self, tenant, req),
+        )
+        .await
+    }
+
+    async fn compact(
+        &self,
+        request: Request<pb::CompactRequest>,
+    ) -> std::result::Result<Response<pb::CompactResponse>, Status> {
+        let session_id = request.get_ref().session_id.clone();
+        rpc(
+            &self.auth,
+            "Compact",
+            &session_id,
+            request,
+            |tenant, req| compaction::compact(self, tenant, req),
+        )
+        .await
+    }
+
+    async fn get_job(
+        &self,
+        request: Request<pb::GetJobRequest>,
+    ) -> std::result::Result<Response<pb::Job>, Status> {
+        rpc(&self.auth, "GetJob", "", request, |tenant, req| {
+            compaction::get_job(self, tenant, req)
+        })
+        .await
+    }
+
+    async fn expand(
+        &self,
+        request: Request<pb::ExpandRequest>,
+    ) -> std::result::Result<Response<pb::ExpandResponse>, Status> {
+        let session_id = request.get_ref().session_id.clone();
+        rpc(&self.auth, "Expand", &session_id, request, |tenant, req| {
+            compaction::expand(self, tenant, req)
+        })
+        .await
+    }
+}

@@ -1,0 +1,55 @@
+//! Search: roles, scope and time bounds from the request, hits to the response.
+
+use super::ContextApi;
+use super::convert::{hit_to_pb, time_from_pb};
+use crate::error::{Error, Result};
+use crate::message::Role;
+use crate::pb;
+
+pub(super) async fn search(
+    api: &ContextApi,
+    tenant: i64,
+    req: pb::SearchRequest,
+) -> Result<pb::SearchResponse> {
+    let roles = req
+        .roles
+        .iter()
+        .enumerate()
+        .map(|(index, &role)| {
+            Role::from_i32(role).ok_or_else(|| {
+                Error::invalid(
+                    format!("roles[{index}]"),
+                    format!("{role} is not a role (1 system, 2 user, 3 assistant, 4 tool)"),
+                )
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let scope = match pb::SearchScope::try_from(req.scope) {
+        Ok(pb::SearchScope::Messages) => crate::search::Scope::Messages,
+        Ok(pb::SearchScope::Summaries) => crate::search::Scope::Summaries,
+        Ok(pb::SearchScope::Both | pb::SearchScope::Unspecified) => crate::search::Scope::Both,
+        Err(_) => {
+            return Err(Error::invalid(
+                "scope",
+                format!("{} is not a search scope (0 to 3)", req.scope),
+            ));
+        }
+    };
+    let hits = crate::search::search(
+        &api.engine,
+        tenant,
+        crate::search::SearchRequest {
+            session_id: req.session_id,
+            query: req.query,
+            roles,
+            since: req.since.map(|t| time_from_pb("since", t)).transpose()?,
+            until: req.until.map(|t| time_from_pb("until", t)).transpose()?,
+            scope,
+            limit: req.limit,
+        },
+    )
+    .await?;
+    Ok(pb::SearchResponse {
+        hits: hits.into_iter().map(hit_to_pb).collect(),
+    })
+}

@@ -1,0 +1,153 @@
+//! AppendTurn, BuildMessages and CheckBudget.
+
+use prost::Message as _;
+use sha2::{Digest, Sha256};
+
+use super::ContextApi;
+use super::convert::{
+    message_to_pb, messages_from_pb, report_to_pb, stored_to_pb, summary_to_pb, tools_from_pb,
+};
+use crate::engine;
+use crate::error::{Error, Result};
+use crate::pb;
+use crate::render;
+
+pub(super) async fn append_turn(
+    api: &ContextApi,
+    tenant: i64,
+    req: pb::AppendTurnRequest,
+) -> Result<pb::AppendTurnResponse> {
+    let idempotency = (!req.idempotency_key.is_empty()).then(|| {
+        let mut payload = req.clone();
+        payload.idempotency_key.clear();
+        let hash = Sha256::digest(payload.encode_to_vec()).to_vec();
+        (req.idempotency_key.clone(), hash)
+    });
+    let usage = req.usage.map(|usage| engine::Usage {
+        input_tokens: usage.input_tokens,
+        output_tokens: usage.output_tokens,
+        cached_input_tokens: usage.cached_input_tokens,
+    });
+    let outcome = api
+        .engine
+        .append_turn(
+            tenant,
+            engine::AppendRequest {
+                session_id: req.session_id,
+                messages: messages_from_pb(req.messages, "messages")?,
+                expected_version: req.expected_version,
+                idempotency,
+                usage,
+            },
+        )
+        .await?;
+    Ok(pb::AppendTurnResponse {
+        version: outcome.version,
+        seqs: outcome.seqs,
+        budget: Some(report_to_pb(&outcome.report)),
+        replayed: outcome.replayed,
+        evicted_seqs: outcome.evicted_seqs,
+        summarization_job_id: outcome.summarization_job_id.unwrap_or(0),
+    })
+}
+
+pub(super) async fn build_messages(
+    api: &ContextApi,
+    tenant: i64,
+    req: pb::BuildMessagesRequest,
+) -> Result<pb::BuildMessagesResponse> {
+    let format = pb::OutputFormat::try_from(req.format)
+        .map_err(|_| Error::invalid("format", format!("unknown output format {}", req.format)))?;
+    let built = api
+        .engine
+        .build_messages(
+            tenant,
+            engine::BuildRequest {
+                session_id: req.session_id,
+                system_prompt: req.system_prompt.clone(),
+                tools: tools_from_pb(req.tools),
+                max_output_tokens: req.max_output_tokens,
+            },
+        )
+        .await?;
+    let first_seq = built.history.first_seq();
+    let last_seq = built.history.last_seq();
+    let summaries = built.summaries.iter().map(summary_to_pb).collect();
+    let budget = Some(report_to_pb(&built.report));
+    let views = || {
+        built
+            .leading
+            .iter()
+            .chain(built.history.iter().map(|(_, message)| message))
+    };
+    let (messages, json) = match format {
+        pb::OutputFormat::Unspecified | pb::OutputFormat::Neutral => (
+            built
+                .leading
+                .as_ref()
+                .map(message_to_pb)
+                .into_iter()
+                .chain(
+                    built
+                        .history
+                        .iter()
+                        .map(|(stored, message)| stored_to_pb(stored, message)),
+                )
+                .collect(),
+            String::new(),
+        ),
+        pb::OutputFormat::OpenaiChat => {
+            let body = render::openai_chat(&built.system_prompt, views(), &built.tool_definitions);
+            (Vec::new(), body)
+        }
+        pb::OutputFormat::AnthropicMessages => {
+            let body = render::anthropic_messages(
+                &built.system_prompt,
+                views(),
+                &built.tool_definitions,
+                built.report.output_reserve_tokens,
+            );
+            (Vec::new(), body)
+        }
+    };
+    Ok(pb::BuildMessagesResponse {
+        messages,
+        json,
+        budget,
+        version: built.version,
+        trimmed: Some(pb::Trimmed {
+            turns: built.trimmed.turns,
+            messages: built.trimmed.messages,
+            tokens: built.trimmed.tokens,
+            incomplete_step_messages: built.trimmed.incomplete_step_messages,
+            summaries: built.trimmed.summaries,
+        }),
+        first_seq,
+        last_seq,
+        system_prompt: built.system_prompt,
+        summaries,
+    })
+}
+
+pub(super) async fn check_budget(
+    api: &ContextApi,
+    tenant: i64,
+    req: pb::CheckBudgetRequest,
+) -> Result<pb::CheckBudgetResponse> {
+    let report = api
+        .engine
+        .check_budget(
+            tenant,
+            engine::CheckRequest {
+                session_id: req.session_id,
+                system_prompt: req.system_prompt,
+                tools: tools_from_pb(req.tools),
+                max_output_tokens: req.max_output_tokens,
+                pending: messages_from_pb(req.pending_messages, "pending_messages")?,
+            },
+        )
+        .await?;
+    Ok(pb::CheckBudgetResponse {
+        budget: Some(report_to_pb(&report)),
+    })
+}
