@@ -12,8 +12,8 @@
 //! broadcast only saves the reads.
 //!
 //! The parts, one way: [`kinds`] (what an event says, cursors, settings: pure, used by
-//! the store and the engine) ← [`hub`] (the replica's LISTEN and fan-out, over the store)
-//! ← [`subscribe`] (SubscribeEvents: one stream, opened through the engine).
+//! the store and the engine) ← `hub` (the replica's LISTEN and fan-out, over the store)
+//! ← `subscribe` (SubscribeEvents: one stream, opened through the engine).
 pub mod kinds;
 
 mod hub;
