@@ -8,7 +8,7 @@ use super::{BuildRequest, Built, CheckRequest, Engine, History, JobReason, Trimm
 use crate::budget::{self, Regions, Report};
 use crate::compaction;
 use crate::error::{Error, Result};
-use crate::events::CompactionKind;
+use crate::events::kinds::CompactionKind;
 use crate::message::{Message, Role, StoredMessage, ViewState};
 use crate::policy::{Policy, SummaryPlacement};
 use crate::store::{BuildRecord, SessionRow, SummaryRow};

@@ -17,7 +17,7 @@ use tokio::sync::broadcast;
 
 use crate::budget::Report;
 use crate::error::{Error, Result, quoted};
-use crate::events::EventsConfig;
+use crate::events::kinds::EventsConfig;
 use crate::limits::Limits;
 use crate::llm::ModelSummarizer;
 pub use crate::message::Usage;

@@ -2,7 +2,7 @@
 //! the report of its next request, and the budget-status events.
 use crate::budget::{self, Anchor, Estimate, Regions, Report};
 use crate::error::{Error, Result, quoted};
-use crate::events::EventDetail;
+use crate::events::kinds::EventDetail;
 use crate::message::StoredMessage;
 use crate::policy::Policy;
 use crate::store::{SessionRow, SummaryRow};

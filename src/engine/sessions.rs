@@ -5,7 +5,7 @@ use super::report::{policy_of, session_not_found, session_report};
 use super::{Engine, SessionInfo};
 use crate::budget::{Regions, Report};
 use crate::error::{Error, Result, is_unique_violation, quoted};
-use crate::events::EventDetail;
+use crate::events::kinds::EventDetail;
 use crate::policy::{Policy, PolicyOverrides};
 use crate::store::{SessionRow, SummaryRow};
 use crate::tokenize::REPLY_PRIMING;

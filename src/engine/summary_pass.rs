@@ -4,7 +4,7 @@
 use super::Engine;
 use super::report::{note_budget, row_report, session_not_found, summary_region, view_estimate};
 use crate::error::Result;
-use crate::events::{CompactionKind, EventDetail};
+use crate::events::kinds::{CompactionKind, EventDetail};
 use crate::message::{Message, Role, StoredMessage};
 use crate::policy::Policy;
 use crate::store::{NewJob, NewSummary, SessionRow, SummarizedUpdate, SummaryRow, View};

@@ -3,30 +3,19 @@
 //! it was read (optimistic concurrency on the row's xmin): two round trips instead of a
 //! locked transaction's five or six. An append that keeps racing other writers of its
 //! session reads under the row lock instead, and then always gets through.
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use sqlx::types::Json;
 use sqlx::{FromRow, PgConnection, Postgres, Row, Transaction};
 
+use super::append_write::{AppendWrite, MessageColumns, call_rows};
 use super::batch;
-use super::jobs::{JOBS_CHANNEL, NewJob};
+use super::jobs::JOBS_CHANNEL;
 use super::sessions::{SessionRow, with_columns};
-use super::{EVENTS_CHANNEL, SessionUpdate, Store};
-use crate::events::EventDetail;
-use crate::message::{Message, Role, ViewState};
-
-/// A message ready to insert: seq, turn and token count assigned by the engine.
-#[derive(Debug, Clone)]
-pub struct NewMessage<'a> {
-    pub seq: i64,
-    pub turn: i64,
-    pub token_count: i64,
-    /// Tokens as rendered in the view (the preview's when evicted).
-    pub view_tokens: i64,
-    pub view_state: ViewState,
-    pub message: &'a Message,
-}
+use super::{EVENTS_CHANNEL, Store};
+use crate::events::kinds::EventDetail;
+use crate::message::Role;
 
 /// What an append decides on, read in one statement (one snapshot).
 pub struct AppendState {
@@ -84,23 +73,6 @@ impl RowCache {
     pub(super) fn forget(&self, tenant_id: i64, external_id: &str) {
         self.lock().remove(&(tenant_id, external_id.to_string()));
     }
-}
-
-/// Everything one append writes.
-pub struct AppendWrite<'a> {
-    pub batch: &'a [NewMessage<'a>],
-    /// New tool calls: (id, seq of the message making it).
-    pub calls: &'a [(String, i64)],
-    /// Answers: (call id, seq of the result).
-    pub answers: &'a [(String, i64)],
-    pub update: SessionUpdate,
-    pub events: Vec<EventDetail>,
-    /// The session's new budget status, when it changed.
-    pub budget_status: Option<i16>,
-    /// Key, request hash and the response to replay for it.
-    pub idempotency: Option<(&'a str, &'a [u8], serde_json::Value)>,
-    /// A job to enqueue (none of its kind is pending), and whether to announce it.
-    pub job: Option<(&'a NewJob, bool)>,
 }
 
 /// How an append's write went.
@@ -356,109 +328,6 @@ select s.id is not null as applied, s.*",
     }
     sql.push_str(" from (select 1) as one left join s on true");
     sql
-}
-
-/// New tool calls with the seq of their result when the batch answers them too (a
-/// sub-statement cannot see rows another one inserts), and the answers to calls of
-/// earlier appends.
-pub(super) type CallRows = (Vec<(String, i64, Option<i64>)>, Vec<(String, i64)>);
-
-pub(super) fn call_rows(calls: &[(String, i64)], answers: &[(String, i64)]) -> CallRows {
-    let new_ids: HashSet<&str> = calls.iter().map(|(id, _)| id.as_str()).collect();
-    let answer_of = |id: &str| answers.iter().find(|(answered, _)| answered == id);
-    let new_calls = calls
-        .iter()
-        .map(|(id, seq)| (id.clone(), *seq, answer_of(id).map(|(_, seq)| *seq)))
-        .collect();
-    let earlier = answers
-        .iter()
-        .filter(|(id, _)| !new_ids.contains(id.as_str()))
-        .cloned()
-        .collect();
-    (new_calls, earlier)
-}
-
-/// The columns of appended messages, one array each, as the statements unnest them;
-/// `items` names the batch item each message belongs to.
-#[derive(Debug, Default)]
-pub(super) struct MessageColumns {
-    pub items: Vec<i32>,
-    pub seqs: Vec<i64>,
-    pub turns: Vec<i64>,
-    pub roles: Vec<i16>,
-    pub contents: Vec<String>,
-    pub parts: Vec<Option<String>>,
-    pub reasonings: Vec<String>,
-    pub tool_calls: Vec<Option<String>>,
-    pub tool_call_ids: Vec<String>,
-    pub names: Vec<String>,
-    pub metadata: Vec<String>,
-    pub pinned: Vec<bool>,
-    pub token_counts: Vec<i32>,
-    pub view_tokens: Vec<i32>,
-    pub view_states: Vec<i16>,
-}
-
-impl MessageColumns {
-    pub(super) fn push(&mut self, item: i32, new: &NewMessage<'_>) {
-        let message = new.message;
-        self.items.push(item);
-        self.seqs.push(new.seq);
-        self.turns.push(new.turn);
-        self.roles.push(message.role as i16);
-        self.contents.push(message.content.clone());
-        self.parts.push(json_or_null(&message.parts));
-        self.reasonings.push(message.reasoning.clone());
-        self.tool_calls.push(json_or_null(&message.tool_calls));
-        self.tool_call_ids.push(message.tool_call_id.clone());
-        self.names.push(message.name.clone());
-        self.metadata
-            .push(serde_json::to_string(&message.metadata).unwrap_or_else(|_| "{}".into()));
-        self.pinned.push(message.pinned);
-        self.token_counts
-            .push(i32::try_from(new.token_count).unwrap_or(i32::MAX));
-        self.view_tokens
-            .push(i32::try_from(new.view_tokens).unwrap_or(i32::MAX));
-        self.view_states.push(new.view_state as i16);
-    }
-
-    /// The bytes of the messages' texts (what makes a statement large).
-    pub(super) fn bytes(&self) -> usize {
-        let optional =
-            |texts: &[Option<String>]| -> usize { texts.iter().flatten().map(String::len).sum() };
-        let texts = |texts: &[String]| -> usize { texts.iter().map(String::len).sum() };
-        texts(&self.contents)
-            + texts(&self.reasonings)
-            + texts(&self.metadata)
-            + optional(&self.parts)
-            + optional(&self.tool_calls)
-    }
-
-    /// Adds `other`'s messages as batch item `item`'s.
-    pub(super) fn extend(&mut self, item: i32, other: MessageColumns) {
-        self.items.extend(other.items.iter().map(|_| item));
-        self.seqs.extend(other.seqs);
-        self.turns.extend(other.turns);
-        self.roles.extend(other.roles);
-        self.contents.extend(other.contents);
-        self.parts.extend(other.parts);
-        self.reasonings.extend(other.reasonings);
-        self.tool_calls.extend(other.tool_calls);
-        self.tool_call_ids.extend(other.tool_call_ids);
-        self.names.extend(other.names);
-        self.metadata.extend(other.metadata);
-        self.pinned.extend(other.pinned);
-        self.token_counts.extend(other.token_counts);
-        self.view_tokens.extend(other.view_tokens);
-        self.view_states.extend(other.view_states);
-    }
-}
-
-fn json_or_null<T: serde::Serialize>(items: &[T]) -> Option<String> {
-    if items.is_empty() {
-        return None;
-    }
-    serde_json::to_string(items).ok()
 }
 
 /// Writes the append if the session row is still at `row_version` (and, `assumed`, the

@@ -15,7 +15,7 @@ use std::sync::LazyLock;
 use sqlx::{FromRow, PgPool, Row};
 use tokio::sync::{mpsc, oneshot};
 
-use super::append::{AppendWrite, CallRows, MessageColumns, call_rows};
+use super::append_write::{AppendWrite, CallRows, MessageColumns, call_rows};
 use super::sessions::{SessionRow, SessionUpdate, with_columns};
 use crate::message::Role;
 

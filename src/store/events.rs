@@ -3,7 +3,7 @@
 use sqlx::types::Json;
 
 use super::{SessionTx, Store};
-use crate::events::{EventDetail, Position};
+use crate::events::kinds::{EventDetail, Position};
 
 /// The channel an event's commit is announced on (payload: the event id).
 pub const EVENTS_CHANNEL: &str = "ctxd_events";

@@ -7,7 +7,7 @@ use sqlx::types::Json;
 use sqlx::{FromRow, Row};
 
 use super::{SessionTx, Store};
-use crate::events::{CompactionKind, EventDetail};
+use crate::events::kinds::{CompactionKind, EventDetail};
 
 /// The channel workers listen on for new jobs.
 pub const JOBS_CHANNEL: &str = "ctxd_jobs";

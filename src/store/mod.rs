@@ -2,6 +2,7 @@
 //! session row lock serializes writes per session. No engine logic lives here: the
 //! engine decides, the store reads and writes.
 mod append;
+mod append_write;
 mod batch;
 mod events;
 mod jobs;
@@ -17,7 +18,8 @@ use std::time::Duration;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgPool, Postgres, Transaction};
 
-pub use append::{AppendState, AppendWrite, Appended, NewMessage};
+pub use append::{AppendState, Appended};
+pub use append_write::{AppendWrite, NewMessage};
 pub use events::{EVENTS_CHANNEL, EventRow};
 pub use jobs::{
     Finished, JOB_DONE_CHANNEL, JOBS_CHANNEL, JobEnd, JobEnding, JobRow, NewJob, NotifyGate,
@@ -65,7 +67,7 @@ pub struct SessionTx {
     /// The session's pending jobs (by kind) as the lock found them.
     pending_jobs: std::collections::HashMap<String, i64>,
     /// Events to write just before the commit.
-    events: Vec<crate::events::EventDetail>,
+    events: Vec<crate::events::kinds::EventDetail>,
     /// A budget status to record with them.
     budget_status: Option<i16>,
 }

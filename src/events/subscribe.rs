@@ -1,0 +1,291 @@
+//! SubscribeEvents: one stream's backlog from the table, then the hub's broadcast.
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{broadcast, mpsc};
+
+use super::hub::{Hub, PAGE};
+use super::kinds::{Cursor, EventKind, Position};
+use crate::error::{Error, Result};
+use crate::store::{EventRow, Store};
+
+/// What one stream follows.
+#[derive(Debug, Clone)]
+pub struct Subscription {
+    pub tenant_id: i64,
+    /// sessions.id of a session stream; None for the tenant's.
+    pub session_id: Option<i64>,
+    /// Kinds delivered (empty: all).
+    pub kinds: Vec<EventKind>,
+    pub cursor: Cursor,
+    pub heartbeat: Duration,
+}
+
+/// One item of a stream.
+#[derive(Debug)]
+pub enum Item {
+    Event(Arc<EventRow>, Cursor),
+    /// The stream's position (resuming from it skips nothing undelivered).
+    Heartbeat(Cursor),
+    /// The server is shutting down: the stream ends (the client resumes elsewhere).
+    ShuttingDown,
+    /// Reading the events failed: the stream ends with the error.
+    Failed(Error),
+}
+
+/// Where a subscription starts when it asks for events from now on.
+pub async fn current_cursor(
+    store: &Store,
+    tenant_id: i64,
+    session: Option<(i64, i64)>,
+) -> Result<Cursor> {
+    Ok(match session {
+        Some((_, event_seq)) => Cursor::Session(event_seq),
+        None => Cursor::Tenant(store.events_horizon(Some(tenant_id)).await?),
+    })
+}
+
+/// OUT_OF_RANGE when events after `cursor` were pruned: resuming would miss them.
+pub async fn check_retained(store: &Store, subscription: &Subscription) -> Result<()> {
+    let lost = match (subscription.cursor, subscription.session_id) {
+        (Cursor::Session(after), Some(session_id)) => {
+            let (oldest, newest) = store.session_event_bounds(session_id).await?;
+            match oldest {
+                Some(oldest) => oldest > after + 1,
+                None => newest > after,
+            }
+        }
+        (Cursor::Tenant(after), None) => store.events_pruned(subscription.tenant_id).await? > after,
+        _ => false,
+    };
+    if lost {
+        return Err(Error::OutOfRange(format!(
+            "after: events after cursor {:?} are past the events retention and were pruned; subscribe without `after` (oldest kept) or with from_now",
+            subscription.cursor.encode()
+        )));
+    }
+    Ok(())
+}
+
+/// Runs one stream until the client goes away, the server shuts down or (a session
+/// stream) the session is deleted, or reading fails (sent as the stream's last item).
+pub async fn stream(hub: Arc<Hub>, subscription: Subscription, out: mpsc::Sender<Item>) {
+    let ending = match run(hub, subscription, out.clone()).await {
+        Ok(true) => Some(Item::ShuttingDown),
+        Ok(false) => None,
+        Err(error) => Some(Item::Failed(error)),
+    };
+    if let Some(item) = ending {
+        let _ = out.send(item).await;
+    }
+}
+
+/// Backlog, a heartbeat, then live. True when it stopped for the server's shutdown.
+async fn run(
+    hub: Arc<Hub>,
+    mut subscription: Subscription,
+    out: mpsc::Sender<Item>,
+) -> Result<bool> {
+    // Subscribed before the backlog is read: nothing committed in between is missed.
+    let mut live = hub.subscribe();
+    let mut ended = false;
+    backlog(&hub.store, &mut subscription, &out, &mut ended).await?;
+    if ended
+        || out
+            .send(Item::Heartbeat(subscription.cursor))
+            .await
+            .is_err()
+    {
+        return Ok(false);
+    }
+    let mut beat = tokio::time::interval_at(
+        tokio::time::Instant::now() + subscription.heartbeat,
+        subscription.heartbeat,
+    );
+    beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            () = hub.shutdown.cancelled() => return Ok(true),
+            () = out.closed() => return Ok(false),
+            _ = beat.tick() => {
+                if out.send(Item::Heartbeat(subscription.cursor)).await.is_err() {
+                    return Ok(false);
+                }
+            }
+            received = live.recv() => match received {
+                Ok((row, settled)) => {
+                    if row.tenant_id != subscription.tenant_id
+                        || (subscription.session_id.is_none() && !settled)
+                        || subscription.session_id.is_some_and(|id| id != row.session_id)
+                    {
+                        continue;
+                    }
+                    let next = match subscription.cursor {
+                        Cursor::Session(seq) if row.session_seq <= seq => continue,
+                        // A seq gap: the broadcast's order (tx, id) can differ from the
+                        // session's; the table has them in seq order.
+                        Cursor::Session(seq) if row.session_seq > seq + 1 => None,
+                        Cursor::Session(_) => Some(Cursor::Session(row.session_seq)),
+                        Cursor::Tenant(position) if row.position() <= position => continue,
+                        Cursor::Tenant(_) => Some(Cursor::Tenant(row.position())),
+                    };
+                    match next {
+                        Some(cursor) => {
+                            subscription.cursor = cursor;
+                            if !deliver(&subscription, row, &out, &mut ended).await {
+                                return Ok(false);
+                            }
+                        }
+                        None => backlog(&hub.store, &mut subscription, &out, &mut ended).await?,
+                    }
+                    beat.reset();
+                }
+                // Fell behind the broadcast's buffer: the table has everything.
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    backlog(&hub.store, &mut subscription, &out, &mut ended).await?;
+                }
+                Err(broadcast::error::RecvError::Closed) => return Ok(true),
+            },
+        }
+        if ended {
+            return Ok(false);
+        }
+    }
+}
+
+/// Sends an event unless the kind filter skips it; false when the client is gone. A
+/// session stream ends after its session's deletion.
+async fn deliver(
+    subscription: &Subscription,
+    row: Arc<EventRow>,
+    out: &mpsc::Sender<Item>,
+    ended: &mut bool,
+) -> bool {
+    let kind = row.detail.0.kind();
+    if subscription.session_id.is_some() && kind == EventKind::SessionDeleted {
+        *ended = true;
+    }
+    if !subscription.kinds.is_empty() && !subscription.kinds.contains(&kind) {
+        return true;
+    }
+    out.send(Item::Event(row, subscription.cursor))
+        .await
+        .is_ok()
+}
+
+/// Delivers everything after the cursor the table has (below the horizon, for a tenant
+/// stream).
+async fn backlog(
+    store: &Store,
+    subscription: &mut Subscription,
+    out: &mpsc::Sender<Item>,
+    ended: &mut bool,
+) -> Result<()> {
+    loop {
+        let rows: Vec<EventRow> = match (subscription.cursor, subscription.session_id) {
+            (Cursor::Session(seq), Some(session_id)) => {
+                store.session_events(session_id, seq, PAGE).await?
+            }
+            (Cursor::Tenant(position), None) => store
+                .events_after(Some(subscription.tenant_id), position, PAGE)
+                .await?
+                .into_iter()
+                .take_while(|(_, visible)| *visible)
+                .map(|(row, _)| row)
+                .collect(),
+            _ => {
+                return Err(Error::internal(
+                    "a stream's cursor does not match its scope",
+                ));
+            }
+        };
+        let count = rows.len() as i64;
+        for row in rows {
+            subscription.cursor = match subscription.cursor {
+                Cursor::Session(_) => Cursor::Session(row.session_seq),
+                Cursor::Tenant(_) => Cursor::Tenant(row.position()),
+            };
+            if !deliver(subscription, Arc::new(row), out, ended).await || *ended {
+                return Ok(());
+            }
+        }
+        if count < PAGE {
+            return Ok(());
+        }
+    }
+}
+
+/// A SubscribeEvents request, validated by [`open`].
+#[derive(Debug, Clone)]
+pub struct SubscribeRequest {
+    /// Empty: every session of the tenant.
+    pub session_id: String,
+    pub kinds: Vec<EventKind>,
+    pub after: String,
+    pub from_now: bool,
+    /// 0: the default.
+    pub heartbeat_interval_ms: u32,
+}
+
+/// Heartbeat interval when the request does not say, and the bounds it may ask for.
+const DEFAULT_HEARTBEAT_MS: u32 = 15_000;
+const MIN_HEARTBEAT_MS: u32 = 100;
+const MAX_HEARTBEAT_MS: u32 = 600_000;
+
+/// Checks a request and says where its stream starts.
+pub async fn open(
+    engine: &crate::engine::Engine,
+    tenant_id: i64,
+    request: SubscribeRequest,
+) -> Result<Subscription> {
+    let heartbeat_ms = match request.heartbeat_interval_ms {
+        0 => DEFAULT_HEARTBEAT_MS,
+        ms if (MIN_HEARTBEAT_MS..=MAX_HEARTBEAT_MS).contains(&ms) => ms,
+        ms => {
+            return Err(Error::invalid(
+                "heartbeat_interval_ms",
+                format!(
+                    "must be 0 (default {DEFAULT_HEARTBEAT_MS}) or between {MIN_HEARTBEAT_MS} and {MAX_HEARTBEAT_MS}, got {ms}"
+                ),
+            ));
+        }
+    };
+    if request.from_now && !request.after.is_empty() {
+        return Err(Error::invalid(
+            "from_now",
+            "cannot be combined with after: resume from a cursor, or start from now",
+        ));
+    }
+    let session = if request.session_id.is_empty() {
+        None
+    } else {
+        crate::engine::validate_session_id(&request.session_id)?;
+        let row = engine
+            .get_session(tenant_id, &request.session_id)
+            .await?
+            .row;
+        Some((row.id, row.event_seq))
+    };
+    let store = engine.store();
+    let cursor = if request.from_now {
+        current_cursor(store, tenant_id, session).await?
+    } else if request.after.is_empty() {
+        match session {
+            Some(_) => Cursor::Session(0),
+            None => Cursor::Tenant(Position::START),
+        }
+    } else {
+        Cursor::parse(&request.after, session.is_some())?
+    };
+    let subscription = Subscription {
+        tenant_id,
+        session_id: session.map(|(id, _)| id),
+        kinds: request.kinds,
+        cursor,
+        heartbeat: Duration::from_millis(u64::from(heartbeat_ms)),
+    };
+    if !request.after.is_empty() {
+        check_retained(store, &subscription).await?;
+    }
+    Ok(subscription)
+}
