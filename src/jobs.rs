@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::engine::Engine;
-use crate::store::{JOB_DONE_CHANNEL, JOBS_CHANNEL, JobEnd, JobEnding, JobRow, Store};
+use crate::store::{JOB_DONE_CHANNEL, JOBS_CHANNEL, JobEnd, JobEnding, JobRow, JobState, Store};
 
 /// What runs a claimed job: the engine, or (in the queue benchmark) a no-op.
 pub trait Runner: Clone + Send + Sync + 'static {
@@ -303,15 +303,12 @@ impl<R: Runner> Worker<R> {
             tracing::Span::current().record("outcome", "released");
             return None;
         };
-        let outcome = match &end {
-            JobEnd::Completed(_) => "completed",
-            JobEnd::Failed {
-                retry_in: Some(_), ..
-            } if !final_attempt => "retryable",
-            JobEnd::Failed { .. } => "discarded",
-            JobEnd::Cancelled(_) => "cancelled",
+        let outcome = match end.state() {
+            // The last attempt is not retried.
+            JobState::Retryable if final_attempt => JobState::Discarded,
+            state => state,
         };
-        tracing::Span::current().record("outcome", outcome);
+        tracing::Span::current().record("outcome", outcome.as_str());
         if let JobEnd::Completed(serde_json::Value::Object(result)) = &mut end {
             result.insert("worker".into(), self.name.clone().into());
         }

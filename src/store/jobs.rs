@@ -6,6 +6,7 @@ use std::time::Duration;
 use sqlx::types::Json;
 use sqlx::{FromRow, Row};
 
+use super::job_state::JobState;
 use super::{SessionTx, Store};
 use crate::events::kinds::{CompactionKind, EventDetail};
 
@@ -22,7 +23,7 @@ pub struct JobRow {
     pub session_id: i64,
     pub external_id: String,
     pub kind: String,
-    pub state: String,
+    pub state: JobState,
     pub priority: i16,
     pub attempts: i32,
     pub max_attempts: i32,
@@ -41,7 +42,7 @@ pub struct JobRow {
 impl JobRow {
     /// Whether the job has reached an end state.
     pub fn is_finished(&self) -> bool {
-        matches!(self.state.as_str(), "completed" | "discarded" | "cancelled")
+        self.state.is_finished()
     }
 
     /// On a fallback run, why the attempt failed: it stands where a model's error
@@ -263,6 +264,21 @@ pub enum JobEnd {
     Cancelled(String),
 }
 
+impl JobEnd {
+    /// The state this end asks for (a retryable job whose attempts are used up is
+    /// discarded instead, by the database).
+    pub fn state(&self) -> JobState {
+        match self {
+            JobEnd::Completed(_) => JobState::Completed,
+            JobEnd::Failed {
+                retry_in: Some(_), ..
+            } => JobState::Retryable,
+            JobEnd::Failed { retry_in: None, .. } => JobState::Discarded,
+            JobEnd::Cancelled(_) => JobState::Cancelled,
+        }
+    }
+}
+
 // The queue's own bookkeeping (claim, lease renewal, finish) commits without waiting for
 // the WAL flush: PostgreSQL makes it visible at once and flushes it with the next
 // synchronous commit, within ~3 × wal_writer_delay otherwise. Were PostgreSQL itself to
@@ -319,18 +335,19 @@ impl Store {
         let mut errors: Vec<Option<&str>> = Vec::with_capacity(ends.len());
         let mut delays = Vec::with_capacity(ends.len());
         for ending in ends {
-            let (state, result, error, delay) = match ending.end {
-                JobEnd::Completed(result) => ("completed", Some(result.to_string()), None, 0.0),
+            let (result, error, delay) = match ending.end {
+                JobEnd::Completed(result) => (Some(result.to_string()), None, 0.0),
                 JobEnd::Failed {
                     error,
                     retry_in: Some(delay),
-                } => ("retryable", None, Some(error.as_str()), delay.as_secs_f64()),
+                } => (None, Some(error.as_str()), delay.as_secs_f64()),
                 JobEnd::Failed {
                     error,
                     retry_in: None,
-                } => ("discarded", None, Some(error.as_str()), 0.0),
-                JobEnd::Cancelled(reason) => ("cancelled", None, Some(reason.as_str()), 0.0),
+                } => (None, Some(error.as_str()), 0.0),
+                JobEnd::Cancelled(reason) => (None, Some(reason.as_str()), 0.0),
             };
+            let state = ending.end.state();
             ids.push(ending.id);
             workers.push(ending.worker);
             states.push(state);

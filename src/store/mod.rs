@@ -5,6 +5,7 @@ mod append;
 mod append_write;
 mod batch;
 mod events;
+mod job_state;
 mod jobs;
 mod messages;
 mod search;
@@ -21,6 +22,7 @@ use sqlx::{PgPool, Postgres, Transaction};
 pub use append::{AppendState, Appended};
 pub use append_write::{AppendWrite, NewMessage};
 pub use events::{EVENTS_CHANNEL, EventRow};
+pub use job_state::{JobState, UnknownJobState};
 pub use jobs::{
     Finished, JOB_DONE_CHANNEL, JOBS_CHANNEL, JobEnd, JobEnding, JobRow, NewJob, NotifyGate,
 };

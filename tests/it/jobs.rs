@@ -9,6 +9,7 @@ use ctxd::engine::EngineConfig;
 use ctxd::llm::{Api, ModelSummarizer, Profile};
 use ctxd::pb;
 use ctxd::policy::Policy;
+use ctxd::store::JobState;
 use sqlx::PgPool;
 
 use crate::binary::{free_port, terminate, wait_serving};
@@ -756,8 +757,8 @@ async fn concurrent_rescues_announce_each_rescued_attempt_once(pool: PgPool) {
     assert_eq!(rescue_everywhere().await, 1, "rescued once");
     let retried = store.job(tenant, id).await.unwrap().unwrap();
     assert_eq!(
-        (retried.state.as_str(), retried.attempts, retried.fallback),
-        ("retryable", 1, false)
+        (retried.state, retried.attempts, retried.fallback),
+        (JobState::Retryable, 1, false)
     );
     assert!(retried.run_at <= chrono::Utc::now());
     let failures = failure_events(&pool, id).await;
@@ -771,8 +772,8 @@ async fn concurrent_rescues_announce_each_rescued_attempt_once(pool: PgPool) {
     assert_eq!(rescue_everywhere().await, 1);
     let pending = store.job(tenant, id).await.unwrap().unwrap();
     assert_eq!(
-        (pending.state.as_str(), pending.fallback),
-        ("retryable", true)
+        (pending.state, pending.fallback),
+        (JobState::Retryable, true)
     );
     assert_eq!(failure_events(&pool, id).await.len(), 1);
     let fallback = dead(2).await;
@@ -783,8 +784,8 @@ async fn concurrent_rescues_announce_each_rescued_attempt_once(pool: PgPool) {
     assert_eq!(rescue_everywhere().await, 1);
     let discarded = store.job(tenant, id).await.unwrap().unwrap();
     assert_eq!(
-        (discarded.state.as_str(), discarded.attempts),
-        ("discarded", 2)
+        (discarded.state, discarded.attempts),
+        (JobState::Discarded, 2)
     );
     assert!(discarded.finished_at.is_some());
     let failures = failure_events(&pool, id).await;
@@ -838,7 +839,7 @@ async fn a_batch_records_held_ends_and_claims_one_job_per_taker(pool: PgPool) {
     // Priority first, then age.
     let first = store.claim_job("w1", lease).await.unwrap().unwrap();
     assert_eq!(first.id, ids[2]);
-    assert_eq!((first.state.as_str(), first.attempts), ("running", 1));
+    assert_eq!((first.state, first.attempts), (JobState::Running, 1));
     let second = store.claim_job("w2", lease).await.unwrap().unwrap();
     assert_eq!(second.id, ids[0]);
 
@@ -880,10 +881,10 @@ async fn a_batch_records_held_ends_and_claims_one_job_per_taker(pool: PgPool) {
     assert_ne!(claimed[0].0, claimed[1].0, "one job per taker");
 
     let done = store.job(tenant, first.id).await.unwrap().unwrap();
-    assert_eq!(done.state, "completed");
+    assert_eq!(done.state, JobState::Completed);
     assert_eq!(done.result.unwrap().0["ok"], true);
     let untouched = store.job(tenant, second.id).await.unwrap().unwrap();
-    assert_eq!(untouched.state, "running");
+    assert_eq!(untouched.state, JobState::Running);
 
     // A retryable failure waits for its backoff; on the last attempt it is discarded.
     let finished = store
@@ -901,7 +902,7 @@ async fn a_batch_records_held_ends_and_claims_one_job_per_taker(pool: PgPool) {
     assert_eq!(finished.held, vec![second.id]);
     assert!(finished.claimed.is_empty(), "nothing else is due");
     let retrying = store.job(tenant, second.id).await.unwrap().unwrap();
-    assert_eq!(retrying.state, "retryable");
+    assert_eq!(retrying.state, JobState::Retryable);
     assert_eq!(retrying.last_error.as_deref(), Some("model down"));
     assert!(retrying.run_at > chrono::Utc::now() + chrono::Duration::seconds(50));
     sqlx::query("update jobs set run_at = now() where id = $1")
@@ -924,7 +925,7 @@ async fn a_batch_records_held_ends_and_claims_one_job_per_taker(pool: PgPool) {
         .await
         .unwrap();
     let discarded = store.job(tenant, second.id).await.unwrap().unwrap();
-    assert_eq!(discarded.state, "discarded");
+    assert_eq!(discarded.state, JobState::Discarded);
     assert!(discarded.finished_at.is_some());
 
     // A later transaction finds the pending job through its lock; a more urgent request

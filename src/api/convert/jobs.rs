@@ -2,16 +2,16 @@
 
 use super::timestamp;
 use crate::pb;
+use crate::store::JobState;
 
 pub(in crate::api) fn job_message(job: crate::store::JobRow) -> pb::Job {
-    let state = match job.state.as_str() {
-        "available" => pb::JobState::Available,
-        "running" => pb::JobState::Running,
-        "completed" => pb::JobState::Completed,
-        "retryable" => pb::JobState::Retryable,
-        "discarded" => pb::JobState::Discarded,
-        "cancelled" => pb::JobState::Cancelled,
-        _ => pb::JobState::Unspecified,
+    let state = match job.state {
+        JobState::Available => pb::JobState::Available,
+        JobState::Running => pb::JobState::Running,
+        JobState::Completed => pb::JobState::Completed,
+        JobState::Retryable => pb::JobState::Retryable,
+        JobState::Discarded => pb::JobState::Discarded,
+        JobState::Cancelled => pb::JobState::Cancelled,
     };
     pb::Job {
         job_id: job.id,
