@@ -12,7 +12,7 @@ use sqlx::{FromRow, PgConnection, Postgres, Row, Transaction};
 use super::append_write::{AppendWrite, MessageColumns, call_rows};
 use super::batch;
 use super::jobs::JOBS_CHANNEL;
-use super::sessions::{SessionRow, with_columns};
+use super::sessions::{SessionRow, with_session_columns};
 use super::{EVENTS_CHANNEL, Store};
 use crate::events::kinds::EventDetail;
 use crate::message::Role;
@@ -87,24 +87,8 @@ pub enum Appended {
 }
 
 /// The session row with what an append needs.
-macro_rules! append_state_query {
-    () => {
-        concat!(
-            with_columns!("select", ""),
-            ", sessions.xmin::text as row_version,
-               (select jsonb_object_agg(j.kind, j.id) from jobs j
-                 where j.session_id = sessions.id
-                   and j.state in ('available', 'running', 'retryable')) as pending_jobs,
-               (select jsonb_agg(jsonb_build_array(t.call_id, t.result_seq))
-                  from tool_calls t
-                 where t.session_id = sessions.id and t.call_id = any($3)) as known_calls,
-               (select jsonb_build_array(encode(k.request_hash, 'hex'), k.response)
-                  from idempotency_keys k
-                 where k.session_id = sessions.id and k.key = $4) as idempotent
-             from sessions where tenant_id = $1 and external_id = $2"
-        )
-    };
-}
+static STATE_SQL: LazyLock<String> =
+    LazyLock::new(|| with_session_columns(include_str!("sql/append/state.sql")));
 
 impl Store {
     /// The append's state without a read, from the session row as this replica's last
@@ -144,7 +128,7 @@ impl Store {
         key: Option<&str>,
         lock: bool,
     ) -> Result<Option<AppendState>, sqlx::Error> {
-        let query = sqlx::query(append_state_query!())
+        let query = sqlx::query(STATE_SQL.as_str())
             .bind(tenant_id)
             .bind(external_id)
             .bind(call_ids)
@@ -198,14 +182,9 @@ impl Store {
         state: &mut AppendState,
         call_id: &str,
     ) -> Result<String, sqlx::Error> {
-        let query = sqlx::query_scalar(
-            "select c ->> 'name' from tool_calls t
-             join messages m on m.session_id = t.session_id and m.seq = t.call_seq,
-             jsonb_array_elements(m.tool_calls) c
-             where t.session_id = $1 and t.call_id = $2 and c ->> 'id' = $2",
-        )
-        .bind(state.session.id)
-        .bind(call_id);
+        let query = sqlx::query_scalar(include_str!("sql/append/tool_name.sql"))
+            .bind(state.session.id)
+            .bind(call_id);
         let name: Option<Option<String>> = match state.locked.as_mut() {
             Some(tx) => query.fetch_optional(&mut **tx).await?,
             None => query.fetch_optional(&self.pool).await?,
@@ -267,9 +246,7 @@ static SESSION_PART_ASSUMED: LazyLock<String> =
     LazyLock::new(|| session_part(include_str!("sql/append/assumed.sql")));
 
 fn session_part(guard: &str) -> String {
-    include_str!("sql/append/session.sql")
-        .replace("{assumed}", guard)
-        .replace("{columns}", with_columns!("", ""))
+    with_session_columns(&include_str!("sql/append/session.sql").replace("{assumed}", guard))
 }
 
 /// The append statement for `write`: only the parts it has rows for, since PostgreSQL

@@ -16,7 +16,7 @@ use sqlx::{FromRow, PgPool, Row};
 use tokio::sync::{mpsc, oneshot};
 
 use super::append_write::{AppendWrite, CallRows, MessageColumns, call_rows};
-use super::sessions::{SessionRow, SessionUpdate, with_columns};
+use super::sessions::{SessionRow, SessionUpdate, with_session_columns};
 use crate::message::Role;
 
 /// One append's write, owned (it crosses to the writer's task).
@@ -230,9 +230,8 @@ fn next_batch(waiting: &mut VecDeque<Pending>, in_flight: &HashSet<i64>) -> Vec<
     batch
 }
 
-static BATCH_SQL: LazyLock<String> = LazyLock::new(|| {
-    include_str!("sql/append/batch.sql").replace("{columns}", with_columns!("", ""))
-});
+static BATCH_SQL: LazyLock<String> =
+    LazyLock::new(|| with_session_columns(include_str!("sql/append/batch.sql")));
 
 /// One statement for all of `items`; an outcome for each, in order.
 async fn write_batch(pool: &PgPool, mut items: Vec<Item>) -> Vec<Outcome> {

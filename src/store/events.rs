@@ -1,8 +1,10 @@
 //! The events outbox: written with the change it describes, under the session's row
 //! lock; read by one session's seq, or in (tx, id) order below the visibility horizon.
+use std::sync::LazyLock;
+
 use sqlx::types::Json;
 
-use super::{SessionTx, Store};
+use super::{SessionTx, Store, with_columns};
 use crate::events::kinds::{EventDetail, Position};
 
 /// The channel an event's commit is announced on (payload: the event id).
@@ -32,17 +34,15 @@ impl EventRow {
     }
 }
 
-/// `$head`, every event column, `$tail`: whole rows for [`EventRow`].
-macro_rules! event_columns {
-    ($head:literal, $tail:literal) => {
-        concat!(
-            $head,
-            " id, tenant_id, session_id, external_id, session_seq, tx, kind, session_version, \
-    detail, created_at",
-            $tail
-        )
-    };
-}
+/// Every event column: the `{columns}` of statements that read whole rows into
+/// [`EventRow`].
+const EVENT_COLUMNS: &str = "id, tenant_id, session_id, external_id, session_seq, tx, kind, \
+    session_version, detail, created_at";
+
+static SESSION_EVENTS_SQL: LazyLock<String> =
+    LazyLock::new(|| with_columns(include_str!("sql/events/session_events.sql"), EVENT_COLUMNS));
+static EVENTS_AFTER_SQL: LazyLock<String> =
+    LazyLock::new(|| with_columns(include_str!("sql/events/after.sql"), EVENT_COLUMNS));
 
 impl SessionTx {
     /// Queues an event for this transaction; it is written just before the commit,
@@ -67,28 +67,14 @@ impl SessionTx {
         if !self.events.is_empty() {
             let kinds: Vec<i16> = self.events.iter().map(|e| e.kind() as i16).collect();
             let details: Vec<Json<&EventDetail>> = self.events.iter().map(Json).collect();
-            sqlx::query(
-                "with s as (
-                    update sessions set event_seq = event_seq + cardinality($2::smallint[]),
-                        budget_status = coalesce($4, budget_status)
-                    where id = $1
-                    returning tenant_id, external_id, event_seq - cardinality($2::smallint[]) as base, version
-                 ), ins as (
-                    insert into events (tenant_id, session_id, external_id, session_seq, kind,
-                        session_version, detail)
-                    select s.tenant_id, $1, s.external_id, s.base + e.ord, e.kind, s.version, e.detail
-                    from s, unnest($2::smallint[], $3::jsonb[]) with ordinality as e(kind, detail, ord)
-                    returning id
-                 )
-                 select pg_notify($5, (select max(id) from ins)::text)",
-            )
-            .bind(self.session.id)
-            .bind(kinds)
-            .bind(details)
-            .bind(self.budget_status)
-            .bind(EVENTS_CHANNEL)
-            .execute(&mut *self.tx)
-            .await?;
+            sqlx::query(include_str!("sql/events/write.sql"))
+                .bind(self.session.id)
+                .bind(kinds)
+                .bind(details)
+                .bind(self.budget_status)
+                .bind(EVENTS_CHANNEL)
+                .execute(&mut *self.tx)
+                .await?;
         }
         self.tx.commit().await
     }
@@ -103,25 +89,14 @@ impl Store {
         external_id: &str,
         deleted: &EventDetail,
     ) -> Result<Option<i64>, sqlx::Error> {
-        sqlx::query_scalar(
-            "with s as (
-                delete from sessions where tenant_id = $1 and external_id = $2
-                returning id, tenant_id, external_id, event_seq, version, message_count
-             ), ins as (
-                insert into events (tenant_id, session_id, external_id, session_seq, kind,
-                    session_version, detail)
-                select tenant_id, id, external_id, event_seq + 1, $3, version + 1, $4 from s
-                returning id
-             )
-             select s.message_count, pg_notify($5, (select max(id) from ins)::text) from s",
-        )
-        .bind(tenant_id)
-        .bind(external_id)
-        .bind(deleted.kind() as i16)
-        .bind(Json(deleted))
-        .bind(EVENTS_CHANNEL)
-        .fetch_optional(self.pool())
-        .await
+        sqlx::query_scalar(include_str!("sql/events/delete_session.sql"))
+            .bind(tenant_id)
+            .bind(external_id)
+            .bind(deleted.kind() as i16)
+            .bind(Json(deleted))
+            .bind(EVENTS_CHANNEL)
+            .fetch_optional(self.pool())
+            .await
     }
 
     /// One session's events after `after_seq`, in seq order.
@@ -131,16 +106,12 @@ impl Store {
         after_seq: i64,
         limit: i64,
     ) -> Result<Vec<EventRow>, sqlx::Error> {
-        sqlx::query_as(event_columns!(
-            "select",
-            " from events where session_id = $1 and session_seq > $2
-             order by session_seq limit $3"
-        ))
-        .bind(session_id)
-        .bind(after_seq)
-        .bind(limit)
-        .fetch_all(self.pool())
-        .await
+        sqlx::query_as(SESSION_EVENTS_SQL.as_str())
+            .bind(session_id)
+            .bind(after_seq)
+            .bind(limit)
+            .fetch_all(self.pool())
+            .await
     }
 
     /// Events after `after` in (tx, id) order, of one tenant or (None) all, each with
@@ -152,33 +123,23 @@ impl Store {
         after: Position,
         limit: i64,
     ) -> Result<Vec<(EventRow, bool)>, sqlx::Error> {
-        let rows: Vec<VisibleRow> = sqlx::query_as(event_columns!(
-            "select",
-            ", tx < pg_snapshot_xmin(pg_current_snapshot())::text::bigint as visible
-             from events where ($1::bigint is null or tenant_id = $1) and (tx, id) > ($2, $3)
-             order by tx, id limit $4"
-        ))
-        .bind(tenant_id)
-        .bind(after.tx)
-        .bind(after.id)
-        .bind(limit)
-        .fetch_all(self.pool())
-        .await?;
+        let rows: Vec<VisibleRow> = sqlx::query_as(EVENTS_AFTER_SQL.as_str())
+            .bind(tenant_id)
+            .bind(after.tx)
+            .bind(after.id)
+            .bind(limit)
+            .fetch_all(self.pool())
+            .await?;
         Ok(rows.into_iter().map(|r| (r.row, r.visible)).collect())
     }
 
     /// The newest position below the visibility horizon: where a reader that wants only
     /// what comes next starts.
     pub async fn events_horizon(&self, tenant_id: Option<i64>) -> Result<Position, sqlx::Error> {
-        let row: Option<(i64, i64)> = sqlx::query_as(
-            "select tx, id from events
-             where ($1::bigint is null or tenant_id = $1)
-               and tx < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
-             order by tx desc, id desc limit 1",
-        )
-        .bind(tenant_id)
-        .fetch_optional(self.pool())
-        .await?;
+        let row: Option<(i64, i64)> = sqlx::query_as(include_str!("sql/events/horizon.sql"))
+            .bind(tenant_id)
+            .fetch_optional(self.pool())
+            .await?;
         Ok(row.map_or(Position::START, |(tx, id)| Position { tx, id }))
     }
 
@@ -210,24 +171,11 @@ impl Store {
     /// Deletes events older than `retention`, remembering per tenant the newest position
     /// removed. Returns how many went.
     pub async fn prune_events(&self, retention: std::time::Duration) -> Result<u64, sqlx::Error> {
-        sqlx::query_scalar(
-            "with gone as (
-                delete from events where created_at < now() - make_interval(secs => $1)
-                returning tenant_id, tx, id
-             ), newest as (
-                select distinct on (tenant_id) tenant_id, tx, id from gone
-                order by tenant_id, tx desc, id desc
-             ), marked as (
-                insert into events_pruned (tenant_id, tx, id) select tenant_id, tx, id from newest
-                on conflict (tenant_id) do update set tx = excluded.tx, id = excluded.id
-                where (events_pruned.tx, events_pruned.id) < (excluded.tx, excluded.id)
-             )
-             select count(*) from gone",
-        )
-        .bind(retention.as_secs_f64())
-        .fetch_one(self.pool())
-        .await
-        .map(|n: i64| n as u64)
+        sqlx::query_scalar(include_str!("sql/events/prune.sql"))
+            .bind(retention.as_secs_f64())
+            .fetch_one(self.pool())
+            .await
+            .map(|n: i64| n as u64)
     }
 }
 

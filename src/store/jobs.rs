@@ -1,5 +1,6 @@
 //! The job queue table: enqueue (inside the transaction that makes a job necessary),
 //! claim under a lease with FOR UPDATE SKIP LOCKED, finish, retry, rescue, prune.
+use std::sync::LazyLock;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
@@ -7,7 +8,7 @@ use sqlx::types::Json;
 use sqlx::{FromRow, Row};
 
 use super::job_state::JobState;
-use super::{SessionTx, Store};
+use super::{SessionTx, Store, with_columns};
 use crate::events::kinds::{CompactionKind, EventDetail};
 
 /// The channel workers listen on for new jobs.
@@ -131,19 +132,22 @@ impl NotifyGate {
     }
 }
 
-/// `$head`, the columns of [`JobRow`] (of `jobs j`), `$tail`.
-macro_rules! with_job_columns {
-    ($head:expr, $tail:expr) => {
-        concat!(
-            $head,
-            " j.id, j.tenant_id, j.session_id, \
+/// The columns of [`JobRow`] (of `jobs j`): the `{columns}` of statements that read it.
+const JOB_COLUMNS: &str = "j.id, j.tenant_id, j.session_id, \
     (select external_id from sessions s where s.id = j.session_id) as external_id, \
     j.kind, j.state, j.priority, j.attempts, j.max_attempts, j.run_at, j.args, j.result, \
-    j.last_error, j.created_at, j.finished_at, j.fallback ",
-            $tail
-        )
-    };
-}
+    j.last_error, j.created_at, j.finished_at, j.fallback";
+
+static FINISH_SQL: LazyLock<String> =
+    LazyLock::new(|| with_columns(include_str!("sql/jobs/finish.sql"), JOB_COLUMNS));
+static JOB_SQL: LazyLock<String> = LazyLock::new(|| {
+    with_columns(
+        "select {columns} from jobs j where j.tenant_id = $1 and j.id = $2",
+        JOB_COLUMNS,
+    )
+});
+static LATEST_JOB_SQL: LazyLock<String> =
+    LazyLock::new(|| with_columns(include_str!("sql/jobs/latest.sql"), JOB_COLUMNS));
 
 impl SessionTx {
     /// Enqueues a job for this session in this transaction (it exists only if the
@@ -164,39 +168,17 @@ impl SessionTx {
         let (id, created) = match self.pending_jobs.get(job.kind) {
             Some(&id) => (id, false),
             None => {
-                let (id, created): (i64, bool) = sqlx::query_as(
-                    "with inserted as (
-                        insert into jobs (tenant_id, session_id, kind, args, priority,
-                            max_attempts, notify_done)
-                        values ($1, $2, $3, $4, $5, $6, $7)
-                        on conflict (session_id, kind)
-                            where state in ('available', 'running', 'retryable')
-                        do nothing
-                        returning id
-                     ),
-                     -- A new pending job changes what an append decides (it enqueues
-                     -- none of its own): touching the row makes an append that read it
-                     -- before retry (its write is guarded by the row's xmin).
-                     touched as (
-                        update sessions set updated_at = now()
-                        where id = $2 and exists (select 1 from inserted)
-                     )
-                     select id, true from inserted
-                     union all
-                     select id, false from jobs
-                     where session_id = $2 and kind = $3
-                       and state in ('available', 'running', 'retryable')
-                       and not exists (select 1 from inserted)",
-                )
-                .bind(tenant_id)
-                .bind(session_id)
-                .bind(job.kind)
-                .bind(Json(&job.args))
-                .bind(job.priority)
-                .bind(job.max_attempts)
-                .bind(job.notify_done)
-                .fetch_one(self.conn())
-                .await?;
+                let (id, created): (i64, bool) =
+                    sqlx::query_as(include_str!("sql/jobs/enqueue.sql"))
+                        .bind(tenant_id)
+                        .bind(session_id)
+                        .bind(job.kind)
+                        .bind(Json(&job.args))
+                        .bind(job.priority)
+                        .bind(job.max_attempts)
+                        .bind(job.notify_done)
+                        .fetch_one(self.conn())
+                        .await?;
                 self.pending_jobs.insert(job.kind.to_string(), id);
                 (id, created)
             }
@@ -212,18 +194,13 @@ impl SessionTx {
             // The pending one must announce its end to this waiter and go first; a more
             // urgent request (a Compact after a threshold job) also replaces its
             // arguments while no worker has started it.
-            sqlx::query(
-                "update jobs set notify_done = notify_done or $2,
-                    args = case when $3 > priority and state <> 'running' then $4 else args end,
-                    priority = greatest(priority, $3)
-                 where id = $1",
-            )
-            .bind(id)
-            .bind(job.notify_done)
-            .bind(job.priority)
-            .bind(Json(&job.args))
-            .execute(self.conn())
-            .await?;
+            sqlx::query(include_str!("sql/jobs/merge.sql"))
+                .bind(id)
+                .bind(job.notify_done)
+                .bind(job.priority)
+                .bind(Json(&job.args))
+                .execute(self.conn())
+                .await?;
         }
         Ok((id, created))
     }
@@ -355,22 +332,18 @@ impl Store {
             errors.push(error);
             delays.push(delay);
         }
-        let rows = sqlx::query(with_job_columns!(
-            "select f.held, j.locked_by,",
-            "from ctxd_finish_and_claim($1, $2, $3, $4, $5, $6, $7, $8, $9) f
-             cross join lateral (select (f.job).*) j"
-        ))
-        .bind(&ids)
-        .bind(&workers)
-        .bind(&states)
-        .bind(&results)
-        .bind(&errors)
-        .bind(&delays)
-        .bind(takers)
-        .bind(lease.as_secs_f64())
-        .bind(JOB_DONE_CHANNEL)
-        .fetch_all(self.pool())
-        .await?;
+        let rows = sqlx::query(FINISH_SQL.as_str())
+            .bind(&ids)
+            .bind(&workers)
+            .bind(&states)
+            .bind(&results)
+            .bind(&errors)
+            .bind(&delays)
+            .bind(takers)
+            .bind(lease.as_secs_f64())
+            .bind(JOB_DONE_CHANNEL)
+            .fetch_all(self.pool())
+            .await?;
         let mut finished = Finished::default();
         for row in rows {
             if let Some(held) = row.try_get::<Option<i64>, _>("held")? {
@@ -387,15 +360,11 @@ impl Store {
     /// Gives a claimed job back untouched (shutdown): available again, the attempt not
     /// counted.
     pub async fn release_job(&self, id: i64, worker: &str) -> Result<(), sqlx::Error> {
-        sqlx::query(
-            "update jobs set state = 'available', attempts = greatest(attempts - 1, 0),
-                locked_by = null, lease_until = null, run_at = now()
-             where id = $1 and locked_by = $2 and state = 'running'",
-        )
-        .bind(id)
-        .bind(worker)
-        .execute(self.pool())
-        .await?;
+        sqlx::query(include_str!("sql/jobs/release.sql"))
+            .bind(id)
+            .bind(worker)
+            .execute(self.pool())
+            .await?;
         sqlx::query("select pg_notify($1, '')")
             .bind(JOBS_CHANNEL)
             .execute(self.pool())
@@ -477,26 +446,19 @@ impl Store {
 
     /// A job by id, within a tenant.
     pub async fn job(&self, tenant_id: i64, id: i64) -> Result<Option<JobRow>, sqlx::Error> {
-        sqlx::query_as(with_job_columns!(
-            "select",
-            "from jobs j where j.tenant_id = $1 and j.id = $2"
-        ))
-        .bind(tenant_id)
-        .bind(id)
-        .fetch_optional(self.pool())
-        .await
+        sqlx::query_as(JOB_SQL.as_str())
+            .bind(tenant_id)
+            .bind(id)
+            .fetch_optional(self.pool())
+            .await
     }
 
     /// The session's newest job of any kind (pending first).
     pub async fn latest_job(&self, session_id: i64) -> Result<Option<JobRow>, sqlx::Error> {
-        sqlx::query_as(with_job_columns!(
-            "select",
-            "from jobs j where j.session_id = $1
-             order by (j.state in ('available', 'running', 'retryable')) desc, j.id desc limit 1"
-        ))
-        .bind(session_id)
-        .fetch_optional(self.pool())
-        .await
+        sqlx::query_as(LATEST_JOB_SQL.as_str())
+            .bind(session_id)
+            .fetch_optional(self.pool())
+            .await
     }
 }
 

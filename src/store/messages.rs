@@ -110,18 +110,12 @@ impl Store {
         if first_seq > last_seq {
             return Ok(Vec::new());
         }
-        let rows: Vec<MessageRow> = sqlx::query_as(
-            "select seq, turn, role, content, parts, reasoning, tool_calls, tool_call_id, name,
-                metadata, pinned, token_count, view_tokens, view_state, created_at
-             from messages where session_id = $1 and seq between $2 and $3
-                and view_state <> 4
-             order by seq",
-        )
-        .bind(session_id)
-        .bind(first_seq)
-        .bind(last_seq)
-        .fetch_all(&self.pool)
-        .await?;
+        let rows: Vec<MessageRow> = sqlx::query_as(include_str!("sql/messages/visible_range.sql"))
+            .bind(session_id)
+            .bind(first_seq)
+            .bind(last_seq)
+            .fetch_all(&self.pool)
+            .await?;
         Ok(rows.into_iter().map(MessageRow::into_stored).collect())
     }
 
@@ -153,21 +147,13 @@ impl Store {
         last_seq: i64,
         max_tokens: i64,
     ) -> Result<Vec<StoredMessage>, sqlx::Error> {
-        let rows: Vec<MessageRow> = sqlx::query_as(
-            "select seq, turn, role, content, parts, reasoning, tool_calls, tool_call_id, name,
-                metadata, pinned, token_count, view_tokens, view_state, created_at
-             from (select m.*, sum(token_count) over (order by seq) as running
-                   from messages m
-                   where session_id = $1 and seq between $2 and $3) r
-             where $4 = 0 or running <= $4 or seq = $2
-             order by seq",
-        )
-        .bind(session_id)
-        .bind(first_seq)
-        .bind(last_seq)
-        .bind(max_tokens)
-        .fetch_all(&self.pool)
-        .await?;
+        let rows: Vec<MessageRow> = sqlx::query_as(include_str!("sql/messages/in_range.sql"))
+            .bind(session_id)
+            .bind(first_seq)
+            .bind(last_seq)
+            .bind(max_tokens)
+            .fetch_all(&self.pool)
+            .await?;
         Ok(rows.into_iter().map(MessageRow::into_stored).collect())
     }
 }

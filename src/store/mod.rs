@@ -232,6 +232,13 @@ impl Store {
     }
 }
 
+/// A statement's text with its `{columns}` as `columns`: statements that read whole rows
+/// name their table's column list so (see [`sessions::SESSION_COLUMNS`]), and are built
+/// once, in a `LazyLock`.
+fn with_columns(sql: &str, columns: &str) -> String {
+    sql.replace("{columns}", columns)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -1,10 +1,11 @@
 //! Session rows: creation, lookup, the write lock, aggregates and estimation state.
 use std::collections::HashMap;
+use std::sync::LazyLock;
 
 use sqlx::types::Json;
 use sqlx::{FromRow, PgConnection, Postgres, Row, Transaction};
 
-use super::{SessionTx, Store};
+use super::{SessionTx, Store, with_columns};
 
 /// A session row as stored.
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -109,27 +110,33 @@ pub struct Clearing {
     pub view_tokens: i64,
 }
 
-/// Prefixes `$head` and suffixes `$tail` to the list of every session column, so each
-/// query reads whole rows into [`SessionRow`].
-macro_rules! with_columns {
-    ($head:literal, $tail:literal) => {
-        concat!(
-            $head,
-            " id, tenant_id, external_id, policy, metadata, version, \
-    message_count, turn_count, log_tokens, content_bytes, view_tokens, last_turn_tokens, view_first_seq, \
-    view_epoch, last_build_first_seq, last_build_last_seq, last_build_system_tokens, last_build_tool_tokens, \
-    last_build_history_tokens, last_build_estimate_tokens, anchor_reported_tokens, \
-    anchor_fixed_tokens, anchor_history_tokens, anchor_first_seq, anchor_last_seq, \
-    anchor_view_epoch, anchor_delta_ratio, est_samples, est_abs_err_sum, est_max_abs_err, est_last_err, \
+/// Every session column, in [`SessionRow`]'s order: the `{columns}` of statements that
+/// read whole rows into it.
+pub(super) const SESSION_COLUMNS: &str = "id, tenant_id, external_id, policy, metadata, version, \
+    message_count, turn_count, log_tokens, content_bytes, view_tokens, last_turn_tokens, \
+    view_first_seq, view_epoch, last_build_first_seq, last_build_last_seq, \
+    last_build_system_tokens, last_build_tool_tokens, last_build_history_tokens, \
+    last_build_estimate_tokens, anchor_reported_tokens, anchor_fixed_tokens, \
+    anchor_history_tokens, anchor_first_seq, anchor_last_seq, anchor_view_epoch, \
+    anchor_delta_ratio, est_samples, est_abs_err_sum, est_max_abs_err, est_last_err, \
     usage_input_tokens, usage_output_tokens, usage_cached_tokens, cleared_messages, \
     evicted_messages, last_build_view_epoch, builds, extending_builds, summary_tokens, \
-    summaries_written, compaction_failures, event_seq, budget_status, created_at, updated_at ",
-            $tail
-        )
-    };
+    summaries_written, compaction_failures, event_seq, budget_status, created_at, updated_at";
+
+/// `sql` with its `{columns}` as [`SESSION_COLUMNS`].
+pub(super) fn with_session_columns(sql: &str) -> String {
+    with_columns(sql, SESSION_COLUMNS)
 }
 
-pub(super) use with_columns;
+static LOCK_SQL: LazyLock<String> =
+    LazyLock::new(|| with_session_columns(include_str!("sql/sessions/lock.sql")));
+static CREATE_SQL: LazyLock<String> =
+    LazyLock::new(|| with_session_columns(include_str!("sql/sessions/create.sql")));
+static SESSION_SQL: LazyLock<String> = LazyLock::new(|| {
+    with_session_columns("select {columns} from sessions where tenant_id = $1 and external_id = $2")
+});
+static RECORD_BUILD_SQL: LazyLock<String> =
+    LazyLock::new(|| with_session_columns(include_str!("sql/sessions/record_build.sql")));
 
 /// The session's row, locked, with its pending jobs by kind (read in the same statement,
 /// so an enqueue that finds one pending needs no statement of its own).
@@ -138,17 +145,11 @@ pub(super) async fn lock(
     tenant_id: i64,
     external_id: &str,
 ) -> Result<Option<(SessionRow, HashMap<String, i64>)>, sqlx::Error> {
-    let row = sqlx::query(with_columns!(
-        "select",
-        ", (select jsonb_object_agg(j.kind, j.id) from jobs j
-             where j.session_id = sessions.id
-               and j.state in ('available', 'running', 'retryable')) as pending_jobs
-         from sessions where tenant_id = $1 and external_id = $2 for update"
-    ))
-    .bind(tenant_id)
-    .bind(external_id)
-    .fetch_optional(&mut **tx)
-    .await?;
+    let row = sqlx::query(LOCK_SQL.as_str())
+        .bind(tenant_id)
+        .bind(external_id)
+        .fetch_optional(&mut **tx)
+        .await?;
     let Some(row) = row else {
         return Ok(None);
     };
@@ -168,17 +169,13 @@ impl Store {
         policy: &serde_json::Value,
         metadata: &std::collections::BTreeMap<String, String>,
     ) -> Result<SessionRow, sqlx::Error> {
-        sqlx::query_as(with_columns!(
-            "insert into sessions (tenant_id, external_id, policy, metadata)
-             values ($1, $2, $3, $4) returning",
-            ""
-        ))
-        .bind(tenant_id)
-        .bind(external_id)
-        .bind(Json(policy))
-        .bind(Json(metadata))
-        .fetch_one(&self.pool)
-        .await
+        sqlx::query_as(CREATE_SQL.as_str())
+            .bind(tenant_id)
+            .bind(external_id)
+            .bind(Json(policy))
+            .bind(Json(metadata))
+            .fetch_one(&self.pool)
+            .await
     }
 
     pub async fn session(
@@ -186,14 +183,11 @@ impl Store {
         tenant_id: i64,
         external_id: &str,
     ) -> Result<Option<SessionRow>, sqlx::Error> {
-        sqlx::query_as(with_columns!(
-            "select",
-            "from sessions where tenant_id = $1 and external_id = $2"
-        ))
-        .bind(tenant_id)
-        .bind(external_id)
-        .fetch_optional(&self.pool)
-        .await
+        sqlx::query_as(SESSION_SQL.as_str())
+            .bind(tenant_id)
+            .bind(external_id)
+            .fetch_optional(&self.pool)
+            .await
     }
 
     /// Records what a build sent, and whether it extended the previous one (the prefix
@@ -208,29 +202,18 @@ impl Store {
         // One statement (its own transaction) with an asynchronous commit. The row it
         // leaves goes to the replica's row cache, so the session's next append here need
         // not read it.
-        let row = sqlx::query(with_columns!(
-            "with settings as (select set_config('synchronous_commit', 'off', true))
-             update sessions set last_build_first_seq = $2, last_build_last_seq = $3,
-                last_build_system_tokens = $4, last_build_tool_tokens = $7,
-                last_build_history_tokens = $5, last_build_estimate_tokens = $6,
-                last_build_view_epoch = $8, builds = builds + 1,
-                extending_builds = extending_builds + case when $9 then 1 else 0 end
-             from settings
-             where id = $1
-             returning",
-            ", xmin::text as row_version"
-        ))
-        .bind(session_id)
-        .bind(build.first_seq)
-        .bind(build.last_seq)
-        .bind(build.system_tokens)
-        .bind(build.history_tokens)
-        .bind(build.estimate_tokens)
-        .bind(build.tool_tokens)
-        .bind(build.view_epoch)
-        .bind(extends_previous)
-        .fetch_optional(&self.pool)
-        .await?;
+        let row = sqlx::query(RECORD_BUILD_SQL.as_str())
+            .bind(session_id)
+            .bind(build.first_seq)
+            .bind(build.last_seq)
+            .bind(build.system_tokens)
+            .bind(build.history_tokens)
+            .bind(build.estimate_tokens)
+            .bind(build.tool_tokens)
+            .bind(build.view_epoch)
+            .bind(extends_previous)
+            .fetch_optional(&self.pool)
+            .await?;
         if let Some(row) = row {
             self.rows
                 .put(SessionRow::from_row(&row)?, row.try_get("row_version")?);
@@ -269,24 +252,14 @@ impl SessionTx {
             .map(|(seq, tokens)| (*seq, i32::try_from(*tokens).unwrap_or(i32::MAX)))
             .unzip();
         let session_id = self.session.id;
-        sqlx::query(
-            "with cleared as (
-                update messages m set view_state = 2, view_tokens = c.tokens
-                from unnest($2::bigint[], $3::int[]) as c(seq, tokens)
-                where m.session_id = $1 and m.seq = c.seq
-             )
-             update sessions set view_tokens = $4, view_epoch = view_epoch + 1,
-                version = version + 1, cleared_messages = cleared_messages + $5,
-                updated_at = now()
-             where id = $1",
-        )
-        .bind(session_id)
-        .bind(seqs)
-        .bind(tokens)
-        .bind(clearing.view_tokens)
-        .bind(clearing.cleared.len() as i64)
-        .execute(self.conn())
-        .await?;
+        sqlx::query(include_str!("sql/sessions/clearing.sql"))
+            .bind(session_id)
+            .bind(seqs)
+            .bind(tokens)
+            .bind(clearing.view_tokens)
+            .bind(clearing.cleared.len() as i64)
+            .execute(self.conn())
+            .await?;
         self.finish().await
     }
 }

@@ -128,19 +128,14 @@ impl SessionTx {
     /// commits.
     pub async fn commit_summarized(mut self, update: SummarizedUpdate) -> Result<(), sqlx::Error> {
         let session_id = self.session.id;
-        sqlx::query(
-            "update sessions set view_first_seq = $2, view_tokens = $3, summary_tokens = $4,
-                summaries_written = summaries_written + $5, view_epoch = view_epoch + 1,
-                version = version + 1, updated_at = now()
-             where id = $1",
-        )
-        .bind(session_id)
-        .bind(update.view_first_seq)
-        .bind(update.view_tokens)
-        .bind(update.summary_tokens)
-        .bind(update.summaries_written)
-        .execute(self.conn())
-        .await?;
+        sqlx::query(include_str!("sql/summaries/summarized.sql"))
+            .bind(session_id)
+            .bind(update.view_first_seq)
+            .bind(update.view_tokens)
+            .bind(update.summary_tokens)
+            .bind(update.summaries_written)
+            .execute(self.conn())
+            .await?;
         self.finish().await
     }
 }
