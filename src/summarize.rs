@@ -528,7 +528,9 @@ pub fn fresh_tail_len(tokens: &[i64], policy: &Policy) -> usize {
 /// boundary at which the chunk has `leaf_chunk_messages` messages or
 /// `leaf_chunk_tokens` tokens, before the fresh tail. `forced` (the request must shrink
 /// now) takes the furthest boundary before the newest turn instead when no boundary
-/// qualifies. `starts` are the view's turn starts; `None` when no chunk can be taken.
+/// qualifies. `starts` are the view's safe turn starts ([`crate::turns::safe_starts`]:
+/// a chunk never separates a tool call from its result); `None` when no chunk can be
+/// taken.
 pub fn leaf_chunk(
     tokens: &[i64],
     starts: &[usize],
@@ -771,5 +773,79 @@ mod tests {
         assert_eq!(leaf_chunk(&tokens, &starts, &big, true), Some(8));
         // A single turn cannot be chunked.
         assert_eq!(leaf_chunk(&tokens, &[0], &big, true), None);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1_000))]
+        /// Over a log as validation admits it (a result may come after a later user
+        /// message), with its safe turn starts as the engine passes them, the leaf chunk
+        /// covers a prefix of the unsummarized view ending at a
+        /// turn start, leaves the newest turn, leaves the fresh tail unless forced, and
+        /// never separates a tool call from its result.
+        #[test]
+        fn leaf_chunks_are_turn_aligned_prefixes_outside_the_fresh_tail(
+            messages in crate::turns::arbitrary::log(40),
+            sizes in proptest::collection::vec(0i64..3_000, 40),
+            tail_messages in 0i64..12,
+            tail_tokens in 0i64..20_000,
+            chunk_messages in 1i64..12,
+            chunk_tokens in 1i64..20_000,
+            forced in proptest::prelude::any::<bool>(),
+        ) {
+            let policy = Policy {
+                context_window_tokens: 200_000,
+                max_output_tokens: 20_000,
+                fresh_tail_messages: tail_messages,
+                fresh_tail_tokens: tail_tokens,
+                leaf_chunk_messages: chunk_messages,
+                leaf_chunk_tokens: chunk_tokens,
+                ..Policy::default()
+            };
+            let tokens: Vec<i64> = (0..messages.len()).map(|i| sizes[i]).collect();
+            let starts = crate::turns::safe_starts(&messages);
+            let Some(end) = leaf_chunk(&tokens, &starts, &policy, forced) else {
+                return Ok(());
+            };
+            // A non-empty prefix ..end, ending where a turn starts, the newest turn kept.
+            proptest::prop_assert!(end > 0 && starts.contains(&end), "end {}", end);
+            proptest::prop_assert!(end <= *starts.last().unwrap());
+            if !forced {
+                let tail = fresh_tail_len(&tokens, &policy);
+                proptest::prop_assert!(end <= tokens.len() - tail, "end {} in the fresh tail of {}", end, tail);
+                let covered = &tokens[..end];
+                proptest::prop_assert!(
+                    covered.len() as i64 >= chunk_messages || covered.iter().sum::<i64>() >= chunk_tokens
+                );
+            }
+            proptest::prop_assert!(
+                !crate::turns::arbitrary::separates_a_pair(&messages, end),
+                "chunk ..{} separates a call from its result in {:?}",
+                end,
+                messages.iter().map(|m| (m.role, m.tool_call_id.clone(), m.tool_calls.len())).collect::<Vec<_>>()
+            );
+        }
+
+        /// The fresh tail is a suffix within both of its limits, as long as they allow.
+        #[test]
+        fn fresh_tail_is_the_longest_suffix_within_its_limits(
+            tokens in proptest::collection::vec(0i64..3_000, 0..40),
+            tail_messages in 0i64..12,
+            tail_tokens in 0i64..20_000,
+        ) {
+            let policy = Policy {
+                context_window_tokens: 200_000,
+                max_output_tokens: 20_000,
+                fresh_tail_messages: tail_messages,
+                fresh_tail_tokens: tail_tokens,
+                ..Policy::default()
+            };
+            let len = fresh_tail_len(&tokens, &policy);
+            let within = |n: usize| {
+                n as i64 <= tail_messages
+                    && tokens[tokens.len() - n..].iter().sum::<i64>() <= tail_tokens
+            };
+            proptest::prop_assert!(within(len));
+            proptest::prop_assert!(len == tokens.len() || !within(len + 1));
+        }
     }
 }

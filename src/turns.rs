@@ -69,9 +69,9 @@ pub fn turn_starts<M: Shape>(messages: &[M]) -> Vec<usize> {
 /// pair straddles the cut: the nearest such start at or before `target` (but after 0),
 /// else the nearest after it, else 0, meaning nothing can be cut.
 pub fn snap_cut<M: Shape>(messages: &[M], target: usize) -> usize {
-    let safe: Vec<usize> = turn_starts(messages)
+    let safe: Vec<usize> = safe_starts(messages)
         .into_iter()
-        .filter(|&start| start > 0 && !straddles(messages, start))
+        .filter(|&start| start > 0)
         .collect();
     if let Some(&back) = safe.iter().rev().find(|&&start| start <= target) {
         return back;
@@ -79,15 +79,37 @@ pub fn snap_cut<M: Shape>(messages: &[M], target: usize) -> usize {
     safe.into_iter().find(|&start| start > target).unwrap_or(0)
 }
 
-/// Whether a tool call before `cut` is answered at or after it.
-fn straddles<M: Shape>(messages: &[M], cut: usize) -> bool {
-    let before: HashSet<&str> = messages[..cut]
-        .iter()
-        .flat_map(|message| message.call_ids())
-        .collect();
-    messages[cut..]
-        .iter()
-        .any(|message| message.role() == Role::Tool && before.contains(message.answers()))
+/// The turn starts where a cut separates no tool call from its result: those no pair
+/// straddles (a call before the start answered at or after it, as when a result comes
+/// after a later user message). Where compaction may cut a stored log, which, unlike a
+/// sanitized array, may hold such pairs. One pass over the log.
+pub fn safe_starts<M: Shape>(messages: &[M]) -> Vec<usize> {
+    // Each pair (call at i, result at j) makes the cuts i+1..=j unsafe: +1 at i+1, -1
+    // after j; a cut is safe where the running sum is 0.
+    let mut calls: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut spans = vec![0i64; messages.len() + 2];
+    for (index, message) in messages.iter().enumerate() {
+        for id in message.call_ids() {
+            calls.entry(id).or_insert(index);
+        }
+        if message.role() == Role::Tool
+            && let Some(&call) = calls.get(message.answers())
+            && call < index
+        {
+            spans[call + 1] += 1;
+            spans[index + 1] -= 1;
+        }
+    }
+    let mut open = 0;
+    let mut unsafe_at = vec![false; messages.len()];
+    for (index, at) in unsafe_at.iter_mut().enumerate() {
+        open += spans[index];
+        *at = open > 0;
+    }
+    turn_starts(messages)
+        .into_iter()
+        .filter(|&start| !unsafe_at[start])
+        .collect()
 }
 
 /// Which messages of `messages` may be sent as they are: the indexes to keep, in order.
@@ -239,12 +261,18 @@ mod tests {
         }
 
         /// A snapped cut is 0 or a turn start, and never separates a call from its result,
-        /// even in a log where a result comes after a later user message.
+        /// even in a log where a result comes after a later user message; the safe starts
+        /// are exactly the turn starts that separate no pair.
         #[test]
         fn snapped_cuts_are_safe_turn_starts(messages in arbitrary::log(40), target in 0usize..40) {
             let cut = snap_cut(&messages, target);
             proptest::prop_assert!(cut == 0 || turn_starts(&messages).contains(&cut));
             proptest::prop_assert!(!arbitrary::separates_a_pair(&messages, cut), "cut {}", cut);
+            let safe: Vec<usize> = turn_starts(&messages)
+                .into_iter()
+                .filter(|&start| !arbitrary::separates_a_pair(&messages, start))
+                .collect();
+            proptest::prop_assert_eq!(safe_starts(&messages), safe);
         }
     }
 

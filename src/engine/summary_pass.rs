@@ -239,14 +239,16 @@ impl Engine {
         } = *options;
         let tokens: Vec<i64> = view.iter().map(|m| m.view_tokens).collect();
         let starts = turns::turn_starts(view);
+        // Where a chunk may end: a turn start that separates no call from its result.
+        let safe = turns::safe_starts(view);
         let chunk_end = if emergency {
             // The oldest half of the turns (at least one), never the newest.
-            let boundaries: Vec<usize> = starts.iter().copied().filter(|&s| s > 0).collect();
+            let boundaries: Vec<usize> = safe.iter().copied().filter(|&s| s > 0).collect();
             boundaries
                 .get(boundaries.len().saturating_sub(1) / 2)
                 .copied()
         } else {
-            summarize::leaf_chunk(&tokens, &starts, policy, forced)
+            summarize::leaf_chunk(&tokens, &safe, policy, forced)
         };
         let span = match chunk_end {
             Some(end) => Span::Turns(end),
