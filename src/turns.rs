@@ -79,15 +79,11 @@ pub fn snap_cut<M: Shape>(messages: &[M], target: usize) -> usize {
     safe.into_iter().find(|&start| start > target).unwrap_or(0)
 }
 
-/// The turn starts where a cut separates no tool call from its result: those no pair
-/// straddles (a call before the start answered at or after it, as when a result comes
-/// after a later user message). Where compaction may cut a stored log, which, unlike a
-/// sanitized array, may hold such pairs. One pass over the log.
-pub fn safe_starts<M: Shape>(messages: &[M]) -> Vec<usize> {
-    // Each pair (call at i, result at j) makes the cuts i+1..=j unsafe: +1 at i+1, -1
-    // after j; a cut is safe where the running sum is 0.
+/// Every tool pair of `messages`: (index of the call's message, index of its result),
+/// in the order of the results. A result whose call is not before it is in no pair.
+pub fn pairs<M: Shape>(messages: &[M]) -> Vec<(usize, usize)> {
     let mut calls: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    let mut spans = vec![0i64; messages.len() + 2];
+    let mut pairs = Vec::new();
     for (index, message) in messages.iter().enumerate() {
         for id in message.call_ids() {
             calls.entry(id).or_insert(index);
@@ -96,9 +92,23 @@ pub fn safe_starts<M: Shape>(messages: &[M]) -> Vec<usize> {
             && let Some(&call) = calls.get(message.answers())
             && call < index
         {
-            spans[call + 1] += 1;
-            spans[index + 1] -= 1;
+            pairs.push((call, index));
         }
+    }
+    pairs
+}
+
+/// The turn starts where a cut separates no tool call from its result: those no pair
+/// straddles (a call before the start answered at or after it, as when a result comes
+/// after a later user message). Where compaction may cut a stored log, which, unlike a
+/// sanitized array, may hold such pairs. One pass over the log.
+pub fn safe_starts<M: Shape>(messages: &[M]) -> Vec<usize> {
+    // Each pair (call at i, result at j) makes the cuts i+1..=j unsafe: +1 at i+1, -1
+    // after j; a cut is safe where the running sum is 0.
+    let mut spans = vec![0i64; messages.len() + 2];
+    for (call, result) in pairs(messages) {
+        spans[call + 1] += 1;
+        spans[result + 1] -= 1;
     }
     let mut open = 0;
     let mut unsafe_at = vec![false; messages.len()];
