@@ -419,6 +419,54 @@ mod tests {
     }
 
     proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+        /// Over a sanitized conversation, as BuildMessages fits it: the cut is 0 or a turn
+        /// start, its suffix fits, it is the earliest candidate that fits (so the suffix
+        /// fits whenever any candidate does, and `None` only when none does), and it
+        /// never separates a tool call from its result.
+        #[test]
+        fn fitted_history_starts_at_a_safe_turn_start_and_fits(
+            messages in crate::turns::arbitrary::raw(40),
+            sizes in proptest::collection::vec(0i64..500, 40),
+            budget in 0i64..8_000,
+        ) {
+            use crate::turns::{self, arbitrary};
+            let keep = turns::provider_valid(&messages);
+            let sent: Vec<crate::message::Message> =
+                keep.iter().map(|&i| messages[i].clone()).collect();
+            let tokens: Vec<i64> = (0..sent.len()).map(|i| sizes[i]).collect();
+            let starts = turns::turn_starts(&sent);
+            let suffix = |cut: usize| -> i64 { tokens[cut..].iter().sum() };
+            let candidates: Vec<usize> = std::iter::once(0)
+                .chain(starts.iter().copied().filter(|&s| s > 0))
+                .collect();
+            let cut = fit_history(&tokens, &starts, |cut, history| {
+                // The size offered is the suffix's, wherever the cut.
+                assert_eq!(history, suffix(cut));
+                history <= budget
+            });
+            match cut {
+                None => {
+                    for &candidate in &candidates {
+                        proptest::prop_assert!(suffix(candidate) > budget, "{} fits", candidate);
+                    }
+                }
+                Some(cut) => {
+                    proptest::prop_assert!(candidates.contains(&cut), "{} is no turn start", cut);
+                    proptest::prop_assert!(suffix(cut) <= budget);
+                    for &earlier in candidates.iter().filter(|&&c| c < cut) {
+                        proptest::prop_assert!(suffix(earlier) > budget, "{} fits too", earlier);
+                    }
+                    proptest::prop_assert!(
+                        !arbitrary::separates_a_pair(&sent, cut),
+                        "cut {} separates a pair in {:?}", cut, sent
+                    );
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
         /// Whatever token figures reach the budget (a client's counts are bounded at the
         /// edge, but the core does not rely on it), its sums never wrap: no panic, a total
         /// never below what was counted, and headroom never above the policy's limit.

@@ -492,6 +492,95 @@ mod tests {
         assert_eq!(untouched, before);
     }
 
+    fn view_item() -> impl proptest::strategy::Strategy<Value = ViewItem> {
+        use proptest::prelude::*;
+        (
+            prop_oneof![
+                Just(Role::User),
+                Just(Role::Assistant),
+                Just(Role::Tool),
+                Just(Role::Tool),
+                Just(Role::Tool)
+            ],
+            prop_oneof![
+                3 => Just(ViewState::Full),
+                1 => Just(ViewState::Evicted),
+                1 => Just(ViewState::Cleared)
+            ],
+            proptest::bool::weighted(0.15),
+            0i64..3_000,
+            0i64..60,
+        )
+            .prop_map(
+                |(role, view_state, pinned, view_tokens, cleared_tokens)| ViewItem {
+                    role,
+                    view_state,
+                    pinned,
+                    view_tokens,
+                    cleared_tokens,
+                },
+            )
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1_000))]
+        /// A clearing plan selects, oldest first, only tool results that are not pinned,
+        /// not cleared yet, not the newest, and outside the protected newest tool output
+        /// (the newest results up to `protect_tokens`, the newest always); its saving is
+        /// the sum of theirs; it stops once `to_shed` is reached, takes every eligible
+        /// result before giving up short of it, and saves at least `min_savings` or is
+        /// empty.
+        #[test]
+        fn clearing_plans_touch_only_old_unprotected_results(
+            items in proptest::collection::vec(view_item(), 0..40),
+            protect in 0i64..10_000,
+            to_shed in -100i64..20_000,
+            min_savings in 0i64..5_000,
+        ) {
+            let plan = plan_clearing(&items, protect, to_shed, min_savings);
+            let live: Vec<usize> = (0..items.len())
+                .filter(|&i| items[i].role == Role::Tool && items[i].view_state != ViewState::Cleared)
+                .collect();
+            let saving = |i: usize| items[i].view_tokens - items[i].cleared_tokens;
+            // Newest tool output from i on, i included.
+            let output_from = |i: usize| -> i64 {
+                live.iter().filter(|&&j| j >= i).map(|&j| items[j].view_tokens).sum()
+            };
+            proptest::prop_assert!(plan.indices.windows(2).all(|w| w[0] < w[1]));
+            for &i in &plan.indices {
+                let item = items[i];
+                proptest::prop_assert_eq!(item.role, Role::Tool, "{} is not a tool result", i);
+                proptest::prop_assert!(!item.pinned, "{} is pinned", i);
+                proptest::prop_assert_ne!(item.view_state, ViewState::Cleared, "{} was cleared", i);
+                proptest::prop_assert_ne!(Some(&i), live.last(), "{} is the newest result", i);
+                proptest::prop_assert!(
+                    output_from(i) > protect,
+                    "{} is inside the protected newest {} tokens of output", i, protect
+                );
+                proptest::prop_assert!(saving(i) > 0, "{} saves nothing", i);
+            }
+            let saved: i64 = plan.indices.iter().map(|&i| saving(i)).sum();
+            proptest::prop_assert_eq!(plan.tokens_saved, saved);
+            if plan.indices.is_empty() {
+                proptest::prop_assert_eq!(plan.tokens_saved, 0);
+                return Ok(());
+            }
+            proptest::prop_assert!(to_shed > 0 && plan.tokens_saved >= min_savings);
+            // It stops as soon as enough is saved: without its newest pick it was short.
+            proptest::prop_assert!(saved - saving(*plan.indices.last().unwrap()) < to_shed);
+            // Short of the goal, it took every result it was allowed to take.
+            if saved < to_shed {
+                for &i in &live[..live.len() - 1] {
+                    let eligible = !items[i].pinned && saving(i) > 0 && output_from(i) > protect;
+                    proptest::prop_assert!(
+                        !eligible || plan.indices.contains(&i),
+                        "{} left though the plan is short", i
+                    );
+                }
+            }
+        }
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
         /// Whatever the text and the cap, the preview stays within the cap (or is the

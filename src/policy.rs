@@ -332,9 +332,32 @@ impl Policy {
         Ok(())
     }
 
+    /// A fraction of the window in tokens, rounded down: the one way every threshold
+    /// of the policy is turned into tokens.
+    fn window_tokens(&self, fraction: f64) -> i64 {
+        (fraction * self.context_window_tokens as f64).floor() as i64
+    }
+
+    /// Past this many tokens old tool results are cleared: clear_threshold x window.
+    pub fn clear_threshold_tokens(&self) -> i64 {
+        self.window_tokens(self.clear_threshold)
+    }
+
+    /// What clearing and summarization bring a request down to (their low-water mark):
+    /// clear_target x window.
+    pub fn clear_target_tokens(&self) -> i64 {
+        self.window_tokens(self.clear_target)
+    }
+
+    /// Past this many tokens the oldest turns are summarized: summarize_threshold x
+    /// window.
+    pub fn summarize_threshold_tokens(&self) -> i64 {
+        self.window_tokens(self.summarize_threshold)
+    }
+
     /// The most a request may use: hard_limit x window.
     pub fn limit_tokens(&self) -> i64 {
-        (self.hard_limit * self.context_window_tokens as f64).floor() as i64
+        self.window_tokens(self.hard_limit)
     }
 
     /// Room for the prompt: the limit minus the output reserve.
@@ -483,6 +506,84 @@ mod tests {
                 Err(Error::InvalidArgument { field: got, .. }) => assert_eq!(got, field),
                 other => panic!("expected InvalidArgument on {field}, got {other:?}"),
             }
+        }
+    }
+
+    /// A valid policy with random window, reserve and threshold fractions (each in
+    /// (0, 1] in steps of 1/1000, ordered as validation requires).
+    fn any_policy() -> impl proptest::strategy::Strategy<Value = Policy> {
+        use proptest::prelude::*;
+        (
+            // Small windows too, where rounding bites.
+            prop_oneof![1i64..=200, 1i64..=MAX_WINDOW],
+            1u32..=1000,
+            1u32..=1000,
+            1u32..=1000,
+            1u32..=1000,
+            1u32..=1000,
+        )
+            .prop_filter_map("invalid policy", |(window, a, b, c, d, reserve)| {
+                let mut fractions = [a, b, c, d];
+                fractions.sort_unstable();
+                let [target, clear, summarize, hard] = fractions.map(|f| f64::from(f) / 1000.0);
+                let limit = (hard * window as f64).floor() as i64;
+                let policy = Policy {
+                    context_window_tokens: window,
+                    // Some share of the limit, so that room is left for the prompt.
+                    max_output_tokens: (limit * i64::from(reserve) / 1001).max(1),
+                    clear_target: target,
+                    clear_threshold: clear,
+                    summarize_threshold: summarize,
+                    hard_limit: hard,
+                    ..Policy::default()
+                };
+                policy.validate("policy").is_ok().then_some(policy)
+            })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2_000))]
+        /// Every threshold in tokens is its fraction of the window rounded down, and they
+        /// keep the order validation gives the fractions: clear target, clear threshold,
+        /// summarize threshold, limit.
+        #[test]
+        fn token_thresholds_are_floored_fractions_in_order(policy in any_policy()) {
+            let window = policy.context_window_tokens as f64;
+            let floor = |fraction: f64| (fraction * window).floor() as i64;
+            let target = policy.clear_target_tokens();
+            let clear = policy.clear_threshold_tokens();
+            let summarize = policy.summarize_threshold_tokens();
+            let limit = policy.limit_tokens();
+            proptest::prop_assert_eq!(target, floor(policy.clear_target));
+            proptest::prop_assert_eq!(clear, floor(policy.clear_threshold));
+            proptest::prop_assert_eq!(summarize, floor(policy.summarize_threshold));
+            proptest::prop_assert_eq!(limit, floor(policy.hard_limit));
+            // The truncating casts the engine used before are the same numbers.
+            proptest::prop_assert_eq!(target, (policy.clear_target * window) as i64);
+            proptest::prop_assert_eq!(clear, (policy.clear_threshold * window) as i64);
+            proptest::prop_assert_eq!(summarize, (policy.summarize_threshold * window) as i64);
+            proptest::prop_assert!(
+                target <= clear && clear <= summarize && summarize <= limit,
+                "target {} clear {} summarize {} limit {}", target, clear, summarize, limit
+            );
+        }
+
+        /// The clear target is strictly below the clear threshold in tokens, as it is in
+        /// fractions (the hysteresis clearing relies on).
+        ///
+        /// FAILS today, so ignored until decided: rounding down can merge them, e.g. a
+        /// window of 7 with clear_target 0.143 and clear_threshold 0.144 gives 1 and 1
+        /// (and a window of 1 001 with 0.5999 and 0.6 gives 600 and 600). Validation
+        /// compares the fractions only.
+        #[test]
+        #[ignore = "counterexample: window 7, clear_target 0.143, clear_threshold 0.144"]
+        fn clear_target_tokens_stay_below_the_clear_threshold(policy in any_policy()) {
+            proptest::prop_assert!(
+                policy.clear_target_tokens() < policy.clear_threshold_tokens(),
+                "target {} threshold {}",
+                policy.clear_target_tokens(),
+                policy.clear_threshold_tokens()
+            );
         }
     }
 }

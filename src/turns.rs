@@ -69,9 +69,9 @@ pub fn turn_starts<M: Shape>(messages: &[M]) -> Vec<usize> {
 /// pair straddles the cut: the nearest such start at or before `target` (but after 0),
 /// else the nearest after it, else 0, meaning nothing can be cut.
 pub fn snap_cut<M: Shape>(messages: &[M], target: usize) -> usize {
-    let safe: Vec<usize> = turn_starts(messages)
+    let safe: Vec<usize> = safe_starts(messages)
         .into_iter()
-        .filter(|&start| start > 0 && !straddles(messages, start))
+        .filter(|&start| start > 0)
         .collect();
     if let Some(&back) = safe.iter().rev().find(|&&start| start <= target) {
         return back;
@@ -79,15 +79,47 @@ pub fn snap_cut<M: Shape>(messages: &[M], target: usize) -> usize {
     safe.into_iter().find(|&start| start > target).unwrap_or(0)
 }
 
-/// Whether a tool call before `cut` is answered at or after it.
-fn straddles<M: Shape>(messages: &[M], cut: usize) -> bool {
-    let before: HashSet<&str> = messages[..cut]
-        .iter()
-        .flat_map(|message| message.call_ids())
-        .collect();
-    messages[cut..]
-        .iter()
-        .any(|message| message.role() == Role::Tool && before.contains(message.answers()))
+/// Every tool pair of `messages`: (index of the call's message, index of its result),
+/// in the order of the results. A result whose call is not before it is in no pair.
+pub fn pairs<M: Shape>(messages: &[M]) -> Vec<(usize, usize)> {
+    let mut calls: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut pairs = Vec::new();
+    for (index, message) in messages.iter().enumerate() {
+        for id in message.call_ids() {
+            calls.entry(id).or_insert(index);
+        }
+        if message.role() == Role::Tool
+            && let Some(&call) = calls.get(message.answers())
+            && call < index
+        {
+            pairs.push((call, index));
+        }
+    }
+    pairs
+}
+
+/// The turn starts where a cut separates no tool call from its result: those no pair
+/// straddles (a call before the start answered at or after it, as when a result comes
+/// after a later user message). Where compaction may cut a stored log, which, unlike a
+/// sanitized array, may hold such pairs. One pass over the log.
+pub fn safe_starts<M: Shape>(messages: &[M]) -> Vec<usize> {
+    // Each pair (call at i, result at j) makes the cuts i+1..=j unsafe: +1 at i+1, -1
+    // after j; a cut is safe where the running sum is 0.
+    let mut spans = vec![0i64; messages.len() + 2];
+    for (call, result) in pairs(messages) {
+        spans[call + 1] += 1;
+        spans[result + 1] -= 1;
+    }
+    let mut open = 0;
+    let mut unsafe_at = vec![false; messages.len()];
+    for (index, at) in unsafe_at.iter_mut().enumerate() {
+        open += spans[index];
+        *at = open > 0;
+    }
+    turn_starts(messages)
+        .into_iter()
+        .filter(|&start| !unsafe_at[start])
+        .collect()
 }
 
 /// Which messages of `messages` may be sent as they are: the indexes to keep, in order.
@@ -216,9 +248,184 @@ mod tests {
         assert_eq!(provider_valid(&[t("X"), u(), a()]), vec![1, 2]);
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+        /// Whatever a client sent, the sanitizer's output holds no orphan tool result and
+        /// no unanswered call (but the last step's), and keeps every message that is
+        /// neither a tool result nor a call, in order.
+        #[test]
+        fn sanitized_output_is_provider_valid(messages in arbitrary::raw(40)) {
+            let keep = provider_valid(&messages);
+            proptest::prop_assert!(keep.windows(2).all(|w| w[0] < w[1]));
+            let sent: Vec<Message> = keep.iter().map(|&i| messages[i].clone()).collect();
+            if let Some(why) = arbitrary::provider_invalid(&sent) {
+                proptest::prop_assert!(false, "{}: kept {:?}", why, keep);
+            }
+            for (index, message) in messages.iter().enumerate() {
+                if message.role != Role::Tool && message.tool_calls.is_empty() {
+                    proptest::prop_assert!(keep.contains(&index), "dropped {}", index);
+                }
+            }
+            // Sanitizing is idempotent: a valid array is sent as it is.
+            proptest::prop_assert_eq!(provider_valid(&sent), (0..sent.len()).collect::<Vec<_>>());
+        }
+
+        /// A snapped cut is 0 or a turn start, and never separates a call from its result,
+        /// even in a log where a result comes after a later user message; the safe starts
+        /// are exactly the turn starts that separate no pair.
+        #[test]
+        fn snapped_cuts_are_safe_turn_starts(messages in arbitrary::log(40), target in 0usize..40) {
+            let cut = snap_cut(&messages, target);
+            proptest::prop_assert!(cut == 0 || turn_starts(&messages).contains(&cut));
+            proptest::prop_assert!(!arbitrary::separates_a_pair(&messages, cut), "cut {}", cut);
+            let safe: Vec<usize> = turn_starts(&messages)
+                .into_iter()
+                .filter(|&start| !arbitrary::separates_a_pair(&messages, start))
+                .collect();
+            proptest::prop_assert_eq!(safe_starts(&messages), safe);
+        }
+    }
+
     #[test]
     fn complete_parallel_step_is_kept_whole() {
         let messages = [u(), atc(&["A", "B"]), t("B"), t("A"), a()];
         assert_eq!(provider_valid(&messages), vec![0, 1, 2, 3, 4]);
+    }
+}
+
+/// Random conversations for property tests over turn and pair logic.
+#[cfg(test)]
+pub(crate) mod arbitrary {
+    use std::collections::HashSet;
+
+    use proptest::prelude::*;
+
+    use crate::message::{Message, Role, ToolCall};
+
+    /// One message to append: a user message, a plain assistant message, an assistant
+    /// message with 1 to 3 calls, or a tool result answering the call picked by `pick`
+    /// (among those made so far).
+    #[derive(Debug, Clone, Copy)]
+    pub(crate) enum Op {
+        User,
+        Assistant,
+        Calls(u8),
+        Result(u16),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            2 => Just(Op::User),
+            1 => Just(Op::Assistant),
+            3 => (1u8..=3).prop_map(Op::Calls),
+            5 => any::<u16>().prop_map(Op::Result),
+        ]
+    }
+
+    fn call(id: String) -> ToolCall {
+        ToolCall {
+            id,
+            name: "bash".into(),
+            arguments: "{}".into(),
+        }
+    }
+
+    fn result(id: &str) -> Message {
+        let mut message = Message::text(Role::Tool, "output");
+        message.tool_call_id = id.to_string();
+        message
+    }
+
+    /// Any sequence, as a client might send it before validation: results may answer
+    /// unknown calls, answer a call twice, or come anywhere after their call.
+    pub(crate) fn raw(max: usize) -> impl Strategy<Value = Vec<Message>> {
+        proptest::collection::vec(op(), 0..max).prop_map(|ops| build(&ops, false))
+    }
+
+    /// A log as validation admits it: each result answers a call made before it and not
+    /// yet answered (possibly after later messages, user ones included); calls may stay
+    /// unanswered.
+    pub(crate) fn log(max: usize) -> impl Strategy<Value = Vec<Message>> {
+        proptest::collection::vec(op(), 0..max).prop_map(|ops| build(&ops, true))
+    }
+
+    fn build(ops: &[Op], validated: bool) -> Vec<Message> {
+        let mut messages = Vec::new();
+        let mut made: Vec<String> = Vec::new();
+        let mut answered: HashSet<String> = HashSet::new();
+        for &op in ops {
+            match op {
+                Op::User => messages.push(Message::text(Role::User, "question")),
+                Op::Assistant => messages.push(Message::text(Role::Assistant, "answer")),
+                Op::Calls(n) => {
+                    let mut message = Message::text(Role::Assistant, "");
+                    for _ in 0..n {
+                        let id = format!("call{}", made.len());
+                        made.push(id.clone());
+                        message.tool_calls.push(call(id));
+                    }
+                    messages.push(message);
+                }
+                Op::Result(pick) => {
+                    if validated {
+                        let open: Vec<&String> =
+                            made.iter().filter(|id| !answered.contains(*id)).collect();
+                        if open.is_empty() {
+                            continue;
+                        }
+                        // Mostly the oldest open call, as tools answer in order.
+                        let id = open[usize::from(pick) % open.len().min(2)].clone();
+                        answered.insert(id.clone());
+                        messages.push(result(&id));
+                    } else {
+                        let pick = usize::from(pick) % (made.len() + 1);
+                        let id = made.get(pick).map_or("unknown", String::as_str);
+                        messages.push(result(id));
+                    }
+                }
+            }
+        }
+        messages
+    }
+
+    /// Whether the cut (index of the first message kept) separates a tool call from a
+    /// result answering it (written out again here, independently of the code tested).
+    pub(crate) fn separates_a_pair(messages: &[Message], cut: usize) -> bool {
+        messages[..cut].iter().any(|before| {
+            before.tool_calls.iter().any(|call| {
+                messages[cut..]
+                    .iter()
+                    .any(|after| after.role == Role::Tool && after.tool_call_id == call.id)
+            })
+        })
+    }
+
+    /// Why `messages` is not provider-valid, if it is not: each tool result follows the
+    /// assistant message of its call (in the run of results right after it), answers it
+    /// once, and each call has its result unless its step is the last thing sent.
+    pub(crate) fn provider_invalid(messages: &[Message]) -> Option<String> {
+        let mut open: Option<(usize, HashSet<&str>)> = None;
+        for (index, message) in messages.iter().enumerate() {
+            if message.role == Role::Tool {
+                let Some((_, wanted)) = open.as_mut() else {
+                    return Some(format!("orphan tool result at {index}"));
+                };
+                if !wanted.remove(message.tool_call_id.as_str()) {
+                    return Some(format!("result at {index} answers no open call"));
+                }
+                continue;
+            }
+            if let Some((step, wanted)) = open.take()
+                && !wanted.is_empty()
+            {
+                return Some(format!("call at {step} unanswered before {index}"));
+            }
+            if message.role == Role::Assistant && !message.tool_calls.is_empty() {
+                let wanted = message.tool_calls.iter().map(|c| c.id.as_str()).collect();
+                open = Some((index, wanted));
+            }
+        }
+        // The last step may still be waiting for its results.
+        None
     }
 }

@@ -251,8 +251,7 @@ impl Engine {
         // enqueued by this append's write unless one is pending (the extractive
         // summarizer runs within BuildMessages instead: it is deterministic and takes
         // about a millisecond).
-        let summarize_at =
-            (policy.summarize_threshold * policy.context_window_tokens as f64) as i64;
+        let summarize_at = policy.summarize_threshold_tokens();
         let paused = i64::from(session.compaction_failures) >= policy.compaction_failure_limit
             && !request.messages.iter().any(|m| m.role == Role::User);
         let wants_job = report.estimate.total_tokens > summarize_at

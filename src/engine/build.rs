@@ -37,12 +37,12 @@ impl Engine {
         let before = view_estimate(&row, &stored, fixed).total_tokens;
         let limit = policy.limit_tokens() - reserve;
         let mut compacted = false;
-        let threshold = (policy.clear_threshold * policy.context_window_tokens as f64) as i64;
+        let threshold = policy.clear_threshold_tokens();
         // Loop guard: after repeated failures automatic compaction waits for a manual
         // Compact or a new user message (the trimming below still keeps the budget).
         let paused = i64::from(row.compaction_failures) >= policy.compaction_failure_limit;
         if before > threshold && !paused {
-            let target = (policy.clear_target * policy.context_window_tokens as f64) as i64;
+            let target = policy.clear_target_tokens();
             // Over the limit the request cannot go out as it is: any saving helps.
             let min_savings = if before > limit {
                 0
@@ -64,9 +64,8 @@ impl Engine {
         // the fresh tail go into summaries, one chunk at a time, down to the clear target:
         // one deep compaction, then many builds that extend it (the provider's prompt
         // cache survives those), rather than a small one every turn.
-        let summarize_at =
-            (policy.summarize_threshold * policy.context_window_tokens as f64) as i64;
-        let low_water = (policy.clear_target * policy.context_window_tokens as f64) as i64;
+        let summarize_at = policy.summarize_threshold_tokens();
+        let low_water = policy.clear_target_tokens();
         // A clearing that did not reach the low-water mark already cost the cached
         // prefix: summarizing in the same build costs nothing more.
         // A model-backed session is summarized by a job (enqueued at append); here only

@@ -36,7 +36,7 @@ impl Engine {
         let target = if request.target_tokens > 0 {
             request.target_tokens
         } else {
-            (policy.clear_target * policy.context_window_tokens as f64) as i64
+            policy.clear_target_tokens()
         };
         let mut outcome = Compacted {
             tokens_before: before,

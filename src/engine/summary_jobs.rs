@@ -171,8 +171,7 @@ impl Engine {
         let around = row.last_build_system_tokens.max(REPLY_PRIMING) + row.last_build_tool_tokens;
         let mut state = self.view_now(row).await?;
         let tokens_before = state.total(around);
-        let summarize_at =
-            (policy.summarize_threshold * policy.context_window_tokens as f64) as i64;
+        let summarize_at = policy.summarize_threshold_tokens();
         let paused = i64::from(state.row.compaction_failures) >= policy.compaction_failure_limit;
         if args.reason != JobReason::Compact && (tokens_before <= summarize_at || paused) {
             // Already done (by BuildMessages' fallback or an earlier job), or paused.
@@ -185,7 +184,7 @@ impl Engine {
         let target = if args.target_tokens > 0 {
             args.target_tokens
         } else {
-            (policy.clear_target * policy.context_window_tokens as f64) as i64
+            policy.clear_target_tokens()
         };
         self.announce(
             job,

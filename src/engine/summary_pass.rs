@@ -5,7 +5,7 @@ use super::Engine;
 use super::report::{note_budget, row_report, session_not_found, summary_region, view_estimate};
 use crate::error::Result;
 use crate::events::kinds::{CompactionKind, EventDetail};
-use crate::message::{Message, Role, StoredMessage};
+use crate::message::{Message, StoredMessage};
 use crate::policy::Policy;
 use crate::store::{NewJob, NewSummary, SessionRow, SummarizedUpdate, SummaryRow, View};
 use crate::summarize;
@@ -52,41 +52,6 @@ impl Span {
             Span::Steps(from, to) => from..to,
         }
     }
-}
-
-/// The older steps of the view's newest turn, as `from..to`: from just after
-/// its user message (or the start) to a step boundary — an assistant message right
-/// after a completed step — that leaves at least the newest step. `None` when the turn
-/// has no such boundary.
-fn step_chunk(
-    view: &[StoredMessage],
-    starts: &[usize],
-    policy: &Policy,
-    newest_step_only: bool,
-) -> Option<(usize, usize)> {
-    let from = starts.last().map_or(0, |&start| start + 1);
-    let boundaries: Vec<usize> = (from + 1..view.len())
-        .filter(|&i| {
-            let (before, here) = (&view[i - 1].message, &view[i].message);
-            here.role == Role::Assistant
-                && (before.role == Role::Tool
-                    || (before.role == Role::Assistant && before.tool_calls.is_empty()))
-        })
-        .collect();
-    // Keep the fresh tail (at least the newest step); everything older goes.
-    let tokens: Vec<i64> = view.iter().map(|m| m.view_tokens).collect();
-    let keep_from = if newest_step_only {
-        view.len()
-    } else {
-        view.len() - summarize::fresh_tail_len(&tokens, policy)
-    };
-    let to = boundaries
-        .iter()
-        .copied()
-        .filter(|&b| b <= keep_from)
-        .max()
-        .or_else(|| boundaries.first().copied())?;
-    Some((from, to))
 }
 
 /// A session's view as loaded: the row, the visible messages, the active summaries.
@@ -239,21 +204,25 @@ impl Engine {
         } = *options;
         let tokens: Vec<i64> = view.iter().map(|m| m.view_tokens).collect();
         let starts = turns::turn_starts(view);
+        // Where a chunk may end: a turn start that separates no call from its result.
+        let safe = turns::safe_starts(view);
         let chunk_end = if emergency {
             // The oldest half of the turns (at least one), never the newest.
-            let boundaries: Vec<usize> = starts.iter().copied().filter(|&s| s > 0).collect();
+            let boundaries: Vec<usize> = safe.iter().copied().filter(|&s| s > 0).collect();
             boundaries
                 .get(boundaries.len().saturating_sub(1) / 2)
                 .copied()
         } else {
-            summarize::leaf_chunk(&tokens, &starts, policy, forced)
+            summarize::leaf_chunk(&tokens, &safe, policy, forced)
         };
         let span = match chunk_end {
             Some(end) => Span::Turns(end),
-            None if forced || emergency => match step_chunk(view, &starts, policy, emergency) {
-                Some((from, to)) => Span::Steps(from, to),
-                None => return Ok(Pass::Nothing),
-            },
+            None if forced || emergency => {
+                match summarize::step_chunk(view, &tokens, &starts, policy, emergency) {
+                    Some((from, to)) => Span::Steps(from, to),
+                    None => return Ok(Pass::Nothing),
+                }
+            }
             None => return Ok(Pass::Nothing),
         };
         let covered = span.range();
