@@ -4,10 +4,12 @@
 //!
 //! Layout: `api` (gRPC edge) → `engine` (operations, one file per operation group in
 //! `src/engine/`) → `store` (PostgreSQL). The pure core — `tokenize`, `turns`, `budget`,
-//! `compaction`, `policy`, `render`, `message`, `validate`, `limits` — has no I/O.
+//! `compaction`, `chunks`, `summarize`, `policy`, `render`, `message`, `validate`,
+//! `limits` — has no I/O.
 pub mod api;
 pub mod auth;
 pub mod budget;
+pub mod chunks;
 pub mod codec;
 pub mod compaction;
 pub mod config;

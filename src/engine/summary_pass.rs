@@ -3,12 +3,12 @@
 //! compaction got in first; and runs of passes down to a target.
 use super::Engine;
 use super::report::{note_budget, row_report, session_not_found, summary_region, view_estimate};
+use crate::chunks;
 use crate::error::Result;
 use crate::events::kinds::{CompactionKind, EventDetail};
 use crate::message::{Message, StoredMessage};
 use crate::policy::Policy;
 use crate::store::{NewJob, NewSummary, SessionRow, SummarizedUpdate, SummaryRow, View};
-use crate::summarize;
 use crate::tokenize::REPLY_PRIMING;
 use crate::turns;
 use crate::writer::{self, Writer};
@@ -213,12 +213,12 @@ impl Engine {
                 .get(boundaries.len().saturating_sub(1) / 2)
                 .copied()
         } else {
-            summarize::leaf_chunk(&tokens, &safe, policy, forced)
+            chunks::leaf_chunk(&tokens, &safe, policy, forced)
         };
         let span = match chunk_end {
             Some(end) => Span::Turns(end),
             None if forced || emergency => {
-                match summarize::step_chunk(view, &tokens, &starts, policy, emergency) {
+                match chunks::step_chunk(view, &tokens, &starts, policy, emergency) {
                     Some((from, to)) => Span::Steps(from, to),
                     None => return Ok(Pass::Nothing),
                 }
@@ -250,10 +250,10 @@ impl Engine {
             .find(|s| s.last_seq < first_seq)
             .map(|s| s.content.clone());
         let counter = policy.counter();
-        let target = summarize::leaf_target(policy);
+        let target = chunks::leaf_target(policy);
         let sizes = (
             policy.condense_fanin as usize,
-            summarize::condensed_target(policy),
+            chunks::condensed_target(policy),
         );
         let child_texts: Vec<String> = children.iter().map(|s| s.content.clone()).collect();
         // What the new summary replaces: the visible messages and the step summaries.

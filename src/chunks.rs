@@ -1,0 +1,292 @@
+//! Which span of the view a summary covers: the fresh tail compaction leaves alone, the
+//! leaf chunk at the start of the view, the older steps of one long turn. Pure; every
+//! chunk ends at a boundary that separates no tool call from its result.
+use crate::message::Role;
+use crate::policy::Policy;
+use crate::turns::Shape;
+
+/// Target size of a leaf summary, as in force ([`Policy::effective`]): at most a
+/// twentieth of the prompt room, so summaries leave room for the conversation in small
+/// windows.
+pub fn leaf_target(policy: &Policy) -> i64 {
+    policy.effective().leaf_target_tokens
+}
+
+/// Target size of a condensed summary, as in force ([`Policy::effective`]).
+pub fn condensed_target(policy: &Policy) -> i64 {
+    policy.effective().condensed_target_tokens
+}
+
+/// The fresh tail: how many of the newest messages compaction must not touch. Its
+/// tokens as in force ([`Policy::effective`]: at most a quarter of the prompt room), so
+/// small windows can still summarize.
+pub fn fresh_tail_len(tokens: &[i64], policy: &Policy) -> usize {
+    let max_tokens = policy.effective().fresh_tail_tokens;
+    let max_messages = policy.fresh_tail_messages as usize;
+    let mut total = 0;
+    let mut len = 0;
+    for &t in tokens.iter().rev() {
+        if len >= max_messages || total + t > max_tokens {
+            break;
+        }
+        total += t;
+        len += 1;
+    }
+    len
+}
+
+/// The end (exclusive index) of the leaf chunk at the start of the view: the first turn
+/// boundary at which the chunk has `leaf_chunk_messages` messages or
+/// `leaf_chunk_tokens` tokens, before the fresh tail. `forced` (the request must shrink
+/// now) takes the furthest boundary before the newest turn instead when no boundary
+/// qualifies. `starts` are the view's safe turn starts ([`crate::turns::safe_starts`]:
+/// a chunk never separates a tool call from its result); `None` when no chunk can be
+/// taken.
+pub fn leaf_chunk(
+    tokens: &[i64],
+    starts: &[usize],
+    policy: &Policy,
+    forced: bool,
+) -> Option<usize> {
+    let tail = fresh_tail_len(tokens, policy);
+    let limit = tokens.len() - tail;
+    let boundaries: Vec<usize> = starts.iter().copied().filter(|&s| s > 0).collect();
+    let mut total = 0;
+    let mut counted = 0;
+    for &boundary in &boundaries {
+        if boundary > limit {
+            break;
+        }
+        total += tokens[counted..boundary].iter().sum::<i64>();
+        counted = boundary;
+        if boundary as i64 >= policy.leaf_chunk_messages || total >= policy.leaf_chunk_tokens {
+            return Some(boundary);
+        }
+    }
+    if forced {
+        // The newest turn stays whole; everything before it may go.
+        return boundaries.last().copied();
+    }
+    None
+}
+
+/// The older steps of the view's newest turn, as `from..to`: from just after its user
+/// message (or the start; `starts` are the view's turn starts) to a step boundary — an
+/// assistant message right after a completed step — that leaves at least the newest
+/// step, and the fresh tail (by `tokens`, the view's token counts) unless
+/// `newest_step_only` or no boundary does. A chunk never separates a tool call from its
+/// result (as when a result comes after a later user message). `None` when the turn has
+/// no such boundary.
+pub fn step_chunk<M: Shape>(
+    view: &[M],
+    tokens: &[i64],
+    starts: &[usize],
+    policy: &Policy,
+    newest_step_only: bool,
+) -> Option<(usize, usize)> {
+    let from = starts.last().map_or(0, |&start| start + 1);
+    let pairs = crate::turns::pairs(view);
+    let boundaries: Vec<usize> = (from + 1..view.len())
+        .filter(|&i| {
+            let (before, here) = (&view[i - 1], &view[i]);
+            here.role() == Role::Assistant
+                && (before.role() == Role::Tool
+                    || (before.role() == Role::Assistant && before.call_ids().is_empty()))
+        })
+        .filter(|&to| {
+            let inside = |at: usize| (from..to).contains(&at);
+            pairs
+                .iter()
+                .all(|&(call, result)| inside(call) == inside(result))
+        })
+        .collect();
+    // Keep the fresh tail (at least the newest step); everything older goes.
+    let keep_from = if newest_step_only {
+        view.len()
+    } else {
+        view.len() - fresh_tail_len(tokens, policy)
+    };
+    let to = boundaries
+        .iter()
+        .copied()
+        .filter(|&b| b <= keep_from)
+        .max()
+        .or_else(|| boundaries.first().copied())?;
+    Some((from, to))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::Message;
+
+    #[test]
+    fn chunks_end_at_turn_boundaries_outside_the_fresh_tail() {
+        let policy = Policy {
+            context_window_tokens: 100_000,
+            max_output_tokens: 10_000,
+            fresh_tail_messages: 4,
+            fresh_tail_tokens: 1_000_000,
+            leaf_chunk_messages: 3,
+            leaf_chunk_tokens: 1_000_000,
+            ..Policy::default()
+        };
+        // Turns start at 0, 2, 5, 8; 10 messages of 10 tokens.
+        let tokens = [10; 10];
+        let starts = [0, 2, 5, 8];
+        // 2 messages is not enough; 5 is; the tail is the last 4.
+        assert_eq!(leaf_chunk(&tokens, &starts, &policy, false), Some(5));
+        let big = Policy {
+            leaf_chunk_messages: 100,
+            ..policy.clone()
+        };
+        assert_eq!(leaf_chunk(&tokens, &starts, &big, false), None);
+        // Forced: everything before the newest turn.
+        assert_eq!(leaf_chunk(&tokens, &starts, &big, true), Some(8));
+        // A single turn cannot be chunked.
+        assert_eq!(leaf_chunk(&tokens, &[0], &big, true), None);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1_000))]
+        /// Over a log as validation admits it (a result may come after a later user
+        /// message), with its safe turn starts as the engine passes them, the leaf chunk
+        /// covers a prefix of the unsummarized view ending at a
+        /// turn start, leaves the newest turn, leaves the fresh tail unless forced, and
+        /// never separates a tool call from its result.
+        #[test]
+        fn leaf_chunks_are_turn_aligned_prefixes_outside_the_fresh_tail(
+            messages in crate::turns::arbitrary::log(40),
+            sizes in proptest::collection::vec(0i64..3_000, 40),
+            tail_messages in 0i64..12,
+            tail_tokens in 0i64..20_000,
+            chunk_messages in 1i64..12,
+            chunk_tokens in 1i64..20_000,
+            forced in proptest::prelude::any::<bool>(),
+        ) {
+            let policy = Policy {
+                context_window_tokens: 200_000,
+                max_output_tokens: 20_000,
+                fresh_tail_messages: tail_messages,
+                fresh_tail_tokens: tail_tokens,
+                leaf_chunk_messages: chunk_messages,
+                leaf_chunk_tokens: chunk_tokens,
+                ..Policy::default()
+            };
+            let tokens: Vec<i64> = (0..messages.len()).map(|i| sizes[i]).collect();
+            let starts = crate::turns::safe_starts(&messages);
+            let Some(end) = leaf_chunk(&tokens, &starts, &policy, forced) else {
+                return Ok(());
+            };
+            // A non-empty prefix ..end, ending where a turn starts, the newest turn kept.
+            proptest::prop_assert!(end > 0 && starts.contains(&end), "end {}", end);
+            proptest::prop_assert!(end <= *starts.last().unwrap());
+            if !forced {
+                let tail = fresh_tail_len(&tokens, &policy);
+                proptest::prop_assert!(end <= tokens.len() - tail, "end {} in the fresh tail of {}", end, tail);
+                let covered = &tokens[..end];
+                proptest::prop_assert!(
+                    covered.len() as i64 >= chunk_messages || covered.iter().sum::<i64>() >= chunk_tokens
+                );
+            }
+            proptest::prop_assert!(
+                !crate::turns::arbitrary::separates_a_pair(&messages, end),
+                "chunk ..{} separates a call from its result in {:?}",
+                end,
+                messages.iter().map(|m| (m.role, m.tool_call_id.clone(), m.tool_calls.len())).collect::<Vec<_>>()
+            );
+        }
+
+        /// The step chunk of the newest turn covers a contiguous run of its steps right
+        /// after its user message, ends where an assistant message follows a completed
+        /// step, leaves the newest step, and never separates a tool call from its result.
+        #[test]
+        fn step_chunks_are_whole_older_steps_of_the_newest_turn(
+            messages in crate::turns::arbitrary::log(40),
+            sizes in proptest::collection::vec(0i64..3_000, 40),
+            tail_messages in 0i64..12,
+            tail_tokens in 0i64..20_000,
+            newest_step_only in proptest::prelude::any::<bool>(),
+        ) {
+            let policy = Policy {
+                context_window_tokens: 200_000,
+                max_output_tokens: 20_000,
+                fresh_tail_messages: tail_messages,
+                fresh_tail_tokens: tail_tokens,
+                ..Policy::default()
+            };
+            let tokens: Vec<i64> = (0..messages.len()).map(|i| sizes[i]).collect();
+            let starts = crate::turns::turn_starts(&messages);
+            let Some((from, to)) = step_chunk(&messages, &tokens, &starts, &policy, newest_step_only) else {
+                return Ok(());
+            };
+            let turn = starts.last().map_or(0, |&start| start + 1);
+            proptest::prop_assert_eq!(from, turn);
+            proptest::prop_assert!(from < to && to < messages.len(), "{}..{}", from, to);
+            proptest::prop_assert_eq!(messages[to].role, Role::Assistant);
+            // Whether the chunk from..to holds a call or a result without the other.
+            let separates = |from: usize, to: usize| {
+                messages[from..to].iter().any(|inside| {
+                    inside.tool_calls.iter().any(|call| {
+                        messages[..from]
+                            .iter()
+                            .chain(&messages[to..])
+                            .any(|other| other.role == Role::Tool && other.tool_call_id == call.id)
+                    }) || (inside.role == Role::Tool
+                        && !messages[from..to]
+                            .iter()
+                            .any(|m| m.call_ids().contains(&inside.answers())))
+                })
+            };
+            if !newest_step_only {
+                let tail = fresh_tail_len(&tokens, &policy);
+                let keep_from = messages.len() - tail;
+                // Into the fresh tail only when no step boundary that separates no pair
+                // lies outside it.
+                if to > keep_from {
+                    let boundary = |b: usize| {
+                        let before = &messages[b - 1];
+                        messages[b].role == Role::Assistant
+                            && (before.role == Role::Tool
+                                || (before.role == Role::Assistant && before.tool_calls.is_empty()))
+                            && !separates(from, b)
+                    };
+                    proptest::prop_assert!(
+                        !(from + 1..messages.len().min(keep_from + 1)).any(boundary),
+                        "{}..{} enters the fresh tail of {}", from, to, tail
+                    );
+                }
+            }
+            let shape = |m: &Message| (m.role, m.tool_call_id.clone(), m.tool_calls.len());
+            let separated = separates(from, to);
+            proptest::prop_assert!(
+                !separated,
+                "chunk {}..{} separates a call from its result in {:?}",
+                from, to, messages.iter().map(shape).collect::<Vec<_>>()
+            );
+        }
+
+        /// The fresh tail is a suffix within both of its limits, as long as they allow.
+        #[test]
+        fn fresh_tail_is_the_longest_suffix_within_its_limits(
+            tokens in proptest::collection::vec(0i64..3_000, 0..40),
+            tail_messages in 0i64..12,
+            tail_tokens in 0i64..20_000,
+        ) {
+            let policy = Policy {
+                context_window_tokens: 200_000,
+                max_output_tokens: 20_000,
+                fresh_tail_messages: tail_messages,
+                fresh_tail_tokens: tail_tokens,
+                ..Policy::default()
+            };
+            let len = fresh_tail_len(&tokens, &policy);
+            let within = |n: usize| {
+                n as i64 <= tail_messages
+                    && tokens[tokens.len() - n..].iter().sum::<i64>() <= tail_tokens
+            };
+            proptest::prop_assert!(within(len));
+            proptest::prop_assert!(len == tokens.len() || !within(len + 1));
+        }
+    }
+}
