@@ -255,7 +255,8 @@ impl IdleTimer {
 }
 
 /// Follows the HTTP/2 frames a client sends (after the preface), by their 9-byte
-/// headers, to see HEADERS frames.
+/// headers, to see requests arrive: HEADERS frames and the CONTINUATION frames that
+/// complete their header block.
 #[derive(Debug, Default)]
 struct FrameScanner {
     header: [u8; 9],
@@ -263,10 +264,15 @@ struct FrameScanner {
     have: usize,
     /// Payload bytes of the current frame still to come.
     payload: usize,
+    /// A header block began and its END_HEADERS has not come yet.
+    open_block: bool,
 }
 
-/// The type of an HTTP/2 HEADERS frame (RFC 9113 §6.2).
+/// HTTP/2 frame types that carry a request's header block (RFC 9113 §6.2, §6.10).
 const HEADERS: u8 = 0x1;
+const CONTINUATION: u8 = 0x9;
+/// The END_HEADERS flag of those frames.
+const END_HEADERS: u8 = 0x4;
 
 impl FrameScanner {
     /// Takes the next bytes read; whether a HEADERS frame began in them.
@@ -284,13 +290,22 @@ impl FrameScanner {
             self.have += n;
             bytes = &bytes[n..];
             if self.have == self.header.len() {
-                let [a, b, c, kind, ..] = self.header;
+                let [a, b, c, kind, flags, ..] = self.header;
                 self.payload = usize::from(a) << 16 | usize::from(b) << 8 | usize::from(c);
-                headers |= kind == HEADERS;
+                if kind == HEADERS || kind == CONTINUATION {
+                    headers = true;
+                    self.open_block = flags & END_HEADERS == 0;
+                }
                 self.have = 0;
             }
         }
         headers
+    }
+
+    /// Whether the client is in the middle of a frame or of a header block: closing now
+    /// could cut a request that is still arriving.
+    fn mid_request(&self) -> bool {
+        self.have != 0 || self.payload != 0 || self.open_block
     }
 }
 
@@ -326,8 +341,12 @@ impl AsyncRead for Connection {
             }
             return Poll::Ready(result);
         }
-        // Nothing to read: a request cannot be cut by closing now.
+        // Nothing to read and no frame half read: a request cannot be cut by closing
+        // now (a client stalled mid-frame is left to the keepalive and the caps).
         let this = &mut *self;
+        if this.frames.mid_request() {
+            return Poll::Pending;
+        }
         let Some(idle) = &mut this.idle else {
             return Poll::Pending;
         };
@@ -759,5 +778,30 @@ mod tests {
             // Seen in the chunk that completes the HEADERS frame's 9-byte header.
             assert_eq!(seen_at[0] / chunk, (quiet + 8) / chunk, "chunks of {chunk}");
         }
+    }
+
+    #[test]
+    fn a_request_is_arriving_until_its_header_block_ends() {
+        const PING: u8 = 0x6;
+        let mut scanner = FrameScanner::default();
+        scanner.scan(&frame(PING, 8));
+        assert!(!scanner.mid_request(), "between frames");
+        let ping = frame(PING, 8);
+        scanner.scan(&ping[..5]);
+        assert!(scanner.mid_request(), "inside a frame header");
+        scanner.scan(&ping[5..12]);
+        assert!(scanner.mid_request(), "inside a payload");
+        scanner.scan(&ping[12..]);
+        assert!(!scanner.mid_request());
+        // HEADERS without END_HEADERS: the block goes on in a CONTINUATION.
+        assert!(scanner.scan(&frame(HEADERS, 10)));
+        assert!(scanner.mid_request(), "the header block is open");
+        let mut last = frame(CONTINUATION, 4);
+        last[4] = END_HEADERS;
+        assert!(
+            scanner.scan(&last),
+            "a CONTINUATION counts as a request arriving"
+        );
+        assert!(!scanner.mid_request(), "the header block ended");
     }
 }

@@ -377,3 +377,60 @@ async fn appends_and_sessions_are_bounded(pool: PgPool) {
     append(&mut client, "b", vec![user("small")]).await.unwrap();
     server.stop().await;
 }
+
+/// Migration 0010 measures the sessions that existed before it field by field as the
+/// code counts `content_bytes` at append: the same figure for a session with text and
+/// media parts, reasoning, a name, tool calls and a result.
+#[sqlx::test]
+async fn the_session_bytes_backfill_measures_as_appends_do(pool: PgPool) {
+    let server = TestServer::start(pool.clone()).await;
+    let mut client = server.client.clone();
+    create(&mut client, "m", window(128_000, 16_000)).await;
+    let parts = pb::Message {
+        role: pb::Role::User as i32,
+        content: "look at these é".into(),
+        name: "alice".into(),
+        parts: vec![
+            pb::ContentPart {
+                part: Some(pb::content_part::Part::Text("a \"quoted\" part".into())),
+            },
+            pb::ContentPart {
+                part: Some(pb::content_part::Part::Media(pb::MediaRef {
+                    uri: "https://example.com/a.png".into(),
+                    mime_type: "image/png".into(),
+                    token_estimate: 85,
+                })),
+            },
+        ],
+        ..Default::default()
+    };
+    append(&mut client, "m", vec![parts]).await.unwrap();
+    let mut calls = call(&["c1", "c2"]);
+    calls.reasoning = "I should list the files".into();
+    append(&mut client, "m", vec![calls]).await.unwrap();
+    append(
+        &mut client,
+        "m",
+        vec![result("c1", "a.txt"), result("c2", "b\n")],
+    )
+    .await
+    .unwrap();
+    let kept: i64 = sqlx::query_scalar("select content_bytes from sessions")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert!(kept > 0);
+    let migration = include_str!("../../migrations/0010_session_bytes.sql");
+    let backfill = &migration[migration.find("update sessions").unwrap()..];
+    sqlx::query("update sessions set content_bytes = 0")
+        .execute(&pool)
+        .await
+        .unwrap();
+    sqlx::query(backfill).execute(&pool).await.unwrap();
+    let measured: i64 = sqlx::query_scalar("select content_bytes from sessions")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(measured, kept);
+    server.stop().await;
+}
