@@ -16,18 +16,18 @@ use crate::llm::{Api, ModelSummarizer};
 use crate::localpg::LocalPostgres;
 use crate::pb;
 use crate::pb::context_service_server::ContextServiceServer;
-use crate::store::{NotifyGate, Store};
+use crate::store::{NotifyGate, Store, StoreError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
     #[error("{0}")]
     LocalPostgres(#[from] crate::localpg::LocalPgError),
     #[error("database error: {0}")]
-    Database(#[from] sqlx::Error),
+    Database(#[from] StoreError),
     #[error("cannot connect to PostgreSQL at {url}: {source}")]
-    Connect { url: String, source: sqlx::Error },
+    Connect { url: String, source: StoreError },
     #[error("cannot apply migrations to PostgreSQL at {url}: {source}")]
-    Migrate { url: String, source: sqlx::Error },
+    Migrate { url: String, source: StoreError },
     #[error("cannot listen on {addr}: {source}")]
     Listen {
         addr: std::net::SocketAddr,
@@ -259,7 +259,7 @@ pub async fn connect(url: &str, max_connections: u32) -> Result<Store, ServeErro
     Store::connect(url, max_connections)
         .await
         .map_err(|source| match source {
-            sqlx::Error::Migrate(_) => ServeError::Migrate {
+            StoreError::Migration(_) => ServeError::Migrate {
                 url: redacted,
                 source,
             },

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::llm::{self, CallError, ModelSummarizer};
 use crate::message::Message;
-use crate::store::{NewSummary, Store, SummaryRow};
+use crate::store::{NewSummary, Store, StoreResult, SummaryRow};
 use crate::summarize::{self, Extractive, Level, Summarizer};
 use crate::tokenize::Counter;
 
@@ -196,7 +196,7 @@ pub async fn plan_condensing(
     leaf: &NewSummary,
     (fanin, target_tokens): (usize, i64),
     (store, session_id): (&Store, i64),
-) -> Result<Result<Vec<Condensation>, CallError>, sqlx::Error> {
+) -> StoreResult<Result<Vec<Condensation>, CallError>> {
     // (stored id, or None for one written in this pass; summary), in log order, up to
     // and including the new one.
     let mut chain: Vec<(Option<i64>, NewSummary)> = active

@@ -7,6 +7,7 @@ mod compaction;
 mod convert;
 mod search;
 mod sessions;
+mod status;
 mod subscribe;
 mod turns;
 
@@ -22,6 +23,7 @@ use crate::events::Hub;
 use crate::pb;
 
 pub(crate) use convert::tokenizer_to_pb;
+pub use status::status;
 
 pub struct ContextApi {
     engine: Engine,
@@ -74,7 +76,7 @@ where
                 Ok(Response::new(response))
             }
             Err(error) => {
-                let status = Status::from(error);
+                let status = status(error);
                 tracing::Span::current().record("outcome", format!("{:?}", status.code()));
                 if matches!(status.code(), tonic::Code::Internal | tonic::Code::Unavailable) {
                     tracing::warn!(code = ?status.code(), "rpc failed");

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use super::report::{policy_of, session_not_found, session_report};
 use super::{Engine, SessionInfo};
 use crate::budget::{Regions, Report};
-use crate::error::{Error, Result, is_unique_violation, quoted};
+use crate::error::{Error, Result, quoted};
 use crate::events::kinds::EventDetail;
 use crate::policy::{Policy, PolicyOverrides};
 use crate::store::{SessionRow, SummaryRow};
@@ -43,7 +43,7 @@ impl Engine {
             .await
         {
             Ok(row) => Ok(SessionInfo { row, policy }),
-            Err(error) if is_unique_violation(&error) => Err(Error::AlreadyExists(format!(
+            Err(error) if error.is_unique_violation() => Err(Error::AlreadyExists(format!(
                 "session_id: a session named {} already exists",
                 quoted(&session_id)
             ))),

@@ -9,6 +9,7 @@ use std::sync::LazyLock;
 use sqlx::types::Json;
 use sqlx::{FromRow, PgConnection, Postgres, Row, Transaction};
 
+use super::StoreResult;
 use super::append_write::{AppendWrite, MessageColumns, call_rows};
 use super::batch;
 use super::jobs::JOBS_CHANNEL;
@@ -127,7 +128,7 @@ impl Store {
         call_ids: &[String],
         key: Option<&str>,
         lock: bool,
-    ) -> Result<Option<AppendState>, sqlx::Error> {
+    ) -> StoreResult<Option<AppendState>> {
         let query = sqlx::query(STATE_SQL.as_str())
             .bind(tenant_id)
             .bind(external_id)
@@ -177,11 +178,7 @@ impl Store {
 
     /// The function name of a tool call the session of `state` has seen ("" when
     /// unknown); read in `state`'s transaction when it holds the lock.
-    pub async fn tool_name(
-        &self,
-        state: &mut AppendState,
-        call_id: &str,
-    ) -> Result<String, sqlx::Error> {
+    pub async fn tool_name(&self, state: &mut AppendState, call_id: &str) -> StoreResult<String> {
         let query = sqlx::query_scalar(include_str!("sql/append/tool_name.sql"))
             .bind(state.session.id)
             .bind(call_id);
@@ -197,7 +194,7 @@ impl Store {
         &self,
         state: AppendState,
         write: AppendWrite<'_>,
-    ) -> Result<Appended, sqlx::Error> {
+    ) -> StoreResult<Appended> {
         let AppendState {
             session,
             row_version,
@@ -222,7 +219,7 @@ impl Store {
                         (Appended::Applied { job_id: None }, Some((*row, version)))
                     }
                     Some(batch::Outcome::Raced) => (Appended::Raced, None),
-                    Some(batch::Outcome::Failed(error)) => return Err(error),
+                    Some(batch::Outcome::Failed(error)) => return Err(error.into()),
                     // Parts a batch does not carry, or the batch did not write it.
                     None | Some(batch::Outcome::Alone) => {
                         let mut conn = self.append_pool.acquire().await?;
@@ -316,7 +313,7 @@ async fn write_append(
     row_version: &str,
     assumed: bool,
     write: &AppendWrite<'_>,
-) -> Result<(Appended, Option<(SessionRow, String)>), sqlx::Error> {
+) -> StoreResult<(Appended, Option<(SessionRow, String)>)> {
     let batch = write.batch;
     let calls = write.calls;
     let answers = write.answers;

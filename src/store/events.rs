@@ -5,6 +5,7 @@ use std::sync::LazyLock;
 use sqlx::types::Json;
 
 use super::{SessionTx, Store, with_columns};
+use super::{StoreError, StoreResult};
 use crate::events::kinds::{EventDetail, Position};
 
 /// The channel an event's commit is announced on (payload: the event id).
@@ -63,7 +64,7 @@ impl SessionTx {
 
     /// Writes the queued events (per-session seqs taken from the locked row), announces
     /// them, and commits.
-    pub(super) async fn finish(mut self) -> Result<(), sqlx::Error> {
+    pub(super) async fn finish(mut self) -> StoreResult<()> {
         if !self.events.is_empty() {
             let kinds: Vec<i16> = self.events.iter().map(|e| e.kind() as i16).collect();
             let details: Vec<Json<&EventDetail>> = self.events.iter().map(Json).collect();
@@ -76,7 +77,7 @@ impl SessionTx {
                 .execute(&mut *self.tx)
                 .await?;
         }
-        self.tx.commit().await
+        self.tx.commit().await.map_err(StoreError::from)
     }
 }
 
@@ -88,7 +89,7 @@ impl Store {
         tenant_id: i64,
         external_id: &str,
         deleted: &EventDetail,
-    ) -> Result<Option<i64>, sqlx::Error> {
+    ) -> StoreResult<Option<i64>> {
         sqlx::query_scalar(include_str!("sql/events/delete_session.sql"))
             .bind(tenant_id)
             .bind(external_id)
@@ -97,6 +98,7 @@ impl Store {
             .bind(EVENTS_CHANNEL)
             .fetch_optional(self.pool())
             .await
+            .map_err(StoreError::from)
     }
 
     /// One session's events after `after_seq`, in seq order.
@@ -105,13 +107,14 @@ impl Store {
         session_id: i64,
         after_seq: i64,
         limit: i64,
-    ) -> Result<Vec<EventRow>, sqlx::Error> {
+    ) -> StoreResult<Vec<EventRow>> {
         sqlx::query_as(SESSION_EVENTS_SQL.as_str())
             .bind(session_id)
             .bind(after_seq)
             .bind(limit)
             .fetch_all(self.pool())
             .await
+            .map_err(StoreError::from)
     }
 
     /// Events after `after` in (tx, id) order, of one tenant or (None) all, each with
@@ -122,7 +125,7 @@ impl Store {
         tenant_id: Option<i64>,
         after: Position,
         limit: i64,
-    ) -> Result<Vec<(EventRow, bool)>, sqlx::Error> {
+    ) -> StoreResult<Vec<(EventRow, bool)>> {
         let rows: Vec<VisibleRow> = sqlx::query_as(EVENTS_AFTER_SQL.as_str())
             .bind(tenant_id)
             .bind(after.tx)
@@ -135,7 +138,7 @@ impl Store {
 
     /// The newest position below the visibility horizon: where a reader that wants only
     /// what comes next starts.
-    pub async fn events_horizon(&self, tenant_id: Option<i64>) -> Result<Position, sqlx::Error> {
+    pub async fn events_horizon(&self, tenant_id: Option<i64>) -> StoreResult<Position> {
         let row: Option<(i64, i64)> = sqlx::query_as(include_str!("sql/events/horizon.sql"))
             .bind(tenant_id)
             .fetch_optional(self.pool())
@@ -144,7 +147,7 @@ impl Store {
     }
 
     /// The newest position pruning removed from a tenant's events.
-    pub async fn events_pruned(&self, tenant_id: i64) -> Result<Position, sqlx::Error> {
+    pub async fn events_pruned(&self, tenant_id: i64) -> StoreResult<Position> {
         let row: Option<(i64, i64)> =
             sqlx::query_as("select tx, id from events_pruned where tenant_id = $1")
                 .bind(tenant_id)
@@ -154,10 +157,7 @@ impl Store {
     }
 
     /// A session's oldest kept event seq (None: none kept) and its newest seq.
-    pub async fn session_event_bounds(
-        &self,
-        session_id: i64,
-    ) -> Result<(Option<i64>, i64), sqlx::Error> {
+    pub async fn session_event_bounds(&self, session_id: i64) -> StoreResult<(Option<i64>, i64)> {
         sqlx::query_as(
             "select (select min(session_seq) from events where session_id = $1), event_seq
              from sessions where id = $1",
@@ -166,16 +166,18 @@ impl Store {
         .fetch_optional(self.pool())
         .await
         .map(|row| row.unwrap_or((None, 0)))
+        .map_err(StoreError::from)
     }
 
     /// Deletes events older than `retention`, remembering per tenant the newest position
     /// removed. Returns how many went.
-    pub async fn prune_events(&self, retention: std::time::Duration) -> Result<u64, sqlx::Error> {
+    pub async fn prune_events(&self, retention: std::time::Duration) -> StoreResult<u64> {
         sqlx::query_scalar(include_str!("sql/events/prune.sql"))
             .bind(retention.as_secs_f64())
             .fetch_one(self.pool())
             .await
             .map(|n: i64| n as u64)
+            .map_err(StoreError::from)
     }
 }
 

@@ -9,6 +9,7 @@ use sqlx::{FromRow, Row};
 
 use super::job_state::JobState;
 use super::{SessionTx, Store, with_columns};
+use super::{StoreError, StoreResult};
 use crate::events::kinds::{CompactionKind, EventDetail};
 
 /// The channel workers listen on for new jobs.
@@ -158,7 +159,7 @@ impl SessionTx {
         &mut self,
         job: &NewJob,
         gate: &NotifyGate,
-    ) -> Result<(i64, bool), sqlx::Error> {
+    ) -> StoreResult<(i64, bool)> {
         let session_id = self.session.id;
         let tenant_id = self.session.tenant_id;
         // Pending when the lock was taken (read in the same statement) or enqueued
@@ -206,7 +207,7 @@ impl SessionTx {
     }
 
     /// Commits the transaction.
-    pub async fn commit(self) -> Result<(), sqlx::Error> {
+    pub async fn commit(self) -> StoreResult<()> {
         self.finish().await
     }
 }
@@ -266,22 +267,13 @@ impl JobEnd {
 // makes the job necessary.
 impl Store {
     /// Claims the next due job for `worker` until `lease` from now, counting an attempt.
-    pub async fn claim_job(
-        &self,
-        worker: &str,
-        lease: Duration,
-    ) -> Result<Option<JobRow>, sqlx::Error> {
+    pub async fn claim_job(&self, worker: &str, lease: Duration) -> StoreResult<Option<JobRow>> {
         let mut finished = self.finish_jobs(&[], &[worker], lease).await?;
         Ok(finished.claimed.pop().map(|(_, job)| job))
     }
 
     /// Extends the lease of a job `worker` still holds; false when it no longer does.
-    pub async fn extend_lease(
-        &self,
-        id: i64,
-        worker: &str,
-        lease: Duration,
-    ) -> Result<bool, sqlx::Error> {
+    pub async fn extend_lease(&self, id: i64, worker: &str, lease: Duration) -> StoreResult<bool> {
         let updated = sqlx::query(
             "update jobs set lease_until = now() + make_interval(secs => $3)
              from (select set_config('synchronous_commit', 'off', true)) settings
@@ -304,7 +296,7 @@ impl Store {
         ends: &[JobEnding<'_>],
         takers: &[&str],
         lease: Duration,
-    ) -> Result<Finished, sqlx::Error> {
+    ) -> StoreResult<Finished> {
         let mut ids = Vec::with_capacity(ends.len());
         let mut workers = Vec::with_capacity(ends.len());
         let mut states = Vec::with_capacity(ends.len());
@@ -359,7 +351,7 @@ impl Store {
 
     /// Gives a claimed job back untouched (shutdown): available again, the attempt not
     /// counted.
-    pub async fn release_job(&self, id: i64, worker: &str) -> Result<(), sqlx::Error> {
+    pub async fn release_job(&self, id: i64, worker: &str) -> StoreResult<()> {
         sqlx::query(include_str!("sql/jobs/release.sql"))
             .bind(id)
             .bind(worker)
@@ -379,7 +371,7 @@ impl Store {
     /// its fallback run (see [`JobRow::fallback`]), whose worker ends it and writes its
     /// event; a fallback run whose worker stopped too is discarded. Safe to run in
     /// several replicas at once (see sql/jobs/rescue.sql). Returns how many.
-    pub async fn rescue_jobs(&self) -> Result<u64, sqlx::Error> {
+    pub async fn rescue_jobs(&self) -> StoreResult<u64> {
         let lapsed: Vec<(i64, i64, String)> = sqlx::query_as(
             "select j.id, j.tenant_id, s.external_id
              from jobs j join sessions s on s.id = j.session_id
@@ -432,7 +424,7 @@ impl Store {
     }
 
     /// Deletes finished jobs older than `retention`.
-    pub async fn prune_jobs(&self, retention: Duration) -> Result<u64, sqlx::Error> {
+    pub async fn prune_jobs(&self, retention: Duration) -> StoreResult<u64> {
         let pruned = sqlx::query(
             "delete from jobs
              where state in ('completed', 'discarded', 'cancelled')
@@ -445,20 +437,22 @@ impl Store {
     }
 
     /// A job by id, within a tenant.
-    pub async fn job(&self, tenant_id: i64, id: i64) -> Result<Option<JobRow>, sqlx::Error> {
+    pub async fn job(&self, tenant_id: i64, id: i64) -> StoreResult<Option<JobRow>> {
         sqlx::query_as(JOB_SQL.as_str())
             .bind(tenant_id)
             .bind(id)
             .fetch_optional(self.pool())
             .await
+            .map_err(StoreError::from)
     }
 
     /// The session's newest job of any kind (pending first).
-    pub async fn latest_job(&self, session_id: i64) -> Result<Option<JobRow>, sqlx::Error> {
+    pub async fn latest_job(&self, session_id: i64) -> StoreResult<Option<JobRow>> {
         sqlx::query_as(LATEST_JOB_SQL.as_str())
             .bind(session_id)
             .fetch_optional(self.pool())
             .await
+            .map_err(StoreError::from)
     }
 }
 

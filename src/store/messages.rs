@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use sqlx::types::Json;
 
+use super::StoreResult;
 use super::views::{CachedView, View, ViewKey};
 use super::{SessionRow, Store};
 use crate::message::{Message, Part, Role, StoredMessage, ToolCall, ViewState};
@@ -56,7 +57,7 @@ impl Store {
     /// The messages of the session's view as `row` describes it (from its view's first
     /// seq to its last message, without those a step summary covers), in order. Reads
     /// only the messages appended since this replica last read the same view epoch.
-    pub async fn view(&self, row: &SessionRow) -> Result<View, sqlx::Error> {
+    pub async fn view(&self, row: &SessionRow) -> StoreResult<View> {
         let key = ViewKey {
             view_epoch: row.view_epoch,
             first_seq: row.view_first_seq,
@@ -106,7 +107,7 @@ impl Store {
         session_id: i64,
         first_seq: i64,
         last_seq: i64,
-    ) -> Result<Vec<StoredMessage>, sqlx::Error> {
+    ) -> StoreResult<Vec<StoredMessage>> {
         if first_seq > last_seq {
             return Ok(Vec::new());
         }
@@ -124,7 +125,7 @@ impl Store {
         &self,
         session_id: i64,
         seqs: &[i64],
-    ) -> Result<Vec<StoredMessage>, sqlx::Error> {
+    ) -> StoreResult<Vec<StoredMessage>> {
         let rows: Vec<MessageRow> = sqlx::query_as(
             "select seq, turn, role, content, parts, reasoning, tool_calls, tool_call_id, name,
                 metadata, pinned, token_count, view_tokens, view_state, created_at
@@ -146,7 +147,7 @@ impl Store {
         first_seq: i64,
         last_seq: i64,
         max_tokens: i64,
-    ) -> Result<Vec<StoredMessage>, sqlx::Error> {
+    ) -> StoreResult<Vec<StoredMessage>> {
         let rows: Vec<MessageRow> = sqlx::query_as(include_str!("sql/messages/in_range.sql"))
             .bind(session_id)
             .bind(first_seq)

@@ -4,6 +4,7 @@
 mod append;
 mod append_write;
 mod batch;
+mod error;
 mod events;
 mod job_state;
 mod jobs;
@@ -21,6 +22,7 @@ use sqlx::{PgPool, Postgres, Transaction};
 
 pub use append::{AppendState, Appended};
 pub use append_write::{AppendWrite, NewMessage};
+pub use error::{StoreError, StoreResult};
 pub use events::{EVENTS_CHANNEL, EventRow};
 pub use job_state::{JobState, UnknownJobState};
 pub use jobs::{
@@ -170,7 +172,7 @@ impl Store {
     }
 
     /// Connects and applies pending migrations.
-    pub async fn connect(url: &str, max_connections: u32) -> Result<Store, sqlx::Error> {
+    pub async fn connect(url: &str, max_connections: u32) -> StoreResult<Store> {
         Store::connect_with(url.parse()?, max_connections).await
     }
 
@@ -179,7 +181,7 @@ impl Store {
     pub async fn connect_with(
         options: PgConnectOptions,
         max_connections: u32,
-    ) -> Result<Store, sqlx::Error> {
+    ) -> StoreResult<Store> {
         probe(&options).await?;
         let pool = PgPoolOptions::new()
             .max_connections(max_connections)
@@ -219,7 +221,7 @@ impl Store {
         &self,
         tenant_id: i64,
         external_id: &str,
-    ) -> Result<Option<SessionTx>, sqlx::Error> {
+    ) -> StoreResult<Option<SessionTx>> {
         let mut tx = self.pool.begin().await?;
         let session = sessions::lock(&mut tx, tenant_id, external_id).await?;
         Ok(session.map(|(session, pending_jobs)| SessionTx {

@@ -3,6 +3,7 @@
 use std::sync::LazyLock;
 
 use super::Store;
+use super::{StoreError, StoreResult};
 
 /// [`Store::index_messages`], waiting for rows another indexer holds.
 static INDEX_WAIT_SQL: LazyLock<String> =
@@ -57,7 +58,7 @@ impl Store {
         session_id: Option<i64>,
         limit: i64,
         wait: bool,
-    ) -> Result<u64, sqlx::Error> {
+    ) -> StoreResult<u64> {
         let query = sqlx::query(if wait {
             INDEX_WAIT_SQL.as_str()
         } else {
@@ -73,7 +74,7 @@ impl Store {
     }
 
     /// The best `limit` hits, best first, each with a snippet (matches between « »).
-    pub async fn search(&self, query: &SearchQuery<'_>) -> Result<Vec<SearchHit>, sqlx::Error> {
+    pub async fn search(&self, query: &SearchQuery<'_>) -> StoreResult<Vec<SearchHit>> {
         sqlx::query_as(include_str!("sql/search/search.sql"))
             .bind(query.tenant_id)
             .bind(query.query)
@@ -86,5 +87,6 @@ impl Store {
             .bind(query.limit)
             .fetch_all(self.pool())
             .await
+            .map_err(StoreError::from)
     }
 }

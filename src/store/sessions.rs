@@ -6,6 +6,7 @@ use sqlx::types::Json;
 use sqlx::{FromRow, PgConnection, Postgres, Row, Transaction};
 
 use super::{SessionTx, Store, with_columns};
+use super::{StoreError, StoreResult};
 
 /// A session row as stored.
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -144,7 +145,7 @@ pub(super) async fn lock(
     tx: &mut Transaction<'static, Postgres>,
     tenant_id: i64,
     external_id: &str,
-) -> Result<Option<(SessionRow, HashMap<String, i64>)>, sqlx::Error> {
+) -> StoreResult<Option<(SessionRow, HashMap<String, i64>)>> {
     let row = sqlx::query(LOCK_SQL.as_str())
         .bind(tenant_id)
         .bind(external_id)
@@ -168,7 +169,7 @@ impl Store {
         external_id: &str,
         policy: &serde_json::Value,
         metadata: &std::collections::BTreeMap<String, String>,
-    ) -> Result<SessionRow, sqlx::Error> {
+    ) -> StoreResult<SessionRow> {
         sqlx::query_as(CREATE_SQL.as_str())
             .bind(tenant_id)
             .bind(external_id)
@@ -176,18 +177,20 @@ impl Store {
             .bind(Json(metadata))
             .fetch_one(&self.pool)
             .await
+            .map_err(StoreError::from)
     }
 
     pub async fn session(
         &self,
         tenant_id: i64,
         external_id: &str,
-    ) -> Result<Option<SessionRow>, sqlx::Error> {
+    ) -> StoreResult<Option<SessionRow>> {
         sqlx::query_as(SESSION_SQL.as_str())
             .bind(tenant_id)
             .bind(external_id)
             .fetch_optional(&self.pool)
             .await
+            .map_err(StoreError::from)
     }
 
     /// Records what a build sent, and whether it extended the previous one (the prefix
@@ -198,7 +201,7 @@ impl Store {
         session_id: i64,
         build: BuildRecord,
         extends_previous: bool,
-    ) -> Result<(), sqlx::Error> {
+    ) -> StoreResult<()> {
         // One statement (its own transaction) with an asynchronous commit. The row it
         // leaves goes to the replica's row cache, so the session's next append here need
         // not read it.
@@ -224,11 +227,7 @@ impl Store {
 
 impl Store {
     /// Sets the loop guard's count of consecutive failed automatic compactions.
-    pub async fn set_compaction_failures(
-        &self,
-        session_id: i64,
-        failures: i32,
-    ) -> Result<(), sqlx::Error> {
+    pub async fn set_compaction_failures(&self, session_id: i64, failures: i32) -> StoreResult<()> {
         sqlx::query("update sessions set compaction_failures = $2 where id = $1")
             .bind(session_id)
             .bind(failures)
@@ -245,7 +244,7 @@ impl SessionTx {
 
     /// Turns tool results into placeholders, moves the session to a new view epoch (the
     /// provider's cached prefix is gone) and a new version, and commits.
-    pub async fn commit_clearing(mut self, clearing: &Clearing) -> Result<(), sqlx::Error> {
+    pub async fn commit_clearing(mut self, clearing: &Clearing) -> StoreResult<()> {
         let (seqs, tokens): (Vec<i64>, Vec<i32>) = clearing
             .cleared
             .iter()

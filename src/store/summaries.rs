@@ -1,6 +1,7 @@
 //! Summary rows: the active ones of a session, and writing leaf and condensed summaries
 //! under the session's lock.
 use super::{SessionTx, Store};
+use super::{StoreError, StoreResult};
 use crate::summarize::Retention;
 
 /// A summary as stored.
@@ -48,21 +49,17 @@ const COLUMNS: &str = "id, depth, first_seq, last_seq, content, token_count, lev
 
 impl Store {
     /// The active summaries (not covered by a higher one), oldest first.
-    pub async fn active_summaries(&self, session_id: i64) -> Result<Vec<SummaryRow>, sqlx::Error> {
+    pub async fn active_summaries(&self, session_id: i64) -> StoreResult<Vec<SummaryRow>> {
         sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "select {COLUMNS} from summaries where session_id = $1 and parent_id is null order by first_seq"
         )))
         .bind(session_id)
         .fetch_all(self.pool())
-        .await
+        .await.map_err(StoreError::from)
     }
 
     /// One summary of a session.
-    pub async fn summary(
-        &self,
-        session_id: i64,
-        id: i64,
-    ) -> Result<Option<SummaryRow>, sqlx::Error> {
+    pub async fn summary(&self, session_id: i64, id: i64) -> StoreResult<Option<SummaryRow>> {
         sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "select {COLUMNS} from summaries where session_id = $1 and id = $2"
         )))
@@ -70,17 +67,14 @@ impl Store {
         .bind(id)
         .fetch_optional(self.pool())
         .await
+        .map_err(StoreError::from)
     }
 }
 
 impl SessionTx {
     /// Writes a summary; when `children` is not empty it is a condensed one covering
     /// them. Returns its id.
-    pub async fn insert_summary(
-        &mut self,
-        new: &NewSummary,
-        children: &[i64],
-    ) -> Result<i64, sqlx::Error> {
+    pub async fn insert_summary(&mut self, new: &NewSummary, children: &[i64]) -> StoreResult<i64> {
         let session_id = self.session.id;
         let id: i64 = sqlx::query_scalar(
             "insert into summaries (session_id, depth, first_seq, last_seq, content, token_count,
@@ -114,7 +108,7 @@ impl SessionTx {
     }
 
     /// Takes messages out of the view: a summary of their turn's older steps covers them.
-    pub async fn mark_summarized(&mut self, seqs: &[i64]) -> Result<(), sqlx::Error> {
+    pub async fn mark_summarized(&mut self, seqs: &[i64]) -> StoreResult<()> {
         let session_id = self.session.id;
         sqlx::query("update messages set view_state = 4 where session_id = $1 and seq = any($2)")
             .bind(session_id)
@@ -126,7 +120,7 @@ impl SessionTx {
 
     /// Moves the view past the summarized prefix, to a new view epoch and version, and
     /// commits.
-    pub async fn commit_summarized(mut self, update: SummarizedUpdate) -> Result<(), sqlx::Error> {
+    pub async fn commit_summarized(mut self, update: SummarizedUpdate) -> StoreResult<()> {
         let session_id = self.session.id;
         sqlx::query(include_str!("sql/summaries/summarized.sql"))
             .bind(session_id)

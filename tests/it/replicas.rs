@@ -505,7 +505,7 @@ async fn appends_queued_behind_a_busy_writer_share_one_commit_each_with_its_own_
     let (b, d) = queued.await;
     let b = b.unwrap_err();
     assert!(
-        ctxd::error::is_unique_violation(&b),
+        b.is_unique_violation(),
         "b's write collides with the planted row: {b}"
     );
     assert_eq!(d.unwrap(), Appended::Applied { job_id: None });
@@ -778,7 +778,7 @@ async fn try_write_one(
     store: &ctxd::store::Store,
     state: ctxd::store::AppendState,
     message: &ctxd::message::Message,
-) -> Result<ctxd::store::Appended, sqlx::Error> {
+) -> ctxd::store::StoreResult<ctxd::store::Appended> {
     let (batch, update) = one_more(&state.session, message, 9);
     store.append(state, only_messages(&batch, update)).await
 }

@@ -40,7 +40,7 @@ pub(in crate::api) fn item_to_pb(
                 "the server is shutting down; subscribe again with the last cursor to resume",
             ));
         }
-        Item::Failed(error) => return Err(Status::from(error)),
+        Item::Failed(error) => return Err(crate::api::status(error)),
     };
     Ok(pb::SubscribeEventsResponse { item: Some(item) })
 }
