@@ -20,12 +20,14 @@ WORKDIR /src
 
 # Only what the build reads: build.rs compiles proto/ with protox (no protoc needed),
 # sqlx::migrate!("./migrations") embeds migrations/ into the binary at compile time, and
-# Cargo.toml names benches/core.rs (cargo checks that the file exists).
+# Cargo.toml names benches/core.rs (cargo checks that the file exists) and the workspace
+# member crates/core (the pure core).
 COPY Cargo.toml Cargo.lock build.rs ./
 COPY benches/ benches/
 COPY proto/ proto/
 COPY migrations/ migrations/
 COPY src/ src/
+COPY crates/ crates/
 
 # The crate registry and target/ live in cache mounts, so a rebuild after a source change
 # recompiles only ctxd itself. The cache mount is not part of the image, so the binary is

@@ -3,37 +3,30 @@
 //! window and provider-valid, and keeps every original message.
 //!
 //! Layout: `api` (gRPC edge) → `engine` (operations, one file per operation group in
-//! `src/engine/`) → `store` (PostgreSQL). The pure core — `tokenize`, `turns`, `budget`,
-//! `compaction`, `chunks`, `summarize`, `policy`, `render`, `message`, `validate`,
-//! `limits` — has no I/O.
+//! `src/engine/`) → `store` (PostgreSQL). The pure core is its own crate,
+//! `crates/core` (`ctxd-core`), without any I/O crate; its modules are re-exported
+//! here under their own names (`ctxd::message`, `ctxd::policy`, ...).
+pub use ctxd_core::{
+    budget, chunks, compaction, error, limits, message, policy, render, summarize, tokenize, turns,
+    validate,
+};
+
 pub mod api;
 pub mod auth;
-pub mod budget;
-pub mod chunks;
 pub mod codec;
-pub mod compaction;
 pub mod config;
 pub mod connections;
 pub mod engine;
-pub mod error;
 pub mod events;
 pub mod inspect;
 pub mod jobs;
-pub mod limits;
 pub mod llm;
 pub mod localpg;
-pub mod message;
-pub mod policy;
-pub mod render;
 pub mod replay;
 pub mod search;
 pub mod server;
 pub mod store;
-pub mod summarize;
 pub mod telemetry;
-pub mod tokenize;
-pub mod turns;
-pub mod validate;
 pub mod writer;
 
 /// Generated protocol types, client and server.

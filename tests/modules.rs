@@ -391,6 +391,102 @@ fn the_library_has_no_module_cycles() {
     );
 }
 
+#[test]
+fn the_core_has_no_module_cycles() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/core/src");
+    let files = read_crate(&src);
+    assert!(
+        files.iter().any(|(_, f, _)| f == "src/budget.rs"),
+        "read the core's sources"
+    );
+    let found = cycles(&graph(&files));
+    assert!(
+        found.is_empty(),
+        "module cycles in crates/core:\n{}",
+        found.join("\n")
+    );
+}
+
+/// Crates that do I/O (network, database, async runtime, processes): none may reach the
+/// core, directly or through another dependency.
+const IO_CRATES: &[&str] = &[
+    "tonic",
+    "sqlx",
+    "sqlx-core",
+    "sqlx-postgres",
+    "tokio",
+    "reqwest",
+    "hyper",
+    "h2",
+    "mio",
+    "socket2",
+    "tower",
+    "async-std",
+    "smol",
+    "libc",
+    "opentelemetry",
+    "tracing",
+];
+
+/// The crates in a package's dependency tree (normal and build dependencies), by name.
+fn dependency_tree(package: &str) -> BTreeSet<String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let output = std::process::Command::new(cargo)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "tree",
+            "--offline",
+            "--locked",
+            "-e",
+            "normal,build",
+            "--prefix",
+            "none",
+        ])
+        .args(["--format", "{p}", "-p", package])
+        .output()
+        .expect("run cargo tree");
+    assert!(
+        output.status.success(),
+        "cargo tree failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout)
+        .expect("cargo tree prints UTF-8")
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .map(str::to_string)
+        .collect()
+}
+
+/// The first of `forbidden` in `tree`, if any.
+fn forbidden_in<'a>(tree: &BTreeSet<String>, forbidden: &[&'a str]) -> Vec<&'a str> {
+    forbidden
+        .iter()
+        .copied()
+        .filter(|name| tree.contains(*name))
+        .collect()
+}
+
+#[test]
+fn the_core_depends_on_no_io_crate() {
+    let core = dependency_tree("ctxd-core");
+    assert!(
+        core.contains("ctxd-core") && core.contains("serde"),
+        "{core:?}"
+    );
+    let found = forbidden_in(&core, IO_CRATES);
+    assert!(
+        found.is_empty(),
+        "crates/core must stay pure, but its dependency tree holds {found:?}"
+    );
+    // The check itself: the service's own tree holds them.
+    let service = dependency_tree("ctxd");
+    assert!(
+        forbidden_in(&service, IO_CRATES).len() >= 5,
+        "the service's tree should show what the check looks for: {service:?}"
+    );
+}
+
 /// The rules, on a small crate made up for the purpose.
 fn synthetic(files: &[(&str, &str)]) -> Vec<(Module, String, String)> {
     files

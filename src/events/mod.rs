@@ -14,7 +14,8 @@
 //! The parts, one way: [`kinds`] (what an event says, cursors, settings: pure, used by
 //! the store and the engine) ← `hub` (the replica's LISTEN and fan-out, over the store)
 //! ← `subscribe` (SubscribeEvents: one stream, opened through the engine).
-pub mod kinds;
+/// What an event says, cursors and settings: pure, in the core crate.
+pub use ctxd_core::events as kinds;
 
 mod hub;
 mod subscribe;

@@ -1,0 +1,27 @@
+//! ctxd's pure core: what a session is made of and every decision about it, with no
+//! I/O. The service (the `ctxd` crate) loads, asks the core, persists and announces.
+//!
+//! One way, leaves first: `message` (the stored message, content parts, usage) ←
+//! `turns` (turns, call/result pairs, where a view may start) ← `tokenize` (counters
+//! per tokenizer family) ← `policy` (a session's policy and its thresholds, written
+//! once) ← `budget` (regions of a request, the anchor to the provider's count, fitting
+//! history) ← `compaction` (eviction, clearing plans, previews), `chunks` (fresh tail,
+//! leaf and step chunks), `summarize` (the extractive summarizer, retention facts) ←
+//! `render` (provider formats), `validate` (request checks), `limits` (server bounds),
+//! `events` (what an event says, cursors), `error` (the domain error).
+//!
+//! This crate's manifest lacks every network, database and runtime crate, so the
+//! compiler keeps it pure; `tests/modules.rs` checks its dependency tree too.
+pub mod budget;
+pub mod chunks;
+pub mod compaction;
+pub mod error;
+pub mod events;
+pub mod limits;
+pub mod message;
+pub mod policy;
+pub mod render;
+pub mod summarize;
+pub mod tokenize;
+pub mod turns;
+pub mod validate;
