@@ -12,7 +12,8 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::engine::Engine;
-use crate::store::{JOB_DONE_CHANNEL, JOBS_CHANNEL, JobEnd, JobEnding, JobRow, JobState, Store};
+use crate::job::{Job, JobEnd, JobState};
+use crate::store::{JOB_DONE_CHANNEL, JOBS_CHANNEL, JobEnding, Store};
 
 /// What runs a claimed job: the engine, or (in the queue benchmark) a no-op.
 pub trait Runner: Clone + Send + Sync + 'static {
@@ -20,7 +21,7 @@ pub trait Runner: Clone + Send + Sync + 'static {
     /// Runs the job; `final_attempt`: the last one it gets.
     fn run(
         &self,
-        job: &JobRow,
+        job: &Job,
         final_attempt: bool,
     ) -> impl std::future::Future<Output = JobEnd> + Send;
 }
@@ -30,7 +31,7 @@ impl Runner for Engine {
         Engine::store(self)
     }
 
-    async fn run(&self, job: &JobRow, final_attempt: bool) -> JobEnd {
+    async fn run(&self, job: &Job, final_attempt: bool) -> JobEnd {
         self.run_job(job, final_attempt).await
     }
 }
@@ -145,7 +146,7 @@ struct Ending {
     worker: String,
     end: JobEnd,
     take_next: bool,
-    answer: oneshot::Sender<Result<(bool, Option<JobRow>), String>>,
+    answer: oneshot::Sender<Result<(bool, Option<Job>), String>>,
 }
 
 /// Statements recording job ends that may run at once per replica.
@@ -226,7 +227,7 @@ impl<R: Runner> Worker<R> {
     async fn run(self) {
         let store = self.engine.store().clone();
         // A job claimed together with the previous one's end.
-        let mut next: Option<JobRow> = None;
+        let mut next: Option<Job> = None;
         while !self.shutdown.is_cancelled() {
             // Registered before the claim, so a NOTIFY that lands while claiming counts.
             let woken = self.wake.notified();
@@ -265,7 +266,7 @@ impl<R: Runner> Worker<R> {
     }
 
     /// Gives a claimed job back at shutdown, for another replica to take.
-    async fn release(&self, job: &JobRow) {
+    async fn release(&self, job: &Job) {
         if let Err(error) = self.engine.store().release_job(job.id, &self.name).await {
             tracing::warn!(%error, "cannot release a job at shutdown; its lease will lapse");
         }
@@ -274,7 +275,7 @@ impl<R: Runner> Worker<R> {
     /// Runs one job under a renewed lease and records its end, claiming the next due
     /// job in the same statement (returned). At shutdown the job is released instead
     /// (its effects commit atomically, so none are half-applied).
-    async fn execute(&self, job: JobRow) -> Option<JobRow> {
+    async fn execute(&self, job: Job) -> Option<Job> {
         let store = self.engine.store();
         let final_attempt = job.attempts >= job.max_attempts;
         let mut run = Box::pin(self.engine.run(&job, final_attempt));

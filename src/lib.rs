@@ -7,8 +7,8 @@
 //! `crates/core` (`ctxd-core`), without any I/O crate; its modules are re-exported
 //! here under their own names (`ctxd::message`, `ctxd::policy`, ...).
 pub use ctxd_core::{
-    budget, chunks, compaction, error, limits, message, policy, render, summarize, tokenize, turns,
-    validate,
+    budget, chunks, compaction, error, job, limits, message, policy, render, session, summarize,
+    tokenize, turns, validate,
 };
 
 pub mod api;

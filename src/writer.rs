@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use crate::llm::{self, CallError, ModelSummarizer};
 use crate::message::Message;
-use crate::store::{NewSummary, Store, StoreResult, SummaryRow};
+use crate::session::Summary;
+use crate::store::{NewSummary, Store, StoreResult};
 use crate::summarize::{self, Extractive, Level, Summarizer};
 use crate::tokenize::Counter;
 
@@ -192,7 +193,7 @@ fn finish(counter: &Counter, task: &Task, text: String, level: Level) -> Option<
 pub async fn plan_condensing(
     writer: &Writer,
     counter: &Counter,
-    active: &[SummaryRow],
+    active: &[Summary],
     leaf: &NewSummary,
     (fanin, target_tokens): (usize, i64),
     (store, session_id): (&Store, i64),
@@ -260,7 +261,7 @@ pub async fn plan_condensing(
     Ok(Ok(steps))
 }
 
-fn stored_as_new(row: &SummaryRow) -> NewSummary {
+fn stored_as_new(row: &Summary) -> NewSummary {
     NewSummary {
         depth: row.depth,
         first_seq: row.first_seq,
@@ -271,6 +272,6 @@ fn stored_as_new(row: &SummaryRow) -> NewSummary {
         source_tokens: row.source_tokens,
         facts: i64::from(row.facts),
         facts_lost: i64::from(row.facts_lost),
-        retention: row.retention.0,
+        retention: row.retention,
     }
 }

@@ -5,9 +5,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use ctxd::job::{Job, JobEnd};
 use ctxd::jobs::{self, Runner, WorkerConfig};
 use ctxd::policy::Policy;
-use ctxd::store::{JobEnd, JobRow, NewJob, NotifyGate, Store};
+use ctxd::store::{NewJob, NotifyGate, Store};
 use sqlx::PgPool;
 use tokio::sync::{Mutex, Notify, broadcast};
 use tokio_util::sync::CancellationToken;
@@ -64,7 +65,7 @@ impl Runner for NoopRunner {
         &self.store
     }
 
-    async fn run(&self, job: &JobRow, _final_attempt: bool) -> JobEnd {
+    async fn run(&self, job: &Job, _final_attempt: bool) -> JobEnd {
         let now = Instant::now();
         self.claimed.lock().await.insert(job.id, now);
         if self.count.fetch_add(1, Ordering::SeqCst) + 1 == self.expect {

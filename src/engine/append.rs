@@ -2,18 +2,17 @@
 //! then under the row lock), announce evictions and budget crossings.
 use std::collections::HashSet;
 
-use super::report::{anchor_of, budget_crossing, policy_of, row_report, session_not_found};
+use super::report::{budget_crossing, policy_of, row_report, session_not_found};
 use super::request::count_messages;
 use super::{AppendOutcome, AppendRequest, Engine, JobReason, SUMMARIZE_JOB};
-use crate::budget;
+use crate::budget::{self, Anchor};
 use crate::compaction;
 use crate::error::{Error, Result};
 use crate::events::kinds::EventDetail;
 use crate::message::{Message, Role, ViewState};
 use crate::policy::Policy;
-use crate::store::{
-    AnchorUpdate, AppendState, AppendWrite, Appended, NewMessage, SessionRow, SessionUpdate,
-};
+use crate::session::Session;
+use crate::store::{AnchorUpdate, AppendState, AppendWrite, Appended, NewMessage, SessionUpdate};
 use crate::tokenize::REPLY_PRIMING;
 use crate::validate::{
     NUL_REASON, check_tool_references, validate_batch, validate_session_id, validate_usage,
@@ -238,7 +237,7 @@ impl Engine {
         after.view_tokens = update.view_tokens;
         after.last_turn_tokens = update.last_turn_tokens;
         after.message_count = update.message_count;
-        if let Some(anchor) = &update.anchor {
+        if let Some(AnchorUpdate { anchor, .. }) = &update.anchor {
             after.anchor_reported_tokens = anchor.reported_tokens;
             after.anchor_fixed_tokens = anchor.fixed_tokens;
             after.anchor_history_tokens = anchor.history_tokens;
@@ -348,13 +347,13 @@ impl Engine {
 /// a few tokens per message, which a ratio would blow up on small steps and carry over
 /// to large ones.
 fn anchor_for(
-    session: &SessionRow,
+    session: &Session,
     assistant_seq: i64,
     history_before: i64,
     reported: i64,
     providers_own: bool,
 ) -> AnchorUpdate {
-    let previous = anchor_of(session);
+    let previous = session.anchor();
     let built_right_before =
         session.last_build_first_seq > 0 && session.last_build_last_seq == assistant_seq - 1;
     let fixed = session.last_build_system_tokens.max(REPLY_PRIMING)
@@ -402,13 +401,15 @@ fn anchor_for(
         ),
     };
     AnchorUpdate {
-        reported_tokens: reported,
-        fixed_tokens: fixed,
-        history_tokens: history,
-        first_seq,
-        last_seq: assistant_seq - 1,
-        view_epoch: session.view_epoch,
-        delta_ratio,
+        anchor: Anchor {
+            reported_tokens: reported,
+            fixed_tokens: fixed,
+            history_tokens: history,
+            first_seq,
+            last_seq: assistant_seq - 1,
+            view_epoch: session.view_epoch,
+            delta_ratio,
+        },
         error,
     }
 }

@@ -1,7 +1,7 @@
 //! BuildMessages (clear and summarize when due, fit the history, record the build) and
 //! CheckBudget.
 use super::clearing::{apply_to_view, plan_clearing, tool_names};
-use super::report::{anchor_of, policy_of, session_report, summary_region, view_estimate};
+use super::report::{policy_of, session_report, summary_region, view_estimate};
 use super::request::{count_messages, output_reserve};
 use super::summary_pass::{MAX_SUMMARY_PASSES, Pass, PassOptions};
 use super::{BuildRequest, Built, CheckRequest, Engine, History, JobReason, Trimmed};
@@ -11,7 +11,8 @@ use crate::error::{Error, Result};
 use crate::events::kinds::CompactionKind;
 use crate::message::{Message, Role, StoredMessage, ViewState};
 use crate::policy::{Policy, SummaryPlacement};
-use crate::store::{BuildRecord, SessionRow, SummaryRow};
+use crate::session::{Session, Summary};
+use crate::store::BuildRecord;
 use crate::turns;
 use crate::validate::validate_message;
 use crate::writer::Writer;
@@ -131,7 +132,7 @@ impl Engine {
         let messages: Vec<&StoredMessage> = keep.iter().map(|&index| &stored[index]).collect();
         let incomplete = (stored.len() - messages.len()) as i64;
 
-        let anchor = anchor_of(&row);
+        let anchor = row.anchor();
         let seqs: Vec<i64> = messages.iter().map(|m| m.seq).collect();
         let last_seq = seqs.last().copied().unwrap_or(0);
         let estimate_from = |fixed: i64, cut: usize, history: i64| {
@@ -315,7 +316,7 @@ impl Engine {
 }
 
 /// The summaries as one text, oldest first.
-fn summary_block(summaries: &[SummaryRow]) -> Option<String> {
+fn summary_block(summaries: &[Summary]) -> Option<String> {
     if summaries.is_empty() {
         return None;
     }
@@ -326,7 +327,7 @@ fn summary_block(summaries: &[SummaryRow]) -> Option<String> {
     ))
 }
 
-fn last_build(row: &SessionRow) -> BuildRecord {
+fn last_build(row: &Session) -> BuildRecord {
     BuildRecord {
         view_epoch: row.last_build_view_epoch,
         first_seq: row.last_build_first_seq,

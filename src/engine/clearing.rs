@@ -9,7 +9,8 @@ use crate::error::Result;
 use crate::events::kinds::EventDetail;
 use crate::message::{Role, StoredMessage, ViewState};
 use crate::policy::Policy;
-use crate::store::{Clearing, SessionRow};
+use crate::session::Session;
+use crate::store::Clearing;
 use crate::tokenize::REPLY_PRIMING;
 
 /// Tool results to clear: (seq, tokens as a placeholder), and the tokens saved.
@@ -21,7 +22,7 @@ pub(super) struct ClearingPlan {
 
 /// A clearing that was committed: the session row after it.
 pub(super) struct Cleared {
-    pub(super) row: SessionRow,
+    pub(super) row: Session,
     pub(super) cleared: Vec<(i64, i64)>,
 }
 
@@ -31,7 +32,7 @@ impl Engine {
     pub(super) async fn apply_clearing(
         &self,
         tenant_id: i64,
-        row: &SessionRow,
+        row: &Session,
         policy: &Policy,
         plan: &ClearingPlan,
     ) -> Result<std::result::Result<Cleared, i64>> {

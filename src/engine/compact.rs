@@ -137,7 +137,7 @@ impl Engine {
             outcome.job_id = Some(job_id);
             if let Some(timeout) = request.wait {
                 let job = self.wait_job(tenant_id, job_id, timeout).await?;
-                if let Some(result) = job.result.as_ref().map(|r| &r.0) {
+                if let Some(result) = job.result.as_ref() {
                     let seq = |key: &str| result.get(key).and_then(|v| v.as_i64()).unwrap_or(0);
                     if seq("summarized_first_seq") > 0 {
                         outcome.summarized_seqs =

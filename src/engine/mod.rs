@@ -18,12 +18,14 @@ use tokio::sync::broadcast;
 use crate::budget::Report;
 use crate::error::{Error, Result, quoted};
 use crate::events::kinds::EventsConfig;
+use crate::job::Job;
 use crate::limits::Limits;
 use crate::llm::ModelSummarizer;
 pub use crate::message::Usage;
 use crate::message::{Message, StoredMessage};
 use crate::policy::Policy;
-use crate::store::{JobRow, NotifyGate, SessionRow, Store, SummaryRow, View};
+use crate::session::{Session, Summary};
+use crate::store::{NotifyGate, Store, View};
 use crate::tokenize::{TextCounts, ToolDefinition};
 pub use crate::validate::validate_session_id;
 
@@ -98,7 +100,7 @@ pub struct Engine {
 /// A session and its effective policy.
 #[derive(Debug, Clone)]
 pub struct SessionInfo {
-    pub row: SessionRow,
+    pub row: Session,
     pub policy: Policy,
 }
 
@@ -164,7 +166,7 @@ pub struct Built {
     /// The summaries as a leading user message, when they are placed there.
     pub leading: Option<Message>,
     /// The active summaries in the view, oldest first.
-    pub summaries: Vec<SummaryRow>,
+    pub summaries: Vec<Summary>,
     pub report: Report,
     pub version: i64,
     pub trimmed: Trimmed,
@@ -268,7 +270,7 @@ pub struct Compacted {
     /// The summarization job enqueued (or found pending), when summarizing was due.
     pub job_id: Option<i64>,
     /// That job as it ended, or as it stood when the wait ran out.
-    pub job: Option<JobRow>,
+    pub job: Option<Job>,
 }
 
 /// Why a summarization job was enqueued.

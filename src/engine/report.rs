@@ -1,18 +1,18 @@
 //! Budget helpers over a session row, shared by the operations: its policy, its anchor,
 //! the report of its next request, and the budget-status events.
-use crate::budget::{self, Anchor, Estimate, Regions, Report};
+use crate::budget::{self, Estimate, Regions, Report};
 use crate::error::{Error, Result, quoted};
 use crate::events::kinds::EventDetail;
 use crate::message::StoredMessage;
 use crate::policy::Policy;
-use crate::store::{SessionRow, SummaryRow};
+use crate::session::{Session, Summary};
 use crate::tokenize::REPLY_PRIMING;
 
 /// Tokens of framing around each summary in the request.
 pub(super) const SUMMARY_FRAMING_TOKENS: i64 = 4;
 
 /// The summaries region of a request.
-pub(super) fn summary_region(summaries: &[SummaryRow]) -> i64 {
+pub(super) fn summary_region(summaries: &[Summary]) -> i64 {
     summaries
         .iter()
         .map(|s| i64::from(s.token_count) + SUMMARY_FRAMING_TOKENS)
@@ -21,7 +21,7 @@ pub(super) fn summary_region(summaries: &[SummaryRow]) -> i64 {
 
 /// The budget report of a session's next request as its row stands: the system prompt
 /// and tools of the latest build, the summaries and the view.
-pub(super) fn row_report(policy: &Policy, row: &SessionRow) -> Report {
+pub(super) fn row_report(policy: &Policy, row: &Session) -> Report {
     let regions = Regions {
         system_tokens: row.last_build_system_tokens.max(REPLY_PRIMING),
         summary_tokens: row.summary_tokens,
@@ -70,32 +70,20 @@ pub(super) fn session_not_found(session_id: &str) -> Error {
     Error::not_found(format!("session {}", quoted(session_id)))
 }
 
-pub(super) fn policy_of(row: &SessionRow) -> Result<Policy> {
-    serde_json::from_value(row.policy.0.clone()).map_err(Error::internal)
-}
-
-pub(super) fn anchor_of(row: &SessionRow) -> Option<Anchor> {
-    (row.anchor_reported_tokens > 0).then_some(Anchor {
-        reported_tokens: row.anchor_reported_tokens,
-        fixed_tokens: row.anchor_fixed_tokens,
-        history_tokens: row.anchor_history_tokens,
-        first_seq: row.anchor_first_seq,
-        last_seq: row.anchor_last_seq,
-        view_epoch: row.anchor_view_epoch,
-        delta_ratio: row.anchor_delta_ratio,
-    })
+pub(super) fn policy_of(row: &Session) -> Result<Policy> {
+    serde_json::from_value(row.policy.clone()).map_err(Error::internal)
 }
 
 /// The budget of the next request over the session's whole view, from its aggregates.
 pub(super) fn session_report(
     policy: &Policy,
     reserve: i64,
-    row: &SessionRow,
+    row: &Session,
     regions: Regions,
     newest_turn_tokens: i64,
 ) -> Report {
     let estimate: Estimate = budget::estimate(
-        anchor_of(row).as_ref(),
+        row.anchor().as_ref(),
         row.view_epoch,
         row.view_first_seq,
         row.message_count,
@@ -108,10 +96,10 @@ pub(super) fn session_report(
 }
 
 /// The estimate of a request carrying the whole view with `fixed` tokens around it.
-pub(super) fn view_estimate(row: &SessionRow, view: &[StoredMessage], fixed: i64) -> Estimate {
+pub(super) fn view_estimate(row: &Session, view: &[StoredMessage], fixed: i64) -> Estimate {
     let history: i64 = view.iter().map(|m| m.view_tokens).sum();
     budget::estimate(
-        anchor_of(row).as_ref(),
+        row.anchor().as_ref(),
         row.view_epoch,
         view.first().map_or(0, |m| m.seq),
         view.last().map_or(0, |m| m.seq),

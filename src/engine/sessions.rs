@@ -7,7 +7,7 @@ use crate::budget::{Regions, Report};
 use crate::error::{Error, Result, quoted};
 use crate::events::kinds::EventDetail;
 use crate::policy::{Policy, PolicyOverrides};
-use crate::store::{SessionRow, SummaryRow};
+use crate::session::{Session, Summary};
 use crate::tokenize::REPLY_PRIMING;
 use crate::validate::{NUL_REASON, validate_session_id};
 
@@ -58,7 +58,7 @@ impl Engine {
     }
 
     /// The active summaries and the budget of the next request (read-only).
-    pub async fn session_view(&self, info: &SessionInfo) -> Result<(Vec<SummaryRow>, Report)> {
+    pub async fn session_view(&self, info: &SessionInfo) -> Result<(Vec<Summary>, Report)> {
         let row = &info.row;
         let summaries = self.store.active_summaries(row.id).await?;
         let regions = Regions {
@@ -85,7 +85,7 @@ impl Engine {
             .ok_or_else(|| session_not_found(session_id))
     }
 
-    pub(super) async fn session_row(&self, tenant_id: i64, session_id: &str) -> Result<SessionRow> {
+    pub(super) async fn session_row(&self, tenant_id: i64, session_id: &str) -> Result<Session> {
         validate_session_id(session_id)?;
         self.store
             .session(tenant_id, session_id)

@@ -11,7 +11,9 @@ use super::summary_pass::{MAX_SUMMARY_PASSES, PassOptions, ViewNow};
 use super::{Engine, JobReason, SUMMARIZE_JOB};
 use crate::error::{Error, Result};
 use crate::events::kinds::{CompactionKind, EventDetail};
-use crate::store::{JobEnd, JobRow, NewJob, SessionRow};
+use crate::job::{Job, JobEnd};
+use crate::session::Session;
+use crate::store::NewJob;
 use crate::tokenize::REPLY_PRIMING;
 use crate::writer::Writer;
 
@@ -45,7 +47,7 @@ impl Engine {
     }
 
     /// A job of the tenant's.
-    pub async fn job(&self, tenant_id: i64, job_id: i64) -> Result<JobRow> {
+    pub async fn job(&self, tenant_id: i64, job_id: i64) -> Result<Job> {
         self.store
             .job(tenant_id, job_id)
             .await?
@@ -53,7 +55,7 @@ impl Engine {
     }
 
     /// The job once it has ended, or as it stands when `timeout` runs out.
-    pub async fn wait_job(&self, tenant_id: i64, job_id: i64, timeout: Duration) -> Result<JobRow> {
+    pub async fn wait_job(&self, tenant_id: i64, job_id: i64, timeout: Duration) -> Result<Job> {
         let deadline = tokio::time::Instant::now() + timeout;
         // Subscribed before reading, so an end announced in between is not missed.
         let mut done = self.config.job_done.subscribe();
@@ -82,7 +84,7 @@ impl Engine {
     }
 
     /// Runs a claimed job; says how it ended. `final_attempt`: the last one it gets.
-    pub async fn run_job(&self, job: &JobRow, final_attempt: bool) -> JobEnd {
+    pub async fn run_job(&self, job: &Job, final_attempt: bool) -> JobEnd {
         if job.kind != SUMMARIZE_JOB {
             return JobEnd::Failed {
                 error: format!("unknown job kind {:?}", job.kind),
@@ -116,7 +118,7 @@ impl Engine {
     }
 
     /// Writes an event about a job's session in a transaction of its own.
-    async fn announce(&self, job: &JobRow, detail: EventDetail) -> Result<()> {
+    async fn announce(&self, job: &Job, detail: EventDetail) -> Result<()> {
         let Some(mut tx) = self
             .store
             .lock_session(job.tenant_id, &job.external_id)
@@ -141,8 +143,8 @@ impl Engine {
         Duration::from_secs_f64((base * jitter).min(600.0))
     }
 
-    async fn run_summarize_job(&self, job: &JobRow, final_attempt: bool) -> Result<JobEnd> {
-        let args: SummarizeArgs = serde_json::from_value(job.args.0.clone())
+    async fn run_summarize_job(&self, job: &Job, final_attempt: bool) -> Result<JobEnd> {
+        let args: SummarizeArgs = serde_json::from_value(job.args.clone())
             .map_err(|_| Error::invalid("args", "a summarize job's arguments are not readable"))?;
         let row = self.session_row(job.tenant_id, &job.external_id).await?;
         if row.id != job.session_id {
@@ -258,7 +260,7 @@ impl Engine {
         Ok(JobEnd::Completed(result))
     }
 
-    async fn view_now(&self, row: SessionRow) -> Result<ViewNow> {
+    async fn view_now(&self, row: Session) -> Result<ViewNow> {
         let stored = self.store.view(&row).await?;
         let summaries = if row.summaries_written > 0 {
             self.store.active_summaries(row.id).await?

@@ -8,7 +8,8 @@ use crate::error::Result;
 use crate::events::kinds::{CompactionKind, EventDetail};
 use crate::message::{Message, StoredMessage};
 use crate::policy::Policy;
-use crate::store::{NewJob, NewSummary, SessionRow, SummarizedUpdate, SummaryRow, View};
+use crate::session::{Session, Summary};
+use crate::store::{NewJob, NewSummary, SummarizedUpdate, View};
 use crate::tokenize::REPLY_PRIMING;
 use crate::turns;
 use crate::writer::{self, Writer};
@@ -56,9 +57,9 @@ impl Span {
 
 /// A session's view as loaded: the row, the visible messages, the active summaries.
 pub(super) struct ViewNow {
-    pub(super) row: SessionRow,
+    pub(super) row: Session,
     pub(super) stored: View,
-    pub(super) summaries: Vec<SummaryRow>,
+    pub(super) summaries: Vec<Summary>,
 }
 
 impl ViewNow {
@@ -96,12 +97,12 @@ pub(super) enum Pass {
 pub(super) struct SummaryPass {
     /// The messages of the view it covered.
     pub(super) covered: std::ops::Range<usize>,
-    pub(super) row: SessionRow,
-    pub(super) summaries: Vec<SummaryRow>,
+    pub(super) row: Session,
+    pub(super) summaries: Vec<Summary>,
 }
 
-pub(super) fn summary_row(id: i64, summary: &NewSummary) -> SummaryRow {
-    SummaryRow {
+pub(super) fn summary_row(id: i64, summary: &NewSummary) -> Summary {
+    Summary {
         id,
         depth: summary.depth,
         first_seq: summary.first_seq,
@@ -112,7 +113,7 @@ pub(super) fn summary_row(id: i64, summary: &NewSummary) -> SummaryRow {
         source_tokens: summary.source_tokens,
         facts: i32::try_from(summary.facts).unwrap_or(i32::MAX),
         facts_lost: i32::try_from(summary.facts_lost).unwrap_or(i32::MAX),
-        retention: sqlx::types::Json(summary.retention),
+        retention: summary.retention,
     }
 }
 
@@ -189,10 +190,10 @@ impl Engine {
     pub(super) async fn summarize_chunk(
         &self,
         tenant_id: i64,
-        row: &SessionRow,
+        row: &Session,
         policy: &Policy,
         view: &[StoredMessage],
-        active: &[SummaryRow],
+        active: &[Summary],
         options: &PassOptions,
     ) -> Result<Pass> {
         let started = std::time::Instant::now();
@@ -233,13 +234,13 @@ impl Engine {
         let source_tokens: i64 = tokens[covered.clone()].iter().sum();
         let (first_seq, last_seq) = (view[covered.start].seq, view[covered.end - 1].seq);
         // Step summaries of turns now summarized whole become the new summary's sources.
-        let children: Vec<SummaryRow> = active
+        let children: Vec<Summary> = active
             .iter()
             .filter(|s| s.first_seq >= first_seq && s.last_seq <= last_seq)
             .cloned()
             .collect();
         let child_ids: Vec<i64> = children.iter().map(|s| s.id).collect();
-        let others: Vec<SummaryRow> = active
+        let others: Vec<Summary> = active
             .iter()
             .filter(|s| !child_ids.contains(&s.id))
             .cloned()
@@ -297,7 +298,7 @@ impl Engine {
                 Err(error) => return Ok(Pass::Failed(error)),
             };
         let summaries_after = |leaf_id: i64, ids: &[i64]| {
-            let mut all: Vec<SummaryRow> = others
+            let mut all: Vec<Summary> = others
                 .iter()
                 .filter(|s| !condensed.iter().any(|step| step.children.contains(&s.id)))
                 .cloned()
@@ -309,7 +310,7 @@ impl Engine {
             all.sort_by_key(|s| s.first_seq);
             all
         };
-        let moved = |mut after: SessionRow| {
+        let moved = |mut after: Session| {
             if let Span::Turns(_) = span {
                 after.view_first_seq = last_seq + 1;
             }

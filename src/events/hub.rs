@@ -8,13 +8,14 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use super::kinds::EventsConfig;
-use crate::store::{EVENTS_CHANNEL, EventRow, Store};
+use crate::events::kinds::Event;
+use crate::store::{EVENTS_CHANNEL, Store};
 
 /// Rows read per statement.
 pub(super) const PAGE: i64 = 500;
 
 /// An event as the hub fans it out, and whether it is settled (below the horizon).
-pub type Broadcast = (Arc<EventRow>, bool);
+pub type Broadcast = (Arc<Event>, bool);
 
 /// The replica's event fan-out.
 pub struct Hub {

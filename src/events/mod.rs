@@ -21,7 +21,7 @@ mod hub;
 mod subscribe;
 
 pub use hub::{Broadcast, Hub};
-pub use kinds::{CompactionKind, Cursor, EventDetail, EventKind, EventsConfig, Position};
+pub use kinds::{CompactionKind, Cursor, Event, EventDetail, EventKind, EventsConfig, Position};
 pub use subscribe::{
     Item, SubscribeRequest, Subscription, check_retained, current_cursor, open, stream,
 };

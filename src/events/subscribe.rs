@@ -7,7 +7,8 @@ use tokio::sync::{broadcast, mpsc};
 use super::hub::{Hub, PAGE};
 use super::kinds::{Cursor, EventKind, Position};
 use crate::error::{Error, Result};
-use crate::store::{EventRow, Store};
+use crate::events::kinds::Event;
+use crate::store::Store;
 
 /// What one stream follows.
 #[derive(Debug, Clone)]
@@ -24,7 +25,7 @@ pub struct Subscription {
 /// One item of a stream.
 #[derive(Debug)]
 pub enum Item {
-    Event(Arc<EventRow>, Cursor),
+    Event(Arc<Event>, Cursor),
     /// The stream's position (resuming from it skips nothing undelivered).
     Heartbeat(Cursor),
     /// The server is shutting down: the stream ends (the client resumes elsewhere).
@@ -157,11 +158,11 @@ async fn run(
 /// session stream ends after its session's deletion.
 async fn deliver(
     subscription: &Subscription,
-    row: Arc<EventRow>,
+    row: Arc<Event>,
     out: &mpsc::Sender<Item>,
     ended: &mut bool,
 ) -> bool {
-    let kind = row.detail.0.kind();
+    let kind = row.detail.kind();
     if subscription.session_id.is_some() && kind == EventKind::SessionDeleted {
         *ended = true;
     }
@@ -182,7 +183,7 @@ async fn backlog(
     ended: &mut bool,
 ) -> Result<()> {
     loop {
-        let rows: Vec<EventRow> = match (subscription.cursor, subscription.session_id) {
+        let rows: Vec<Event> = match (subscription.cursor, subscription.session_id) {
             (Cursor::Session(seq), Some(session_id)) => {
                 store.session_events(session_id, seq, PAGE).await?
             }

@@ -17,10 +17,11 @@ use super::sessions::{SessionRow, with_session_columns};
 use super::{EVENTS_CHANNEL, Store};
 use crate::events::kinds::EventDetail;
 use crate::message::Role;
+use crate::session::Session;
 
 /// What an append decides on, read in one statement (one snapshot).
 pub struct AppendState {
-    pub session: SessionRow,
+    pub session: Session,
     /// The row version read (its xmin): the write applies only while it is current.
     row_version: String,
     /// The session's pending jobs, by kind.
@@ -45,19 +46,19 @@ pub struct AppendState {
 /// while the row is exactly the cached one. Bounded: when full it starts over.
 #[derive(Debug, Default)]
 pub(super) struct RowCache {
-    rows: std::sync::Mutex<HashMap<(i64, String), (SessionRow, String)>>,
+    rows: std::sync::Mutex<HashMap<(i64, String), (Session, String)>>,
 }
 
 /// Sessions a replica keeps rows for (about a kilobyte each).
 const ROW_CACHE_SESSIONS: usize = 16_384;
 
 impl RowCache {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(i64, String), (SessionRow, String)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(i64, String), (Session, String)>> {
         // Entries are whole or absent: a panic while holding the lock leaves it usable.
         self.rows.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub(super) fn put(&self, row: SessionRow, version: String) {
+    pub(super) fn put(&self, row: Session, version: String) {
         let mut rows = self.lock();
         if rows.len() >= ROW_CACHE_SESSIONS {
             rows.clear();
@@ -65,7 +66,7 @@ impl RowCache {
         rows.insert((row.tenant_id, row.external_id.clone()), (row, version));
     }
 
-    fn get(&self, tenant_id: i64, external_id: &str) -> Option<(SessionRow, String)> {
+    fn get(&self, tenant_id: i64, external_id: &str) -> Option<(Session, String)> {
         self.lock()
             .get(&(tenant_id, external_id.to_string()))
             .cloned()
@@ -162,7 +163,7 @@ impl Store {
         let known: Option<Json<KnownCalls>> = row.try_get("known_calls")?;
         let idempotent: Option<Json<(String, serde_json::Value)>> = row.try_get("idempotent")?;
         Ok(Some(AppendState {
-            session: SessionRow::from_row(&row)?,
+            session: Session::from(SessionRow::from_row(&row)?),
             row_version: row.try_get("row_version")?,
             pending_jobs: pending.map(|Json(pending)| pending).unwrap_or_default(),
             known_calls: known
@@ -309,11 +310,11 @@ select s.id is not null as applied, s.*",
 /// version when it applied.
 async fn write_append(
     conn: &mut PgConnection,
-    session: &SessionRow,
+    session: &Session,
     row_version: &str,
     assumed: bool,
     write: &AppendWrite<'_>,
-) -> StoreResult<(Appended, Option<(SessionRow, String)>)> {
+) -> StoreResult<(Appended, Option<(Session, String)>)> {
     let batch = write.batch;
     let calls = write.calls;
     let answers = write.answers;
@@ -380,17 +381,17 @@ async fn write_append(
         .bind(update.log_tokens)
         .bind(update.view_tokens)
         .bind(update.last_turn_tokens)
-        .bind(anchor.map(|a| a.reported_tokens))
-        .bind(anchor.map(|a| a.fixed_tokens))
-        .bind(anchor.map(|a| a.history_tokens))
-        .bind(anchor.map(|a| a.first_seq))
-        .bind(anchor.map(|a| a.last_seq))
-        .bind(anchor.map(|a| a.view_epoch))
+        .bind(anchor.map(|a| a.anchor.reported_tokens))
+        .bind(anchor.map(|a| a.anchor.fixed_tokens))
+        .bind(anchor.map(|a| a.anchor.history_tokens))
+        .bind(anchor.map(|a| a.anchor.first_seq))
+        .bind(anchor.map(|a| a.anchor.last_seq))
+        .bind(anchor.map(|a| a.anchor.view_epoch))
         .bind(anchor.and_then(|a| a.error))
         .bind(update.usage.0)
         .bind(update.usage.1)
         .bind(update.usage.2)
-        .bind(anchor.map(|a| a.delta_ratio))
+        .bind(anchor.map(|a| a.anchor.delta_ratio))
         .bind(view_tokens)
         .bind(view_states)
         .bind(update.evicted)
@@ -421,7 +422,10 @@ async fn write_append(
     if !row.try_get::<bool, _>("applied")? {
         return Ok((Appended::Raced, None));
     }
-    let after = (SessionRow::from_row(&row)?, row.try_get("row_version")?);
+    let after = (
+        Session::from(SessionRow::from_row(&row)?),
+        row.try_get("row_version")?,
+    );
     Ok((
         Appended::Applied {
             job_id: row.try_get("job_id")?,

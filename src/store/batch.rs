@@ -18,6 +18,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::append_write::{AppendWrite, CallRows, MessageColumns, call_rows};
 use super::sessions::{SessionRow, SessionUpdate, with_session_columns};
 use crate::message::Role;
+use crate::session::Session;
 
 /// One append's write, owned (it crosses to the writer's task).
 pub(super) struct Item {
@@ -38,7 +39,7 @@ impl Item {
     /// has parts a batch does not carry (events, a budget status, a job, an
     /// idempotency key), so it is written alone.
     pub(super) fn of(
-        session: &SessionRow,
+        session: &Session,
         row_version: &str,
         assumed: bool,
         write: &AppendWrite<'_>,
@@ -69,7 +70,7 @@ impl Item {
 /// How one append of a batch went.
 pub(super) enum Outcome {
     /// Written: the session row as the write left it, with its new row version.
-    Applied(Box<SessionRow>, String),
+    Applied(Box<Session>, String),
     /// The session row changed after the append's read: nothing written.
     Raced,
     /// Not written by the batch: the database refused its statement (nothing of it
@@ -305,16 +306,16 @@ async fn run_batch(pool: &PgPool, items: &mut [Item]) -> Result<Vec<Outcome>, sq
         .bind(column(&|item| item.update.view_tokens))
         .bind(column(&|item| item.update.last_turn_tokens))
         .bind(column(&|item| item.builds))
-        .bind(anchor(&|a| a.reported_tokens))
-        .bind(anchor(&|a| a.fixed_tokens))
-        .bind(anchor(&|a| a.history_tokens))
-        .bind(anchor(&|a| a.first_seq))
-        .bind(anchor(&|a| a.last_seq))
-        .bind(anchor(&|a| a.view_epoch))
+        .bind(anchor(&|a| a.anchor.reported_tokens))
+        .bind(anchor(&|a| a.anchor.fixed_tokens))
+        .bind(anchor(&|a| a.anchor.history_tokens))
+        .bind(anchor(&|a| a.anchor.first_seq))
+        .bind(anchor(&|a| a.anchor.last_seq))
+        .bind(anchor(&|a| a.anchor.view_epoch))
         .bind(
             items
                 .iter()
-                .map(|item| item.update.anchor.as_ref().map(|a| a.delta_ratio))
+                .map(|item| item.update.anchor.as_ref().map(|a| a.anchor.delta_ratio))
                 .collect::<Vec<Option<f64>>>(),
         )
         .bind(
@@ -365,7 +366,7 @@ async fn run_batch(pool: &PgPool, items: &mut [Item]) -> Result<Vec<Outcome>, sq
             *outcome = Outcome::Alone;
         } else if row.try_get::<bool, _>("applied")? {
             *outcome = Outcome::Applied(
-                Box::new(SessionRow::from_row(&row)?),
+                Box::new(Session::from(SessionRow::from_row(&row)?)),
                 row.try_get("row_version")?,
             );
         }

@@ -6,37 +6,45 @@ use sqlx::types::Json;
 
 use super::{SessionTx, Store, with_columns};
 use super::{StoreError, StoreResult};
-use crate::events::kinds::{EventDetail, Position};
+use crate::events::kinds::{Event, EventDetail, Position};
 
 /// The channel an event's commit is announced on (payload: the event id).
 pub const EVENTS_CHANNEL: &str = "ctxd_events";
 
-/// An event as stored.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct EventRow {
-    pub id: i64,
-    pub tenant_id: i64,
-    pub session_id: i64,
-    pub external_id: String,
-    pub session_seq: i64,
-    pub tx: i64,
-    pub kind: i16,
-    pub session_version: i64,
-    pub detail: Json<EventDetail>,
-    pub created_at: chrono::DateTime<chrono::Utc>,
+/// An event row as read: private to the store, which hands out [`Event`]s.
+#[derive(sqlx::FromRow)]
+struct EventRow {
+    id: i64,
+    tenant_id: i64,
+    session_id: i64,
+    external_id: String,
+    session_seq: i64,
+    tx: i64,
+    kind: i16,
+    session_version: i64,
+    detail: Json<EventDetail>,
+    created_at: chrono::DateTime<chrono::Utc>,
 }
 
-impl EventRow {
-    pub fn position(&self) -> Position {
-        Position {
-            tx: self.tx,
-            id: self.id,
+impl From<EventRow> for Event {
+    fn from(row: EventRow) -> Event {
+        Event {
+            id: row.id,
+            tenant_id: row.tenant_id,
+            session_id: row.session_id,
+            external_id: row.external_id,
+            session_seq: row.session_seq,
+            tx: row.tx,
+            kind: row.kind,
+            session_version: row.session_version,
+            detail: row.detail.0,
+            created_at: row.created_at,
         }
     }
 }
 
 /// Every event column: the `{columns}` of statements that read whole rows into
-/// [`EventRow`].
+/// [`Event`].
 const EVENT_COLUMNS: &str = "id, tenant_id, session_id, external_id, session_seq, tx, kind, \
     session_version, detail, created_at";
 
@@ -107,14 +115,14 @@ impl Store {
         session_id: i64,
         after_seq: i64,
         limit: i64,
-    ) -> StoreResult<Vec<EventRow>> {
-        sqlx::query_as(SESSION_EVENTS_SQL.as_str())
+    ) -> StoreResult<Vec<Event>> {
+        let rows: Vec<EventRow> = sqlx::query_as(SESSION_EVENTS_SQL.as_str())
             .bind(session_id)
             .bind(after_seq)
             .bind(limit)
             .fetch_all(self.pool())
-            .await
-            .map_err(StoreError::from)
+            .await?;
+        Ok(rows.into_iter().map(Event::from).collect())
     }
 
     /// Events after `after` in (tx, id) order, of one tenant or (None) all, each with
@@ -125,7 +133,7 @@ impl Store {
         tenant_id: Option<i64>,
         after: Position,
         limit: i64,
-    ) -> StoreResult<Vec<(EventRow, bool)>> {
+    ) -> StoreResult<Vec<(Event, bool)>> {
         let rows: Vec<VisibleRow> = sqlx::query_as(EVENTS_AFTER_SQL.as_str())
             .bind(tenant_id)
             .bind(after.tx)
@@ -133,7 +141,10 @@ impl Store {
             .bind(limit)
             .fetch_all(self.pool())
             .await?;
-        Ok(rows.into_iter().map(|r| (r.row, r.visible)).collect())
+        Ok(rows
+            .into_iter()
+            .map(|r| (Event::from(r.row), r.visible))
+            .collect())
     }
 
     /// The newest position below the visibility horizon: where a reader that wants only

@@ -7,72 +7,64 @@ use std::time::Duration;
 use sqlx::types::Json;
 use sqlx::{FromRow, Row};
 
-use super::job_state::JobState;
+use super::StoreResult;
 use super::{SessionTx, Store, with_columns};
-use super::{StoreError, StoreResult};
 use crate::events::kinds::{CompactionKind, EventDetail};
+use crate::job::{Job, JobEnd, JobState, RESCUE_ERROR};
 
 /// The channel workers listen on for new jobs.
 pub const JOBS_CHANNEL: &str = "ctxd_jobs";
 /// The channel a job's end is announced on (payload: the job id), when someone waits.
 pub const JOB_DONE_CHANNEL: &str = "ctxd_job_done";
 
-/// A job row, with its session's external id.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct JobRow {
-    pub id: i64,
-    pub tenant_id: i64,
-    pub session_id: i64,
-    pub external_id: String,
-    pub kind: String,
-    pub state: JobState,
-    pub priority: i16,
-    pub attempts: i32,
-    pub max_attempts: i32,
-    pub run_at: chrono::DateTime<chrono::Utc>,
-    pub args: Json<serde_json::Value>,
-    pub result: Option<Json<serde_json::Value>>,
-    pub last_error: Option<String>,
-    pub created_at: chrono::DateTime<chrono::Utc>,
-    pub finished_at: Option<chrono::DateTime<chrono::Utc>>,
+/// A job row as read: private to the store, which hands out [`Job`]s.
+#[derive(sqlx::FromRow)]
+struct JobRow {
+    id: i64,
+    tenant_id: i64,
+    session_id: i64,
+    external_id: String,
+    kind: String,
+    state: String,
+    priority: i16,
+    attempts: i32,
+    max_attempts: i32,
+    run_at: chrono::DateTime<chrono::Utc>,
+    args: Json<serde_json::Value>,
+    result: Option<Json<serde_json::Value>>,
+    last_error: Option<String>,
+    created_at: chrono::DateTime<chrono::Utc>,
+    finished_at: Option<chrono::DateTime<chrono::Utc>>,
     /// The worker of this job's last attempt stopped (the job was rescued): this run
     /// ends that attempt with the deterministic fallback, without the model, and the
     /// job as an exhausted one ends (`last_error` says why).
-    pub fallback: bool,
+    fallback: bool,
 }
 
-impl JobRow {
-    /// Whether the job has reached an end state.
-    pub fn is_finished(&self) -> bool {
-        self.state.is_finished()
-    }
+impl TryFrom<JobRow> for Job {
+    type Error = sqlx::Error;
 
-    /// On a fallback run, why the attempt failed: it stands where a model's error
-    /// stands when the last attempt falls back to deterministic truncation.
-    pub fn fallback_failure(&self) -> Option<String> {
-        self.fallback.then(|| {
-            self.last_error
-                .clone()
-                .unwrap_or_else(|| RESCUE_ERROR.to_string())
+    fn try_from(row: JobRow) -> Result<Job, sqlx::Error> {
+        Ok(Job {
+            id: row.id,
+            tenant_id: row.tenant_id,
+            session_id: row.session_id,
+            external_id: row.external_id,
+            kind: row.kind,
+            state: JobState::from_db(&row.state).map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
+            priority: row.priority,
+            attempts: row.attempts,
+            max_attempts: row.max_attempts,
+            run_at: row.run_at,
+            args: row.args.0,
+            result: row.result.map(|json| json.0),
+            last_error: row.last_error,
+            created_at: row.created_at,
+            finished_at: row.finished_at,
+            fallback: row.fallback,
         })
     }
-
-    /// How a fallback run ends the job: as an exhausted attempt does (failed, not
-    /// retried, announced), also when it found nothing left to summarize.
-    pub fn fallback_end(&self, end: JobEnd) -> JobEnd {
-        match (self.fallback_failure(), end) {
-            (Some(error), JobEnd::Completed(_)) => JobEnd::Failed {
-                error: format!("{error}; nothing was left to summarize"),
-                retry_in: None,
-            },
-            (_, end) => end,
-        }
-    }
 }
-
-/// The error of an attempt whose worker stopped before finishing it.
-pub const RESCUE_ERROR: &str =
-    "the worker holding the job stopped before finishing (its lease expired)";
 
 /// A job [`Store::rescue_jobs`] rescued: the attempt its worker did not finish.
 #[derive(Debug, sqlx::FromRow)]
@@ -133,7 +125,7 @@ impl NotifyGate {
     }
 }
 
-/// The columns of [`JobRow`] (of `jobs j`): the `{columns}` of statements that read it.
+/// The columns of [`Job`] (of `jobs j`): the `{columns}` of statements that read it.
 const JOB_COLUMNS: &str = "j.id, j.tenant_id, j.session_id, \
     (select external_id from sessions s where s.id = j.session_id) as external_id, \
     j.kind, j.state, j.priority, j.attempts, j.max_attempts, j.run_at, j.args, j.result, \
@@ -226,35 +218,7 @@ pub struct Finished {
     /// The jobs whose ends were recorded (their workers still held them).
     pub held: Vec<i64>,
     /// Jobs claimed, with the worker each is for.
-    pub claimed: Vec<(String, JobRow)>,
-}
-
-/// How a running job ends.
-#[derive(Debug, Clone)]
-pub enum JobEnd {
-    Completed(serde_json::Value),
-    /// Failed; retried after the delay, or discarded when it is `None` or the attempts
-    /// are used up.
-    Failed {
-        error: String,
-        retry_in: Option<Duration>,
-    },
-    Cancelled(String),
-}
-
-impl JobEnd {
-    /// The state this end asks for (a retryable job whose attempts are used up is
-    /// discarded instead, by the database).
-    pub fn state(&self) -> JobState {
-        match self {
-            JobEnd::Completed(_) => JobState::Completed,
-            JobEnd::Failed {
-                retry_in: Some(_), ..
-            } => JobState::Retryable,
-            JobEnd::Failed { retry_in: None, .. } => JobState::Discarded,
-            JobEnd::Cancelled(_) => JobState::Cancelled,
-        }
-    }
+    pub claimed: Vec<(String, Job)>,
 }
 
 // The queue's own bookkeeping (claim, lease renewal, finish) commits without waiting for
@@ -267,7 +231,7 @@ impl JobEnd {
 // makes the job necessary.
 impl Store {
     /// Claims the next due job for `worker` until `lease` from now, counting an attempt.
-    pub async fn claim_job(&self, worker: &str, lease: Duration) -> StoreResult<Option<JobRow>> {
+    pub async fn claim_job(&self, worker: &str, lease: Duration) -> StoreResult<Option<Job>> {
         let mut finished = self.finish_jobs(&[], &[worker], lease).await?;
         Ok(finished.claimed.pop().map(|(_, job)| job))
     }
@@ -319,7 +283,7 @@ impl Store {
             let state = ending.end.state();
             ids.push(ending.id);
             workers.push(ending.worker);
-            states.push(state);
+            states.push(state.as_str());
             results.push(result);
             errors.push(error);
             delays.push(delay);
@@ -341,7 +305,7 @@ impl Store {
             if let Some(held) = row.try_get::<Option<i64>, _>("held")? {
                 finished.held.push(held);
             } else {
-                let job = JobRow::from_row(&row)?;
+                let job = Job::try_from(JobRow::from_row(&row)?)?;
                 let worker: Option<String> = row.try_get("locked_by")?;
                 finished.claimed.push((worker.unwrap_or_default(), job));
             }
@@ -368,7 +332,7 @@ impl Store {
     /// a transaction under its session's lock (the lock every writer of the session's
     /// events takes) that also writes the rescued attempt's COMPACTION_FAILED event. An
     /// attempt before the last is retried at once; the last one is made due again as
-    /// its fallback run (see [`JobRow::fallback`]), whose worker ends it and writes its
+    /// its fallback run (see [`Job::fallback`]), whose worker ends it and writes its
     /// event; a fallback run whose worker stopped too is discarded. Safe to run in
     /// several replicas at once (see sql/jobs/rescue.sql). Returns how many.
     pub async fn rescue_jobs(&self) -> StoreResult<u64> {
@@ -437,22 +401,22 @@ impl Store {
     }
 
     /// A job by id, within a tenant.
-    pub async fn job(&self, tenant_id: i64, id: i64) -> StoreResult<Option<JobRow>> {
-        sqlx::query_as(JOB_SQL.as_str())
+    pub async fn job(&self, tenant_id: i64, id: i64) -> StoreResult<Option<Job>> {
+        let row: Option<JobRow> = sqlx::query_as(JOB_SQL.as_str())
             .bind(tenant_id)
             .bind(id)
             .fetch_optional(self.pool())
-            .await
-            .map_err(StoreError::from)
+            .await?;
+        Ok(row.map(Job::try_from).transpose()?)
     }
 
     /// The session's newest job of any kind (pending first).
-    pub async fn latest_job(&self, session_id: i64) -> StoreResult<Option<JobRow>> {
-        sqlx::query_as(LATEST_JOB_SQL.as_str())
+    pub async fn latest_job(&self, session_id: i64) -> StoreResult<Option<Job>> {
+        let row: Option<JobRow> = sqlx::query_as(LATEST_JOB_SQL.as_str())
             .bind(session_id)
             .fetch_optional(self.pool())
-            .await
-            .map_err(StoreError::from)
+            .await?;
+        Ok(row.map(Job::try_from).transpose()?)
     }
 }
 

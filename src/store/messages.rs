@@ -4,10 +4,11 @@ use std::sync::Arc;
 
 use sqlx::types::Json;
 
+use super::Store;
 use super::StoreResult;
 use super::views::{CachedView, View, ViewKey};
-use super::{SessionRow, Store};
 use crate::message::{Message, Part, Role, StoredMessage, ToolCall, ViewState};
+use crate::session::Session;
 
 #[derive(sqlx::FromRow)]
 struct MessageRow {
@@ -57,7 +58,7 @@ impl Store {
     /// The messages of the session's view as `row` describes it (from its view's first
     /// seq to its last message, without those a step summary covers), in order. Reads
     /// only the messages appended since this replica last read the same view epoch.
-    pub async fn view(&self, row: &SessionRow) -> StoreResult<View> {
+    pub async fn view(&self, row: &Session) -> StoreResult<View> {
         let key = ViewKey {
             view_epoch: row.view_epoch,
             first_seq: row.view_first_seq,

@@ -6,7 +6,6 @@ mod append_write;
 mod batch;
 mod error;
 mod events;
-mod job_state;
 mod jobs;
 mod messages;
 mod search;
@@ -20,17 +19,16 @@ use std::time::Duration;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgPool, Postgres, Transaction};
 
+use crate::session::Session;
+
 pub use append::{AppendState, Appended};
 pub use append_write::{AppendWrite, NewMessage};
 pub use error::{StoreError, StoreResult};
-pub use events::{EVENTS_CHANNEL, EventRow};
-pub use job_state::{JobState, UnknownJobState};
-pub use jobs::{
-    Finished, JOB_DONE_CHANNEL, JOBS_CHANNEL, JobEnd, JobEnding, JobRow, NewJob, NotifyGate,
-};
+pub use events::EVENTS_CHANNEL;
+pub use jobs::{Finished, JOB_DONE_CHANNEL, JOBS_CHANNEL, JobEnding, NewJob, NotifyGate};
 pub use search::{SearchHit, SearchQuery};
-pub use sessions::{AnchorUpdate, BuildRecord, Clearing, SessionRow, SessionUpdate};
-pub use summaries::{NewSummary, SummarizedUpdate, SummaryRow};
+pub use sessions::{AnchorUpdate, BuildRecord, Clearing, SessionUpdate};
+pub use summaries::{NewSummary, SummarizedUpdate};
 pub use views::View;
 use views::ViewCache;
 
@@ -67,7 +65,7 @@ pub const DEFAULT_APPEND_WRITERS: usize = 1;
 /// A write transaction on one session, holding its row lock.
 pub struct SessionTx {
     tx: Transaction<'static, Postgres>,
-    pub session: SessionRow,
+    pub session: Session,
     /// The session's pending jobs (by kind) as the lock found them.
     pending_jobs: std::collections::HashMap<String, i64>,
     /// Events to write just before the commit.

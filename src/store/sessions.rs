@@ -5,59 +5,114 @@ use std::sync::LazyLock;
 use sqlx::types::Json;
 use sqlx::{FromRow, PgConnection, Postgres, Row, Transaction};
 
+use super::StoreResult;
 use super::{SessionTx, Store, with_columns};
-use super::{StoreError, StoreResult};
+use crate::budget::Anchor;
+use crate::session::Session;
 
-/// A session row as stored.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct SessionRow {
-    pub id: i64,
-    pub tenant_id: i64,
-    pub external_id: String,
-    pub policy: Json<serde_json::Value>,
-    pub metadata: Json<std::collections::BTreeMap<String, String>>,
-    pub version: i64,
-    pub message_count: i64,
-    pub turn_count: i64,
-    pub log_tokens: i64,
+/// A session row as read: private to the store, which hands out [`Session`]s.
+#[derive(sqlx::FromRow)]
+pub(super) struct SessionRow {
+    id: i64,
+    tenant_id: i64,
+    external_id: String,
+    policy: Json<serde_json::Value>,
+    metadata: Json<std::collections::BTreeMap<String, String>>,
+    version: i64,
+    message_count: i64,
+    turn_count: i64,
+    log_tokens: i64,
     /// Bytes of text in the log (`Message::counted_bytes` of every message).
-    pub content_bytes: i64,
-    pub view_tokens: i64,
-    pub last_turn_tokens: i64,
-    pub view_first_seq: i64,
-    pub view_epoch: i64,
-    pub last_build_first_seq: i64,
-    pub last_build_last_seq: i64,
-    pub last_build_system_tokens: i64,
-    pub last_build_tool_tokens: i64,
-    pub last_build_history_tokens: i64,
-    pub last_build_estimate_tokens: i64,
-    pub anchor_reported_tokens: i64,
-    pub anchor_fixed_tokens: i64,
-    pub anchor_history_tokens: i64,
-    pub anchor_first_seq: i64,
-    pub anchor_last_seq: i64,
-    pub anchor_view_epoch: i64,
-    pub anchor_delta_ratio: f64,
-    pub est_samples: i64,
-    pub est_abs_err_sum: f64,
-    pub est_max_abs_err: f64,
-    pub est_last_err: f64,
-    pub usage_input_tokens: i64,
-    pub usage_output_tokens: i64,
-    pub usage_cached_tokens: i64,
-    pub cleared_messages: i64,
-    pub evicted_messages: i64,
-    pub last_build_view_epoch: i64,
-    pub builds: i64,
-    pub extending_builds: i64,
-    pub summary_tokens: i64,
-    pub summaries_written: i64,
-    pub compaction_failures: i32,
-    pub event_seq: i64,
-    pub budget_status: i16,
-    pub created_at: chrono::DateTime<chrono::Utc>,
-    pub updated_at: chrono::DateTime<chrono::Utc>,
+    content_bytes: i64,
+    view_tokens: i64,
+    last_turn_tokens: i64,
+    view_first_seq: i64,
+    view_epoch: i64,
+    last_build_first_seq: i64,
+    last_build_last_seq: i64,
+    last_build_system_tokens: i64,
+    last_build_tool_tokens: i64,
+    last_build_history_tokens: i64,
+    last_build_estimate_tokens: i64,
+    anchor_reported_tokens: i64,
+    anchor_fixed_tokens: i64,
+    anchor_history_tokens: i64,
+    anchor_first_seq: i64,
+    anchor_last_seq: i64,
+    anchor_view_epoch: i64,
+    anchor_delta_ratio: f64,
+    est_samples: i64,
+    est_abs_err_sum: f64,
+    est_max_abs_err: f64,
+    est_last_err: f64,
+    usage_input_tokens: i64,
+    usage_output_tokens: i64,
+    usage_cached_tokens: i64,
+    cleared_messages: i64,
+    evicted_messages: i64,
+    last_build_view_epoch: i64,
+    builds: i64,
+    extending_builds: i64,
+    summary_tokens: i64,
+    summaries_written: i64,
+    compaction_failures: i32,
+    event_seq: i64,
+    budget_status: i16,
+    created_at: chrono::DateTime<chrono::Utc>,
+    updated_at: chrono::DateTime<chrono::Utc>,
+}
+
+impl From<SessionRow> for Session {
+    fn from(row: SessionRow) -> Session {
+        Session {
+            id: row.id,
+            tenant_id: row.tenant_id,
+            external_id: row.external_id,
+            policy: row.policy.0,
+            metadata: row.metadata.0,
+            version: row.version,
+            message_count: row.message_count,
+            turn_count: row.turn_count,
+            log_tokens: row.log_tokens,
+            content_bytes: row.content_bytes,
+            view_tokens: row.view_tokens,
+            last_turn_tokens: row.last_turn_tokens,
+            view_first_seq: row.view_first_seq,
+            view_epoch: row.view_epoch,
+            last_build_first_seq: row.last_build_first_seq,
+            last_build_last_seq: row.last_build_last_seq,
+            last_build_system_tokens: row.last_build_system_tokens,
+            last_build_tool_tokens: row.last_build_tool_tokens,
+            last_build_history_tokens: row.last_build_history_tokens,
+            last_build_estimate_tokens: row.last_build_estimate_tokens,
+            anchor_reported_tokens: row.anchor_reported_tokens,
+            anchor_fixed_tokens: row.anchor_fixed_tokens,
+            anchor_history_tokens: row.anchor_history_tokens,
+            anchor_first_seq: row.anchor_first_seq,
+            anchor_last_seq: row.anchor_last_seq,
+            anchor_view_epoch: row.anchor_view_epoch,
+            anchor_delta_ratio: row.anchor_delta_ratio,
+            est_samples: row.est_samples,
+            est_abs_err_sum: row.est_abs_err_sum,
+            est_max_abs_err: row.est_max_abs_err,
+            est_last_err: row.est_last_err,
+            usage_input_tokens: row.usage_input_tokens,
+            usage_output_tokens: row.usage_output_tokens,
+            usage_cached_tokens: row.usage_cached_tokens,
+            cleared_messages: row.cleared_messages,
+            evicted_messages: row.evicted_messages,
+            last_build_view_epoch: row.last_build_view_epoch,
+            builds: row.builds,
+            extending_builds: row.extending_builds,
+            summary_tokens: row.summary_tokens,
+            summaries_written: row.summaries_written,
+            compaction_failures: row.compaction_failures,
+            event_seq: row.event_seq,
+            budget_status: row.budget_status,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        }
+    }
 }
 
 /// What an append changes on the session row.
@@ -80,13 +135,7 @@ pub struct SessionUpdate {
 /// A new anchor and the accuracy sample it brought.
 #[derive(Debug, Clone)]
 pub struct AnchorUpdate {
-    pub reported_tokens: i64,
-    pub fixed_tokens: i64,
-    pub history_tokens: i64,
-    pub first_seq: i64,
-    pub last_seq: i64,
-    pub view_epoch: i64,
-    pub delta_ratio: f64,
+    pub anchor: Anchor,
     /// (estimate - reported) / reported of what ctxd had estimated for that request.
     pub error: Option<f64>,
 }
@@ -111,7 +160,7 @@ pub struct Clearing {
     pub view_tokens: i64,
 }
 
-/// Every session column, in [`SessionRow`]'s order: the `{columns}` of statements that
+/// Every session column, in [`Session`]'s order: the `{columns}` of statements that
 /// read whole rows into it.
 pub(super) const SESSION_COLUMNS: &str = "id, tenant_id, external_id, policy, metadata, version, \
     message_count, turn_count, log_tokens, content_bytes, view_tokens, last_turn_tokens, \
@@ -145,7 +194,7 @@ pub(super) async fn lock(
     tx: &mut Transaction<'static, Postgres>,
     tenant_id: i64,
     external_id: &str,
-) -> StoreResult<Option<(SessionRow, HashMap<String, i64>)>> {
+) -> StoreResult<Option<(Session, HashMap<String, i64>)>> {
     let row = sqlx::query(LOCK_SQL.as_str())
         .bind(tenant_id)
         .bind(external_id)
@@ -156,7 +205,7 @@ pub(super) async fn lock(
     };
     let pending: Option<Json<HashMap<String, i64>>> = row.try_get("pending_jobs")?;
     Ok(Some((
-        SessionRow::from_row(&row)?,
+        Session::from(SessionRow::from_row(&row)?),
         pending.map(|pending| pending.0).unwrap_or_default(),
     )))
 }
@@ -169,28 +218,24 @@ impl Store {
         external_id: &str,
         policy: &serde_json::Value,
         metadata: &std::collections::BTreeMap<String, String>,
-    ) -> StoreResult<SessionRow> {
-        sqlx::query_as(CREATE_SQL.as_str())
+    ) -> StoreResult<Session> {
+        let row: SessionRow = sqlx::query_as(CREATE_SQL.as_str())
             .bind(tenant_id)
             .bind(external_id)
             .bind(Json(policy))
             .bind(Json(metadata))
             .fetch_one(&self.pool)
-            .await
-            .map_err(StoreError::from)
+            .await?;
+        Ok(Session::from(row))
     }
 
-    pub async fn session(
-        &self,
-        tenant_id: i64,
-        external_id: &str,
-    ) -> StoreResult<Option<SessionRow>> {
-        sqlx::query_as(SESSION_SQL.as_str())
+    pub async fn session(&self, tenant_id: i64, external_id: &str) -> StoreResult<Option<Session>> {
+        let row: Option<SessionRow> = sqlx::query_as(SESSION_SQL.as_str())
             .bind(tenant_id)
             .bind(external_id)
             .fetch_optional(&self.pool)
-            .await
-            .map_err(StoreError::from)
+            .await?;
+        Ok(row.map(Session::from))
     }
 
     /// Records what a build sent, and whether it extended the previous one (the prefix
@@ -218,8 +263,10 @@ impl Store {
             .fetch_optional(&self.pool)
             .await?;
         if let Some(row) = row {
-            self.rows
-                .put(SessionRow::from_row(&row)?, row.try_get("row_version")?);
+            self.rows.put(
+                Session::from(SessionRow::from_row(&row)?),
+                row.try_get("row_version")?,
+            );
         }
         Ok(())
     }

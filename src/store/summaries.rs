@@ -1,23 +1,42 @@
 //! Summary rows: the active ones of a session, and writing leaf and condensed summaries
 //! under the session's lock.
+use super::StoreResult;
 use super::{SessionTx, Store};
-use super::{StoreError, StoreResult};
+use crate::session::Summary;
 use crate::summarize::Retention;
 
-/// A summary as stored.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct SummaryRow {
-    pub id: i64,
-    pub depth: i32,
-    pub first_seq: i64,
-    pub last_seq: i64,
-    pub content: String,
-    pub token_count: i32,
-    pub level: i16,
-    pub source_tokens: i64,
-    pub facts: i32,
-    pub facts_lost: i32,
-    pub retention: sqlx::types::Json<Retention>,
+/// A summary row as read: private to the store, which hands out [`Summary`]s.
+#[derive(sqlx::FromRow)]
+struct SummaryRow {
+    id: i64,
+    depth: i32,
+    first_seq: i64,
+    last_seq: i64,
+    content: String,
+    token_count: i32,
+    level: i16,
+    source_tokens: i64,
+    facts: i32,
+    facts_lost: i32,
+    retention: sqlx::types::Json<Retention>,
+}
+
+impl From<SummaryRow> for Summary {
+    fn from(row: SummaryRow) -> Summary {
+        Summary {
+            id: row.id,
+            depth: row.depth,
+            first_seq: row.first_seq,
+            last_seq: row.last_seq,
+            content: row.content,
+            token_count: row.token_count,
+            level: row.level,
+            source_tokens: row.source_tokens,
+            facts: row.facts,
+            facts_lost: row.facts_lost,
+            retention: row.retention.0,
+        }
+    }
 }
 
 /// A summary to write.
@@ -49,25 +68,26 @@ const COLUMNS: &str = "id, depth, first_seq, last_seq, content, token_count, lev
 
 impl Store {
     /// The active summaries (not covered by a higher one), oldest first.
-    pub async fn active_summaries(&self, session_id: i64) -> StoreResult<Vec<SummaryRow>> {
-        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+    pub async fn active_summaries(&self, session_id: i64) -> StoreResult<Vec<Summary>> {
+        let rows: Vec<SummaryRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "select {COLUMNS} from summaries where session_id = $1 and parent_id is null order by first_seq"
         )))
         .bind(session_id)
         .fetch_all(self.pool())
-        .await.map_err(StoreError::from)
+        .await?;
+        Ok(rows.into_iter().map(Summary::from).collect())
     }
 
     /// One summary of a session.
-    pub async fn summary(&self, session_id: i64, id: i64) -> StoreResult<Option<SummaryRow>> {
-        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+    pub async fn summary(&self, session_id: i64, id: i64) -> StoreResult<Option<Summary>> {
+        let row: Option<SummaryRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "select {COLUMNS} from summaries where session_id = $1 and id = $2"
         )))
         .bind(session_id)
         .bind(id)
         .fetch_optional(self.pool())
-        .await
-        .map_err(StoreError::from)
+        .await?;
+        Ok(row.map(Summary::from))
     }
 }
 

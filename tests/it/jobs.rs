@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ctxd::engine::EngineConfig;
+use ctxd::job::JobState;
 use ctxd::llm::{Api, ModelSummarizer, Profile};
 use ctxd::pb;
 use ctxd::policy::Policy;
-use ctxd::store::JobState;
 use sqlx::PgPool;
 
 use crate::binary::{free_port, terminate, wait_serving};
@@ -804,7 +804,8 @@ async fn concurrent_rescues_announce_each_rescued_attempt_once(pool: PgPool) {
 /// claims handed to the workers that asked, by priority, at most one each.
 #[sqlx::test]
 async fn a_batch_records_held_ends_and_claims_one_job_per_taker(pool: PgPool) {
-    use ctxd::store::{JobEnd, JobEnding, NewJob, NotifyGate, Store};
+    use ctxd::job::JobEnd;
+    use ctxd::store::{JobEnding, NewJob, NotifyGate, Store};
     let store = Store::new(pool.clone());
     let tenant = store.default_tenant().await.unwrap();
     let policy = serde_json::to_value(Policy::default()).unwrap();
@@ -882,7 +883,7 @@ async fn a_batch_records_held_ends_and_claims_one_job_per_taker(pool: PgPool) {
 
     let done = store.job(tenant, first.id).await.unwrap().unwrap();
     assert_eq!(done.state, JobState::Completed);
-    assert_eq!(done.result.unwrap().0["ok"], true);
+    assert_eq!(done.result.unwrap()["ok"], true);
     let untouched = store.job(tenant, second.id).await.unwrap().unwrap();
     assert_eq!(untouched.state, JobState::Running);
 

@@ -786,7 +786,7 @@ async fn try_write_one(
 /// `message` appended after what `session` holds, counted as `tokens`, and the session's
 /// aggregates after it (a user message starts a turn).
 fn one_more<'a>(
-    session: &ctxd::store::SessionRow,
+    session: &ctxd::session::Session,
     message: &'a ctxd::message::Message,
     tokens: i64,
 ) -> ([ctxd::store::NewMessage<'a>; 1], ctxd::store::SessionUpdate) {

@@ -172,3 +172,28 @@ impl Default for EventsConfig {
         }
     }
 }
+
+/// An event as written: where it stands in the session's and the tenant's order, and
+/// what it says.
+#[derive(Debug, Clone)]
+pub struct Event {
+    pub id: i64,
+    pub tenant_id: i64,
+    pub session_id: i64,
+    pub external_id: String,
+    pub session_seq: i64,
+    pub tx: i64,
+    pub kind: i16,
+    pub session_version: i64,
+    pub detail: EventDetail,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+}
+
+impl Event {
+    pub fn position(&self) -> Position {
+        Position {
+            tx: self.tx,
+            id: self.id,
+        }
+    }
+}

@@ -45,10 +45,10 @@ pub(in crate::api) fn item_to_pb(
     Ok(pb::SubscribeEventsResponse { item: Some(item) })
 }
 
-pub(in crate::api) fn event_to_pb(row: &crate::store::EventRow, cursor: String) -> pb::Event {
+pub(in crate::api) fn event_to_pb(row: &crate::events::Event, cursor: String) -> pb::Event {
     use pb::event::Detail;
     let compaction = |kind: events::CompactionKind| kind as i32;
-    let detail = match row.detail.0.clone() {
+    let detail = match row.detail.clone() {
         EventDetail::CompactionStarted {
             compaction: kind,
             job_id,

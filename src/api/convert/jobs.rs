@@ -1,10 +1,10 @@
 //! Jobs to the proto.
 
 use super::timestamp;
+use crate::job::JobState;
 use crate::pb;
-use crate::store::JobState;
 
-pub(in crate::api) fn job_message(job: crate::store::JobRow) -> pb::Job {
+pub(in crate::api) fn job_message(job: crate::job::Job) -> pb::Job {
     let state = match job.state {
         JobState::Available => pb::JobState::Available,
         JobState::Running => pb::JobState::Running,
@@ -22,7 +22,7 @@ pub(in crate::api) fn job_message(job: crate::store::JobRow) -> pb::Job {
         max_attempts: job.max_attempts,
         run_at: Some(timestamp(job.run_at)),
         last_error: job.last_error.unwrap_or_default(),
-        result_json: job.result.map(|r| r.0.to_string()).unwrap_or_default(),
+        result_json: job.result.map(|r| r.to_string()).unwrap_or_default(),
         created_at: Some(timestamp(job.created_at)),
         finished_at: job.finished_at.map(timestamp),
     }

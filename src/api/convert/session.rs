@@ -22,7 +22,7 @@ pub(in crate::api) fn session_to_pb(info: &engine::SessionInfo) -> pb::Session {
         turn_count: row.turn_count,
         log_tokens: row.log_tokens,
         view_tokens: row.view_tokens,
-        metadata: row.metadata.0.clone().into_iter().collect(),
+        metadata: row.metadata.clone().into_iter().collect(),
         created_at: Some(timestamp(row.created_at)),
         updated_at: Some(timestamp(row.updated_at)),
         estimator: Some(pb::EstimatorStats {
@@ -55,7 +55,7 @@ pub(in crate::api) fn session_to_pb(info: &engine::SessionInfo) -> pb::Session {
     }
 }
 
-pub(in crate::api) fn summary_to_pb(summary: &crate::store::SummaryRow) -> pb::Summary {
+pub(in crate::api) fn summary_to_pb(summary: &crate::session::Summary) -> pb::Summary {
     pb::Summary {
         summary_id: summary.id,
         depth: summary.depth,

@@ -1,0 +1,93 @@
+//! A session and its summaries as every layer above the store sees them: the session's
+//! counters, view, anchor to the provider's count and estimate statistics, and each
+//! stored summary. The store maps its rows to these in one place.
+use std::collections::BTreeMap;
+
+use crate::budget::Anchor;
+use crate::summarize::Retention;
+
+/// A session: its identity, policy and metadata, and the aggregates kept with every
+/// change (counts, the view, the last build, the anchor, estimate accuracy, usage).
+#[derive(Debug, Clone)]
+pub struct Session {
+    pub id: i64,
+    pub tenant_id: i64,
+    pub external_id: String,
+    /// The stored policy, as resolved at creation (read it with `Policy` serde).
+    pub policy: serde_json::Value,
+    pub metadata: BTreeMap<String, String>,
+    pub version: i64,
+    pub message_count: i64,
+    pub turn_count: i64,
+    pub log_tokens: i64,
+    /// Bytes of text in the log (`Message::counted_bytes` of every message).
+    pub content_bytes: i64,
+    pub view_tokens: i64,
+    pub last_turn_tokens: i64,
+    pub view_first_seq: i64,
+    pub view_epoch: i64,
+    pub last_build_first_seq: i64,
+    pub last_build_last_seq: i64,
+    pub last_build_system_tokens: i64,
+    pub last_build_tool_tokens: i64,
+    pub last_build_history_tokens: i64,
+    pub last_build_estimate_tokens: i64,
+    pub anchor_reported_tokens: i64,
+    pub anchor_fixed_tokens: i64,
+    pub anchor_history_tokens: i64,
+    pub anchor_first_seq: i64,
+    pub anchor_last_seq: i64,
+    pub anchor_view_epoch: i64,
+    pub anchor_delta_ratio: f64,
+    pub est_samples: i64,
+    pub est_abs_err_sum: f64,
+    pub est_max_abs_err: f64,
+    pub est_last_err: f64,
+    pub usage_input_tokens: i64,
+    pub usage_output_tokens: i64,
+    pub usage_cached_tokens: i64,
+    pub cleared_messages: i64,
+    pub evicted_messages: i64,
+    pub last_build_view_epoch: i64,
+    pub builds: i64,
+    pub extending_builds: i64,
+    pub summary_tokens: i64,
+    pub summaries_written: i64,
+    pub compaction_failures: i32,
+    pub event_seq: i64,
+    pub budget_status: i16,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    pub updated_at: chrono::DateTime<chrono::Utc>,
+}
+
+impl Session {
+    /// The anchor of the session's last usage report, if it has reported.
+    pub fn anchor(&self) -> Option<Anchor> {
+        (self.anchor_reported_tokens > 0).then_some(Anchor {
+            reported_tokens: self.anchor_reported_tokens,
+            fixed_tokens: self.anchor_fixed_tokens,
+            history_tokens: self.anchor_history_tokens,
+            first_seq: self.anchor_first_seq,
+            last_seq: self.anchor_last_seq,
+            view_epoch: self.anchor_view_epoch,
+            delta_ratio: self.anchor_delta_ratio,
+        })
+    }
+}
+
+/// A stored summary: the span of the log it covers, its text and size, its level, and
+/// what it kept of the span's facts.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    pub id: i64,
+    pub depth: i32,
+    pub first_seq: i64,
+    pub last_seq: i64,
+    pub content: String,
+    pub token_count: i32,
+    pub level: i16,
+    pub source_tokens: i64,
+    pub facts: i32,
+    pub facts_lost: i32,
+    pub retention: Retention,
+}
