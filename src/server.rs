@@ -103,7 +103,7 @@ pub async fn serve(
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1alpha()
         .map_err(|error| ServeError::Startup(format!("reflection: {error}")))?;
-    crate::search::start_indexer(engine.store().clone(), shutdown.clone());
+    crate::indexer::start(engine.store().clone(), shutdown.clone());
     let hub = crate::events::Hub::start(
         engine.store().clone(),
         engine.config().events.clone(),

@@ -2,6 +2,7 @@
 
 use super::ContextApi;
 use super::convert::{hit_to_pb, time_from_pb};
+use crate::engine::{Scope, SearchRequest};
 use crate::error::{Error, Result};
 use crate::message::Role;
 use crate::pb;
@@ -25,9 +26,9 @@ pub(super) async fn search(
         })
         .collect::<Result<Vec<_>>>()?;
     let scope = match pb::SearchScope::try_from(req.scope) {
-        Ok(pb::SearchScope::Messages) => crate::search::Scope::Messages,
-        Ok(pb::SearchScope::Summaries) => crate::search::Scope::Summaries,
-        Ok(pb::SearchScope::Both | pb::SearchScope::Unspecified) => crate::search::Scope::Both,
+        Ok(pb::SearchScope::Messages) => Scope::Messages,
+        Ok(pb::SearchScope::Summaries) => Scope::Summaries,
+        Ok(pb::SearchScope::Both | pb::SearchScope::Unspecified) => Scope::Both,
         Err(_) => {
             return Err(Error::invalid(
                 "scope",
@@ -35,20 +36,21 @@ pub(super) async fn search(
             ));
         }
     };
-    let hits = crate::search::search(
-        &api.engine,
-        tenant,
-        crate::search::SearchRequest {
-            session_id: req.session_id,
-            query: req.query,
-            roles,
-            since: req.since.map(|t| time_from_pb("since", t)).transpose()?,
-            until: req.until.map(|t| time_from_pb("until", t)).transpose()?,
-            scope,
-            limit: req.limit,
-        },
-    )
-    .await?;
+    let hits = api
+        .engine
+        .search(
+            tenant,
+            SearchRequest {
+                session_id: req.session_id,
+                query: req.query,
+                roles,
+                since: req.since.map(|t| time_from_pb("since", t)).transpose()?,
+                until: req.until.map(|t| time_from_pb("until", t)).transpose()?,
+                scope,
+                limit: req.limit,
+            },
+        )
+        .await?;
     Ok(pb::SearchResponse {
         hits: hits.into_iter().map(hit_to_pb).collect(),
     })

@@ -5,6 +5,7 @@ use tracing::Instrument;
 
 use super::convert::{event_kind_from_pb, item_to_pb};
 use super::{ContextApi, EventStream};
+use crate::engine::SubscribeRequest;
 use crate::error::{Error, Result};
 use crate::events;
 use crate::pb;
@@ -27,18 +28,19 @@ pub(super) async fn subscribe_events(
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    let subscription = events::open(
-        &api.engine,
-        tenant,
-        events::SubscribeRequest {
-            session_id: req.session_id,
-            kinds,
-            after: req.after,
-            from_now: req.from_now,
-            heartbeat_interval_ms: req.heartbeat_interval_ms,
-        },
-    )
-    .await?;
+    let subscription = api
+        .engine
+        .subscribe(
+            tenant,
+            SubscribeRequest {
+                session_id: req.session_id,
+                kinds,
+                after: req.after,
+                from_now: req.from_now,
+                heartbeat_interval_ms: req.heartbeat_interval_ms,
+            },
+        )
+        .await?;
     let (sender, receiver) = tokio::sync::mpsc::channel(64);
     tokio::spawn(
         events::stream(api.hub.clone(), subscription, sender).instrument(tracing::Span::current()),

@@ -28,6 +28,8 @@ use crate::session::{Session, Summary};
 use crate::store::{NotifyGate, Store, View};
 use crate::tokenize::{TextCounts, ToolDefinition};
 pub use crate::validate::validate_session_id;
+pub use search::{Scope, SearchRequest};
+pub use subscribe::SubscribeRequest;
 
 mod append;
 mod build;
@@ -36,7 +38,9 @@ mod compact;
 mod expand;
 mod report;
 mod request;
+mod search;
 mod sessions;
+mod subscribe;
 mod summary_jobs;
 mod summary_pass;
 

@@ -11,9 +11,10 @@
 //! a seq gap, it re-reads the table from its cursor. The table is the truth; the
 //! broadcast only saves the reads.
 //!
-//! The parts, one way: [`kinds`] (what an event says, cursors, settings: pure, used by
-//! the store and the engine) ← `hub` (the replica's LISTEN and fan-out, over the store)
-//! ← `subscribe` (SubscribeEvents: one stream, opened through the engine).
+//! The parts, one way: `kinds` (what an event says, cursors, settings: pure, in the
+//! core crate, used by the store and the engine) ← `hub` (the replica's LISTEN and
+//! fan-out, over the store) ← `subscribe` (one stream: backlog, then broadcast). The
+//! engine opens a subscription (`engine/subscribe.rs`) and the API runs its stream.
 /// What an event says, cursors and settings: pure, in the core crate.
 pub use ctxd_core::events as kinds;
 
@@ -22,6 +23,4 @@ mod subscribe;
 
 pub use hub::{Broadcast, Hub};
 pub use kinds::{CompactionKind, Cursor, Event, EventDetail, EventKind, EventsConfig, Position};
-pub use subscribe::{
-    Item, SubscribeRequest, Subscription, check_retained, current_cursor, open, stream,
-};
+pub use subscribe::{Item, Subscription, check_retained, current_cursor, stream};

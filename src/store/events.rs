@@ -169,15 +169,12 @@ impl Store {
 
     /// A session's oldest kept event seq (None: none kept) and its newest seq.
     pub async fn session_event_bounds(&self, session_id: i64) -> StoreResult<(Option<i64>, i64)> {
-        sqlx::query_as(
-            "select (select min(session_seq) from events where session_id = $1), event_seq
-             from sessions where id = $1",
-        )
-        .bind(session_id)
-        .fetch_optional(self.pool())
-        .await
-        .map(|row| row.unwrap_or((None, 0)))
-        .map_err(StoreError::from)
+        sqlx::query_as(include_str!("sql/events/bounds.sql"))
+            .bind(session_id)
+            .fetch_optional(self.pool())
+            .await
+            .map(|row| row.unwrap_or((None, 0)))
+            .map_err(StoreError::from)
     }
 
     /// Deletes events older than `retention`, remembering per tenant the newest position

@@ -238,16 +238,12 @@ impl Store {
 
     /// Extends the lease of a job `worker` still holds; false when it no longer does.
     pub async fn extend_lease(&self, id: i64, worker: &str, lease: Duration) -> StoreResult<bool> {
-        let updated = sqlx::query(
-            "update jobs set lease_until = now() + make_interval(secs => $3)
-             from (select set_config('synchronous_commit', 'off', true)) settings
-             where id = $1 and locked_by = $2 and state = 'running'",
-        )
-        .bind(id)
-        .bind(worker)
-        .bind(lease.as_secs_f64())
-        .execute(self.pool())
-        .await?;
+        let updated = sqlx::query(include_str!("sql/jobs/extend_lease.sql"))
+            .bind(id)
+            .bind(worker)
+            .bind(lease.as_secs_f64())
+            .execute(self.pool())
+            .await?;
         Ok(updated.rows_affected() == 1)
     }
 
@@ -336,13 +332,9 @@ impl Store {
     /// event; a fallback run whose worker stopped too is discarded. Safe to run in
     /// several replicas at once (see sql/jobs/rescue.sql). Returns how many.
     pub async fn rescue_jobs(&self) -> StoreResult<u64> {
-        let lapsed: Vec<(i64, i64, String)> = sqlx::query_as(
-            "select j.id, j.tenant_id, s.external_id
-             from jobs j join sessions s on s.id = j.session_id
-             where j.state = 'running' and j.lease_until < now()",
-        )
-        .fetch_all(self.pool())
-        .await?;
+        let lapsed: Vec<(i64, i64, String)> = sqlx::query_as(include_str!("sql/jobs/lapsed.sql"))
+            .fetch_all(self.pool())
+            .await?;
         let mut rescued = 0;
         for (id, tenant_id, external_id) in lapsed {
             let Some(mut tx) = self.lock_session(tenant_id, &external_id).await? else {
@@ -389,14 +381,10 @@ impl Store {
 
     /// Deletes finished jobs older than `retention`.
     pub async fn prune_jobs(&self, retention: Duration) -> StoreResult<u64> {
-        let pruned = sqlx::query(
-            "delete from jobs
-             where state in ('completed', 'discarded', 'cancelled')
-               and finished_at < now() - make_interval(secs => $1)",
-        )
-        .bind(retention.as_secs_f64())
-        .execute(self.pool())
-        .await?;
+        let pruned = sqlx::query(include_str!("sql/jobs/prune.sql"))
+            .bind(retention.as_secs_f64())
+            .execute(self.pool())
+            .await?;
         Ok(pruned.rows_affected())
     }
 

@@ -127,15 +127,11 @@ impl Store {
         session_id: i64,
         seqs: &[i64],
     ) -> StoreResult<Vec<StoredMessage>> {
-        let rows: Vec<MessageRow> = sqlx::query_as(
-            "select seq, turn, role, content, parts, reasoning, tool_calls, tool_call_id, name,
-                metadata, pinned, token_count, view_tokens, view_state, created_at
-             from messages where session_id = $1 and seq = any($2) order by seq",
-        )
-        .bind(session_id)
-        .bind(seqs)
-        .fetch_all(&self.pool)
-        .await?;
+        let rows: Vec<MessageRow> = sqlx::query_as(include_str!("sql/messages/by_seq.sql"))
+            .bind(session_id)
+            .bind(seqs)
+            .fetch_all(&self.pool)
+            .await?;
         Ok(rows.into_iter().map(MessageRow::into_stored).collect())
     }
 

@@ -96,24 +96,20 @@ impl SessionTx {
     /// them. Returns its id.
     pub async fn insert_summary(&mut self, new: &NewSummary, children: &[i64]) -> StoreResult<i64> {
         let session_id = self.session.id;
-        let id: i64 = sqlx::query_scalar(
-            "insert into summaries (session_id, depth, first_seq, last_seq, content, token_count,
-                level, source_tokens, facts, facts_lost, retention)
-             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) returning id",
-        )
-        .bind(session_id)
-        .bind(new.depth)
-        .bind(new.first_seq)
-        .bind(new.last_seq)
-        .bind(&new.content)
-        .bind(i32::try_from(new.token_count).unwrap_or(i32::MAX))
-        .bind(new.level)
-        .bind(new.source_tokens)
-        .bind(i32::try_from(new.facts).unwrap_or(i32::MAX))
-        .bind(i32::try_from(new.facts_lost).unwrap_or(i32::MAX))
-        .bind(sqlx::types::Json(new.retention))
-        .fetch_one(self.conn())
-        .await?;
+        let id: i64 = sqlx::query_scalar(include_str!("sql/summaries/insert.sql"))
+            .bind(session_id)
+            .bind(new.depth)
+            .bind(new.first_seq)
+            .bind(new.last_seq)
+            .bind(&new.content)
+            .bind(i32::try_from(new.token_count).unwrap_or(i32::MAX))
+            .bind(new.level)
+            .bind(new.source_tokens)
+            .bind(i32::try_from(new.facts).unwrap_or(i32::MAX))
+            .bind(i32::try_from(new.facts_lost).unwrap_or(i32::MAX))
+            .bind(sqlx::types::Json(new.retention))
+            .fetch_one(self.conn())
+            .await?;
         if !children.is_empty() {
             sqlx::query(
                 "update summaries set parent_id = $3 where session_id = $1 and id = any($2)",

@@ -47,14 +47,10 @@ impl Store {
         key_prefix: &str,
     ) -> StoreResult<i64> {
         let mut tx = self.pool.begin().await?;
-        let tenant_id: i64 = sqlx::query_scalar(
-            "insert into tenants (name) values ($1)
-             on conflict (name) do update set name = excluded.name
-             returning id",
-        )
-        .bind(tenant_name)
-        .fetch_one(&mut *tx)
-        .await?;
+        let tenant_id: i64 = sqlx::query_scalar(include_str!("sql/tenants/upsert.sql"))
+            .bind(tenant_name)
+            .fetch_one(&mut *tx)
+            .await?;
         sqlx::query("insert into api_keys (tenant_id, key_hash, key_prefix) values ($1, $2, $3)")
             .bind(tenant_id)
             .bind(key_hash)

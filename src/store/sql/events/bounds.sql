@@ -1,0 +1,2 @@
+select (select min(session_seq) from events where session_id = $1), event_seq
+from sessions where id = $1
