@@ -41,12 +41,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ctxd::engine::{Engine, EngineConfig};
-use ctxd::llm::{ModelSummarizer, Profile};
 use ctxd::localpg::LocalPostgres;
 use ctxd::pb;
 use ctxd::pb::context_service_client::ContextServiceClient;
 use ctxd::policy::Policy;
 use ctxd::store::Store;
+use ctxd::summarizer::model::{ModelSummarizer, Profile};
 use ctxd::tokenize::{Counter, TextCounts, Tokenizer, ToolDefinition};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgPool, Row};

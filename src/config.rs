@@ -10,8 +10,8 @@ use figment::providers::{Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 
 use crate::auth::AnonymousAccess;
-use crate::llm::{Api, Profile};
 use crate::policy::{Policy, SummaryPlacement, TokenizerKind};
+use crate::summarizer::model::{Api, Profile};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
 #[serde(rename_all = "snake_case")]

@@ -21,13 +21,12 @@ pub mod events;
 pub mod indexer;
 pub mod inspect;
 pub mod jobs;
-pub mod llm;
 pub mod localpg;
 pub mod replay;
 pub mod server;
 pub mod store;
+pub mod summarizer;
 pub mod telemetry;
-pub mod writer;
 
 /// Generated protocol types, client and server.
 pub mod pb {

@@ -12,11 +12,11 @@ use crate::config::Config;
 use crate::connections::ConnectionLimits;
 use crate::engine::{Engine, EngineConfig};
 use crate::jobs::WorkerConfig;
-use crate::llm::{Api, ModelSummarizer};
 use crate::localpg::LocalPostgres;
 use crate::pb;
 use crate::pb::context_service_server::ContextServiceServer;
 use crate::store::{NotifyGate, Store, StoreError};
+use crate::summarizer::model::{Api, ModelSummarizer};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {

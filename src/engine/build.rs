@@ -13,9 +13,9 @@ use crate::message::{Message, Role, StoredMessage, ViewState};
 use crate::policy::{Policy, SummaryPlacement};
 use crate::session::{Session, Summary};
 use crate::store::BuildRecord;
+use crate::summarizer::Writer;
 use crate::turns;
 use crate::validate::validate_message;
-use crate::writer::Writer;
 
 impl Engine {
     pub async fn build_messages(&self, tenant_id: i64, request: BuildRequest) -> Result<Built> {

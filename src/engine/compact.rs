@@ -6,8 +6,8 @@ use super::summary_pass::{MAX_SUMMARY_PASSES, PassOptions, ViewNow};
 use super::{CompactMode, CompactRequest, Compacted, Engine, JobReason};
 use crate::error::{Error, Result};
 use crate::events::kinds::CompactionKind;
+use crate::summarizer::Writer;
 use crate::tokenize::REPLY_PRIMING;
-use crate::writer::Writer;
 
 impl Engine {
     /// Compact: clears old tool results and/or summarizes the oldest turns down to a

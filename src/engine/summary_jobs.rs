@@ -14,8 +14,8 @@ use crate::events::kinds::{CompactionKind, EventDetail};
 use crate::job::{Job, JobEnd};
 use crate::session::Session;
 use crate::store::NewJob;
+use crate::summarizer::Writer;
 use crate::tokenize::REPLY_PRIMING;
-use crate::writer::Writer;
 
 /// A summarize job's arguments.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -10,9 +10,9 @@ use crate::message::{Message, StoredMessage};
 use crate::policy::Policy;
 use crate::session::{Session, Summary};
 use crate::store::{NewJob, NewSummary, SummarizedUpdate, View};
+use crate::summarizer::{self, Writer};
 use crate::tokenize::REPLY_PRIMING;
 use crate::turns;
-use crate::writer::{self, Writer};
 
 /// Summarization passes one build may run (each takes one chunk).
 pub(super) const MAX_SUMMARY_PASSES: usize = 16;
@@ -79,7 +79,7 @@ pub(super) struct Progress {
     pub(super) summarized: Option<(i64, i64)>,
     pub(super) passes: usize,
     pub(super) stale: bool,
-    pub(super) failed: Option<crate::llm::CallError>,
+    pub(super) failed: Option<crate::summarizer::model::CallError>,
 }
 
 /// How a summarization pass ended.
@@ -90,7 +90,7 @@ pub(super) enum Pass {
     /// Another compaction committed first; nothing was written.
     Stale,
     /// The model failed and deterministic truncation was not allowed.
-    Failed(crate::llm::CallError),
+    Failed(crate::summarizer::model::CallError),
 }
 
 /// A committed (or, on a dry run, computed) summarization pass.
@@ -259,7 +259,7 @@ impl Engine {
         let child_texts: Vec<String> = children.iter().map(|s| s.content.clone()).collect();
         // What the new summary replaces: the visible messages and the step summaries.
         let replaced_tokens = source_tokens + summary_region(&children);
-        let task = writer::Task {
+        let task = summarizer::Task {
             messages: chunk,
             children: child_texts,
             covered: None,
@@ -268,7 +268,7 @@ impl Engine {
             target_tokens: target,
             source_tokens: replaced_tokens,
         };
-        let leaf = match writer::write_summary(&options.writer, &counter, task).await {
+        let leaf = match summarizer::write_summary(&options.writer, &counter, task).await {
             Ok(Some(mut leaf)) => {
                 if emergency {
                     let note = match span {
@@ -293,7 +293,7 @@ impl Engine {
         let log = (&self.store, row.id);
         let by = &options.writer;
         let condensed =
-            match writer::plan_condensing(by, &counter, &others, &leaf, sizes, log).await? {
+            match summarizer::plan_condensing(by, &counter, &others, &leaf, sizes, log).await? {
                 Ok(condensed) => condensed,
                 Err(error) => return Ok(Pass::Failed(error)),
             };

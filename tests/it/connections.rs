@@ -375,7 +375,7 @@ async fn a_quiet_subscribe_events_stream_keeps_its_connection_past_the_idle_time
 async fn a_call_in_flight_longer_than_the_idle_timeout_is_not_cut(pool: PgPool) {
     use crate::jobs::{fill, profile};
     use crate::model_server::{Behavior, ModelServer};
-    use ctxd::llm::{Api, ModelSummarizer, Profile};
+    use ctxd::summarizer::model::{Api, ModelSummarizer, Profile};
     // Every summarizer call takes longer than the test: no job ends within it.
     let model = ModelServer::start(Behavior::Slow(60_000)).await;
     let mut config = TestServer::default_config();

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use ctxd::engine::EngineConfig;
 use ctxd::job::JobState;
-use ctxd::llm::{Api, ModelSummarizer, Profile};
 use ctxd::pb;
 use ctxd::policy::Policy;
+use ctxd::summarizer::model::{Api, ModelSummarizer, Profile};
 use sqlx::PgPool;
 
 use crate::binary::{free_port, terminate, wait_serving};

@@ -2,14 +2,16 @@
 //! session's policy names: three levels per summary (normal, aggressive, deterministic
 //! truncation) so compaction always makes progress. The extractive summarizer runs on
 //! the blocking pool; a model is called over HTTP, never inside a transaction.
+pub mod model;
+
 use std::sync::{Arc, Mutex};
 
-use crate::llm::{self, CallError, ModelSummarizer};
 use crate::message::Message;
 use crate::session::Summary;
 use crate::store::{NewSummary, Store, StoreResult};
 use crate::summarize::{self, Extractive, Level, Summarizer};
 use crate::tokenize::Counter;
+use model::{CallError, ModelSummarizer};
 
 /// Who writes a summary.
 #[derive(Debug, Clone)]
@@ -77,7 +79,7 @@ pub async fn write_summary(
             failure: noted,
         } => {
             let (first_seq, last_seq, _) = task.span;
-            let request = llm::Request {
+            let request = model::Request {
                 messages: task.messages.clone(),
                 summaries: task.children.clone(),
                 previous: task.previous.clone(),
