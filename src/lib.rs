@@ -2,10 +2,11 @@
 //! here over gRPC; ctxd returns the message array to send, always within the model's
 //! window and provider-valid, and keeps every original message.
 //!
-//! Layout: `api` (gRPC edge) → `engine` (operations, one file per operation group in
-//! `src/engine/`) → `store` (PostgreSQL). The pure core is its own crate,
-//! `crates/core` (`ctxd-core`), without any I/O crate; its modules are re-exported
-//! here under their own names (`ctxd::message`, `ctxd::policy`, ...).
+//! Layout (docs/architecture.md draws it): `api` (gRPC edge) → `engine` (the operations,
+//! one file per operation group in `src/engine/`) → `summarizer`, `events` → `store`
+//! (PostgreSQL; its rows stay inside it). The pure core is its own crate, `crates/core`
+//! (`ctxd-core`), without any I/O crate; its modules are re-exported here under their own
+//! names (`ctxd::message`, `ctxd::policy`, ...).
 pub use ctxd_core::{
     budget, chunks, compaction, error, job, limits, message, policy, render, session, summarize,
     tokenize, turns, validate,

@@ -1,0 +1,94 @@
+//! The README and the architecture document name only files that exist: every path they
+//! mention (`src/…`, `crates/…`, `docs/…`, or a bare `name.rs` / `name.sql`) is the end of
+//! some file's path in the repository. Reads the files; builds nothing.
+use std::path::{Path, PathBuf};
+
+/// Every file of the repository (not build output, dependencies or version control),
+/// as `/`-separated paths relative to its root.
+fn repository_files(root: &Path) -> Vec<String> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).expect("read a directory") {
+            let path: PathBuf = entry.expect("read a directory entry").path();
+            let name = path.file_name().unwrap().to_string_lossy();
+            if matches!(name.as_ref(), "target" | "node_modules" | ".git" | ".ctxd") {
+                continue;
+            }
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                let relative = path.strip_prefix(root).unwrap();
+                out.push(relative.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(root, root, &mut out);
+    out
+}
+
+/// The file-like names in `text`: runs of path characters ending in a source, SQL,
+/// Markdown, manifest or script extension.
+fn named_files(text: &str) -> Vec<String> {
+    const EXTENSIONS: [&str; 8] = [".rs", ".sql", ".md", ".toml", ".yml", ".proto", ".py", ".sh"];
+    let is_path_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '/' | '_' | '-' | '.');
+    let mut names = Vec::new();
+    for word in text.split(|c: char| !is_path_char(c)) {
+        let word = word.trim_matches('.');
+        // A URL's path (after "https:"), a hidden file or an extension alone.
+        if word.starts_with("//") || word.starts_with('.') {
+            continue;
+        }
+        if EXTENSIONS.iter().any(|ext| word.ends_with(ext)) && word.len() > 3 {
+            names.push(word.to_string());
+        }
+    }
+    names
+}
+
+/// Files the documents name that are a user's, not the repository's.
+const USERS_FILES: [&str; 1] = ["ctxd.toml"];
+
+/// Whether `name` is a file of the repository: the end of some file's path, at a `/`.
+fn exists(files: &[String], name: &str) -> bool {
+    let name = name.trim_start_matches("./");
+    if USERS_FILES.contains(&name) {
+        return true;
+    }
+    files
+        .iter()
+        .any(|file| file == name || file.ends_with(&format!("/{name}")))
+}
+
+#[test]
+fn the_readme_and_the_architecture_name_only_files_that_exist() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let files = repository_files(root);
+    assert!(exists(&files, "crates/core/src/budget.rs"), "read the repository");
+    let mut missing = Vec::new();
+    for doc in ["README.md", "docs/architecture.md"] {
+        let text = std::fs::read_to_string(root.join(doc)).expect("read a document");
+        for name in named_files(&text) {
+            if !exists(&files, &name) {
+                missing.push(format!("{doc}: {name}"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "documents name files that do not exist:\n{}",
+        missing.join("\n")
+    );
+}
+
+#[test]
+fn a_missing_file_is_found() {
+    let files = vec!["src/store/append.rs".to_string(), "README.md".to_string()];
+    assert!(exists(&files, "append.rs"));
+    assert!(exists(&files, "store/append.rs"));
+    assert!(!exists(&files, "pend.rs"));
+    assert!(!exists(&files, "src/writer.rs"));
+    assert_eq!(
+        named_files("see `src/writer.rs`, sql/jobs/*.sql and https://x.io/a.md."),
+        vec!["src/writer.rs".to_string()]
+    );
+}
