@@ -29,7 +29,9 @@ fn repository_files(root: &Path) -> Vec<String> {
 /// The file-like names in `text`: runs of path characters ending in a source, SQL,
 /// Markdown, manifest or script extension.
 fn named_files(text: &str) -> Vec<String> {
-    const EXTENSIONS: [&str; 8] = [".rs", ".sql", ".md", ".toml", ".yml", ".proto", ".py", ".sh"];
+    const EXTENSIONS: [&str; 8] = [
+        ".rs", ".sql", ".md", ".toml", ".yml", ".proto", ".py", ".sh",
+    ];
     let is_path_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '/' | '_' | '-' | '.');
     let mut names = Vec::new();
     for word in text.split(|c: char| !is_path_char(c)) {
@@ -63,7 +65,10 @@ fn exists(files: &[String], name: &str) -> bool {
 fn the_readme_and_the_architecture_name_only_files_that_exist() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let files = repository_files(root);
-    assert!(exists(&files, "crates/core/src/budget.rs"), "read the repository");
+    assert!(
+        exists(&files, "crates/core/src/budget.rs"),
+        "read the repository"
+    );
     let mut missing = Vec::new();
     for doc in ["README.md", "docs/architecture.md"] {
         let text = std::fs::read_to_string(root.join(doc)).expect("read a document");

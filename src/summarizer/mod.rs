@@ -6,6 +6,7 @@ pub mod model;
 
 use std::sync::{Arc, Mutex};
 
+use crate::chunks::{Span, condensation_width};
 use crate::message::Message;
 use crate::session::Summary;
 use crate::store::{NewSummary, Store, StoreResult};
@@ -210,29 +211,16 @@ pub async fn plan_condensing(
     chain.push((None, leaf.clone()));
     let mut steps = Vec::new();
     loop {
-        // The newest run of summaries consecutive in the log (a step summary inside the
-        // newest turn is not consecutive with those before that turn's user message).
-        let mut run = 1;
-        while run < chain.len()
-            && chain[chain.len() - run].1.first_seq == chain[chain.len() - run - 1].1.last_seq + 1
-        {
-            run += 1;
-        }
-        let run_tokens: i64 = chain[chain.len() - run..]
+        let spans: Vec<Span> = chain
             .iter()
-            .map(|(_, s)| s.token_count)
-            .sum();
-        // Fan-in same-depth summaries; or, when the run has grown past twice the
-        // condensed size, all of it into one.
-        let width = if run_tokens > 2 * target_tokens && run >= 2 {
-            run
-        } else if run >= fanin
-            && chain[chain.len() - fanin..]
-                .iter()
-                .all(|(_, s)| s.depth == chain[chain.len() - 1].1.depth)
-        {
-            fanin
-        } else {
+            .map(|(_, s)| Span {
+                first_seq: s.first_seq,
+                last_seq: s.last_seq,
+                depth: s.depth,
+                tokens: s.token_count,
+            })
+            .collect();
+        let Some(width) = condensation_width(&spans, fanin, target_tokens) else {
             break;
         };
         let tail = &chain[chain.len() - width..];

@@ -115,6 +115,47 @@ pub fn step_chunk<M: Shape>(
     Some((from, to))
 }
 
+/// A summary as condensation planning sees it: the span of the log it covers, its depth
+/// and its size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    pub first_seq: i64,
+    pub last_seq: i64,
+    pub depth: i32,
+    pub tokens: i64,
+}
+
+/// How many of the newest summaries of `chain` (the active summaries in log order, the
+/// newest last) to condense into one, if any. Only the newest run consecutive in the log
+/// is considered (a step summary inside the newest turn is not consecutive with those
+/// before that turn's user message): all of it once it has grown past twice
+/// `target_tokens` (two or more), else the newest `fanin` when they share a depth.
+pub fn condensation_width(chain: &[Span], fanin: usize, target_tokens: i64) -> Option<usize> {
+    let n = chain.len();
+    if n == 0 {
+        return None;
+    }
+    let mut run = 1;
+    while run < n && chain[n - run].first_seq == chain[n - run - 1].last_seq + 1 {
+        run += 1;
+    }
+    let run_tokens = chain[n - run..]
+        .iter()
+        .fold(0i64, |sum, s| sum.saturating_add(s.tokens));
+    if run_tokens > target_tokens.saturating_mul(2) && run >= 2 {
+        Some(run)
+    } else if fanin > 0
+        && run >= fanin
+        && chain[n - fanin..]
+            .iter()
+            .all(|s| s.depth == chain[n - 1].depth)
+    {
+        Some(fanin)
+    } else {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -287,6 +328,54 @@ mod tests {
             };
             proptest::prop_assert!(within(len));
             proptest::prop_assert!(len == tokens.len() || !within(len + 1));
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(500))]
+        /// Leaf summaries written one after another (sometimes after a gap, as a step
+        /// summary is), each followed by every condensation it makes due: the active
+        /// summaries stay in log order, never overlap, and cover every summarized seq
+        /// exactly once; a condensed summary covers exactly its children, which were
+        /// consecutive in the log.
+        #[test]
+        fn active_summaries_cover_what_was_summarized_exactly_once(
+            leaves in proptest::collection::vec((1i64..20, 0i64..3, 1i64..2_000), 1..40),
+            fanin in 2usize..6,
+            target in 100i64..3_000,
+            shrink in 1i64..4,
+        ) {
+            let mut chain: Vec<Span> = Vec::new();
+            let mut summarized: Vec<i64> = Vec::new();
+            let mut next = 1i64;
+            for (len, gap, tokens) in leaves {
+                // A gap (0 most often) stands for messages left unsummarized.
+                let first = next + if gap == 2 { 3 } else { 0 };
+                let leaf = Span { first_seq: first, last_seq: first + len - 1, depth: 0, tokens };
+                summarized.extend(leaf.first_seq..=leaf.last_seq);
+                next = leaf.last_seq + 1;
+                chain.push(leaf);
+                while let Some(width) = condensation_width(&chain, fanin, target) {
+                    proptest::prop_assert!(width >= 2 && width <= chain.len());
+                    let children = chain.split_off(chain.len() - width);
+                    for pair in children.windows(2) {
+                        proptest::prop_assert_eq!(pair[1].first_seq, pair[0].last_seq + 1);
+                    }
+                    let tokens: i64 = children.iter().map(|c| c.tokens).sum();
+                    chain.push(Span {
+                        first_seq: children[0].first_seq,
+                        last_seq: children[width - 1].last_seq,
+                        depth: children.iter().map(|c| c.depth).max().unwrap() + 1,
+                        // A condensed summary is smaller than what it replaces.
+                        tokens: (tokens / (shrink + 1)).max(1),
+                    });
+                }
+            }
+            let covered: Vec<i64> = chain.iter().flat_map(|s| s.first_seq..=s.last_seq).collect();
+            proptest::prop_assert_eq!(covered, summarized);
+            for pair in chain.windows(2) {
+                proptest::prop_assert!(pair[0].last_seq < pair[1].first_seq);
+            }
         }
     }
 }
