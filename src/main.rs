@@ -66,6 +66,10 @@ enum Command {
         /// API key (when the server has keys).
         #[arg(long, env = "CTXD_API_KEY")]
         api_key: Option<String>,
+        /// Keep the sessions the replay creates (by default each is deleted once
+        /// replayed); their ids are printed either way.
+        #[arg(long)]
+        keep: bool,
     },
     /// Manage tenants.
     Tenant {
@@ -110,6 +114,7 @@ fn main() -> ExitCode {
                 report_usage,
                 tokenizer,
                 api_key,
+                keep,
             }) => {
                 let options = ctxd::replay::Options {
                     addr,
@@ -119,6 +124,7 @@ fn main() -> ExitCode {
                     tokenizer,
                     // Progress lines only for a person watching a terminal.
                     progress: std::io::stderr().is_terminal(),
+                    keep,
                 };
                 ctxd::replay::run(&files, &options)
                     .await

@@ -118,6 +118,8 @@ pub struct Options {
     pub tokenizer: Option<TokenizerKind>,
     /// Show progress on standard error.
     pub progress: bool,
+    /// Keep the sessions the replay created; by default each is deleted once replayed.
+    pub keep: bool,
 }
 
 /// What one replayed session did.
@@ -205,12 +207,34 @@ pub async fn run(files: &[std::path::PathBuf], options: &Options) -> Result<Stri
             }
         })
         .await?;
+        if !options.keep {
+            let delete = pb::DeleteSessionRequest {
+                session_id: outcome.session_id.clone(),
+            };
+            client
+                .delete_session(with_key(delete, options.api_key.as_deref())?)
+                .await?;
+        }
         outcomes.push(outcome);
     }
     if options.progress {
         eprintln!();
     }
-    Ok(table(&outcomes, options.window))
+    Ok(table(&outcomes, options.window) + &created(&outcomes, options.keep))
+}
+
+/// The sessions a replay created, by recorded file, and what became of them.
+fn created(outcomes: &[Outcome], keep: bool) -> String {
+    let fate = if keep {
+        "kept"
+    } else {
+        "deleted (--keep keeps them)"
+    };
+    let mut out = format!("\nsessions created ({fate}):\n");
+    for o in outcomes {
+        out.push_str(&format!("{} {}\n", o.session_id, o.name));
+    }
+    out
 }
 
 /// Replays one recorded session into a new session `session_id`.

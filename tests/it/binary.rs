@@ -222,3 +222,45 @@ fn piped_stderr_has_no_colour_codes() {
     assert!(stderr.contains("INFO"), "a log line was written: {stderr}");
     assert!(!stderr.contains("\x1b["), "{stderr:?}");
 }
+
+/// `ctxd replay` against a running server: the report names every session it created,
+/// and they are deleted unless `--keep` is given.
+#[sqlx::test]
+async fn replay_names_its_sessions_and_deletes_them_unless_kept(pool: sqlx::PgPool) {
+    let mut server = crate::harness::TestServer::start(pool).await;
+    let file = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/swe-trajectories/django__django-11099.traj.json.gz");
+    for keep in [false, true] {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_ctxd"));
+        command.args(["replay", "--addr", &server.addr.to_string()]);
+        if keep {
+            command.arg("--keep");
+        }
+        let output = command.arg(&file).output().await.unwrap();
+        let stdout = String::from_utf8(output.stdout).unwrap();
+        assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+        let listed = stdout
+            .split_once("\nsessions created")
+            .unwrap_or_else(|| panic!("no session list in:\n{stdout}"))
+            .1;
+        let ids: Vec<&str> = listed
+            .lines()
+            .skip(1)
+            .filter_map(|line| line.split_whitespace().next())
+            .collect();
+        assert_eq!(ids.len(), 1, "{listed}");
+        assert!(ids[0].starts_with("replay-"), "{listed}");
+        let found = server
+            .client
+            .get_session(pb::GetSessionRequest {
+                session_id: ids[0].to_string(),
+                include_view: false,
+            })
+            .await;
+        match keep {
+            true => assert!(found.is_ok(), "kept session {}: {found:?}", ids[0]),
+            false => assert_eq!(found.unwrap_err().code(), tonic::Code::NotFound),
+        }
+    }
+    server.stop().await;
+}
