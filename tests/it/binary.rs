@@ -238,7 +238,11 @@ async fn replay_names_its_sessions_and_deletes_them_unless_kept(pool: sqlx::PgPo
         }
         let output = command.arg(&file).output().await.unwrap();
         let stdout = String::from_utf8(output.stdout).unwrap();
-        assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+        assert!(
+            output.status.success(),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
         let listed = stdout
             .split_once("\nsessions created")
             .unwrap_or_else(|| panic!("no session list in:\n{stdout}"))

@@ -16,6 +16,7 @@ fn options(addr: std::net::SocketAddr, window: i64, report_usage: bool) -> Optio
         report_usage,
         tokenizer: None,
         progress: false,
+        keep: false,
     }
 }
 
