@@ -54,6 +54,8 @@ pub struct Config {
     pub events_retention_secs: u64,
     pub view_cache_mb: usize,
     pub append_writers: usize,
+    /// Tokenizer vocabularies built at start rather than on first use.
+    pub preload_tokenizers: Vec<TokenizerKind>,
     pub default_policy: Policy,
     /// Summarizer profiles by name (TOML only: `[summarizers.NAME]`); `extractive` is
     /// always there.
@@ -93,6 +95,7 @@ impl Default for Config {
             events_retention_secs: 7 * 86_400,
             view_cache_mb: 256,
             append_writers: crate::store::DEFAULT_APPEND_WRITERS,
+            preload_tokenizers: Vec::new(),
             default_policy: Policy::default(),
             summarizers: BTreeMap::new(),
         }
@@ -254,6 +257,12 @@ pub struct ServeArgs {
     #[arg(long, env = "CTXD_APPEND_WRITERS")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub append_writers: Option<usize>,
+    /// Tokenizer vocabularies to build at start (comma-separated: o200k_base,
+    /// cl100k_base, deepseek_v3), so no request waits for one; the others are built on
+    /// first use (about 90, 35 and 1 200 ms; 66, 32 and 58 MB) [default: none].
+    #[arg(long, env = "CTXD_PRELOAD_TOKENIZERS", value_delimiter = ',', value_parser = TokenizerKind::from_name)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preload_tokenizers: Option<Vec<TokenizerKind>>,
     #[command(flatten)]
     pub default_policy: PolicyArgs,
 }
@@ -552,6 +561,39 @@ mod tests {
         args.default_policy.clear_threshold = Some(2.0);
         let error = Config::load(&args).unwrap_err().to_string();
         assert!(error.contains("default_policy.clear_threshold"), "{error}");
+    }
+
+    #[test]
+    fn preloaded_tokenizers_come_from_the_flag_or_the_file() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            serve: ServeArgs,
+        }
+        let cli = Cli::try_parse_from(["ctxd", "--preload-tokenizers", "o200k_base,deepseek-v3"])
+            .unwrap();
+        assert_eq!(
+            Config::load(&cli.serve).unwrap().preload_tokenizers,
+            vec![TokenizerKind::O200kBase, TokenizerKind::DeepseekV3]
+        );
+        let error = Cli::try_parse_from(["ctxd", "--preload-tokenizers", "gpt2"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(error.contains("--preload-tokenizers"), "{error}");
+        assert!(Config::default().preload_tokenizers.is_empty());
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ctxd.toml");
+        std::fs::write(&path, "preload_tokenizers = [\"cl100k_base\"]\n").unwrap();
+        let args = ServeArgs {
+            config: Some(path),
+            ..Default::default()
+        };
+        assert_eq!(
+            Config::load(&args).unwrap().preload_tokenizers,
+            vec![TokenizerKind::Cl100kBase]
+        );
     }
 
     #[test]

@@ -154,11 +154,19 @@ const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 /// `ctxd serve`: database (private or given), migrations, key policy, server, and an
 /// orderly stop on `shutdown`.
 pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), ServeError> {
-    // The vocabularies load while the database starts.
-    let warm = tokio::task::spawn_blocking(crate::tokenize::warm);
+    // Only the vocabularies asked for are built at start (while the database starts);
+    // the others on their first use (the engine does it on the blocking pool), so a
+    // replica holds only those its sessions use (docs/benchmarks.md, "Memory").
+    let preload = config.preload_tokenizers.clone();
+    let warm = tokio::task::spawn_blocking(move || {
+        for kind in preload {
+            // The heuristic has no vocabulary; its ratio does not matter here.
+            crate::tokenize::load(kind.tokenizer(4.0));
+        }
+    });
     let (url, local) = database(&config).await?;
     if let Err(error) = warm.await {
-        tracing::warn!(error = %error, "loading the tokenizer vocabularies failed");
+        tracing::warn!(error = %error, "building the tokenizer vocabularies failed");
     }
     let result = serve_with_database(&config, &url, shutdown).await;
     if let Some(local) = local {

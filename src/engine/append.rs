@@ -166,7 +166,7 @@ impl Engine {
 
         let policy = policy_of(session)?;
         if counted.is_none() {
-            *counted = Some(count_messages(policy.counter(), &request.messages).await?);
+            *counted = Some(count_messages(self.counter(&policy).await?, &request.messages).await?);
         }
         let counts = counted.as_deref().unwrap_or_default();
         let views = evictions(&policy, &request.messages, counts, session.message_count).await?;

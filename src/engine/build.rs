@@ -22,7 +22,7 @@ impl Engine {
         let mut row = self.session_row(tenant_id, &request.session_id).await?;
         let policy = policy_of(&row)?;
         let reserve = output_reserve(&policy, request.max_output_tokens)?;
-        let counter = policy.counter();
+        let counter = self.counter(&policy).await?;
         let (system_tokens, tool_tokens, tool_definitions) = self
             .count_request(counter, &request.system_prompt, request.tools)
             .await?;
@@ -275,7 +275,7 @@ impl Engine {
         let row = self.session_row(tenant_id, &request.session_id).await?;
         let policy = policy_of(&row)?;
         let reserve = output_reserve(&policy, request.max_output_tokens)?;
-        let counter = policy.counter();
+        let counter = self.counter(&policy).await?;
         let (system_tokens, tool_tokens, _) = self
             .count_request(counter, &request.system_prompt, request.tools)
             .await?;

@@ -4,13 +4,27 @@ use super::{Engine, Tools};
 use crate::error::{Error, Result};
 use crate::message::Message;
 use crate::policy::{MAX_TOKENS, Policy};
-use crate::tokenize::{Counter, REPLY_PRIMING, TextCounts, ToolDefinition};
+use crate::tokenize::{self, Counter, REPLY_PRIMING, TextCounts, ToolDefinition};
 use crate::validate::validate_tools;
 
 /// Texts above this size are tokenized on the blocking pool, not on the async runtime.
 const INLINE_TOKENIZE_BYTES: usize = 32 * 1024;
 
 impl Engine {
+    /// The counter of `policy`, with its vocabulary built first (on the blocking pool)
+    /// when this is the process's first use of it, so no request builds one on the async
+    /// runtime and only the vocabularies sessions use take memory.
+    pub(super) async fn counter(&self, policy: &Policy) -> Result<Counter> {
+        let counter = policy.counter();
+        if !tokenize::is_loaded(counter.tokenizer) {
+            let tokenizer = counter.tokenizer;
+            tokio::task::spawn_blocking(move || tokenize::load(tokenizer))
+                .await
+                .map_err(Error::internal)?;
+        }
+        Ok(counter)
+    }
+
     /// Counts a request's system prompt and tools, from the remembered counts where it
     /// can.
     pub(super) async fn count_request(

@@ -250,7 +250,7 @@ impl Engine {
             .rev()
             .find(|s| s.last_seq < first_seq)
             .map(|s| s.content.clone());
-        let counter = policy.counter();
+        let counter = self.counter(policy).await?;
         let target = chunks::leaf_target(policy);
         let sizes = (
             policy.condense_fanin as usize,

@@ -28,6 +28,16 @@ impl TokenizerKind {
         }
     }
 
+    /// The tokenizer this names (the heuristic one with `chars_per_token`).
+    pub fn tokenizer(self, chars_per_token: f64) -> Tokenizer {
+        match self {
+            TokenizerKind::O200kBase => Tokenizer::O200kBase,
+            TokenizerKind::Cl100kBase => Tokenizer::Cl100kBase,
+            TokenizerKind::DeepseekV3 => Tokenizer::DeepseekV3,
+            TokenizerKind::Heuristic => Tokenizer::Heuristic { chars_per_token },
+        }
+    }
+
     /// Whether the tokenizer belongs to one provider's models, so that a session counting
     /// with it reports usage counted by the same tokenizer: DeepSeek-V3's. The OpenAI
     /// encodings are also everyone's default approximation, for any provider.
@@ -412,14 +422,7 @@ impl Policy {
     }
 
     pub fn counter(&self) -> Counter {
-        let tokenizer = match self.tokenizer {
-            TokenizerKind::O200kBase => Tokenizer::O200kBase,
-            TokenizerKind::Cl100kBase => Tokenizer::Cl100kBase,
-            TokenizerKind::DeepseekV3 => Tokenizer::DeepseekV3,
-            TokenizerKind::Heuristic => Tokenizer::Heuristic {
-                chars_per_token: self.heuristic_chars_per_token,
-            },
-        };
+        let tokenizer = self.tokenizer.tokenizer(self.heuristic_chars_per_token);
         Counter::new(tokenizer, self.media_item_tokens)
     }
 }

@@ -9,6 +9,7 @@
 //! description, arguments and JSON schema plus a small fixed overhead each.
 use std::collections::HashMap;
 use std::io::Read;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{LazyLock, Mutex};
 
 use bpe_openai::byte_pair_encoding::BytePairEncoding;
@@ -61,12 +62,43 @@ pub struct ToolDefinition {
     pub parameters_json_schema: String,
 }
 
-/// Loads both vocabularies (they are decoded on first use, which takes a noticeable
-/// fraction of a second), so no request pays for it.
-pub fn warm() {
-    bpe_openai::o200k_base().count("warm");
-    bpe_openai::cl100k_base().count("warm");
-    DEEPSEEK_V3.count("warm");
+/// Whether each exact tokenizer's vocabulary is built: o200k, cl100k, deepseek_v3.
+static LOADED: [AtomicBool; 3] = [
+    AtomicBool::new(false),
+    AtomicBool::new(false),
+    AtomicBool::new(false),
+];
+
+/// The slot of `tokenizer` in [`LOADED`]; the heuristic has no vocabulary.
+fn slot(tokenizer: Tokenizer) -> Option<usize> {
+    match tokenizer {
+        Tokenizer::O200kBase => Some(0),
+        Tokenizer::Cl100kBase => Some(1),
+        Tokenizer::DeepseekV3 => Some(2),
+        Tokenizer::Heuristic { .. } => None,
+    }
+}
+
+/// Whether counting with `tokenizer` is ready without building a vocabulary first.
+pub fn is_loaded(tokenizer: Tokenizer) -> bool {
+    slot(tokenizer).is_none_or(|slot| LOADED[slot].load(Ordering::Acquire))
+}
+
+/// Builds `tokenizer`'s vocabulary if it is not built yet. A vocabulary is built on its
+/// first use, once per process: a fraction of a second of CPU and tens of megabytes
+/// (docs/benchmarks.md, "Memory"), so only the ones sessions use are ever built, and a
+/// caller on an async runtime does it on the blocking pool first ([`is_loaded`]).
+pub fn load(tokenizer: Tokenizer) {
+    let Some(slot) = slot(tokenizer) else {
+        return;
+    };
+    match tokenizer {
+        Tokenizer::O200kBase => bpe_openai::o200k_base().count("load"),
+        Tokenizer::Cl100kBase => bpe_openai::cl100k_base().count("load"),
+        Tokenizer::DeepseekV3 => DEEPSEEK_V3.count("load"),
+        Tokenizer::Heuristic { .. } => 0,
+    };
+    LOADED[slot].store(true, Ordering::Release);
 }
 
 /// DeepSeek-V3's vocabulary: every token's bytes in rank order, each as a one-byte length
@@ -417,6 +449,19 @@ mod tests {
                 proptest::prop_assert!(counter.text_at_most(&text) >= counter.text(&text));
             }
         }
+    }
+
+    #[test]
+    fn a_vocabulary_is_built_once_on_load_and_the_heuristic_needs_none() {
+        assert!(is_loaded(Tokenizer::Heuristic {
+            chars_per_token: 4.0
+        }));
+        load(Tokenizer::Cl100kBase);
+        assert!(is_loaded(Tokenizer::Cl100kBase));
+        assert_eq!(
+            Counter::new(Tokenizer::Cl100kBase, 1000).text("hello world"),
+            2
+        );
     }
 
     #[test]
