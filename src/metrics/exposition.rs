@@ -248,3 +248,279 @@ fn escape_value(out: &mut String, value: &str) {
 fn help(description: &str) -> String {
     description.replace('\\', "\\\\").replace('\n', "\\n")
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::super::{
+        BuildFigures, BuildKind, CompactionMetric, JobQueueSample, Metrics, MetricsPipeline,
+        ModelAttributes, PoolFigures, PoolSample, ViewLookup,
+    };
+
+    /// A pipeline with a pull reader and every instrument recorded at least once,
+    /// attribute values with characters the format must escape included.
+    fn scraped() -> String {
+        let pipeline = MetricsPipeline::new(false, true).unwrap().unwrap();
+        let metrics = Metrics::new(&pipeline.meter());
+        metrics.rpc_finished("BuildMessages", tonic::Code::Ok, Duration::from_millis(3));
+        metrics.rpc_finished(
+            "AppendTurn",
+            tonic::Code::NotFound,
+            Duration::from_micros(40),
+        );
+        let figures = BuildFigures {
+            system_tokens: 120,
+            tool_tokens: 300,
+            summary_tokens: 0,
+            history_tokens: 5_000,
+            estimate_tokens: 5_420,
+            window_tokens: 8_000,
+        };
+        metrics.build_finished(&figures, BuildKind::Extends);
+        metrics.build_finished(&figures, BuildKind::Repeats);
+        metrics.compaction_committed(CompactionMetric::Clearing, 0, 2_000, 3);
+        metrics.compaction_committed(CompactionMetric::Summarize, 2, 4_000, 8);
+        let model = ModelAttributes::new("openai", "gpt \"mini\"\\\nv2");
+        metrics.model_call(&model, Duration::from_millis(800), None, Some((900, 120)));
+        metrics.model_call(&model, Duration::from_secs(30), Some("timeout"), None);
+        metrics.job_started();
+        metrics.job_ended("completed");
+        metrics.jobs_rescued(2);
+        metrics.event_written(2);
+        metrics.event_written(99);
+        metrics.event_delivered(Duration::from_millis(12));
+        metrics.view_cache_lookup(ViewLookup::Hit);
+        metrics.view_cache_lookup(ViewLookup::Miss);
+        metrics.quota_rejected("max_session_bytes");
+        metrics.set_job_queue(JobQueueSample {
+            available: 3,
+            running: 1,
+            retryable: 0,
+            due: 2,
+            oldest_due_secs: 1.5,
+        });
+        metrics.observe_pool(|| PoolSample {
+            main: PoolFigures {
+                size: 5,
+                idle: 3,
+                max: 32,
+            },
+            append: None,
+            view_cache_bytes: 4096,
+            view_cache_entries: 2,
+        });
+        pipeline.reader().unwrap().scrape().unwrap()
+    }
+
+    #[test]
+    fn every_line_is_a_valid_exposition_line() {
+        let text = scraped();
+        let families = check_exposition(&text);
+        for family in [
+            "rpc_server_duration_seconds",
+            "ctxd_build_tokens",
+            "ctxd_build_window_utilization",
+            "ctxd_builds_total",
+            "ctxd_compactions_total",
+            "ctxd_compaction_tokens_removed_total",
+            "ctxd_compaction_messages_removed_total",
+            "gen_ai_client_operation_duration_seconds",
+            "gen_ai_client_token_usage",
+            "ctxd_summarizer_calls_total",
+            "ctxd_job_attempts_total",
+            "ctxd_job_ends_total",
+            "ctxd_job_rescues_total",
+            "ctxd_jobs",
+            "ctxd_jobs_queue_depth",
+            "ctxd_jobs_oldest_due_age_seconds",
+            "ctxd_events_written_total",
+            "ctxd_events_deliveries_total",
+            "ctxd_events_subscriber_lag_seconds",
+            "ctxd_view_cache_lookups_total",
+            "ctxd_view_cache_size_bytes",
+            "ctxd_view_cache_entries",
+            "db_client_connection_count",
+            "db_client_connection_max",
+            "ctxd_quota_rejections_total",
+            "target_info",
+        ] {
+            assert!(
+                families.contains(&family.to_string()),
+                "{family} missing:\n{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn values_and_labels_come_out_as_recorded() {
+        let text = scraped();
+        let has = |line: &str| text.lines().any(|l| l == line);
+        assert!(
+            has(
+                "rpc_server_duration_seconds_count{rpc_system=\"grpc\",rpc_service=\"ctxd.v1.ContextService\",rpc_method=\"BuildMessages\",rpc_grpc_status_code=\"0\"} 1"
+            ),
+            "{text}"
+        );
+        assert!(
+            has(
+                "ctxd_compactions_total{ctxd_compaction_kind=\"summarize\",ctxd_compaction_level=\"2\"} 1"
+            ),
+            "{text}"
+        );
+        assert!(
+            has(
+                "ctxd_compaction_tokens_removed_total{ctxd_compaction_kind=\"clearing\",ctxd_compaction_level=\"0\"} 2000"
+            ),
+            "{text}"
+        );
+        assert!(
+            has("ctxd_builds_total{ctxd_build_kind=\"extends\"} 1"),
+            "{text}"
+        );
+        assert!(has("ctxd_jobs{ctxd_job_state=\"available\"} 3"), "{text}");
+        assert!(has("ctxd_jobs_oldest_due_age_seconds 1.5"), "{text}");
+        assert!(
+            has(
+                "db_client_connection_count{db_client_connection_pool_name=\"main\",db_client_connection_state=\"used\"} 2"
+            ),
+            "{text}"
+        );
+        assert!(
+            has("ctxd_events_written_total{ctxd_event_kind=\"unknown\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("gen_ai_request_model=\"gpt \\\"mini\\\"\\\\\\nv2\""),
+            "the model name escaped: {text}"
+        );
+        assert!(
+            has("ctxd_build_tokens_bucket{ctxd_build_region=\"history\",le=\"+Inf\"} 2"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn names_follow_the_prometheus_compatibility_rules() {
+        assert_eq!(
+            super::metric_name("rpc.server.duration", "s", false),
+            "rpc_server_duration_seconds"
+        );
+        assert_eq!(
+            super::metric_name("ctxd.view_cache.size", "By", true),
+            "ctxd_view_cache_size_bytes"
+        );
+        assert_eq!(
+            super::metric_name("ctxd.build.tokens", "{token}", false),
+            "ctxd_build_tokens"
+        );
+        assert_eq!(super::metric_name("x.ratio", "1", true), "x_ratio");
+        assert_eq!(super::metric_name("9lives", "", true), "_9lives");
+        assert_eq!(super::label_name("__name"), "key__name");
+    }
+
+    /// Checks every line against the text format (0.0.4) and each family's samples
+    /// against its TYPE; returns the families.
+    fn check_exposition(text: &str) -> Vec<String> {
+        let mut families: Vec<String> = Vec::new();
+        let mut kind = String::new();
+        assert!(text.ends_with('\n'), "the text ends with a line feed");
+        for line in text.lines() {
+            if let Some(rest) = line.strip_prefix("# HELP ") {
+                let (name, _) = rest.split_once(' ').unwrap_or((rest, ""));
+                assert!(is_metric_name(name), "HELP name: {line}");
+                continue;
+            }
+            if let Some(rest) = line.strip_prefix("# TYPE ") {
+                let (name, family_kind) = rest.split_once(' ').expect(line);
+                assert!(is_metric_name(name), "TYPE name: {line}");
+                assert!(
+                    ["counter", "gauge", "histogram", "summary", "untyped"].contains(&family_kind),
+                    "TYPE: {line}"
+                );
+                assert!(
+                    !families.contains(&name.to_string()),
+                    "family twice: {line}"
+                );
+                families.push(name.to_string());
+                kind = family_kind.to_string();
+                continue;
+            }
+            assert!(
+                !line.starts_with('#') && !line.is_empty(),
+                "stray line: {line:?}"
+            );
+            let family = families.last().expect("a sample before any TYPE");
+            let name_end = line.find(['{', ' ']).expect(line);
+            let name = &line[..name_end];
+            assert!(is_metric_name(name), "sample name: {line}");
+            let allowed: Vec<String> = match kind.as_str() {
+                "histogram" => ["_bucket", "_sum", "_count"]
+                    .iter()
+                    .map(|suffix| format!("{family}{suffix}"))
+                    .collect(),
+                _ => vec![family.clone()],
+            };
+            assert!(
+                allowed.iter().any(|a| a == name),
+                "{name} outside its family {family}: {line}"
+            );
+            let mut rest = &line[name_end..];
+            if let Some(labels) = rest.strip_prefix('{') {
+                rest = check_labels(labels, line);
+            }
+            let rest = rest.strip_prefix(' ').expect(line);
+            let mut fields = rest.split(' ');
+            let value = fields.next().expect(line);
+            assert!(
+                ["+Inf", "-Inf", "NaN"].contains(&value) || value.parse::<f64>().is_ok(),
+                "value: {line}"
+            );
+            if let Some(timestamp) = fields.next() {
+                assert!(timestamp.parse::<i64>().is_ok(), "timestamp: {line}");
+            }
+            assert!(fields.next().is_none(), "trailing fields: {line}");
+        }
+        families
+    }
+
+    /// Reads `name="value",...}` and returns what follows the closing brace.
+    fn check_labels<'a>(mut rest: &'a str, line: &str) -> &'a str {
+        loop {
+            let eq = rest.find('=').expect(line);
+            let name = &rest[..eq];
+            assert!(
+                !name.is_empty()
+                    && !name.starts_with(|c: char| c.is_ascii_digit())
+                    && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+                "label name {name:?}: {line}"
+            );
+            rest = rest[eq + 1..].strip_prefix('"').expect(line);
+            let mut chars = rest.char_indices();
+            let end = loop {
+                match chars.next().expect(line) {
+                    (_, '\\') => {
+                        let (_, escaped) = chars.next().expect(line);
+                        assert!(['\\', '"', 'n'].contains(&escaped), "escape: {line}");
+                    }
+                    (_, '\n') => panic!("raw line feed: {line}"),
+                    (at, '"') => break at,
+                    _ => {}
+                }
+            };
+            rest = &rest[end + 1..];
+            if let Some(after) = rest.strip_prefix('}') {
+                return after;
+            }
+            rest = rest.strip_prefix(',').expect(line);
+        }
+    }
+
+    fn is_metric_name(name: &str) -> bool {
+        !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
+    }
+}

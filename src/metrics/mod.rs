@@ -63,6 +63,18 @@ const TOKEN_BUCKETS: [f64; 15] = [
 /// Bucket boundaries for a fraction of the context window.
 const RATIO_BUCKETS: [f64; 12] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9, 0.95, 1.0];
 
+/// Event kinds by their proto number (0: one this build does not know).
+const EVENT_KINDS: [&str; 8] = [
+    "unknown",
+    "compaction_started",
+    "compaction_completed",
+    "compaction_failed",
+    "tool_results_cleared",
+    "output_evicted",
+    "budget_threshold_crossed",
+    "session_deleted",
+];
+
 /// The regions of a built request, in the order of [`Regions`] attributes.
 #[derive(Debug, Clone, Copy)]
 pub struct BuildFigures {
@@ -147,6 +159,8 @@ pub struct Metrics {
     regions: [[KeyValue; 1]; 4],
     /// Build kind attribute sets, by [`BuildKind`].
     build_kinds: [[KeyValue; 1]; 3],
+    /// Event kind attribute sets, by EventKind number.
+    event_kinds: [[KeyValue; 1]; EVENT_KINDS.len()],
     /// View cache lookup results, by [`ViewLookup`].
     lookups: [[KeyValue; 1]; 3],
     /// What the observable gauges read.
@@ -284,6 +298,7 @@ impl Metrics {
                 .map(|region| [KeyValue::new("ctxd.build.region", region)]),
             build_kinds: ["extends", "restarts", "repeats"]
                 .map(|kind| [KeyValue::new("ctxd.build.kind", kind)]),
+            event_kinds: EVENT_KINDS.map(|kind| [KeyValue::new("ctxd.event.kind", kind)]),
             lookups: ["hit", "partial", "miss"].map(|result| [KeyValue::new("ctxd.view_cache.result", result)]),
             sampled,
             _gauges: gauges,
@@ -385,10 +400,14 @@ impl Metrics {
         self.job_rescues.add(count, &[]);
     }
 
-    /// `count` events of `kind` committed.
-    pub fn events_written(&self, kind: &'static str, count: u64) {
-        self.events_written
-            .add(count, &[KeyValue::new("ctxd.event.kind", kind)]);
+    /// An event committed; `kind`: its EventKind number (1-7, as the proto numbers
+    /// them).
+    pub fn event_written(&self, kind: i16) {
+        let at = usize::try_from(kind)
+            .ok()
+            .filter(|&at| at < EVENT_KINDS.len())
+            .unwrap_or(0);
+        self.events_written.add(1, &self.event_kinds[at]);
     }
 
     /// An event reached a subscriber `lag` after its commit.
