@@ -68,6 +68,8 @@ ENV CTXD_LISTEN=0.0.0.0:50051 \
 WORKDIR /var/lib/ctxd
 USER 10001:10001
 EXPOSE 50051
+# Prometheus metrics, when CTXD_METRICS_LISTEN is set (docker-compose.yml sets 0.0.0.0:9464).
+EXPOSE 9464
 
 # Asks the gRPC health service on the port CTXD_LISTEN names (exit 0 only when SERVING).
 # Shell form on purpose, so the port follows CTXD_LISTEN when it is overridden.

@@ -25,6 +25,7 @@ pub enum LogFormat {
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
     pub listen: SocketAddr,
+    pub metrics_listen: Option<SocketAddr>,
     pub database_url: Option<String>,
     pub data_dir: PathBuf,
     pub db_max_connections: u32,
@@ -66,6 +67,7 @@ impl Default for Config {
     fn default() -> Config {
         Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 50051)),
+            metrics_listen: None,
             database_url: None,
             data_dir: PathBuf::from(".ctxd"),
             db_max_connections: 32,
@@ -115,6 +117,11 @@ pub struct ServeArgs {
     #[arg(long, env = "CTXD_LISTEN")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub listen: Option<SocketAddr>,
+    /// Address to serve Prometheus metrics on, as `GET /metrics` over HTTP (e.g.
+    /// 127.0.0.1:9464); unset serves none [default: unset].
+    #[arg(long, env = "CTXD_METRICS_LISTEN")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metrics_listen: Option<SocketAddr>,
     /// PostgreSQL URL. Unset: ctxd starts a private PostgreSQL in --data-dir.
     #[arg(long, env = "DATABASE_URL")]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -553,6 +560,26 @@ mod tests {
         assert_eq!(config.db_max_connections, 9);
         assert_eq!(config.default_policy.context_window_tokens, 64_000);
         assert_eq!(config.default_policy.clear_threshold, 0.60);
+        assert_eq!(config.metrics_listen, None);
+    }
+
+    #[test]
+    fn metrics_listen_comes_from_the_file_or_the_flag() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ctxd.toml");
+        std::fs::write(&path, "metrics_listen = \"127.0.0.1:9464\"\n").unwrap();
+        let mut args = ServeArgs {
+            config: Some(path),
+            ..Default::default()
+        };
+        let config = Config::load(&args).unwrap();
+        assert_eq!(
+            config.metrics_listen,
+            Some("127.0.0.1:9464".parse().unwrap())
+        );
+        args.metrics_listen = Some("0.0.0.0:9100".parse().unwrap());
+        let config = Config::load(&args).unwrap();
+        assert_eq!(config.metrics_listen, Some("0.0.0.0:9100".parse().unwrap()));
     }
 
     #[test]

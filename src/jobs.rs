@@ -13,6 +13,7 @@ use tracing::Instrument;
 
 use crate::engine::Engine;
 use crate::job::{Job, JobEnd, JobState};
+use crate::metrics::metrics;
 use crate::store::{JOB_DONE_CHANNEL, JOBS_CHANNEL, JobEnding, Store};
 
 /// What runs a claimed job: the engine, or (in the queue benchmark) a no-op.
@@ -277,6 +278,7 @@ impl<R: Runner> Worker<R> {
     /// (its effects commit atomically, so none are half-applied).
     async fn execute(&self, job: Job) -> Option<Job> {
         let store = self.engine.store();
+        metrics().job_started();
         let final_attempt = job.attempts >= job.max_attempts;
         let mut run = Box::pin(self.engine.run(&job, final_attempt));
         let renew_every = self.config.lease / 3;
@@ -310,6 +312,7 @@ impl<R: Runner> Worker<R> {
             state => state,
         };
         tracing::Span::current().record("outcome", outcome.as_str());
+        metrics().job_ended(outcome.as_str());
         if let JobEnd::Completed(serde_json::Value::Object(result)) = &mut end {
             result.insert("worker".into(), self.name.clone().into());
         }
@@ -358,7 +361,10 @@ async fn maintain<R: Runner>(engine: R, config: WorkerConfig, shutdown: Cancella
         }
         match store.rescue_jobs().await {
             Ok(0) => {}
-            Ok(rescued) => tracing::warn!(rescued, "rescued jobs whose worker stopped"),
+            Ok(rescued) => {
+                metrics().jobs_rescued(rescued);
+                tracing::warn!(rescued, "rescued jobs whose worker stopped");
+            }
             Err(error) => tracing::warn!(%error, "cannot rescue jobs"),
         }
         ticks += 1;
@@ -368,6 +374,25 @@ async fn maintain<R: Runner>(engine: R, config: WorkerConfig, shutdown: Cancella
                 Ok(pruned) => tracing::info!(pruned, "pruned finished jobs"),
                 Err(error) => tracing::warn!(%error, "cannot prune jobs"),
             }
+        }
+    }
+}
+
+/// How often the queue gauges' reading of the jobs table is refreshed.
+pub const QUEUE_SAMPLE_INTERVAL: Duration = Duration::from_secs(5);
+
+/// Reads the jobs table's unfinished jobs every [`QUEUE_SAMPLE_INTERVAL`] for the queue
+/// gauges (one statement over the pending jobs' index), until `shutdown`. Runs only
+/// when metrics are exported or served.
+pub async fn sample_queue(store: Store, shutdown: CancellationToken) {
+    loop {
+        match store.job_queue_sample().await {
+            Ok(sample) => metrics().set_job_queue(sample),
+            Err(error) => tracing::warn!(%error, "cannot read the job queue for its gauges"),
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(QUEUE_SAMPLE_INTERVAL) => {}
+            _ = shutdown.cancelled() => return,
         }
     }
 }

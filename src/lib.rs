@@ -23,6 +23,7 @@ pub mod indexer;
 pub mod inspect;
 pub mod jobs;
 pub mod localpg;
+pub mod metrics;
 pub mod replay;
 pub mod server;
 pub mod store;

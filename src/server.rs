@@ -197,6 +197,21 @@ async fn serve_with_database(
             return Err(ServeError::NoKeys(config.listen));
         }
     }
+    let pipeline = crate::metrics::MetricsPipeline::from_env(config.metrics_listen.is_some())
+        .map_err(|error| ServeError::Startup(error.to_string()))?;
+    let metrics_listener = match config.metrics_listen {
+        Some(addr) => Some(
+            crate::metrics::bind_endpoint(addr)
+                .await
+                .map_err(|error| ServeError::Startup(error.to_string()))?,
+        ),
+        None => None,
+    };
+    if let Some(pipeline) = &pipeline {
+        crate::metrics::install(&pipeline.meter());
+        let observed = store.clone();
+        crate::metrics::metrics().observe_pool(move || observed.pool_sample());
+    }
     let listener = TcpListener::bind(config.listen)
         .await
         .map_err(|source| ServeError::Listen {
@@ -207,6 +222,25 @@ async fn serve_with_database(
         addr: config.listen,
         source,
     })?;
+    let stop_metrics = CancellationToken::new();
+    if let (Some(pipeline), Some(metrics_listener)) = (&pipeline, metrics_listener)
+        && let Some(reader) = pipeline.reader()
+    {
+        if let Ok(addr) = metrics_listener.local_addr() {
+            tracing::info!(addr = %addr, "serving metrics on GET /metrics");
+        }
+        tokio::spawn(crate::metrics::serve_metrics(
+            metrics_listener,
+            reader.clone(),
+            stop_metrics.clone(),
+        ));
+    }
+    if pipeline.is_some() {
+        tokio::spawn(crate::jobs::sample_queue(
+            store.clone(),
+            stop_metrics.clone(),
+        ));
+    }
     tracing::info!(addr = %local_addr, "ctxd serving");
     let engine_config = engine_config(config).map_err(ServeError::Startup)?;
     let job_done = engine_config.job_done.clone();
@@ -233,7 +267,10 @@ async fn serve_with_database(
     // Jobs still running are given back for another replica (or the next start).
     stop_jobs.cancel();
     while jobs.join_next().await.is_some() {}
+    stop_metrics.cancel();
     store.pool().close().await;
+    // Dropping the pipeline flushes the OTLP exporter.
+    drop(pipeline);
     result
 }
 

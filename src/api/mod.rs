@@ -20,6 +20,7 @@ use crate::auth::Auth;
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::events::Hub;
+use crate::metrics::metrics;
 use crate::pb;
 
 pub(crate) use convert::tokenizer_to_pb;
@@ -44,7 +45,9 @@ pub type EventStream = std::pin::Pin<
     >,
 >;
 
-/// Runs one RPC inside its span: resolves the tenant, runs `body`, records the outcome.
+/// Runs one RPC inside its span: resolves the tenant, runs `body`, records the outcome
+/// (in the span and in `rpc.server.duration`; for SubscribeEvents, the time to open the
+/// stream).
 async fn rpc<Req, T, F, Fut>(
     auth: &Auth,
     name: &'static str,
@@ -63,6 +66,7 @@ where
         tenant_id = tracing::field::Empty,
         outcome = tracing::field::Empty,
     );
+    let started = std::time::Instant::now();
     async move {
         let result = async {
             let tenant = auth.tenant(request.metadata()).await?;
@@ -73,10 +77,15 @@ where
         match result {
             Ok(response) => {
                 tracing::Span::current().record("outcome", "ok");
+                metrics().rpc_finished(name, tonic::Code::Ok, started.elapsed());
                 Ok(Response::new(response))
             }
             Err(error) => {
+                if let crate::error::Error::ResourceExhausted { limit, .. } = &error {
+                    metrics().quota_rejected(limit);
+                }
                 let status = status(error);
+                metrics().rpc_finished(name, status.code(), started.elapsed());
                 tracing::Span::current().record("outcome", format!("{:?}", status.code()));
                 if matches!(status.code(), tonic::Code::Internal | tonic::Code::Unavailable) {
                     tracing::warn!(code = ?status.code(), "rpc failed");

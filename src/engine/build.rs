@@ -10,6 +10,7 @@ use crate::compaction;
 use crate::error::{Error, Result};
 use crate::events::kinds::CompactionKind;
 use crate::message::{Message, Role, StoredMessage, ViewState};
+use crate::metrics::{BuildFigures, BuildKind, metrics};
 use crate::policy::{Policy, SummaryPlacement};
 use crate::session::{Session, Summary};
 use crate::store::BuildRecord;
@@ -211,9 +212,10 @@ impl Engine {
         let history = History { view: stored, sent };
         let history_tokens: i64 = tokens[cut..].iter().sum();
         let estimate = estimate_from(fixed, cut, history_tokens);
+        let summary_tokens = summary_region(&summaries);
         let regions = Regions {
             system_tokens,
-            summary_tokens: summary_region(&summaries),
+            summary_tokens,
             history_tokens,
             tool_tokens,
         };
@@ -230,7 +232,7 @@ impl Engine {
         };
         // A repeated build (a retry, a second reader) needs no write.
         let previous = last_build(&row);
-        if record != previous {
+        let kind = if record != previous {
             let extends = previous.first_seq > 0
                 && record.first_seq == previous.first_seq
                 && record.view_epoch == previous.view_epoch
@@ -238,7 +240,25 @@ impl Engine {
                 && record.system_tokens == previous.system_tokens
                 && record.tool_tokens == previous.tool_tokens;
             self.store.record_build(row.id, record, extends).await?;
-        }
+            if extends {
+                BuildKind::Extends
+            } else {
+                BuildKind::Restarts
+            }
+        } else {
+            BuildKind::Repeats
+        };
+        metrics().build_finished(
+            &BuildFigures {
+                system_tokens,
+                tool_tokens,
+                summary_tokens,
+                history_tokens,
+                estimate_tokens: estimate.total_tokens,
+                window_tokens: policy.context_window_tokens,
+            },
+            kind,
+        );
         let block = summary_block(&summaries);
         let (system_prompt, leading) = match (&block, policy.summary_placement) {
             (None, _) => (request.system_prompt, None),

@@ -8,6 +8,7 @@ use crate::compaction;
 use crate::error::Result;
 use crate::events::kinds::EventDetail;
 use crate::message::{Role, StoredMessage, ViewState};
+use crate::metrics::{CompactionMetric, metrics};
 use crate::policy::Policy;
 use crate::session::Session;
 use crate::store::Clearing;
@@ -60,6 +61,12 @@ impl Engine {
             view_tokens: after.view_tokens,
         })
         .await?;
+        metrics().compaction_committed(
+            CompactionMetric::Clearing,
+            0,
+            plan.saved,
+            plan.cleared.len() as i64,
+        );
         tracing::info!(
             session_id = %row.external_id,
             cleared = plan.cleared.len(),

@@ -7,6 +7,7 @@ use crate::chunks;
 use crate::error::Result;
 use crate::events::kinds::{CompactionKind, EventDetail};
 use crate::message::{Message, StoredMessage};
+use crate::metrics::{CompactionMetric, metrics};
 use crate::policy::Policy;
 use crate::session::{Session, Summary};
 use crate::store::{NewJob, NewSummary, SummarizedUpdate, View};
@@ -383,13 +384,17 @@ impl Engine {
                 attempt: 0,
             });
         }
+        let tokens_before = around + summary_region(active) + view_total;
+        let tokens_after = around + summary_tokens + view_total - source_tokens;
+        let messages_before = (view.len() + active.len()) as i64;
+        let messages_after = (view.len() - covered.len() + summaries.len()) as i64;
         tx.add_event(EventDetail::CompactionCompleted {
             compaction: options.compaction,
             level: i32::from(level),
-            tokens_before: around + summary_region(active) + view_total,
-            tokens_after: around + summary_tokens + view_total - source_tokens,
-            messages_before: (view.len() + active.len()) as i64,
-            messages_after: (view.len() - covered.len() + summaries.len()) as i64,
+            tokens_before,
+            tokens_after,
+            messages_before,
+            messages_after,
             first_seq,
             last_seq,
             summary_id: ids.last().copied().unwrap_or(leaf_id),
@@ -405,6 +410,16 @@ impl Engine {
             summaries_written: written,
         })
         .await?;
+        metrics().compaction_committed(
+            match options.compaction {
+                CompactionKind::Summarize => CompactionMetric::Summarize,
+                CompactionKind::Fallback => CompactionMetric::Fallback,
+                CompactionKind::Emergency => CompactionMetric::Emergency,
+            },
+            i64::from(level),
+            tokens_before - tokens_after,
+            messages_before - messages_after,
+        );
         tracing::info!(
             session_id = %row.external_id,
             first_seq,

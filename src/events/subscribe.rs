@@ -8,6 +8,7 @@ use super::hub::{Hub, PAGE};
 use super::kinds::{Cursor, EventKind};
 use crate::error::{Error, Result};
 use crate::events::kinds::Event;
+use crate::metrics::metrics;
 use crate::store::Store;
 
 /// What one stream follows.
@@ -169,9 +170,17 @@ async fn deliver(
     if !subscription.kinds.is_empty() && !subscription.kinds.contains(&kind) {
         return true;
     }
-    out.send(Item::Event(row, subscription.cursor))
+    let lag = (chrono::Utc::now() - row.created_at)
+        .to_std()
+        .unwrap_or_default();
+    let sent = out
+        .send(Item::Event(row, subscription.cursor))
         .await
-        .is_ok()
+        .is_ok();
+    if sent {
+        metrics().event_delivered(lag);
+    }
+    sent
 }
 
 /// Delivers everything after the cursor the table has (below the horizon, for a tenant

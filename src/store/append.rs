@@ -17,6 +17,7 @@ use super::sessions::{SessionRow, with_session_columns};
 use super::{EVENTS_CHANNEL, Store};
 use crate::events::kinds::EventDetail;
 use crate::message::Role;
+use crate::metrics::metrics;
 use crate::session::Session;
 
 /// What an append decides on, read in one statement (one snapshot).
@@ -229,6 +230,11 @@ impl Store {
                 }
             }
         };
+        if matches!(appended, Appended::Applied { .. }) {
+            for event in &write.events {
+                metrics().event_written(event.kind() as i16);
+            }
+        }
         match after {
             Some((row, version)) => self.rows.put(row, version),
             None => self.rows.forget(session.tenant_id, &session.external_id),

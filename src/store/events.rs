@@ -7,6 +7,7 @@ use sqlx::types::Json;
 use super::{SessionTx, Store, with_columns};
 use super::{StoreError, StoreResult};
 use crate::events::kinds::{Event, EventDetail, Position};
+use crate::metrics::metrics;
 
 /// The channel an event's commit is announced on (payload: the event id).
 pub const EVENTS_CHANNEL: &str = "ctxd_events";
@@ -85,7 +86,11 @@ impl SessionTx {
                 .execute(&mut *self.tx)
                 .await?;
         }
-        self.tx.commit().await.map_err(StoreError::from)
+        self.tx.commit().await.map_err(StoreError::from)?;
+        for event in &self.events {
+            metrics().event_written(event.kind() as i16);
+        }
+        Ok(())
     }
 }
 
@@ -98,15 +103,20 @@ impl Store {
         external_id: &str,
         deleted: &EventDetail,
     ) -> StoreResult<Option<i64>> {
-        sqlx::query_scalar(include_str!("sql/events/delete_session.sql"))
-            .bind(tenant_id)
-            .bind(external_id)
-            .bind(deleted.kind() as i16)
-            .bind(Json(deleted))
-            .bind(EVENTS_CHANNEL)
-            .fetch_optional(self.pool())
-            .await
-            .map_err(StoreError::from)
+        let removed: Option<i64> =
+            sqlx::query_scalar(include_str!("sql/events/delete_session.sql"))
+                .bind(tenant_id)
+                .bind(external_id)
+                .bind(deleted.kind() as i16)
+                .bind(Json(deleted))
+                .bind(EVENTS_CHANNEL)
+                .fetch_optional(self.pool())
+                .await
+                .map_err(StoreError::from)?;
+        if removed.is_some() {
+            metrics().event_written(deleted.kind() as i16);
+        }
+        Ok(removed)
     }
 
     /// One session's events after `after_seq`, in seq order.

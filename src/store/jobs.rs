@@ -379,6 +379,21 @@ impl Store {
         Ok(rescued)
     }
 
+    /// The unfinished jobs of every tenant, for the queue gauges (one statement).
+    pub async fn job_queue_sample(&self) -> StoreResult<crate::metrics::JobQueueSample> {
+        let (available, running, retryable, due, oldest_due_secs): (i64, i64, i64, i64, f64) =
+            sqlx::query_as(include_str!("sql/jobs/queue_sample.sql"))
+                .fetch_one(self.pool())
+                .await?;
+        Ok(crate::metrics::JobQueueSample {
+            available,
+            running,
+            retryable,
+            due,
+            oldest_due_secs,
+        })
+    }
+
     /// Deletes finished jobs older than `retention`.
     pub async fn prune_jobs(&self, retention: Duration) -> StoreResult<u64> {
         let pruned = sqlx::query(include_str!("sql/jobs/prune.sql"))

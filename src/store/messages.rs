@@ -8,6 +8,7 @@ use super::Store;
 use super::StoreResult;
 use super::views::{CachedView, View, ViewKey};
 use crate::message::{Message, Part, Role, StoredMessage, ToolCall, ViewState};
+use crate::metrics::{ViewLookup, metrics};
 use crate::session::Session;
 
 #[derive(sqlx::FromRow)]
@@ -71,6 +72,7 @@ impl Store {
             let len = cached
                 .messages
                 .partition_point(|m| m.seq <= row.message_count);
+            metrics().view_cache_lookup(ViewLookup::Hit);
             return Ok(View::shared(cached.messages, len));
         }
         // Extend the entry, taken out of the cache so its messages move rather than
@@ -85,6 +87,13 @@ impl Store {
             }
             None => (Vec::new(), row.view_first_seq),
         };
+        if self.views.enabled() {
+            metrics().view_cache_lookup(if messages.is_empty() {
+                ViewLookup::Miss
+            } else {
+                ViewLookup::Partial
+            });
+        }
         messages.extend(self.view_range(row.id, from_seq, row.message_count).await?);
         if !self.views.enabled() {
             return Ok(View::from(messages));

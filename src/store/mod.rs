@@ -43,6 +43,8 @@ pub struct Store {
     /// ([`append_options`]); the same pool as `pool` unless [`Store::connect_with`]
     /// made one.
     append_pool: PgPool,
+    /// Whether `append_pool` is a pool of its own (else a clone of `pool`).
+    own_append_pool: bool,
     /// Session views this replica has read, so a build fetches only what is new.
     views: std::sync::Arc<ViewCache>,
     /// Session rows as this replica's own statements last left them.
@@ -143,6 +145,7 @@ impl Store {
     pub fn new(pool: PgPool) -> Store {
         Store {
             append_pool: pool.clone(),
+            own_append_pool: false,
             pool,
             views: std::sync::Arc::new(ViewCache::new(DEFAULT_VIEW_CACHE_BYTES)),
             rows: std::sync::Arc::default(),
@@ -193,6 +196,7 @@ impl Store {
             .connect_lazy_with(append_options(options));
         Ok(Store {
             append_pool,
+            own_append_pool: true,
             ..Store::new(pool)
         })
     }
@@ -211,6 +215,23 @@ impl Store {
 
     pub fn pool(&self) -> &PgPool {
         &self.pool
+    }
+
+    /// The pools' connections and the view cache's size, for the metrics' gauges (read
+    /// in memory).
+    pub fn pool_sample(&self) -> crate::metrics::PoolSample {
+        let figures = |pool: &PgPool| crate::metrics::PoolFigures {
+            size: pool.size(),
+            idle: pool.num_idle(),
+            max: pool.options().get_max_connections(),
+        };
+        let (view_cache_entries, view_cache_bytes) = self.views.usage();
+        crate::metrics::PoolSample {
+            main: figures(&self.pool),
+            append: self.own_append_pool.then(|| figures(&self.append_pool)),
+            view_cache_bytes,
+            view_cache_entries,
+        }
     }
 
     /// Starts a transaction holding the session's row lock. `None` when the tenant has

@@ -195,8 +195,7 @@ impl ViewCache {
     }
 
     /// Entries and the bytes they are estimated to take.
-    #[cfg(test)]
-    fn usage(&self) -> (usize, usize) {
+    pub(super) fn usage(&self) -> (usize, usize) {
         let inner = self.lock();
         (inner.entries.len(), inner.bytes)
     }

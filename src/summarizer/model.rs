@@ -3,11 +3,12 @@
 //! A response is untrusted input: its size is capped, its shape checked, and the text
 //! cut to the target before it can become a summary.
 use std::collections::HashMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
 use crate::message::{Message, Role};
+use crate::metrics::{ModelAttributes, metrics};
 use crate::summarize::Level;
 
 /// The API a profile speaks.
@@ -127,6 +128,16 @@ pub enum CallError {
 }
 
 impl CallError {
+    /// The error's `error.type` in metrics.
+    fn kind(&self) -> &'static str {
+        match self {
+            CallError::Unreachable(_) => "unreachable",
+            CallError::Timeout(_) => "timeout",
+            CallError::Status { .. } => "http_status",
+            CallError::Invalid(_) => "invalid_response",
+        }
+    }
+
     fn retryable(&self) -> bool {
         match self {
             CallError::Unreachable(_) | CallError::Timeout(_) => true,
@@ -142,6 +153,8 @@ pub struct ModelSummarizer {
     profile: Profile,
     api_key: Option<String>,
     client: reqwest::Client,
+    /// The profile's metric attributes (provider, model), built once.
+    attributes: ModelAttributes,
 }
 
 /// What to summarize, owned (it crosses await points and threads).
@@ -171,7 +184,12 @@ impl ModelSummarizer {
             .connect_timeout(Duration::from_secs_f64(profile.timeout_secs.min(10.0)))
             .build()
             .map_err(|error| format!("HTTP client: {error}"))?;
+        let provider = match profile.api {
+            Api::Anthropic => "anthropic",
+            Api::Openai | Api::Extractive => "openai",
+        };
         Ok(ModelSummarizer {
+            attributes: ModelAttributes::new(provider, &profile.model),
             profile,
             api_key,
             client,
@@ -183,7 +201,7 @@ impl ModelSummarizer {
         let (url, body) = self.request_body(request, level);
         let mut attempt = 0;
         loop {
-            match self.post(&url, &body).await {
+            match self.call(&url, &body).await {
                 Ok(text) => return Ok(text),
                 Err(error) if error.retryable() && attempt < self.profile.max_retries => {
                     attempt += 1;
@@ -229,7 +247,24 @@ impl ModelSummarizer {
         }
     }
 
-    async fn post(&self, url: &str, body: &serde_json::Value) -> Result<String, CallError> {
+    /// One HTTP request, timed and counted (`gen_ai.client.*`, `ctxd.summarizer.calls`).
+    async fn call(&self, url: &str, body: &serde_json::Value) -> Result<String, CallError> {
+        let started = Instant::now();
+        let result = self.post(url, body).await;
+        let (error, usage) = match &result {
+            Ok((_, usage)) => (None, *usage),
+            Err(error) => (Some(error.kind()), None),
+        };
+        metrics().model_call(&self.attributes, started.elapsed(), error, usage);
+        result.map(|(text, _)| text)
+    }
+
+    /// The model's answer and the (input, output) tokens it reported using.
+    async fn post(
+        &self,
+        url: &str,
+        body: &serde_json::Value,
+    ) -> Result<(String, Option<(u64, u64)>), CallError> {
         let mut request = self
             .client
             .post(url)
@@ -284,7 +319,7 @@ impl ModelSummarizer {
         if text.trim().is_empty() {
             return Err(CallError::Invalid("the answer is empty".into()));
         }
-        Ok(text.trim().to_string())
+        Ok((text.trim().to_string(), usage(&value)))
     }
 }
 
@@ -295,6 +330,17 @@ fn without_url(error: &reqwest::Error) -> String {
         text = text.replace(url.as_str(), "the endpoint");
     }
     text
+}
+
+/// Input and output tokens as the response reports them: `usage.prompt_tokens` /
+/// `completion_tokens` (OpenAI) or `usage.input_tokens` / `output_tokens` (Anthropic).
+fn usage(value: &serde_json::Value) -> Option<(u64, u64)> {
+    let usage = value.get("usage")?;
+    let field = |names: [&str; 2]| names.iter().find_map(|name| usage.get(name)?.as_u64());
+    Some((
+        field(["prompt_tokens", "input_tokens"])?,
+        field(["completion_tokens", "output_tokens"])?,
+    ))
 }
 
 fn openai_text(value: &serde_json::Value) -> Option<String> {
@@ -404,6 +450,15 @@ fn transcript(request: &Request, max_chars: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn token_usage_is_read_where_each_api_reports_it() {
+        let openai = serde_json::json!({"usage": {"prompt_tokens": 120, "completion_tokens": 30}});
+        let anthropic = serde_json::json!({"usage": {"input_tokens": 90, "output_tokens": 12}});
+        assert_eq!(usage(&openai), Some((120, 30)));
+        assert_eq!(usage(&anthropic), Some((90, 12)));
+        assert_eq!(usage(&serde_json::json!({"choices": []})), None);
+    }
 
     #[test]
     fn answers_are_read_where_each_api_puts_them() {

@@ -273,6 +273,27 @@ pub fn assert_provider_valid(messages: &[pb::Message]) {
 /// A new, migrated database on the server DATABASE_URL points at, for tests that run
 /// outside `#[sqlx::test]` (property tests with their own runtime, the corpus replay).
 pub async fn fresh_database(prefix: &str) -> PgPool {
+    fresh_database_with_options(prefix).await.0
+}
+
+/// A new, migrated database, and its URL (for a `ctxd` process of a test's own).
+pub async fn fresh_database_url(prefix: &str) -> (PgPool, String) {
+    let (pool, options) = fresh_database_with_options(prefix).await;
+    let url = std::env::var("DATABASE_URL").unwrap();
+    let name = options.get_database().unwrap().to_string();
+    // The URL's database path replaced, its query (e.g. a socket directory) kept.
+    let (base, query) = match url.split_once('?') {
+        Some((base, query)) => (base.to_string(), format!("?{query}")),
+        None => (url.clone(), String::new()),
+    };
+    let server = match base.rfind('/') {
+        Some(at) if at > "postgres://".len() => &base[..at],
+        _ => base.as_str(),
+    };
+    (pool, format!("{server}/{name}{query}"))
+}
+
+async fn fresh_database_with_options(prefix: &str) -> (PgPool, sqlx::postgres::PgConnectOptions) {
     use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
     let url =
         std::env::var("DATABASE_URL").expect("DATABASE_URL must be set (scripts/test sets it)");
@@ -288,13 +309,14 @@ pub async fn fresh_database(prefix: &str) -> PgPool {
         .await
         .unwrap();
     admin.close().await;
+    let options = options.database(&name);
     let pool = PgPoolOptions::new()
         .max_connections(16)
-        .connect_with(options.database(&name))
+        .connect_with(options.clone())
         .await
         .unwrap();
     ctxd::store::MIGRATOR.run(&pool).await.unwrap();
-    pool
+    (pool, options)
 }
 
 /// Every message 1..=last_seq is in the built request exactly once: in the history or

@@ -1,0 +1,129 @@
+//! `GET /metrics` over HTTP/1.1 on `--metrics-listen`, for Prometheus to scrape. Every
+//! other path is 404, every other method 405. Connections are bounded (at most
+//! [`MAX_CONNECTIONS`] at once, more are closed at once) and a client gets
+//! [`HEADER_TIMEOUT`] to send its request head, so a silent or flooding client cannot
+//! hold the port.
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+use super::PrometheusReader;
+use super::exposition::CONTENT_TYPE;
+
+/// Scrape connections served at once.
+const MAX_CONNECTIONS: usize = 64;
+
+/// Time a client gets to send a request's head.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Debug, thiserror::Error)]
+pub enum MetricsEndpointError {
+    #[error("cannot listen for metrics scrapes on {addr}: {source}")]
+    Listen {
+        addr: std::net::SocketAddr,
+        source: std::io::Error,
+    },
+}
+
+/// Binds `addr` for the metrics endpoint (before the server reports itself ready).
+pub async fn bind(addr: std::net::SocketAddr) -> Result<TcpListener, MetricsEndpointError> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|source| MetricsEndpointError::Listen { addr, source })
+}
+
+/// Serves scrapes on `listener` until `shutdown`.
+pub async fn serve_metrics(
+    listener: TcpListener,
+    reader: PrometheusReader,
+    shutdown: CancellationToken,
+) {
+    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = shutdown.cancelled() => return,
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(error) => {
+                // Out of file descriptors and the like: the gRPC port matters more.
+                tracing::warn!(%error, "metrics endpoint: accept failed");
+                tokio::select! {
+                    () = tokio::time::sleep(Duration::from_millis(100)) => continue,
+                    () = shutdown.cancelled() => return,
+                }
+            }
+        };
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            tracing::warn!(
+                max = MAX_CONNECTIONS,
+                "metrics endpoint: too many connections; closing a new one"
+            );
+            continue;
+        };
+        let reader = reader.clone();
+        let shutdown = shutdown.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |request| {
+                let reader = reader.clone();
+                async move { Ok::<_, Infallible>(answer(&reader, &request)) }
+            });
+            let connection = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
+                .serve_connection(TokioIo::new(stream), service);
+            tokio::pin!(connection);
+            tokio::select! {
+                result = connection.as_mut() => {
+                    if let Err(error) = result {
+                        tracing::debug!(%error, "metrics endpoint: connection ended");
+                    }
+                }
+                () = shutdown.cancelled() => connection.as_mut().graceful_shutdown(),
+            }
+            drop(slot);
+        });
+    }
+}
+
+/// The response to one request.
+fn answer(reader: &PrometheusReader, request: &Request<Incoming>) -> Response<Full<Bytes>> {
+    if request.uri().path() != "/metrics" {
+        return plain(
+            StatusCode::NOT_FOUND,
+            "not found; metrics are at /metrics\n",
+        );
+    }
+    if request.method() != Method::GET && request.method() != Method::HEAD {
+        return plain(StatusCode::METHOD_NOT_ALLOWED, "only GET /metrics\n");
+    }
+    match reader.scrape() {
+        Ok(text) => Response::builder()
+            .header(hyper::header::CONTENT_TYPE, CONTENT_TYPE)
+            .body(Full::new(Bytes::from(text)))
+            .unwrap_or_else(|_| plain(StatusCode::INTERNAL_SERVER_ERROR, "")),
+        Err(error) => {
+            tracing::warn!(%error, "metrics endpoint: collecting failed");
+            plain(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "collecting metrics failed\n",
+            )
+        }
+    }
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from_static(text.as_bytes())));
+    *response.status_mut() = status;
+    response
+}

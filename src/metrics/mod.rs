@@ -1,0 +1,481 @@
+//! Metrics: every instrument ctxd records, defined here once, through the OpenTelemetry
+//! metrics SDK. `provider.rs` builds the SDK's meter provider (OTLP export when
+//! OTEL_EXPORTER_OTLP_ENDPOINT is set, a pull reader when `--metrics-listen` is set),
+//! `exposition.rs` renders what the pull reader collects in Prometheus' text format and
+//! `endpoint.rs` serves it on `GET /metrics`.
+//!
+//! The instruments are process-wide, like OpenTelemetry's own global meter provider:
+//! the places that know a figure (the gRPC edge, the engine, the store, the job
+//! workers, the event streams) record it through [`metrics()`] without a handle passed
+//! down every layer. Until [`install`] runs (tests that start a server in-process, the
+//! offline subcommands) they are no-ops. Attribute sets on the hot paths (BuildMessages,
+//! AppendTurn) are built once, here, or are arrays of static strings on the stack: no
+//! allocation per recording.
+mod endpoint;
+mod exposition;
+mod provider;
+mod sampled;
+
+use std::sync::{Arc, LazyLock, OnceLock};
+use std::time::Duration;
+
+use opentelemetry::KeyValue;
+use opentelemetry::metrics::{Counter, Histogram, Meter, MeterProvider as _, ObservableGauge};
+
+pub use endpoint::{MetricsEndpointError, bind as bind_endpoint, serve_metrics};
+pub use exposition::CONTENT_TYPE;
+pub use exposition::render;
+pub use provider::{MetricsPipeline, MetricsSetupError, PrometheusReader};
+pub use sampled::{JobQueueSample, PoolFigures, PoolSample};
+
+use sampled::Sampled;
+
+/// The instrumentation scope every ctxd instrument belongs to.
+pub const SCOPE: &str = "ctxd";
+
+/// `rpc.service` of every RPC ctxd serves.
+const RPC_SERVICE: &str = "ctxd.v1.ContextService";
+
+/// Bucket boundaries for durations in seconds: 1 ms to 60 s.
+const SECONDS_BUCKETS: [f64; 16] = [
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 40.0, 60.0,
+];
+
+/// Bucket boundaries for token counts: 64 tokens to 1 M.
+const TOKEN_BUCKETS: [f64; 15] = [
+    64.0,
+    256.0,
+    1_000.0,
+    2_000.0,
+    4_000.0,
+    8_000.0,
+    16_000.0,
+    32_000.0,
+    64_000.0,
+    100_000.0,
+    128_000.0,
+    200_000.0,
+    400_000.0,
+    1_000_000.0,
+    2_000_000.0,
+];
+
+/// Bucket boundaries for a fraction of the context window.
+const RATIO_BUCKETS: [f64; 12] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9, 0.95, 1.0];
+
+/// Event kinds by their proto number (0: one this build does not know).
+const EVENT_KINDS: [&str; 8] = [
+    "unknown",
+    "compaction_started",
+    "compaction_completed",
+    "compaction_failed",
+    "tool_results_cleared",
+    "output_evicted",
+    "budget_threshold_crossed",
+    "session_deleted",
+];
+
+/// The regions of a built request, in the order of [`Regions`] attributes.
+#[derive(Debug, Clone, Copy)]
+pub struct BuildFigures {
+    pub system_tokens: i64,
+    pub tool_tokens: i64,
+    pub summary_tokens: i64,
+    pub history_tokens: i64,
+    /// The request's estimated input tokens.
+    pub estimate_tokens: i64,
+    /// The session's context window.
+    pub window_tokens: i64,
+}
+
+/// How a build relates to the session's previous one (prompt-cache stability).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuildKind {
+    /// Same start, same view, same system prompt and tools: the provider's prompt cache
+    /// holds its prefix.
+    Extends = 0,
+    /// Anything else that changed the request's start.
+    Restarts = 1,
+    /// The very same request as the previous build.
+    Repeats = 2,
+}
+
+/// What the session view cache had for a build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ViewLookup {
+    /// The whole view.
+    Hit = 0,
+    /// The view up to some recent appends, which were read from the table.
+    Partial = 1,
+    /// Nothing: the whole view was read.
+    Miss = 2,
+}
+
+/// Which kind of compaction changed a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompactionMetric {
+    /// Old tool results cleared to placeholders.
+    Clearing,
+    /// A summarization pass (leaf summary, step summary and the condensations it made).
+    Summarize,
+    /// A job's last attempt: deterministic truncation instead of the model.
+    Fallback,
+    /// An emergency compaction (Compact EMERGENCY).
+    Emergency,
+}
+
+impl CompactionMetric {
+    fn as_str(self) -> &'static str {
+        match self {
+            CompactionMetric::Clearing => "clearing",
+            CompactionMetric::Summarize => "summarize",
+            CompactionMetric::Fallback => "fallback",
+            CompactionMetric::Emergency => "emergency",
+        }
+    }
+}
+
+/// Every instrument ctxd records, with the attribute sets its hot paths reuse.
+pub struct Metrics {
+    rpc_duration: Histogram<f64>,
+    build_tokens: Histogram<u64>,
+    build_window: Histogram<f64>,
+    builds: Counter<u64>,
+    compactions: Counter<u64>,
+    compaction_tokens: Counter<u64>,
+    compaction_messages: Counter<u64>,
+    model_duration: Histogram<f64>,
+    model_tokens: Histogram<u64>,
+    summarizer_calls: Counter<u64>,
+    job_attempts: Counter<u64>,
+    job_ends: Counter<u64>,
+    job_rescues: Counter<u64>,
+    events_written: Counter<u64>,
+    event_deliveries: Counter<u64>,
+    event_lag: Histogram<f64>,
+    view_cache_lookups: Counter<u64>,
+    quota_rejections: Counter<u64>,
+    /// Region attribute sets: system, tools, summaries, history.
+    regions: [[KeyValue; 1]; 4],
+    /// Build kind attribute sets, by [`BuildKind`].
+    build_kinds: [[KeyValue; 1]; 3],
+    /// Event kind attribute sets, by EventKind number.
+    event_kinds: [[KeyValue; 1]; EVENT_KINDS.len()],
+    /// View cache lookup results, by [`ViewLookup`].
+    lookups: [[KeyValue; 1]; 3],
+    /// What the observable gauges read.
+    sampled: Arc<Sampled>,
+    /// Observable gauges live as long as their registration.
+    _gauges: Vec<ObservableGauge<i64>>,
+    _float_gauges: Vec<ObservableGauge<f64>>,
+}
+
+static INSTALLED: OnceLock<Metrics> = OnceLock::new();
+
+static DISABLED: LazyLock<Metrics> = LazyLock::new(|| {
+    Metrics::new(&opentelemetry::metrics::noop::NoopMeterProvider::new().meter(SCOPE))
+});
+
+/// The process's instruments: the installed ones, or no-ops before [`install`].
+pub fn metrics() -> &'static Metrics {
+    INSTALLED.get().unwrap_or(&DISABLED)
+}
+
+/// Creates the instruments on `meter` and makes them the process's; a second call keeps
+/// the first ones (and returns false).
+pub fn install(meter: &Meter) -> bool {
+    let mut installed = false;
+    INSTALLED.get_or_init(|| {
+        installed = true;
+        Metrics::new(meter)
+    });
+    installed
+}
+
+impl Metrics {
+    /// Creates every instrument on `meter`.
+    pub fn new(meter: &Meter) -> Metrics {
+        let sampled = Arc::new(Sampled::default());
+        let (gauges, float_gauges) = sampled::register(meter, &sampled);
+        Metrics {
+            rpc_duration: meter
+                .f64_histogram("rpc.server.duration")
+                .with_unit("s")
+                .with_description("Duration of RPCs served, by method and gRPC status code")
+                .with_boundaries(SECONDS_BUCKETS.to_vec())
+                .build(),
+            build_tokens: meter
+                .u64_histogram("ctxd.build.tokens")
+                .with_unit("{token}")
+                .with_description("Tokens per built request, by region (system, tools, summaries, history)")
+                .with_boundaries(TOKEN_BUCKETS.to_vec())
+                .build(),
+            build_window: meter
+                .f64_histogram("ctxd.build.window.utilization")
+                .with_unit("1")
+                .with_description("Estimated input tokens of a built request over the session's context window")
+                .with_boundaries(RATIO_BUCKETS.to_vec())
+                .build(),
+            builds: meter
+                .u64_counter("ctxd.builds")
+                .with_unit("{build}")
+                .with_description("Built requests, by whether each extends the session's previous one (its prompt-cache prefix holds), restarts it or repeats it")
+                .build(),
+            compactions: meter
+                .u64_counter("ctxd.compactions")
+                .with_unit("{compaction}")
+                .with_description("Committed compactions, by kind and summary level")
+                .build(),
+            compaction_tokens: meter
+                .u64_counter("ctxd.compaction.tokens_removed")
+                .with_unit("{token}")
+                .with_description("Tokens compactions removed from the sessions' requests, by kind and level")
+                .build(),
+            compaction_messages: meter
+                .u64_counter("ctxd.compaction.messages_removed")
+                .with_unit("{message}")
+                .with_description("Messages compactions took out of the sessions' requests (summarized), or cleared to placeholders, by kind and level")
+                .build(),
+            model_duration: meter
+                .f64_histogram("gen_ai.client.operation.duration")
+                .with_unit("s")
+                .with_description("Duration of summarizer model calls (each HTTP request, retries included)")
+                .with_boundaries(SECONDS_BUCKETS.to_vec())
+                .build(),
+            model_tokens: meter
+                .u64_histogram("gen_ai.client.token.usage")
+                .with_unit("{token}")
+                .with_description("Tokens summarizer model calls used, as the model reported them, by token type")
+                .with_boundaries(TOKEN_BUCKETS.to_vec())
+                .build(),
+            summarizer_calls: meter
+                .u64_counter("ctxd.summarizer.calls")
+                .with_unit("{call}")
+                .with_description("Summarizer model calls, by outcome (ok, error) and provider")
+                .build(),
+            job_attempts: meter
+                .u64_counter("ctxd.job.attempts")
+                .with_unit("{attempt}")
+                .with_description("Job attempts this replica's workers started")
+                .build(),
+            job_ends: meter
+                .u64_counter("ctxd.job.ends")
+                .with_unit("{attempt}")
+                .with_description("Job attempts this replica's workers ended, by the state they left the job in")
+                .build(),
+            job_rescues: meter
+                .u64_counter("ctxd.job.rescues")
+                .with_unit("{job}")
+                .with_description("Jobs rescued after their worker's lease lapsed")
+                .build(),
+            events_written: meter
+                .u64_counter("ctxd.events.written")
+                .with_unit("{event}")
+                .with_description("Events committed, by kind")
+                .build(),
+            event_deliveries: meter
+                .u64_counter("ctxd.events.deliveries")
+                .with_unit("{event}")
+                .with_description("Events sent to SubscribeEvents streams")
+                .build(),
+            event_lag: meter
+                .f64_histogram("ctxd.events.subscriber.lag")
+                .with_unit("s")
+                .with_description("Time from an event's commit to its delivery to a subscriber")
+                .with_boundaries(SECONDS_BUCKETS.to_vec())
+                .build(),
+            view_cache_lookups: meter
+                .u64_counter("ctxd.view_cache.lookups")
+                .with_unit("{lookup}")
+                .with_description("Session view cache lookups, by result: hit (the whole view cached), partial (only messages appended since read) or miss")
+                .build(),
+            quota_rejections: meter
+                .u64_counter("ctxd.quota.rejections")
+                .with_unit("{request}")
+                .with_description("Requests rejected with RESOURCE_EXHAUSTED, by the limit they hit")
+                .build(),
+            regions: ["system", "tools", "summaries", "history"]
+                .map(|region| [KeyValue::new("ctxd.build.region", region)]),
+            build_kinds: ["extends", "restarts", "repeats"]
+                .map(|kind| [KeyValue::new("ctxd.build.kind", kind)]),
+            event_kinds: EVENT_KINDS.map(|kind| [KeyValue::new("ctxd.event.kind", kind)]),
+            lookups: ["hit", "partial", "miss"].map(|result| [KeyValue::new("ctxd.view_cache.result", result)]),
+            sampled,
+            _gauges: gauges,
+            _float_gauges: float_gauges,
+        }
+    }
+
+    /// An RPC ended with `code` after `elapsed`.
+    pub fn rpc_finished(&self, method: &'static str, code: tonic::Code, elapsed: Duration) {
+        self.rpc_duration.record(
+            elapsed.as_secs_f64(),
+            &[
+                KeyValue::new("rpc.system", "grpc"),
+                KeyValue::new("rpc.service", RPC_SERVICE),
+                KeyValue::new("rpc.method", method),
+                KeyValue::new("rpc.grpc.status_code", code as i64),
+            ],
+        );
+    }
+
+    /// A BuildMessages produced a request.
+    pub fn build_finished(&self, figures: &BuildFigures, kind: BuildKind) {
+        let [system, tools, summaries, history] = &self.regions;
+        for (tokens, attributes) in [
+            (figures.system_tokens, system),
+            (figures.tool_tokens, tools),
+            (figures.summary_tokens, summaries),
+            (figures.history_tokens, history),
+        ] {
+            self.build_tokens.record(tokens.max(0) as u64, attributes);
+        }
+        if figures.window_tokens > 0 {
+            let used = figures.estimate_tokens.max(0) as f64 / figures.window_tokens as f64;
+            self.build_window.record(used, &[]);
+        }
+        self.builds.add(1, &self.build_kinds[kind as usize]);
+    }
+
+    /// A compaction committed, removing `tokens` and `messages` from the request.
+    pub fn compaction_committed(
+        &self,
+        kind: CompactionMetric,
+        level: i64,
+        tokens: i64,
+        messages: i64,
+    ) {
+        let attributes = [
+            KeyValue::new("ctxd.compaction.kind", kind.as_str()),
+            KeyValue::new("ctxd.compaction.level", level),
+        ];
+        self.compactions.add(1, &attributes);
+        self.compaction_tokens
+            .add(tokens.max(0) as u64, &attributes);
+        self.compaction_messages
+            .add(messages.max(0) as u64, &attributes);
+    }
+
+    /// A summarizer model call (one HTTP request) ended; `attributes` name the provider
+    /// and model (built once per summarizer profile); `error` is the error type.
+    pub fn model_call(
+        &self,
+        attributes: &ModelAttributes,
+        elapsed: Duration,
+        error: Option<&'static str>,
+        usage: Option<(u64, u64)>,
+    ) {
+        match error {
+            None => {
+                self.model_duration
+                    .record(elapsed.as_secs_f64(), &attributes.base);
+                self.summarizer_calls.add(1, &attributes.ok);
+            }
+            Some(error) => {
+                let mut failed = attributes.base.clone();
+                failed.push(KeyValue::new("error.type", error));
+                self.model_duration.record(elapsed.as_secs_f64(), &failed);
+                self.summarizer_calls.add(1, &attributes.failed);
+            }
+        }
+        if let Some((input, output)) = usage {
+            self.model_tokens.record(input, &attributes.input);
+            self.model_tokens.record(output, &attributes.output);
+        }
+    }
+
+    /// A worker started a job attempt.
+    pub fn job_started(&self) {
+        self.job_attempts.add(1, &[]);
+    }
+
+    /// A worker ended a job attempt, leaving the job in `state`.
+    pub fn job_ended(&self, state: &'static str) {
+        self.job_ends
+            .add(1, &[KeyValue::new("ctxd.job.state", state)]);
+    }
+
+    /// The maintenance sweep rescued `count` jobs.
+    pub fn jobs_rescued(&self, count: u64) {
+        self.job_rescues.add(count, &[]);
+    }
+
+    /// An event committed; `kind`: its EventKind number (1-7, as the proto numbers
+    /// them).
+    pub fn event_written(&self, kind: i16) {
+        let at = usize::try_from(kind)
+            .ok()
+            .filter(|&at| at < EVENT_KINDS.len())
+            .unwrap_or(0);
+        self.events_written.add(1, &self.event_kinds[at]);
+    }
+
+    /// An event reached a subscriber `lag` after its commit.
+    pub fn event_delivered(&self, lag: Duration) {
+        self.event_deliveries.add(1, &[]);
+        self.event_lag.record(lag.as_secs_f64(), &[]);
+    }
+
+    /// A session view cache lookup (only while the cache is on).
+    pub fn view_cache_lookup(&self, lookup: ViewLookup) {
+        self.view_cache_lookups
+            .add(1, &self.lookups[lookup as usize]);
+    }
+
+    /// A request was rejected for exceeding `limit` (RESOURCE_EXHAUSTED).
+    pub fn quota_rejected(&self, limit: &'static str) {
+        self.quota_rejections
+            .add(1, &[KeyValue::new("ctxd.quota.limit", limit)]);
+    }
+
+    /// The latest reading of the jobs table, for the queue gauges.
+    pub fn set_job_queue(&self, sample: JobQueueSample) {
+        self.sampled.set_job_queue(sample);
+    }
+
+    /// Where the pool and view cache gauges read from (the store, once it is
+    /// connected); the first source set stays.
+    pub fn observe_pool(&self, source: impl Fn() -> PoolSample + Send + Sync + 'static) {
+        self.sampled.observe_pool(Box::new(source));
+    }
+}
+
+/// A summarizer profile's attribute sets, built once when the profile is loaded.
+#[derive(Debug, Clone)]
+pub struct ModelAttributes {
+    base: Vec<KeyValue>,
+    ok: [KeyValue; 2],
+    failed: [KeyValue; 2],
+    input: Vec<KeyValue>,
+    output: Vec<KeyValue>,
+}
+
+impl ModelAttributes {
+    /// `provider`: openai or anthropic (`gen_ai.provider.name`); `model`: the requested
+    /// model.
+    pub fn new(provider: &'static str, model: &str) -> ModelAttributes {
+        let base = vec![
+            KeyValue::new("gen_ai.operation.name", "chat"),
+            KeyValue::new("gen_ai.provider.name", provider),
+            KeyValue::new("gen_ai.request.model", model.to_string()),
+        ];
+        let with = |key: &'static str, value: &'static str| {
+            let mut attributes = base.clone();
+            attributes.push(KeyValue::new(key, value));
+            attributes
+        };
+        ModelAttributes {
+            ok: [
+                KeyValue::new("gen_ai.provider.name", provider),
+                KeyValue::new("ctxd.outcome", "ok"),
+            ],
+            failed: [
+                KeyValue::new("gen_ai.provider.name", provider),
+                KeyValue::new("ctxd.outcome", "error"),
+            ],
+            input: with("gen_ai.token.type", "input"),
+            output: with("gen_ai.token.type", "output"),
+            base,
+        }
+    }
+}
