@@ -19,3 +19,4 @@ mod recorded;
 mod replicas;
 mod retention;
 mod small_window;
+mod tls;
