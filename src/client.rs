@@ -30,7 +30,7 @@ pub struct ClientTls {
     #[arg(long, env = "CTXD_TLS_CLIENT_KEY", requires = "tls_client_cert")]
     pub tls_client_key: Option<PathBuf>,
     /// Name the server's certificate must be valid for [default: the host of --addr].
-    #[arg(long, requires = "tls_ca")]
+    #[arg(long, env = "CTXD_TLS_SERVER_NAME", requires = "tls_ca")]
     pub tls_server_name: Option<String>,
 }
 
@@ -73,13 +73,19 @@ fn tls_config(tls: &ClientTls) -> Result<Option<ClientTlsConfig>, BoxError> {
     Ok(Some(config))
 }
 
-/// An error with its causes, `a: b: c` (tonic's own message is only "transport error").
+/// An error with its causes, `a: b: c` (tonic's own message is only "transport error"),
+/// a cause that repeats the one before it said once.
 pub fn chain(error: &(dyn std::error::Error + 'static)) -> String {
     let mut text = error.to_string();
+    let mut last = text.clone();
     let mut source = error.source();
     while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
+        let said = cause.to_string();
+        if said != last {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        last = said;
         source = cause.source();
     }
     text

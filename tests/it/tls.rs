@@ -426,3 +426,58 @@ fn serve_with_tls(cert: &Path, key: &Path) -> std::process::Output {
         .output()
         .unwrap()
 }
+
+/// `ctxd serve` on a non-loopback address with keys required warns at start that the
+/// keys travel in plaintext, unless it serves TLS.
+#[test]
+fn keys_off_loopback_without_tls_are_warned_about() {
+    let files = Files::new(None);
+    let Ok(url) = std::env::var("DATABASE_URL") else {
+        panic!("DATABASE_URL must name the test server's database");
+    };
+    for tls in [false, true] {
+        let log_path = files.path(&format!("serve-{tls}.log"));
+        let log = std::fs::File::create(&log_path).unwrap();
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_ctxd"));
+        command
+            .args(["serve", "--anonymous-access", "deny", "--listen"])
+            .arg(format!("0.0.0.0:{}", crate::binary::free_port()))
+            .env("DATABASE_URL", &url)
+            .env("CTXD_LOG", "info")
+            .stdin(std::process::Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log);
+        if tls {
+            command
+                .arg("--tls-cert")
+                .arg(files.path("cert.pem"))
+                .arg("--tls-key")
+                .arg(files.path("key.pem"));
+        }
+        let mut child = command.spawn().unwrap();
+        let deadline = std::time::Instant::now() + GUARD;
+        let text = loop {
+            let text = std::fs::read_to_string(&log_path).unwrap();
+            if text.contains("ctxd serving") {
+                break text;
+            }
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "ctxd exited before serving: {text}"
+            );
+            assert!(
+                std::time::Instant::now() < deadline,
+                "ctxd did not serve: {text}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        // SAFETY: kill(2) on a child we own.
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        child.wait().unwrap();
+        assert_eq!(
+            text.contains("API keys travel in plaintext"),
+            !tls,
+            "{text}"
+        );
+    }
+}
