@@ -41,9 +41,8 @@ RUN --mount=type=cache,id=ctxd-cargo-registry,target=/usr/local/cargo/registry,s
 
 FROM debian:${DEBIAN_RELEASE}-slim AS runtime
 
-# ca-certificates: the binary links no TLS stack yet (sqlx and tonic are built without TLS
-# features), but the trust store is here for when TLS to PostgreSQL or to an https OTLP
-# endpoint is enabled. Unpinned: the bookworm suite already fixes the version line, and
+# ca-certificates: the system trust store, for TLS to an https model endpoint (the gRPC
+# port's own TLS, --tls-cert, uses the files it is given, not this store). Unpinned: the bookworm suite already fixes the version line, and
 # pins would break on security updates.
 # hadolint ignore=DL3008
 RUN apt-get update \

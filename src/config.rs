@@ -43,6 +43,9 @@ pub struct Config {
     pub http2_keepalive_timeout_secs: u64,
     pub tcp_keepalive_secs: u64,
     pub conn_idle_timeout_secs: u64,
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
+    pub tls_client_ca: Option<PathBuf>,
     pub log_format: LogFormat,
     pub log_filter: String,
     pub jobs_workers: usize,
@@ -85,6 +88,9 @@ impl Default for Config {
             http2_keepalive_timeout_secs: 20,
             tcp_keepalive_secs: 60,
             conn_idle_timeout_secs: 300,
+            tls_cert: None,
+            tls_key: None,
+            tls_client_ca: None,
             log_format: LogFormat::Text,
             log_filter: "info,sqlx=warn".to_string(),
             jobs_workers: 2,
@@ -209,6 +215,23 @@ pub struct ServeArgs {
     #[arg(long, env = "CTXD_CONN_IDLE_TIMEOUT_SECS")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conn_idle_timeout_secs: Option<u64>,
+    /// Serve TLS with this certificate chain (PEM, leaf first); needs --tls-key.
+    /// Re-read with the key and client CA on SIGHUP: new connections use the new files,
+    /// established ones keep theirs; a reload that fails keeps the files in force
+    /// [default: none, plaintext].
+    #[arg(long, env = "CTXD_TLS_CERT")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, env = "CTXD_TLS_KEY")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls_key: Option<PathBuf>,
+    /// Mutual TLS: CA certificates (PEM) a client's certificate must chain to; a client
+    /// without such a certificate is refused in the TLS handshake. Needs --tls-cert
+    /// [default: none, no client certificates asked for].
+    #[arg(long, env = "CTXD_TLS_CLIENT_CA")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls_client_ca: Option<PathBuf>,
     /// Log format [default: text].
     #[arg(long, env = "CTXD_LOG_FORMAT")]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -533,7 +556,31 @@ impl Config {
                 "db_max_connections must be at least 1".into(),
             ));
         }
+        config.check_tls()?;
         Ok(config)
+    }
+
+    /// Certificate and key come together; a client CA needs them.
+    fn check_tls(&self) -> Result<(), ConfigError> {
+        match (&self.tls_cert, &self.tls_key) {
+            (Some(_), None) | (None, Some(_)) => Err(ConfigError::Invalid(
+                "tls_cert and tls_key (--tls-cert, --tls-key) must be given together".into(),
+            )),
+            (None, None) if self.tls_client_ca.is_some() => Err(ConfigError::Invalid(
+                "tls_client_ca (--tls-client-ca) needs tls_cert and tls_key (--tls-cert, --tls-key)"
+                    .into(),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// The files of the server's TLS configuration; `None`: plaintext.
+    pub fn tls_files(&self) -> Option<crate::tls::TlsFiles> {
+        Some(crate::tls::TlsFiles {
+            cert: self.tls_cert.clone()?,
+            key: self.tls_key.clone()?,
+            client_ca: self.tls_client_ca.clone(),
+        })
     }
 }
 
@@ -661,6 +708,42 @@ mod tests {
             crate::connections::ConnectionLimits::from_config(&Config::load(&args).unwrap());
         assert_eq!(limits.http2_keepalive_interval, None);
         assert_eq!(limits.tcp_keepalive, None);
+    }
+
+    #[test]
+    fn tls_certificate_and_key_come_together_naming_the_flags() {
+        for (cert, key, ca) in [
+            (Some("c.pem"), None, None),
+            (None, Some("k.pem"), None),
+            (None, None, Some("ca.pem")),
+            (Some("c.pem"), None, Some("ca.pem")),
+        ] {
+            let args = ServeArgs {
+                tls_cert: cert.map(PathBuf::from),
+                tls_key: key.map(PathBuf::from),
+                tls_client_ca: ca.map(PathBuf::from),
+                ..Default::default()
+            };
+            let error = Config::load(&args).unwrap_err().to_string();
+            assert!(
+                error.contains("--tls-cert") && error.contains("--tls-key"),
+                "{error}"
+            );
+        }
+        assert_eq!(
+            Config::load(&ServeArgs::default()).unwrap().tls_files(),
+            None
+        );
+        let args = ServeArgs {
+            tls_cert: Some("c.pem".into()),
+            tls_key: Some("k.pem".into()),
+            ..Default::default()
+        };
+        let files = Config::load(&args).unwrap().tls_files().unwrap();
+        assert_eq!(
+            (files.cert.to_str(), files.client_ca),
+            (Some("c.pem"), None)
+        );
     }
 
     #[test]

@@ -4,17 +4,28 @@
 //! it calls GetSession on a running server.
 use std::fmt::Write as _;
 
+use crate::client::ClientTls;
 use crate::pb;
 use crate::pb::context_service_client::ContextServiceClient;
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// Connects to `addr`, reads the session and prints the report.
-pub async fn run(addr: &str, api_key: Option<&str>, session_id: &str) -> Result<String, BoxError> {
-    let endpoint = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))?
-        .connect_timeout(std::time::Duration::from_secs(5))
-        .timeout(std::time::Duration::from_secs(30));
-    let mut client = ContextServiceClient::new(endpoint.connect().await?);
+/// Connects to `addr` (with `tls`, when it names a CA), reads the session and prints
+/// the report.
+pub async fn run(
+    addr: &str,
+    tls: &ClientTls,
+    api_key: Option<&str>,
+    session_id: &str,
+) -> Result<String, BoxError> {
+    let channel = crate::client::connect(
+        addr,
+        tls,
+        std::time::Duration::from_secs(5),
+        std::time::Duration::from_secs(30),
+    )
+    .await?;
+    let mut client = ContextServiceClient::new(channel);
     let mut request = tonic::Request::new(pb::GetSessionRequest {
         session_id: session_id.into(),
         include_view: true,

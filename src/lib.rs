@@ -14,6 +14,7 @@ pub use ctxd_core::{
 
 pub mod api;
 pub mod auth;
+pub mod client;
 pub mod codec;
 pub mod config;
 pub mod connections;
@@ -29,6 +30,7 @@ pub mod server;
 pub mod store;
 pub mod summarizer;
 pub mod telemetry;
+pub mod tls;
 
 /// Generated protocol types, client and server.
 pub mod pb {

@@ -4,6 +4,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 
+use ctxd::client::ClientTls;
 use ctxd::config::{Config, ServeArgs};
 use ctxd::server;
 use ctxd::store::Store;
@@ -29,6 +30,8 @@ enum Command {
         /// The server's address.
         #[arg(long, default_value = "127.0.0.1:50051")]
         addr: String,
+        #[command(flatten)]
+        tls: ClientTls,
     },
     /// Show a session as ctxd sees it: the window by region against the thresholds,
     /// the summaries with their depth and coverage, what compaction did.
@@ -41,6 +44,8 @@ enum Command {
         /// API key of the session's tenant (when the server has keys).
         #[arg(long, env = "CTXD_API_KEY")]
         api_key: Option<String>,
+        #[command(flatten)]
+        tls: ClientTls,
     },
     /// Drive recorded sessions (OpenAI chat histories as JSON, gzip or not) through a
     /// running server as an agent would, and report per session: tokens, compactions,
@@ -70,6 +75,8 @@ enum Command {
         /// replayed); their ids are printed either way.
         #[arg(long)]
         keep: bool,
+        #[command(flatten)]
+        tls: ClientTls,
     },
     /// Manage tenants.
     Tenant {
@@ -106,7 +113,7 @@ fn main() -> ExitCode {
             None => serve(cli.serve).await,
             Some(Command::Serve(args)) => serve(args).await,
             Some(Command::Migrate(args)) => with_store(&args, |_| async { Ok(()) }).await,
-            Some(Command::Healthcheck { addr }) => healthcheck(addr).await,
+            Some(Command::Healthcheck { addr, tls }) => healthcheck(addr, tls).await,
             Some(Command::Replay {
                 files,
                 addr,
@@ -115,9 +122,11 @@ fn main() -> ExitCode {
                 tokenizer,
                 api_key,
                 keep,
+                tls,
             }) => {
                 let options = ctxd::replay::Options {
                     addr,
+                    tls,
                     api_key,
                     window,
                     report_usage,
@@ -134,7 +143,8 @@ fn main() -> ExitCode {
                 session_id,
                 addr,
                 api_key,
-            }) => ctxd::inspect::run(&addr, api_key.as_deref(), &session_id)
+                tls,
+            }) => ctxd::inspect::run(&addr, &tls, api_key.as_deref(), &session_id)
                 .await
                 .map(|report| print!("{report}")),
             Some(Command::Tenant {
@@ -200,18 +210,18 @@ async fn create_tenant(store: Store, name: String) -> Result<(), BoxError> {
     Ok(())
 }
 
-async fn healthcheck(addr: String) -> Result<(), BoxError> {
+async fn healthcheck(addr: String, tls: ClientTls) -> Result<(), BoxError> {
     use tonic_health::pb::health_check_response::ServingStatus;
     use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
-    let endpoint = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))?
-        .connect_timeout(std::time::Duration::from_secs(3))
-        .timeout(std::time::Duration::from_secs(3));
-    let mut client = HealthClient::new(endpoint.connect().await?);
+    let timeout = std::time::Duration::from_secs(3);
+    let channel = ctxd::client::connect(&addr, &tls, timeout, timeout).await?;
+    let mut client = HealthClient::new(channel);
     let response = client
         .check(HealthCheckRequest {
             service: "ctxd.v1.ContextService".into(),
         })
-        .await?
+        .await
+        .map_err(|status| format!("the server at {addr}: {}", ctxd::client::chain(&status)))?
         .into_inner();
     if response.status() == ServingStatus::Serving {
         println!("SERVING");

@@ -108,6 +108,8 @@ fn message_of(role: pb::Role, content: String) -> pb::Message {
 #[derive(Debug, Clone)]
 pub struct Options {
     pub addr: String,
+    /// TLS to the server (plaintext without a CA).
+    pub tls: crate::client::ClientTls,
     pub api_key: Option<String>,
     /// The sessions' context window; the output reserve follows the 4:1 rule.
     pub window: i64,
@@ -181,11 +183,14 @@ fn with_key<T>(message: T, api_key: Option<&str>) -> Result<tonic::Request<T>, B
 
 /// Replays `files` one after another and returns the report table.
 pub async fn run(files: &[std::path::PathBuf], options: &Options) -> Result<String, BoxError> {
-    let endpoint = tonic::transport::Endpoint::from_shared(format!("http://{}", options.addr))?
-        .connect_timeout(Duration::from_secs(5))
-        .timeout(Duration::from_secs(60));
-    let mut client =
-        ContextServiceClient::new(endpoint.connect().await?).max_decoding_message_size(usize::MAX);
+    let channel = crate::client::connect(
+        &options.addr,
+        &options.tls,
+        Duration::from_secs(5),
+        Duration::from_secs(60),
+    )
+    .await?;
+    let mut client = ContextServiceClient::new(channel).max_decoding_message_size(usize::MAX);
     let mut outcomes = Vec::new();
     for (index, path) in files.iter().enumerate() {
         let recorded = load(path)?;

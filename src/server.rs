@@ -17,6 +17,7 @@ use crate::pb;
 use crate::pb::context_service_server::ContextServiceServer;
 use crate::store::{NotifyGate, Store, StoreError};
 use crate::summarizer::model::{Api, ModelSummarizer};
+use crate::tls::ServerTls;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -39,6 +40,8 @@ pub enum ServeError {
     NoKeys(std::net::SocketAddr),
     #[error("{0}")]
     Startup(String),
+    #[error("TLS: {0}")]
+    Tls(#[from] crate::tls::TlsError),
     #[error("gRPC server failed: {0}")]
     Transport(#[from] tonic::transport::Error),
 }
@@ -52,6 +55,8 @@ pub struct ServeOptions {
     pub anonymous_access: AnonymousAccess,
     /// Handshake, keepalive, idle and count limits of client connections.
     pub connections: ConnectionLimits,
+    /// TLS for new connections (`None`: plaintext).
+    pub tls: Option<Arc<ServerTls>>,
 }
 
 impl Default for ServeOptions {
@@ -60,17 +65,19 @@ impl Default for ServeOptions {
             max_request_bytes: 64 * 1024 * 1024,
             anonymous_access: AnonymousAccess::Auto,
             connections: ConnectionLimits::default(),
+            tls: None,
         }
     }
 }
 
 impl ServeOptions {
-    /// The options of a configured server.
-    pub fn from_config(config: &Config) -> ServeOptions {
+    /// The options of a configured server, with its TLS configuration (already read).
+    pub fn from_config(config: &Config, tls: Option<Arc<ServerTls>>) -> ServeOptions {
         ServeOptions {
             max_request_bytes: config.max_request_bytes,
             anonymous_access: config.anonymous_access,
             connections: ConnectionLimits::from_config(config),
+            tls,
         }
     }
 }
@@ -132,7 +139,7 @@ pub async fn serve(
         .add_service(reflection_v1alpha)
         .add_service(service)
         .serve_with_incoming_shutdown(
-            crate::connections::incoming(listener, limits),
+            crate::connections::incoming(listener, limits, options.tls),
             shutdown.clone().cancelled_owned(),
         );
     // Graceful shutdown waits for open connections to go away; a client that never
@@ -151,9 +158,14 @@ pub async fn serve(
 /// How long in-flight requests get to finish after a shutdown signal.
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// `ctxd serve`: database (private or given), migrations, key policy, server, and an
-/// orderly stop on `shutdown`.
+/// `ctxd serve`: TLS files, database (private or given), migrations, key policy,
+/// server, and an orderly stop on `shutdown`.
 pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), ServeError> {
+    // Bad TLS files stop the start before a database is started for nothing.
+    let tls = match config.tls_files() {
+        Some(files) => Some(Arc::new(ServerTls::load(files)?)),
+        None => None,
+    };
     // Only the vocabularies asked for are built at start (while the database starts);
     // the others on their first use (the engine does it on the blocking pool), so a
     // replica holds only those its sessions use (docs/benchmarks.md, "Memory").
@@ -168,7 +180,7 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), Serv
     if let Err(error) = warm.await {
         tracing::warn!(error = %error, "building the tokenizer vocabularies failed");
     }
-    let result = serve_with_database(&config, &url, shutdown).await;
+    let result = serve_with_database(&config, &url, tls, shutdown).await;
     if let Some(local) = local {
         tracing::info!("stopping the private PostgreSQL");
         if let Err(error) = local.stop().await {
@@ -181,6 +193,7 @@ pub async fn run(config: Config, shutdown: CancellationToken) -> Result<(), Serv
 async fn serve_with_database(
     config: &Config,
     url: &str,
+    tls: Option<Arc<ServerTls>>,
     shutdown: CancellationToken,
 ) -> Result<(), ServeError> {
     let store = connect(url, config.db_max_connections)
@@ -212,6 +225,16 @@ async fn serve_with_database(
         let observed = store.clone();
         crate::metrics::metrics().observe_pool(move || observed.pool_sample());
     }
+    if !config.listen.ip().is_loopback() && tls.is_none() {
+        let keys =
+            config.anonymous_access == AnonymousAccess::Deny || store.any_api_key_ever().await?;
+        if keys {
+            tracing::warn!(
+                addr = %config.listen,
+                "serving on a non-loopback address without TLS: API keys travel in plaintext; pass --tls-cert and --tls-key"
+            );
+        }
+    }
     let listener = TcpListener::bind(config.listen)
         .await
         .map_err(|source| ServeError::Listen {
@@ -241,7 +264,13 @@ async fn serve_with_database(
             stop_metrics.clone(),
         ));
     }
-    tracing::info!(addr = %local_addr, "ctxd serving");
+    tracing::info!(
+        addr = %local_addr,
+        tls = tls.is_some(),
+        client_certificates = tls.as_ref().is_some_and(|tls| tls.files().client_ca.is_some()),
+        "ctxd serving"
+    );
+    crate::tls::reload_on_sighup(tls.clone(), shutdown.clone());
     let engine_config = engine_config(config).map_err(ServeError::Startup)?;
     let job_done = engine_config.job_done.clone();
     let engine = Engine::new(store.clone(), engine_config);
@@ -260,7 +289,7 @@ async fn serve_with_database(
     let result = serve(
         engine,
         listener,
-        ServeOptions::from_config(config),
+        ServeOptions::from_config(config, tls),
         shutdown,
     )
     .await;

@@ -1,8 +1,19 @@
 //! Accepting TCP connections for the gRPC server, with limits: a socket reaches hyper
-//! only once it has sent the whole HTTP/2 client preface, within the handshake timeout;
+//! only once it has completed the TLS handshake (when the server has TLS) and sent the
+//! whole HTTP/2 client preface, both within the handshake timeout;
 //! sockets still waiting for it are bounded (the one waiting longest is closed when too
 //! many wait, or when the process runs out of file descriptors); established connections
 //! are capped; accept errors back off instead of spinning.
+//!
+//! # TLS
+//!
+//! With TLS, the handshake is the first thing a waiting connection does, under the same
+//! handshake timeout and the same pending cap as the preface (a client that stalls in
+//! the handshake is one more silent socket), with the configuration in force when the
+//! connection arrived ([`crate::tls::ServerTls`]; a reload changes only what later
+//! connections get). A client that sends plaintext, or (with mutual TLS) presents no
+//! certificate the client CA vouches for, fails the handshake and is closed; hyper only
+//! ever sees decrypted HTTP/2.
 //!
 //! # Idle connections
 //!
@@ -41,7 +52,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use futures::Stream;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 use tokio_stream::StreamExt as _;
@@ -50,11 +61,15 @@ use tokio_util::sync::CancellationToken;
 use tonic::transport::server::{Connected, TcpConnectInfo};
 
 mod idle;
+mod transport;
 
 pub use idle::{
     ConnectionActivity, InFlight, InFlightBody, InFlightLayer, InFlightService, READ_QUIET,
 };
 use idle::{FrameScanner, IdleTimer};
+use transport::Transport;
+
+use crate::tls::ServerTls;
 
 /// The first bytes an HTTP/2 client sends (RFC 9113 §3.4).
 pub const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -113,15 +128,18 @@ impl ConnectionLimits {
 }
 
 /// Accepts on `listener` until the returned stream is dropped, and yields the
-/// connections that sent the HTTP/2 preface in time and fit under the cap.
+/// connections that completed the TLS handshake (with `tls`) and sent the HTTP/2
+/// preface in time, and fit under the cap.
 pub fn incoming(
     listener: TcpListener,
     limits: ConnectionLimits,
+    tls: Option<Arc<ServerTls>>,
 ) -> impl Stream<Item = Result<Connection, Infallible>> {
     let (tx, rx) = mpsc::channel(64);
     let shared = Arc::new(Shared {
         established: Arc::new(Semaphore::new(limits.max_connections)),
         limits,
+        tls,
         pending: Mutex::new(Pending::default()),
         refused: RateLimited::default(),
     });
@@ -129,11 +147,11 @@ pub fn incoming(
     ReceiverStream::new(rx).map(Ok)
 }
 
-/// A connection handed to the server: the socket, the preface already read from it
-/// (given back to hyper first), its place under the cap (freed on drop), and its RPCs in
-/// flight, for the idle timeout.
+/// A connection handed to the server: the socket (or TLS on it), the preface already
+/// read from it (given back to hyper first), its place under the cap (freed on drop),
+/// and its RPCs in flight, for the idle timeout.
 pub struct Connection {
-    stream: TcpStream,
+    stream: Transport,
     replayed: usize,
     info: ConnectInfo,
     idle: Option<IdleTimer>,
@@ -249,6 +267,8 @@ const WARN_PERIOD: Duration = Duration::from_secs(10);
 
 struct Shared {
     limits: ConnectionLimits,
+    /// TLS in force for new connections (`None`: plaintext).
+    tls: Option<Arc<ServerTls>>,
     /// One permit per established connection.
     established: Arc<Semaphore>,
     pending: Mutex<Pending>,
@@ -321,8 +341,8 @@ fn is_out_of_descriptors(error: &io::Error) -> bool {
     matches!(error.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
 }
 
-/// A just-accepted socket: closed at once over the cap, otherwise it waits for its
-/// preface in a task of its own.
+/// A just-accepted socket: closed at once over the cap, otherwise it goes through its
+/// TLS handshake and waits for its preface in a task of its own.
 fn admit(shared: &Arc<Shared>, stream: TcpStream, tx: &mpsc::Sender<Connection>) {
     if shared.established.available_permits() == 0 {
         shared.refuse();
@@ -374,51 +394,63 @@ fn configure(stream: &TcpStream, limits: &ConnectionLimits) -> io::Result<()> {
     Ok(())
 }
 
-/// A socket waiting for its preface; `_closed` is dropped after the socket is closed
-/// (fields drop in order), which tells an evicting accept loop the descriptor is free.
+/// A socket waiting for its TLS handshake and preface; `_closed` is dropped after the
+/// socket is closed (the socket moves into the handshake, which is dropped first),
+/// which tells an evicting accept loop the descriptor is free.
 struct Waiter {
     stream: TcpStream,
     _closed: oneshot::Sender<()>,
 }
 
+/// Why a waiting connection was closed before it reached hyper.
+#[derive(Debug, thiserror::Error)]
+enum NotOpened {
+    #[error("the TLS handshake failed: {0}")]
+    Tls(io::Error),
+    #[error("the connection closed before its HTTP/2 preface: {0}")]
+    Closed(io::Error),
+    #[error("the connection did not start with the HTTP/2 preface")]
+    NoPreface,
+}
+
 async fn handshake(
     shared: Arc<Shared>,
     id: u64,
-    mut waiter: Waiter,
+    waiter: Waiter,
     close: CancellationToken,
     tx: mpsc::Sender<Connection>,
 ) {
-    let mut preface = [0u8; PREFACE.len()];
-    let read = tokio::select! {
+    let tcp = waiter.stream.connect_info();
+    let tls = shared.tls.as_ref().map(|tls| tls.acceptor());
+    let opened = tokio::select! {
         () = close.cancelled() => return,
         () = tx.closed() => return,
-        read = tokio::time::timeout(
+        opened = tokio::time::timeout(
             shared.limits.handshake_timeout,
-            waiter.stream.read_exact(&mut preface),
-        ) => read,
+            open(waiter.stream, tls),
+        ) => opened,
     };
     shared.forget(id);
-    match read {
+    let stream = match opened {
         Err(_) => {
-            tracing::debug!("a connection sent no HTTP/2 preface in time; closing it");
+            tracing::debug!(
+                tls = shared.tls.is_some(),
+                "a connection did not complete its handshake and HTTP/2 preface in time; closing it"
+            );
             return;
         }
         Ok(Err(error)) => {
-            tracing::debug!(error = %error, "a connection closed before its HTTP/2 preface");
+            tracing::debug!(peer = ?tcp.remote_addr(), error = %error, "closing a connection");
             return;
         }
-        Ok(Ok(_)) if &preface != PREFACE => {
-            tracing::debug!("a connection did not start with the HTTP/2 preface; closing it");
-            return;
-        }
-        Ok(Ok(_)) => {}
-    }
+        Ok(Ok(stream)) => stream,
+    };
     let Ok(permit) = shared.established.clone().try_acquire_owned() else {
         shared.refuse();
         return;
     };
     let info = ConnectInfo {
-        tcp: waiter.stream.connect_info(),
+        tcp,
         activity: Arc::new(ConnectionActivity::new()),
     };
     let idle = shared.limits.idle_timeout.map(|timeout| IdleTimer {
@@ -426,7 +458,7 @@ async fn handshake(
         sleep: Box::pin(tokio::time::sleep(timeout)),
     });
     let connection = Connection {
-        stream: waiter.stream,
+        stream,
         replayed: 0,
         info,
         idle,
@@ -437,6 +469,29 @@ async fn handshake(
     };
     // An error means the server stopped accepting: the connection is dropped.
     let _ = tx.send(connection).await;
+}
+
+/// A waiting connection's opening: the TLS handshake with `tls`, if given, then the
+/// HTTP/2 preface read and checked.
+async fn open(
+    stream: TcpStream,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+) -> Result<Transport, NotOpened> {
+    let mut stream = match tls {
+        None => Transport::Plain(stream),
+        Some(acceptor) => Transport::Tls(Box::new(
+            acceptor.accept(stream).await.map_err(NotOpened::Tls)?,
+        )),
+    };
+    let mut preface = [0u8; PREFACE.len()];
+    stream
+        .read_exact(&mut preface)
+        .await
+        .map_err(NotOpened::Closed)?;
+    if &preface != PREFACE {
+        return Err(NotOpened::NoPreface);
+    }
+    Ok(stream)
 }
 
 impl Shared {

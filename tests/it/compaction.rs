@@ -406,7 +406,7 @@ async fn compact_summarizes_whole_turns_and_condenses(pool: PgPool) {
 
     // `ctxd inspect` shows the same view, read-only.
     let version = session(&mut client, "s").await.version;
-    let report = ctxd::inspect::run(&server.addr.to_string(), None, "s")
+    let report = ctxd::inspect::run(&server.addr.to_string(), &Default::default(), None, "s")
         .await
         .unwrap();
     assert!(

@@ -62,6 +62,8 @@ impl TestServer {
         options: ServeOptions,
     ) -> TestServer {
         let job_done = config.job_done.clone();
+        // A TLS server's tests make their own clients; this one is never connected.
+        let tls = options.tls.is_some();
         let engine = Engine::new(store, config);
         let shutdown = CancellationToken::new();
         let mut jobs = ctxd::jobs::start(
@@ -84,7 +86,13 @@ impl TestServer {
                 .expect("server failed");
             while jobs.join_next().await.is_some() {}
         });
-        let channel = channel(addr).await;
+        let channel = if tls {
+            tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+                .unwrap()
+                .connect_lazy()
+        } else {
+            channel(addr).await
+        };
         TestServer {
             addr,
             client: ContextServiceClient::new(channel),

@@ -20,3 +20,4 @@ mod recorded;
 mod replicas;
 mod retention;
 mod small_window;
+mod tls;

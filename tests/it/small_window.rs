@@ -11,6 +11,7 @@ use crate::recorded::{corpus_files, load};
 fn options(addr: std::net::SocketAddr, window: i64, report_usage: bool) -> Options {
     Options {
         addr: addr.to_string(),
+        tls: Default::default(),
         api_key: None,
         window,
         report_usage,
