@@ -34,9 +34,9 @@ pub enum ServeError {
         source: std::io::Error,
     },
     #[error(
-        "refusing to serve calls without an API key on {0}: create a key with `ctxd tenant create NAME` (or set --anonymous-access deny), or pass --insecure"
+        "refusing to serve calls without an API key on {0}, a non-loopback address (--anonymous-access allow): pass --insecure to do so anyway, or give clients keys (`ctxd tenant create NAME`) and set --anonymous-access loopback or deny"
     )]
-    NoKeys(std::net::SocketAddr),
+    AnonymousOnNetwork(std::net::SocketAddr),
     #[error("{0}")]
     Startup(String),
     #[error("gRPC server failed: {0}")]
@@ -58,7 +58,7 @@ impl Default for ServeOptions {
     fn default() -> ServeOptions {
         ServeOptions {
             max_request_bytes: 64 * 1024 * 1024,
-            anonymous_access: AnonymousAccess::Auto,
+            anonymous_access: AnonymousAccess::Loopback,
             connections: ConnectionLimits::default(),
         }
     }
@@ -84,8 +84,13 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) -> Result<(), ServeError> {
     let max_request_bytes = options.max_request_bytes;
+    let local_addr = listener
+        .local_addr()
+        .map_err(|error| ServeError::Startup(format!("the listening address: {error}")))?;
+    let anonymous = options.anonymous_access.serves(local_addr.ip());
+    log_anonymous_access(options.anonymous_access, anonymous, local_addr);
     let auth = Arc::new(
-        Auth::new(engine.store().clone(), options.anonymous_access)
+        Auth::new(engine.store().clone(), anonymous)
             .await
             .map_err(|error| ServeError::Startup(error.to_string()))?,
     );
@@ -148,6 +153,24 @@ pub async fn serve(
     Ok(())
 }
 
+/// Says at start-up who may call without a key, and why.
+fn log_anonymous_access(mode: AnonymousAccess, anonymous: bool, addr: std::net::SocketAddr) {
+    let mode = mode.name();
+    if anonymous {
+        tracing::info!(
+            anonymous_access = mode,
+            %addr,
+            "calls without an API key are served, as tenant `default`"
+        );
+    } else {
+        tracing::info!(
+            anonymous_access = mode,
+            %addr,
+            "calls without an API key are refused: every call needs a key"
+        );
+    }
+}
+
 /// How long in-flight requests get to finish after a shutdown signal.
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
@@ -179,15 +202,11 @@ async fn serve_with_database(
         .await?
         .view_cache_bytes(config.view_cache_mb.saturating_mul(1024 * 1024))
         .append_writers(config.append_writers);
-    if !config.listen.ip().is_loopback() && !config.insecure {
-        let anonymous = match config.anonymous_access {
-            AnonymousAccess::Allow => true,
-            AnonymousAccess::Deny => false,
-            AnonymousAccess::Auto => !store.any_api_key_ever().await?,
-        };
-        if anonymous {
-            return Err(ServeError::NoKeys(config.listen));
-        }
+    if !config.listen.ip().is_loopback()
+        && config.anonymous_access.serves(config.listen.ip())
+        && !config.insecure
+    {
+        return Err(ServeError::AnonymousOnNetwork(config.listen));
     }
     let listener = TcpListener::bind(config.listen)
         .await
@@ -278,4 +297,16 @@ pub async fn database(config: &Config) -> Result<(String, Option<LocalPostgres>)
     tracing::info!(data_dir = %config.data_dir.display(), "no DATABASE_URL: starting a private PostgreSQL");
     let local = LocalPostgres::start(&config.data_dir).await?;
     Ok((local.url(), Some(local)))
+}
+
+/// The database URL for a short command (admin, migrate): the configured one, or the
+/// data directory's private PostgreSQL — the one a running `ctxd serve` holds, else one
+/// started for the command (returned, to be stopped after).
+pub async fn database_for_command(
+    config: &Config,
+) -> Result<(String, Option<LocalPostgres>), ServeError> {
+    if let Some(url) = &config.database_url {
+        return Ok((url.clone(), None));
+    }
+    Ok(LocalPostgres::start_or_attach(&config.data_dir).await?)
 }
