@@ -19,7 +19,8 @@
 //! `runner` (who runs the server and where its data lives), `datadir` (lock, socket
 //! directory, initdb, owner), `process` (pids, signals, a server left over from a
 //! crash), `logfile` (the server log and its tail), `spawn` (the postmaster, tied to
-//! ctxd's life) and `ready` (the first login, the `ctxd` database).
+//! ctxd's life) and `ready` (the first login, the `ctxd` database). `attach` finds the
+//! server another ctxd runs in the directory, for [`LocalPostgres::start_or_attach`].
 
 mod attach;
 mod datadir;

@@ -125,7 +125,7 @@ async fn a_revoked_key_is_refused_by_every_replica_within_the_cache_time(pool: P
         // cached answer lapses within the cache time of it; a little more for the
         // answer of the last call to arrive.
         assert!(
-            took <= PROMISED + Duration::from_millis(500),
+            took <= PROMISED + Duration::from_secs(1),
             "refused only after {took:?}"
         );
         client.get_session(keyed(get("s"), &other)).await.unwrap();
@@ -210,7 +210,7 @@ async fn expired_and_rotated_keys_are_refused_like_revoked_ones(pool: PgPool) {
     client.get_session(keyed(get("s"), &old)).await.unwrap();
     let took = until_refused(&mut client, &old, "s", rotating).await;
     assert!(
-        took <= Duration::from_secs(2) + PROMISED + Duration::from_millis(500),
+        took <= Duration::from_secs(2) + PROMISED + Duration::from_secs(1),
         "the old key was refused only after {took:?}"
     );
     client.get_session(keyed(get("s"), &new)).await.unwrap();
@@ -228,12 +228,14 @@ async fn admin_commands_work_while_serve_runs_on_its_private_postgres() {
         .tempdir_in("/tmp")
         .unwrap();
     let addr = format!("127.0.0.1:{}", free_port());
-    let mut child = crate::binary::ctxd(dir.path())
-        .args(["serve", "--listen", &addr])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_serving(&addr, &mut child).await;
+    let mut serving = Serving(Some(
+        crate::binary::ctxd(dir.path())
+            .args(["serve", "--listen", &addr])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    ));
+    wait_serving(&addr, serving.0.as_mut().unwrap()).await;
     let database = Database::DataDir(dir.path());
 
     let first = cli(&database, &["tenant", "create", "acme"])
@@ -282,12 +284,25 @@ async fn admin_commands_work_while_serve_runs_on_its_private_postgres() {
     cli(&database, &["key", "revoke", &id.to_string()]).await;
     let took = until_refused(&mut client, &first, "acme-1", revoking).await;
     assert!(
-        took <= PROMISED + Duration::from_millis(500),
+        took <= PROMISED + Duration::from_secs(1),
         "refused only after {took:?}"
     );
     client
         .get_session(keyed(get("acme-1"), &second))
         .await
         .unwrap();
-    terminate(child).await;
+    terminate(serving.0.take().unwrap()).await;
+}
+
+/// A `ctxd serve` killed if the test fails before stopping it (its private PostgreSQL
+/// follows it: the parent-death signal).
+struct Serving(Option<std::process::Child>);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        if let Some(child) = self.0.as_mut() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
 }
