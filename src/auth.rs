@@ -1,13 +1,16 @@
 //! API keys and tenant resolution. A key is `ctxd_` followed by 64 hex digits; only its
-//! SHA-256 is stored. Lookups are cached for a few seconds so a request costs no extra
-//! query in the steady state; a revoked key stops working within that time.
+//! SHA-256 is stored. Lookups are cached for at most [`CACHE_TTL`] (5 s) so a request
+//! costs no extra query in the steady state: a key revoked on any replica (or with
+//! `ctxd key revoke`) is refused by every replica within 5 s of the revocation's commit,
+//! and a key that expires is refused from its expiry on (the cache keeps a key no
+//! longer than it has left).
 //!
-//! Whether a call without a key is served (as the `default` tenant) is decided at
-//! start-up by [`AnonymousAccess`] and can only ever close at run time: a server that has
-//! seen a key never serves anonymous calls again, whatever happens to the key table.
+//! Whether a call without a key is served (as the `default` tenant) is a start-up
+//! setting, [`AnonymousAccess`], and nothing else: neither the key table nor anything
+//! done to it at run time changes it.
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -17,35 +20,62 @@ use sha2::{Digest, Sha256};
 use crate::error::{Error, Result};
 use crate::store::Store;
 
-const CACHE_TTL: Duration = Duration::from_secs(5);
+/// The longest a replica trusts what it read about a key: revocations take effect on
+/// every replica within this time.
+pub const CACHE_TTL: Duration = Duration::from_secs(5);
 const CACHE_MAX_ENTRIES: usize = 10_000;
 
-/// Key hash → (its tenant, or none for an unknown key; when looked up).
+/// Characters of a key kept (and listed) to tell keys apart: `ctxd_` and 7 hex digits.
+pub const PREFIX_CHARS: usize = 12;
+
+/// Key hash → (its tenant, or none for an unknown key; until when that holds).
 type KeyCache = HashMap<Vec<u8>, (Option<i64>, Instant)>;
 
-/// Whether calls without an API key are served, as the `default` tenant.
+/// Whether calls without an API key are served, as the `default` tenant. Decided from
+/// the configuration alone, once, at start-up.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum AnonymousAccess {
-    /// Served only if no API key had ever been created when the server started, and
-    /// only until one is: the first key closes anonymous access for good.
+    /// Served when the server listens on a loopback address (127.0.0.0/8, ::1), refused
+    /// on any other: the zero-setup run on a developer's machine needs no key, a server
+    /// reachable from the network always does.
     #[default]
-    Auto,
-    /// Always served (alongside keyed calls), even when keys exist.
+    Loopback,
+    /// Always served (alongside keyed calls); on a non-loopback address only with
+    /// `--insecure`.
     Allow,
     /// Never served: every call needs a key.
     Deny,
 }
 
+impl AnonymousAccess {
+    /// Whether a server listening on `ip` serves calls without a key.
+    pub fn serves(self, ip: IpAddr) -> bool {
+        match self {
+            AnonymousAccess::Loopback => ip.is_loopback(),
+            AnonymousAccess::Allow => true,
+            AnonymousAccess::Deny => false,
+        }
+    }
+
+    /// The setting as it is spelled in flags and the TOML file.
+    pub fn name(self) -> &'static str {
+        match self {
+            AnonymousAccess::Loopback => "loopback",
+            AnonymousAccess::Allow => "allow",
+            AnonymousAccess::Deny => "deny",
+        }
+    }
+}
+
+/// The tenant of each call: from its key, or `default` for a call without one when
+/// anonymous access is on.
 pub struct Auth {
     store: Store,
     default_tenant: i64,
-    mode: AnonymousAccess,
-    /// Whether a call without a key is served now; only ever goes from true to false.
-    anonymous_open: AtomicBool,
+    /// Whether a call without a key is served; fixed for the server's life.
+    anonymous: bool,
     keys: Mutex<KeyCache>,
-    /// When the key table was last seen without any key (Auto mode only).
-    no_keys_seen: Mutex<Option<Instant>>,
 }
 
 /// A new random API key.
@@ -59,42 +89,45 @@ pub fn hash_key(key: &str) -> Vec<u8> {
     Sha256::digest(key.as_bytes()).to_vec()
 }
 
-/// What a listing may show of a key.
+/// What a listing may show of a key: its first [`PREFIX_CHARS`] characters.
 pub fn key_prefix(key: &str) -> String {
-    key.chars().take(12).collect()
+    key.chars().take(PREFIX_CHARS).collect()
+}
+
+/// Whether `text` has the form of a whole key: `ctxd_` and 64 lowercase hex digits.
+pub fn is_key(text: &str) -> bool {
+    text.strip_prefix("ctxd_").is_some_and(|hex| {
+        hex.len() == 64
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
 }
 
 impl Auth {
-    /// Decides anonymous access for this server's life: with `Auto`, open only if no key
-    /// (active or revoked) exists now.
-    pub async fn new(store: Store, mode: AnonymousAccess) -> Result<Auth> {
+    /// Authentication for a server whose anonymous access is `anonymous` (see
+    /// [`AnonymousAccess::serves`]).
+    pub async fn new(store: Store, anonymous: bool) -> Result<Auth> {
         let default_tenant = store.default_tenant().await?;
-        let open = match mode {
-            AnonymousAccess::Allow => true,
-            AnonymousAccess::Deny => false,
-            AnonymousAccess::Auto => !store.any_api_key_ever().await?,
-        };
         Ok(Auth {
             store,
             default_tenant,
-            mode,
-            anonymous_open: AtomicBool::new(open),
+            anonymous,
             keys: Mutex::new(HashMap::new()),
-            no_keys_seen: Mutex::new(open.then(Instant::now)),
         })
     }
 
-    /// Whether a call without a key would be served right now.
+    /// Whether a call without a key is served.
     pub fn serves_anonymous(&self) -> bool {
-        self.anonymous_open.load(Ordering::Acquire)
+        self.anonymous
     }
 
     /// The tenant of a request, from its `authorization: Bearer <key>` metadata. Without
-    /// a key, the default tenant while anonymous access is open.
+    /// a key, the default tenant when anonymous access is on.
     pub async fn tenant(&self, metadata: &tonic::metadata::MetadataMap) -> Result<i64> {
         let header = metadata.get("authorization").map(|value| value.to_str());
         let Some(header) = header else {
-            if self.anonymous_still_open().await? {
+            if self.anonymous {
                 return Ok(self.default_tenant);
             }
             return Err(Error::Unauthenticated(
@@ -116,7 +149,14 @@ impl Auth {
         if let Some(tenant) = self.cached_key(&hash) {
             return tenant.ok_or_else(unknown_key);
         }
-        let tenant = self.store.tenant_for_key(&hash).await?;
+        // Taken before the read, so an entry never outlives a revocation committed after
+        // it by more than the cache time.
+        let asked = Instant::now();
+        let active = self.store.active_key(&hash).await?;
+        let trusted_for = active
+            .and_then(|key| key.expires_in)
+            .map_or(CACHE_TTL, |left| left.min(CACHE_TTL));
+        let tenant = active.map(|key| key.tenant_id);
         let mut keys = self
             .keys
             .lock()
@@ -124,7 +164,7 @@ impl Auth {
         if keys.len() >= CACHE_MAX_ENTRIES {
             keys.clear();
         }
-        keys.insert(hash, (tenant, Instant::now()));
+        keys.insert(hash, (tenant, asked + trusted_for));
         tenant.ok_or_else(unknown_key)
     }
 
@@ -134,41 +174,40 @@ impl Auth {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         keys.get(hash)
-            .filter(|(_, at)| at.elapsed() < CACHE_TTL)
+            .filter(|(_, until)| Instant::now() < *until)
             .map(|(tenant, _)| *tenant)
-    }
-
-    /// Whether anonymous access is still open. In `Auto` mode, the key table is looked at
-    /// again every few seconds; the first key seen closes access for good (an error
-    /// reading it refuses the call, and closes nothing).
-    async fn anonymous_still_open(&self) -> Result<bool> {
-        if !self.serves_anonymous() {
-            return Ok(false);
-        }
-        if self.mode != AnonymousAccess::Auto {
-            return Ok(true);
-        }
-        let fresh = self
-            .no_keys_seen
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .is_some_and(|at| at.elapsed() < CACHE_TTL);
-        if fresh {
-            return Ok(true);
-        }
-        if self.store.any_api_key_ever().await? {
-            self.anonymous_open.store(false, Ordering::Release);
-            tracing::info!("an API key exists: calls without a key are refused from now on");
-            return Ok(false);
-        }
-        *self
-            .no_keys_seen
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(Instant::now());
-        Ok(true)
     }
 }
 
 fn unknown_key() -> Error {
-    Error::Unauthenticated("the API key is not valid or was revoked".into())
+    Error::Unauthenticated("the API key is not valid, was revoked or has expired".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_serves_anonymous_calls_only_on_loopback_addresses() {
+        let loopback: IpAddr = "127.0.0.1".parse().unwrap();
+        let v6_loopback: IpAddr = "::1".parse().unwrap();
+        let any: IpAddr = "0.0.0.0".parse().unwrap();
+        let lan: IpAddr = "10.1.2.3".parse().unwrap();
+        assert!(AnonymousAccess::Loopback.serves(loopback));
+        assert!(AnonymousAccess::Loopback.serves(v6_loopback));
+        assert!(!AnonymousAccess::Loopback.serves(any));
+        assert!(!AnonymousAccess::Loopback.serves(lan));
+        assert!(AnonymousAccess::Allow.serves(lan));
+        assert!(!AnonymousAccess::Deny.serves(loopback));
+    }
+
+    #[test]
+    fn keys_are_recognised_and_prefixes_are_short() {
+        let key = generate_key().unwrap();
+        assert!(is_key(&key));
+        assert!(!is_key(&key[..60]));
+        assert!(!is_key(&key.to_uppercase()));
+        assert_eq!(key_prefix(&key).len(), PREFIX_CHARS);
+        assert!(key.starts_with(&key_prefix(&key)));
+    }
 }

@@ -75,7 +75,7 @@ impl Default for Config {
             data_dir: PathBuf::from(".ctxd"),
             db_max_connections: 32,
             insecure: false,
-            anonymous_access: AnonymousAccess::Auto,
+            anonymous_access: AnonymousAccess::Loopback,
             max_content_bytes: 4 * 1024 * 1024,
             max_request_bytes: 64 * 1024 * 1024,
             max_append_messages: crate::limits::DEFAULT_MAX_APPEND_MESSAGES,
@@ -141,15 +141,16 @@ pub struct ServeArgs {
     #[arg(long, env = "CTXD_DB_MAX_CONNECTIONS")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub db_max_connections: Option<u32>,
-    /// Serve without API keys on a non-loopback address (anyone who can reach the port
-    /// can read every session) [default: false].
+    /// Allow --anonymous-access allow on a non-loopback address (anyone who can reach
+    /// the port can read every session of the `default` tenant) [default: false].
     #[arg(long, env = "CTXD_INSECURE", num_args = 0..=1, default_missing_value = "true")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub insecure: Option<bool>,
-    /// Calls without an API key, served as the `default` tenant: auto (only while no key
-    /// has ever been created: decided at start, and the first key created closes it for
-    /// good, revoking keys never reopens it), allow (always, also when keys exist) or deny
-    /// (never) [default: auto].
+    /// Calls without an API key, served as the `default` tenant: loopback (served when
+    /// --listen is a loopback address, refused otherwise), allow (always; on a
+    /// non-loopback address only with --insecure) or deny (never). Decided at start-up
+    /// from this setting alone; creating or revoking keys never changes it [default:
+    /// loopback].
     #[arg(long, env = "CTXD_ANONYMOUS_ACCESS")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub anonymous_access: Option<AnonymousAccess>,

@@ -12,6 +12,7 @@ pub use ctxd_core::{
     tokenize, turns, validate,
 };
 
+pub mod admin;
 pub mod api;
 pub mod auth;
 pub mod client;

@@ -4,6 +4,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 
+use ctxd::admin::{KeyCommand, TenantCommand};
 use ctxd::client::ClientTls;
 use ctxd::config::{Config, ServeArgs};
 use ctxd::server;
@@ -78,21 +79,15 @@ enum Command {
         #[command(flatten)]
         tls: ClientTls,
     },
-    /// Manage tenants.
+    /// Manage tenants (also while `ctxd serve` runs on the same data directory).
     Tenant {
         #[command(subcommand)]
         command: TenantCommand,
     },
-}
-
-#[derive(Subcommand)]
-enum TenantCommand {
-    /// Create a tenant (or add a key to an existing one) and print a new API key once.
-    Create {
-        /// The tenant's name.
-        name: String,
-        #[command(flatten)]
-        args: ServeArgs,
+    /// Manage API keys (also while `ctxd serve` runs on the same data directory).
+    Key {
+        #[command(subcommand)]
+        command: KeyCommand,
     },
 }
 
@@ -147,9 +142,22 @@ fn main() -> ExitCode {
             }) => ctxd::inspect::run(&addr, &tls, api_key.as_deref(), &session_id)
                 .await
                 .map(|report| print!("{report}")),
-            Some(Command::Tenant {
-                command: TenantCommand::Create { name, args },
-            }) => with_store(&args, |store| create_tenant(store, name)).await,
+            Some(Command::Tenant { command }) => {
+                let args = command.serve_args().clone();
+                with_store(&args, |store| async move {
+                    print!("{}", command.run(&store).await?);
+                    Ok(())
+                })
+                .await
+            }
+            Some(Command::Key { command }) => {
+                let args = command.serve_args().clone();
+                with_store(&args, |store| async move {
+                    print!("{}", command.run(&store).await?);
+                    Ok(())
+                })
+                .await
+            }
         }
     });
     match result {
@@ -173,8 +181,9 @@ async fn serve(args: ServeArgs) -> Result<(), BoxError> {
     Ok(())
 }
 
-/// Runs `work` against the configured database (a private one when no URL is set),
-/// after applying migrations.
+/// Runs `work` against the configured database after applying migrations. With no URL,
+/// the data directory's private PostgreSQL: the one a running `ctxd serve` holds, or
+/// one started (and stopped) for the command.
 async fn with_store<F, Fut>(args: &ServeArgs, work: F) -> Result<(), BoxError>
 where
     F: FnOnce(Store) -> Fut,
@@ -182,7 +191,7 @@ where
 {
     let config = Config::load(args)?;
     let _telemetry = ctxd::telemetry::init(config.log_format, "warn")?;
-    let (url, local) = server::database(&config).await?;
+    let (url, local) = server::database_for_command(&config).await?;
     let result = async {
         let store = server::connect(&url, 2).await?;
         work(store.clone()).await?;
@@ -194,20 +203,6 @@ where
         local.stop().await?;
     }
     result
-}
-
-async fn create_tenant(store: Store, name: String) -> Result<(), BoxError> {
-    if name.trim().is_empty() || name.len() > 200 {
-        return Err("the tenant name must be 1 to 200 characters".into());
-    }
-    let key = ctxd::auth::generate_key()?;
-    let hash = ctxd::auth::hash_key(&key);
-    store
-        .add_api_key(&name, &hash, &ctxd::auth::key_prefix(&key))
-        .await?;
-    println!("{key}");
-    eprintln!("API key for tenant {name:?} printed above; it is shown only once.");
-    Ok(())
 }
 
 async fn healthcheck(addr: String, tls: ClientTls) -> Result<(), BoxError> {

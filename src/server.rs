@@ -35,9 +35,9 @@ pub enum ServeError {
         source: std::io::Error,
     },
     #[error(
-        "refusing to serve calls without an API key on {0}: create a key with `ctxd tenant create NAME` (or set --anonymous-access deny), or pass --insecure"
+        "refusing to serve calls without an API key on {0}, a non-loopback address (--anonymous-access allow): pass --insecure to do so anyway, or give clients keys (`ctxd tenant create NAME`) and set --anonymous-access loopback or deny"
     )]
-    NoKeys(std::net::SocketAddr),
+    AnonymousOnNetwork(std::net::SocketAddr),
     #[error("{0}")]
     Startup(String),
     #[error("TLS: {0}")]
@@ -63,7 +63,7 @@ impl Default for ServeOptions {
     fn default() -> ServeOptions {
         ServeOptions {
             max_request_bytes: 64 * 1024 * 1024,
-            anonymous_access: AnonymousAccess::Auto,
+            anonymous_access: AnonymousAccess::Loopback,
             connections: ConnectionLimits::default(),
             tls: None,
         }
@@ -91,8 +91,13 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) -> Result<(), ServeError> {
     let max_request_bytes = options.max_request_bytes;
+    let local_addr = listener
+        .local_addr()
+        .map_err(|error| ServeError::Startup(format!("the listening address: {error}")))?;
+    let anonymous = options.anonymous_access.serves(local_addr.ip());
+    log_anonymous_access(options.anonymous_access, anonymous, local_addr);
     let auth = Arc::new(
-        Auth::new(engine.store().clone(), options.anonymous_access)
+        Auth::new(engine.store().clone(), anonymous)
             .await
             .map_err(|error| ServeError::Startup(error.to_string()))?,
     );
@@ -155,6 +160,24 @@ pub async fn serve(
     Ok(())
 }
 
+/// Says at start-up who may call without a key, and why.
+fn log_anonymous_access(mode: AnonymousAccess, anonymous: bool, addr: std::net::SocketAddr) {
+    let mode = mode.name();
+    if anonymous {
+        tracing::info!(
+            anonymous_access = mode,
+            %addr,
+            "calls without an API key are served, as tenant `default`"
+        );
+    } else {
+        tracing::info!(
+            anonymous_access = mode,
+            %addr,
+            "calls without an API key are refused: every call needs a key"
+        );
+    }
+}
+
 /// How long in-flight requests get to finish after a shutdown signal.
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
@@ -200,15 +223,11 @@ async fn serve_with_database(
         .await?
         .view_cache_bytes(config.view_cache_mb.saturating_mul(1024 * 1024))
         .append_writers(config.append_writers);
-    if !config.listen.ip().is_loopback() && !config.insecure {
-        let anonymous = match config.anonymous_access {
-            AnonymousAccess::Allow => true,
-            AnonymousAccess::Deny => false,
-            AnonymousAccess::Auto => !store.any_api_key_ever().await?,
-        };
-        if anonymous {
-            return Err(ServeError::NoKeys(config.listen));
-        }
+    if !config.listen.ip().is_loopback()
+        && config.anonymous_access.serves(config.listen.ip())
+        && !config.insecure
+    {
+        return Err(ServeError::AnonymousOnNetwork(config.listen));
     }
     let pipeline = crate::metrics::MetricsPipeline::from_env(config.metrics_listen.is_some())
         .map_err(|error| ServeError::Startup(error.to_string()))?;
@@ -226,8 +245,10 @@ async fn serve_with_database(
         crate::metrics::metrics().observe_pool(move || observed.pool_sample());
     }
     if !config.listen.ip().is_loopback() && tls.is_none() {
-        let keys =
-            config.anonymous_access == AnonymousAccess::Deny || store.any_api_key_ever().await?;
+        // Off loopback, keys are required unless anonymous access is allowed; then they
+        // are in use if any exists.
+        let keys = config.anonymous_access != AnonymousAccess::Allow
+            || !store.keys(None).await?.is_empty();
         if keys {
             tracing::warn!(
                 addr = %config.listen,
@@ -352,4 +373,16 @@ pub async fn database(config: &Config) -> Result<(String, Option<LocalPostgres>)
     tracing::info!(data_dir = %config.data_dir.display(), "no DATABASE_URL: starting a private PostgreSQL");
     let local = LocalPostgres::start(&config.data_dir).await?;
     Ok((local.url(), Some(local)))
+}
+
+/// The database URL for a short command (admin, migrate): the configured one, or the
+/// data directory's private PostgreSQL — the one a running `ctxd serve` holds, else one
+/// started for the command (returned, to be stopped after).
+pub async fn database_for_command(
+    config: &Config,
+) -> Result<(String, Option<LocalPostgres>), ServeError> {
+    if let Some(url) = &config.database_url {
+        return Ok((url.clone(), None));
+    }
+    Ok(LocalPostgres::start_or_attach(&config.data_dir).await?)
 }

@@ -19,8 +19,10 @@
 //! `runner` (who runs the server and where its data lives), `datadir` (lock, socket
 //! directory, initdb, owner), `process` (pids, signals, a server left over from a
 //! crash), `logfile` (the server log and its tail), `spawn` (the postmaster, tied to
-//! ctxd's life) and `ready` (the first login, the `ctxd` database).
+//! ctxd's life) and `ready` (the first login, the `ctxd` database). `attach` finds the
+//! server another ctxd runs in the directory, for [`LocalPostgres::start_or_attach`].
 
+mod attach;
 mod datadir;
 mod install;
 mod logfile;
@@ -202,6 +204,22 @@ pub enum LocalPgError {
         dir: PathBuf,
         /// Pid written by the process holding the lock, if readable.
         holder: Option<i32>,
+    },
+
+    /// Another ctxd holds the directory, but its server never became ready to use.
+    #[error(
+        "{} is in use by another ctxd process{}, whose PostgreSQL did not become ready within {}s ({why}):          wait for it to finish starting, or stop it",
+        dir.display(),
+        holder.map(|p| format!(" (pid {p})")).unwrap_or_default(),
+        START_TIMEOUT.as_secs()
+    )]
+    NotReady {
+        /// The directory concerned.
+        dir: PathBuf,
+        /// Pid written by the process holding the lock, if readable.
+        holder: Option<i32>,
+        /// What was last seen of its server.
+        why: &'static str,
     },
 
     /// A leftover server from a crashed run would not go away.
@@ -435,10 +453,39 @@ impl LocalPostgres {
     /// `postgres://ctxd@localhost:5432/ctxd?host=/path/to/socketdir`; the port
     /// is spelled out so a PGPORT in the environment cannot redirect it.
     pub fn url(&self) -> String {
-        format!(
-            "postgres://{USER}@localhost:{PORT}/{DATABASE}?host={}",
-            percent_encode(self.socket_dir.as_os_str())
-        )
+        url_for(&self.socket_dir)
+    }
+
+    /// The database of a data directory for a short command (an admin command, a
+    /// migration): the private PostgreSQL a running `ctxd serve` holds there, found by
+    /// its `postmaster.pid`, or else one started for the command (stop it after). A
+    /// server still starting is waited for, up to a minute.
+    pub async fn start_or_attach(
+        dir: &Path,
+    ) -> Result<(String, Option<LocalPostgres>), LocalPgError> {
+        let deadline = tokio::time::Instant::now() + START_TIMEOUT;
+        loop {
+            let (base, holder) = match LocalPostgres::start(dir).await {
+                Ok(local) => return Ok((local.url(), Some(local))),
+                Err(LocalPgError::InUse { dir, holder }) => (dir, holder),
+                Err(error) => return Err(error),
+            };
+            let why = match attach::running(&base) {
+                attach::Running::Ready(url) => {
+                    tracing::info!(data_dir = %base.display(), holder, "using the private PostgreSQL of the running ctxd");
+                    return Ok((url, None));
+                }
+                attach::Running::NotYet(why) => why,
+            };
+            if tokio::time::Instant::now() >= deadline {
+                return Err(LocalPgError::NotReady {
+                    dir: base,
+                    holder,
+                    why,
+                });
+            }
+            tokio::time::sleep(POLL).await;
+        }
     }
 
     /// Fast shutdown (SIGINT to the postmaster) and wait for exit, so the
@@ -475,6 +522,15 @@ impl LocalPostgres {
             }
         }
     }
+}
+
+/// The URL of the private server listening in `socket_dir`; the port is spelled out so
+/// a PGPORT in the environment cannot redirect it.
+fn url_for(socket_dir: &Path) -> String {
+    format!(
+        "postgres://{USER}@localhost:{PORT}/{DATABASE}?host={}",
+        percent_encode(socket_dir.as_os_str())
+    )
 }
 
 fn stopped(pid: i32, status: ExitStatus, log: &Path) -> Result<(), LocalPgError> {

@@ -72,7 +72,7 @@ pub(super) async fn stop_stale_server(
     Ok(())
 }
 
-fn read_pid(pid_file: &Path) -> Option<i32> {
+pub(super) fn read_pid(pid_file: &Path) -> Option<i32> {
     fs::read_to_string(pid_file)
         .ok()
         .and_then(|s| s.lines().next()?.trim().parse::<i32>().ok())
@@ -80,13 +80,13 @@ fn read_pid(pid_file: &Path) -> Option<i32> {
         .filter(|p| *p > 1)
 }
 
-enum ProcState {
+pub(super) enum ProcState {
     Running,
     Zombie,
     Gone,
 }
 
-fn process_state(pid: i32) -> ProcState {
+pub(super) fn process_state(pid: i32) -> ProcState {
     // SAFETY: kill with signal 0 only checks for existence/permission.
     let rc = unsafe { libc::kill(pid, 0) };
     if rc != 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EPERM) {

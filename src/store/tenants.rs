@@ -1,37 +1,23 @@
-//! Tenants and their API keys. Keys are stored as SHA-256 hashes.
+//! Tenants: the `default` tenant of calls without a key, and the named ones API keys
+//! belong to (their keys are in `keys.rs`).
+use chrono::{DateTime, Utc};
+
 use super::Store;
+use super::keys::NewKey;
 use super::{StoreError, StoreResult};
 
+/// A tenant as `ctxd tenant list` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TenantRecord {
+    pub id: i64,
+    pub name: String,
+    pub created_at: DateTime<Utc>,
+    /// Keys neither revoked nor expired.
+    pub active_keys: i64,
+}
+
 impl Store {
-    /// The tenant of an active key with this hash.
-    pub async fn tenant_for_key(&self, key_hash: &[u8]) -> StoreResult<Option<i64>> {
-        sqlx::query_scalar(
-            "select tenant_id from api_keys where key_hash = $1 and revoked_at is null",
-        )
-        .bind(key_hash)
-        .fetch_optional(&self.pool)
-        .await
-        .map_err(StoreError::from)
-    }
-
-    /// Whether any active key exists: if so, every request must present one.
-    pub async fn any_api_keys(&self) -> StoreResult<bool> {
-        sqlx::query_scalar("select exists (select 1 from api_keys where revoked_at is null)")
-            .fetch_one(&self.pool)
-            .await
-            .map_err(StoreError::from)
-    }
-
-    /// Whether any key was ever created, revoked or not: a server that has had keys
-    /// never serves calls without one.
-    pub async fn any_api_key_ever(&self) -> StoreResult<bool> {
-        sqlx::query_scalar("select exists (select 1 from api_keys)")
-            .fetch_one(&self.pool)
-            .await
-            .map_err(StoreError::from)
-    }
-
-    /// The tenant serving requests when no keys are configured.
+    /// The tenant serving calls without a key, when anonymous access is on.
     pub async fn default_tenant(&self) -> StoreResult<i64> {
         sqlx::query_scalar("select id from tenants where name = 'default'")
             .fetch_one(&self.pool)
@@ -39,25 +25,60 @@ impl Store {
             .map_err(StoreError::from)
     }
 
-    /// Creates the tenant if it does not exist and adds a key for it.
+    /// Creates the tenant if it does not exist and adds a key for it; the tenant's id
+    /// and the key's.
+    pub async fn create_tenant_with_key(
+        &self,
+        tenant_name: &str,
+        key: &NewKey<'_>,
+    ) -> StoreResult<(i64, i64)> {
+        let mut tx = self.pool.begin().await?;
+        let tenant_id: i64 = sqlx::query_scalar(include_str!("sql/tenants/upsert.sql"))
+            .bind(tenant_name)
+            .fetch_one(&mut *tx)
+            .await?;
+        let key_id: i64 = sqlx::query_scalar(include_str!("sql/keys/insert.sql"))
+            .bind(tenant_name)
+            .bind(key.hash)
+            .bind(key.prefix)
+            .bind(key.expires_at)
+            .fetch_one(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok((tenant_id, key_id))
+    }
+
+    /// Creates the tenant if it does not exist and adds a key that never expires; the
+    /// tenant's id.
     pub async fn add_api_key(
         &self,
         tenant_name: &str,
         key_hash: &[u8],
         key_prefix: &str,
     ) -> StoreResult<i64> {
-        let mut tx = self.pool.begin().await?;
-        let tenant_id: i64 = sqlx::query_scalar(include_str!("sql/tenants/upsert.sql"))
-            .bind(tenant_name)
-            .fetch_one(&mut *tx)
-            .await?;
-        sqlx::query("insert into api_keys (tenant_id, key_hash, key_prefix) values ($1, $2, $3)")
-            .bind(tenant_id)
-            .bind(key_hash)
-            .bind(key_prefix)
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
+        let key = NewKey {
+            hash: key_hash,
+            prefix: key_prefix,
+            expires_at: None,
+        };
+        let (tenant_id, _) = self.create_tenant_with_key(tenant_name, &key).await?;
         Ok(tenant_id)
+    }
+
+    /// Every tenant by name, with its count of active keys.
+    pub async fn tenants(&self) -> StoreResult<Vec<TenantRecord>> {
+        let rows: Vec<(i64, String, DateTime<Utc>, i64)> =
+            sqlx::query_as(include_str!("sql/tenants/list.sql"))
+                .fetch_all(&self.pool)
+                .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(id, name, created_at, active_keys)| TenantRecord {
+                id,
+                name,
+                created_at,
+                active_keys,
+            })
+            .collect())
     }
 }

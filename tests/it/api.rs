@@ -539,7 +539,7 @@ async fn usage_anchors_estimates_and_check_budget_warns(pool: PgPool) {
 }
 
 #[sqlx::test]
-async fn tenants_are_isolated_and_keys_are_required_once_they_exist(pool: PgPool) {
+async fn tenants_are_isolated_and_a_denying_server_requires_keys(pool: PgPool) {
     let store = ctxd::store::Store::new(pool.clone());
     let server = TestServer::start(pool).await;
     let mut anonymous = server.client.clone();
@@ -555,9 +555,18 @@ async fn tenants_are_isolated_and_keys_are_required_once_they_exist(pool: PgPool
         .add_api_key("b", &ctxd::auth::hash_key(&key_b), "b")
         .await
         .unwrap();
-    // The server caches "no keys" for a few seconds; a fresh server sees them at once.
+    // Whether a call without a key is served is the server's setting, not the key
+    // table's: a server started with `deny` refuses it.
     server.stop().await;
-    let server = TestServer::start(store.pool().clone()).await;
+    let server = TestServer::start_with_options(
+        store.pool().clone(),
+        TestServer::default_config(),
+        ctxd::server::ServeOptions {
+            anonymous_access: ctxd::auth::AnonymousAccess::Deny,
+            ..Default::default()
+        },
+    )
+    .await;
 
     let with_key = |key: &str, session: &str| {
         let mut request = tonic::Request::new(pb::GetSessionRequest {

@@ -1,6 +1,6 @@
 //! The `ctxd` binary as a user runs it: zero configuration (a private PostgreSQL in its
-//! data directory), health, API keys created with `ctxd tenant create`, and a clean stop
-//! on SIGTERM that also stops the private PostgreSQL.
+//! data directory), health, API keys created with `ctxd tenant create`, who may call
+//! without a key, and a clean stop on SIGTERM that also stops the private PostgreSQL.
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -15,7 +15,8 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-fn ctxd(data_dir: &std::path::Path) -> Command {
+/// The `ctxd` binary on a data directory, with no DATABASE_URL.
+pub fn ctxd(data_dir: &std::path::Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_ctxd"));
     command
         .env_remove("DATABASE_URL")
@@ -111,7 +112,8 @@ async fn zero_config_serve_keys_and_clean_stop() {
     };
     assert!(!pid_file(dir.path()), "the private PostgreSQL was stopped");
 
-    // A key created with the CLI; from then on requests need it.
+    // A key created with the CLI; a keyed call is its tenant's, a keyless one (served:
+    // the server listens on loopback) the `default` tenant's, whatever keys exist.
     let output = ctxd(dir.path())
         .args(["tenant", "create", "acme"])
         .output()
@@ -132,14 +134,22 @@ async fn zero_config_serve_keys_and_clean_stop() {
         .await
         .unwrap();
     let mut client = ContextServiceClient::new(channel);
-    let status = client
+    client
         .get_session(pb::GetSessionRequest {
             session_id: "kept".into(),
             include_view: false,
         })
         .await
-        .unwrap_err();
-    assert_eq!(status.code(), tonic::Code::Unauthenticated);
+        .unwrap();
+    let mut request = tonic::Request::new(pb::GetSessionRequest {
+        session_id: "kept".into(),
+        include_view: false,
+    });
+    request
+        .metadata_mut()
+        .insert("authorization", format!("Bearer {key}").parse().unwrap());
+    let status = client.get_session(request).await.unwrap_err();
+    assert_eq!(status.code(), tonic::Code::NotFound, "{status:?}");
     let mut request = tonic::Request::new(pb::CreateSessionRequest {
         session_id: "acme-1".into(),
         ..Default::default()
@@ -152,14 +162,17 @@ async fn zero_config_serve_keys_and_clean_stop() {
     assert!(!pid_file(dir.path()));
 }
 
+/// `--anonymous-access allow` on a non-loopback address is refused at start unless
+/// `--insecure` is given.
 #[test]
-fn refuses_non_loopback_without_keys() {
+fn refuses_anonymous_access_on_the_network_without_insecure() {
     let dir = tempfile::Builder::new()
         .prefix("ctxd-bin")
         .tempdir_in("/tmp")
         .unwrap();
     let output = ctxd(dir.path())
         .args(["serve", "--listen", &format!("0.0.0.0:{}", free_port())])
+        .args(["--anonymous-access", "allow"])
         .output()
         .unwrap();
     assert!(!output.status.success());
@@ -167,6 +180,48 @@ fn refuses_non_loopback_without_keys() {
     assert!(
         stderr.contains("without an API key") && stderr.contains("--insecure"),
         "{stderr}"
+    );
+}
+
+/// The default setting on a non-loopback address: the server starts, says so in its
+/// log, and every call needs a key (here reached through 127.0.0.1, which a 0.0.0.0
+/// listener also accepts).
+#[sqlx::test]
+async fn by_default_a_server_on_the_network_refuses_calls_without_a_key(pool: sqlx::PgPool) {
+    let dir = tempfile::Builder::new()
+        .prefix("ctxd-bin")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let port = free_port();
+    let log = dir.path().join("ctxd.log");
+    let mut child = ctxd(dir.path())
+        .args(["serve", "--listen", &format!("0.0.0.0:{port}")])
+        .env("DATABASE_URL", crate::harness::database_url(&pool))
+        .env("CTXD_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let addr = format!("127.0.0.1:{port}");
+    wait_serving(&addr, &mut child).await;
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let status = ContextServiceClient::new(channel)
+        .create_session(pb::CreateSessionRequest {
+            session_id: "anon".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), tonic::Code::Unauthenticated, "{status:?}");
+    terminate(child).await;
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        log.contains("calls without an API key are refused") && log.contains("loopback"),
+        "{log}"
     );
 }
 

@@ -360,3 +360,24 @@ pub async fn session(client: &mut Client, id: &str) -> pb::Session {
         .session
         .unwrap()
 }
+
+/// The URL of a test's database (`#[sqlx::test]` makes one per test), for a `ctxd`
+/// process: DATABASE_URL with the database name replaced.
+pub fn database_url(pool: &PgPool) -> String {
+    let base =
+        std::env::var("DATABASE_URL").expect("DATABASE_URL must be set (scripts/test sets it)");
+    let name = pool
+        .connect_options()
+        .get_database()
+        .expect("a test pool names its database")
+        .to_string();
+    let (head, query) = match base.split_once('?') {
+        Some((head, query)) => (head, format!("?{query}")),
+        None => (base.as_str(), String::new()),
+    };
+    let authority = head.find("://").map_or(0, |at| at + 3);
+    let path = head[authority..]
+        .find('/')
+        .map_or(head.len(), |at| authority + at);
+    format!("{}/{name}{query}", &head[..path])
+}

@@ -13,6 +13,7 @@ mod hardening;
 mod harness;
 mod hostile;
 mod jobs;
+mod keys;
 mod metrics;
 mod model_server;
 mod properties;
