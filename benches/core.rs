@@ -21,7 +21,8 @@
 //! on DATABASE_URL's server when that is set, otherwise a private PostgreSQL started in a
 //! temporary directory exactly as `ctxd serve` starts its own (default settings, fsync on).
 //!
-//! `CTXD_BENCH_ONLY=counting`, `build`, `append`, `jobs` or `events` runs one part.
+//! `CTXD_BENCH_ONLY=counting`, `build`, `append`, `jobs` or `events` runs one part;
+//! `CTXD_BENCH_METRICS=1` records the metrics as `ctxd serve --metrics-listen` does.
 //!
 //! `cargo test --all-targets` runs this binary without `--bench`: then it does a smoke
 //! run with tiny sizes, so the code keeps working; those figures mean nothing.
@@ -119,6 +120,15 @@ fn main() {
     // CTXD_BENCH_LOG=warn (a tracing filter) shows what the server and workers log.
     let _telemetry = std::env::var("CTXD_BENCH_LOG").ok().map(|filter| {
         ctxd::telemetry::init(ctxd::config::LogFormat::Text, &filter).expect("log filter")
+    });
+    // CTXD_BENCH_METRICS=1 records every metric as `ctxd serve --metrics-listen` does
+    // (the instruments are no-ops otherwise), to measure what recording costs.
+    let _metrics = std::env::var("CTXD_BENCH_METRICS").is_ok_and(|v| v == "1").then(|| {
+        let pipeline = ctxd::metrics::MetricsPipeline::new(false, true)
+            .expect("metrics pipeline")
+            .expect("a pull pipeline");
+        ctxd::metrics::install(&pipeline.meter());
+        pipeline
     });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
