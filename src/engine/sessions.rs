@@ -44,7 +44,7 @@ impl Engine {
             self.store
                 .create_session(tenant_id, &session_id, &policy_json, &metadata)
                 .await
-                .map(Creation::Created)
+                .map(|row| Creation::Created(Box::new(row)))
         } else {
             // Counted under the tenant's row lock: exact across replicas.
             self.store
@@ -58,7 +58,7 @@ impl Engine {
                 .await
         };
         match created {
-            Ok(Creation::Created(row)) => Ok(SessionInfo { row, policy }),
+            Ok(Creation::Created(row)) => Ok(SessionInfo { row: *row, policy }),
             Ok(Creation::Full { live }) => Err(live_sessions_full(live, live_sessions)),
             Err(error) if error.is_unique_violation() => Err(Error::AlreadyExists(format!(
                 "session_id: a session named {} already exists",

@@ -213,7 +213,7 @@ pub(super) async fn lock(
 /// What a create under the live-sessions quota did.
 #[derive(Debug)]
 pub enum Creation {
-    Created(Session),
+    Created(Box<Session>),
     /// The tenant holds this many sessions, its quota or more: nothing was inserted.
     Full {
         live: u64,
@@ -273,7 +273,7 @@ impl Store {
             .fetch_one(&mut *tx)
             .await?;
         tx.commit().await?;
-        Ok(Creation::Created(Session::from(row)))
+        Ok(Creation::Created(Box::new(Session::from(row))))
     }
 
     pub async fn session(&self, tenant_id: i64, external_id: &str) -> StoreResult<Option<Session>> {
