@@ -387,8 +387,8 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(512))]
 
-        /// Over any run of takes, what was admitted is at most the bucket's size plus
-        /// what the elapsed time refilled.
+        /// In every window of a run of takes (from any take to any later one), what was
+        /// admitted is at most the bucket's size plus what the window's time refilled.
         #[test]
         fn never_admits_more_than_burst_plus_rate_times_elapsed(
             capacity in 1u64..10_000,
@@ -398,14 +398,21 @@ mod tests {
             let rate = rate_milli as f64 / 1000.0;
             let start = Instant::now();
             let mut bucket = TokenBucket::new(capacity as f64, rate, start);
-            let (mut now, mut admitted) = (start, 0f64);
+            let mut now = start;
+            // (when, admitted by then, before this take)
+            let mut history: Vec<(Instant, f64)> = Vec::new();
+            let mut admitted = 0f64;
             for (step_ms, amount) in takes {
                 now += Duration::from_millis(step_ms);
+                history.push((now, admitted));
                 if bucket.take(amount as f64, now).is_ok() {
                     admitted += amount as f64;
                 }
-                let bound = capacity as f64 + rate * (now - start).as_secs_f64();
-                prop_assert!(admitted <= bound * (1.0 + 1e-9), "{} > {}", admitted, bound);
+                for (since, before) in &history {
+                    let window = admitted - before;
+                    let bound = capacity as f64 + rate * (now - *since).as_secs_f64();
+                    prop_assert!(window <= bound * (1.0 + 1e-9), "{} > {}", window, bound);
+                }
             }
         }
 
