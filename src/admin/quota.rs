@@ -129,10 +129,10 @@ fn listing(name: &str, own: &QuotaOverrides, defaults: &Quotas, json: bool) -> S
     let rows: Vec<Vec<String>> = rows
         .iter()
         .map(|(quota, value, own)| {
-            let shown = if value == "0" {
-                "0 (off)".into()
-            } else {
-                value.clone()
+            let shown = match (*quota, value.as_str()) {
+                ("requests_burst", "0") => "0 (one second's worth)".into(),
+                (_, "0") => "0 (off)".into(),
+                _ => value.clone(),
             };
             vec![quota.to_string(), shown, source(*own).to_string()]
         })
