@@ -118,7 +118,8 @@ impl Default for Config {
 #[derive(Debug, Clone, Default, Args, Serialize)]
 pub struct ServeArgs {
     /// TOML file with settings (same names as the flags, with underscores; policy
-    /// defaults under [default_policy]; summarizer profiles under [summarizers.NAME]).
+    /// defaults under [default_policy]; quota defaults under [quota] without the quota_
+    /// prefix; summarizer profiles under [summarizers.NAME]).
     #[arg(long, env = "CTXD_CONFIG")]
     #[serde(skip)]
     pub config: Option<PathBuf>,
