@@ -35,6 +35,8 @@ pub struct Config {
     pub max_request_bytes: usize,
     pub max_append_messages: usize,
     pub max_session_bytes: i64,
+    /// Every tenant's quotas unless it has its own (`[quota]` in the TOML file).
+    pub quota: crate::quota::Quotas,
     pub conn_handshake_timeout_secs: u64,
     pub conn_max_pending: usize,
     pub max_connections: usize,
@@ -80,6 +82,7 @@ impl Default for Config {
             max_request_bytes: 64 * 1024 * 1024,
             max_append_messages: crate::limits::DEFAULT_MAX_APPEND_MESSAGES,
             max_session_bytes: crate::limits::DEFAULT_MAX_SESSION_BYTES,
+            quota: crate::quota::Quotas::default(),
             conn_handshake_timeout_secs: 10,
             conn_max_pending: 1024,
             max_connections: 10_000,
@@ -115,7 +118,8 @@ impl Default for Config {
 #[derive(Debug, Clone, Default, Args, Serialize)]
 pub struct ServeArgs {
     /// TOML file with settings (same names as the flags, with underscores; policy
-    /// defaults under [default_policy]; summarizer profiles under [summarizers.NAME]).
+    /// defaults under [default_policy]; quota defaults under [quota] without the quota_
+    /// prefix; summarizer profiles under [summarizers.NAME]).
     #[arg(long, env = "CTXD_CONFIG")]
     #[serde(skip)]
     pub config: Option<PathBuf>,
@@ -294,6 +298,8 @@ pub struct ServeArgs {
     #[arg(long, env = "CTXD_PRELOAD_TOKENIZERS", value_delimiter = ',', value_parser = TokenizerKind::from_name)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preload_tokenizers: Option<Vec<TokenizerKind>>,
+    #[command(flatten)]
+    pub quota: crate::quotas::QuotaArgs,
     #[command(flatten)]
     pub default_policy: PolicyArgs,
 }
@@ -522,6 +528,10 @@ impl Config {
                 "max_session_bytes must be at least 1".into(),
             ));
         }
+        config
+            .quota
+            .validate("quota.")
+            .map_err(ConfigError::Invalid)?;
         if config.append_writers == 0 {
             return Err(ConfigError::Invalid(
                 "append_writers must be at least 1".into(),

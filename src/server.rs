@@ -331,6 +331,7 @@ pub fn engine_config(config: &Config) -> Result<EngineConfig, String> {
         max_append_messages: config.max_append_messages,
         max_session_bytes: config.max_session_bytes,
     };
+    engine.quotas = config.quota;
     for (name, profile) in &config.summarizers {
         let model = match profile.api {
             Api::Extractive => None,

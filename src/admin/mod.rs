@@ -1,10 +1,11 @@
-//! The operator's commands for tenants and API keys: `ctxd tenant create|list` and
+//! The operator's commands for tenants and API keys: `ctxd tenant create|list|quota` and
 //! `ctxd key create|list|revoke|rotate`. They work on the configured database, or on
 //! the private PostgreSQL of the data directory, also while `ctxd serve` runs on it
 //! (`LocalPostgres::start_or_attach`). A key is printed once, when it is made; the
 //! database keeps only its SHA-256 and its first characters (the prefix), which is all
 //! a listing shows.
 mod duration;
+mod quota;
 mod table;
 
 use std::time::Duration;
@@ -18,6 +19,7 @@ use crate::config::ServeArgs;
 use crate::store::{KeyRecord, NewKey, Rotation, Store, StoreError, TenantRecord};
 
 pub use duration::{MAX_EXPIRY, MAX_GRACE};
+pub use quota::QuotaChanges;
 
 /// The longest tenant name.
 const MAX_TENANT_NAME: usize = 200;
@@ -43,6 +45,19 @@ pub enum TenantCommand {
     /// List the tenants: name, id, created, active key count.
     List {
         /// Print JSON lines instead of a table.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        args: ServeArgs,
+    },
+    /// Set a tenant's own quotas (the others keep the server's --quota-… defaults) and
+    /// print the quotas in force; servers apply a change within 5 s.
+    Quota {
+        /// The tenant's name.
+        name: String,
+        #[command(flatten)]
+        changes: QuotaChanges,
+        /// Print a JSON object instead of a table.
         #[arg(long)]
         json: bool,
         #[command(flatten)]
@@ -170,7 +185,9 @@ impl TenantCommand {
     /// The database settings the command runs with.
     pub fn serve_args(&self) -> &ServeArgs {
         match self {
-            TenantCommand::Create { args, .. } | TenantCommand::List { args, .. } => args,
+            TenantCommand::Create { args, .. }
+            | TenantCommand::List { args, .. }
+            | TenantCommand::Quota { args, .. } => args,
         }
     }
 
@@ -196,6 +213,17 @@ impl TenantCommand {
             TenantCommand::List { json, .. } => {
                 let tenants = store.tenants().await?;
                 Ok(tenant_listing(&tenants, *json))
+            }
+            TenantCommand::Quota {
+                name,
+                changes,
+                json,
+                args,
+            } => {
+                let defaults = crate::config::Config::load(args)
+                    .map_err(|error| AdminError::Invalid(error.to_string()))?
+                    .quota;
+                quota::run(store, name, changes, &defaults, *json).await
             }
         }
     }

@@ -45,11 +45,12 @@ pub type EventStream = std::pin::Pin<
     >,
 >;
 
-/// Runs one RPC inside its span: resolves the tenant, runs `body`, records the outcome
+/// Runs one RPC inside its span: resolves the tenant, admits the call under the
+/// tenant's request rate (`quotas`), runs `body`, records the outcome
 /// (in the span and in `rpc.server.duration`; for SubscribeEvents, the time to open the
 /// stream).
 async fn rpc<Req, T, F, Fut>(
-    auth: &Auth,
+    api: &ContextApi,
     name: &'static str,
     session_id: &str,
     request: Request<Req>,
@@ -69,8 +70,9 @@ where
     let started = std::time::Instant::now();
     async move {
         let result = async {
-            let tenant = auth.tenant(request.metadata()).await?;
+            let tenant = api.auth.tenant(request.metadata()).await?;
             tracing::Span::current().record("tenant_id", tenant);
+            api.engine.quotas().admit_request(tenant).await?;
             body(tenant, request.into_inner()).await
         }
         .await;
@@ -110,7 +112,7 @@ impl pb::context_service_server::ContextService for ContextApi {
     ) -> std::result::Result<Response<EventStream>, Status> {
         let session_id = request.get_ref().session_id.clone();
         rpc(
-            &self.auth,
+            self,
             "SubscribeEvents",
             &session_id,
             request,
@@ -124,7 +126,7 @@ impl pb::context_service_server::ContextService for ContextApi {
         request: Request<pb::SearchRequest>,
     ) -> std::result::Result<Response<pb::SearchResponse>, Status> {
         let session_id = request.get_ref().session_id.clone();
-        rpc(&self.auth, "Search", &session_id, request, |tenant, req| {
+        rpc(self, "Search", &session_id, request, |tenant, req| {
             search::search(self, tenant, req)
         })
         .await
@@ -136,7 +138,7 @@ impl pb::context_service_server::ContextService for ContextApi {
     ) -> std::result::Result<Response<pb::CreateSessionResponse>, Status> {
         let session_id = request.get_ref().session_id.clone();
         rpc(
-            &self.auth,
+            self,
             "CreateSession",
             &session_id,
             request,
@@ -150,13 +152,9 @@ impl pb::context_service_server::ContextService for ContextApi {
         request: Request<pb::GetSessionRequest>,
     ) -> std::result::Result<Response<pb::GetSessionResponse>, Status> {
         let session_id = request.get_ref().session_id.clone();
-        rpc(
-            &self.auth,
-            "GetSession",
-            &session_id,
-            request,
-            |tenant, req| sessions::get_session(self, tenant, req),
-        )
+        rpc(self, "GetSession", &session_id, request, |tenant, req| {
+            sessions::get_session(self, tenant, req)
+        })
         .await
     }
 
@@ -166,7 +164,7 @@ impl pb::context_service_server::ContextService for ContextApi {
     ) -> std::result::Result<Response<pb::DeleteSessionResponse>, Status> {
         let session_id = request.get_ref().session_id.clone();
         rpc(
-            &self.auth,
+            self,
             "DeleteSession",
             &session_id,
             request,
@@ -180,13 +178,9 @@ impl pb::context_service_server::ContextService for ContextApi {
         request: Request<pb::AppendTurnRequest>,
     ) -> std::result::Result<Response<pb::AppendTurnResponse>, Status> {
         let session_id = request.get_ref().session_id.clone();
-        rpc(
-            &self.auth,
-            "AppendTurn",
-            &session_id,
-            request,
-            |tenant, req| turns::append_turn(self, tenant, req),
-        )
+        rpc(self, "AppendTurn", &session_id, request, |tenant, req| {
+            turns::append_turn(self, tenant, req)
+        })
         .await
     }
 
@@ -196,7 +190,7 @@ impl pb::context_service_server::ContextService for ContextApi {
     ) -> std::result::Result<Response<pb::BuildMessagesResponse>, Status> {
         let session_id = request.get_ref().session_id.clone();
         rpc(
-            &self.auth,
+            self,
             "BuildMessages",
             &session_id,
             request,
@@ -210,13 +204,9 @@ impl pb::context_service_server::ContextService for ContextApi {
         request: Request<pb::CheckBudgetRequest>,
     ) -> std::result::Result<Response<pb::CheckBudgetResponse>, Status> {
         let session_id = request.get_ref().session_id.clone();
-        rpc(
-            &self.auth,
-            "CheckBudget",
-            &session_id,
-            request,
-            |tenant, req| turns::check_budget(self, tenant, req),
-        )
+        rpc(self, "CheckBudget", &session_id, request, |tenant, req| {
+            turns::check_budget(self, tenant, req)
+        })
         .await
     }
 
@@ -225,13 +215,9 @@ impl pb::context_service_server::ContextService for ContextApi {
         request: Request<pb::CompactRequest>,
     ) -> std::result::Result<Response<pb::CompactResponse>, Status> {
         let session_id = request.get_ref().session_id.clone();
-        rpc(
-            &self.auth,
-            "Compact",
-            &session_id,
-            request,
-            |tenant, req| compaction::compact(self, tenant, req),
-        )
+        rpc(self, "Compact", &session_id, request, |tenant, req| {
+            compaction::compact(self, tenant, req)
+        })
         .await
     }
 
@@ -239,7 +225,7 @@ impl pb::context_service_server::ContextService for ContextApi {
         &self,
         request: Request<pb::GetJobRequest>,
     ) -> std::result::Result<Response<pb::Job>, Status> {
-        rpc(&self.auth, "GetJob", "", request, |tenant, req| {
+        rpc(self, "GetJob", "", request, |tenant, req| {
             compaction::get_job(self, tenant, req)
         })
         .await
@@ -250,7 +236,7 @@ impl pb::context_service_server::ContextService for ContextApi {
         request: Request<pb::ExpandRequest>,
     ) -> std::result::Result<Response<pb::ExpandResponse>, Status> {
         let session_id = request.get_ref().session_id.clone();
-        rpc(&self.auth, "Expand", &session_id, request, |tenant, req| {
+        rpc(self, "Expand", &session_id, request, |tenant, req| {
             compaction::expand(self, tenant, req)
         })
         .await

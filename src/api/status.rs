@@ -1,7 +1,7 @@
 //! The one mapping from the domain error to a gRPC status: the code, the message
 //! clipped, and the google.rpc details a client can act on (BadRequest for a field,
 //! ErrorInfo for a version conflict or a request that does not fit, QuotaFailure for a
-//! server limit). Internal and database causes are logged here and never sent.
+//! server limit or a tenant's quota, with RetryInfo when a rate will have room). Internal and database causes are logged here and never sent.
 use std::collections::HashMap;
 
 use tonic::{Code, Status};
@@ -58,8 +58,13 @@ pub fn status(error: Error) -> Status {
         }
         Error::Unauthenticated(_) => Status::unauthenticated(message),
         Error::OutOfRange(_) => Status::out_of_range(message),
-        Error::ResourceExhausted { limit, .. } => {
-            let details = ErrorDetails::with_quota_failure_violation(limit, message.clone());
+        Error::ResourceExhausted {
+            limit, retry_after, ..
+        } => {
+            let mut details = ErrorDetails::with_quota_failure_violation(limit, message.clone());
+            if retry_after.is_some() {
+                details.set_retry_info(retry_after);
+            }
             Status::with_error_details(Code::ResourceExhausted, message, details)
         }
         Error::Unavailable(cause) => {

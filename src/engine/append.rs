@@ -48,6 +48,10 @@ impl Engine {
         {
             return Err(Error::invalid("idempotency_key", NUL_REASON));
         }
+        let bytes = request.messages.iter().fold(0u64, |sum, message| {
+            sum.saturating_add(u64::try_from(message.counted_bytes()).unwrap_or(u64::MAX))
+        });
+        self.quotas.admit_append(tenant_id, bytes).await?;
 
         // The tool calls the batch makes or answers: what the session knows of them is
         // read with the session row.

@@ -23,6 +23,8 @@ use crate::limits::Limits;
 pub use crate::message::Usage;
 use crate::message::{Message, StoredMessage};
 use crate::policy::Policy;
+use crate::quota::Quotas;
+use crate::quotas::QuotaGate;
 use crate::session::{Session, Summary};
 use crate::store::{NotifyGate, Store, View};
 use crate::summarizer::model::ModelSummarizer;
@@ -67,6 +69,8 @@ pub struct EngineConfig {
     pub job_done: broadcast::Sender<i64>,
     /// Event retention and fan-out.
     pub events: EventsConfig,
+    /// Every tenant's quotas unless it has its own.
+    pub quotas: Quotas,
 }
 
 impl EngineConfig {
@@ -84,6 +88,7 @@ impl EngineConfig {
             notify_gate: Arc::new(NotifyGate::new(Duration::from_millis(20))),
             job_done: broadcast::channel(1024).0,
             events: EventsConfig::default(),
+            quotas: Quotas::default(),
         }
     }
 }
@@ -99,6 +104,8 @@ pub struct Engine {
     config: Arc<EngineConfig>,
     /// Token counts of the system prompts and tool definitions requests repeat.
     request_texts: Arc<TextCounts>,
+    /// The tenants' quotas in this replica.
+    quotas: Arc<QuotaGate>,
 }
 
 /// A session and its effective policy.
@@ -304,6 +311,7 @@ pub struct CheckRequest {
 impl Engine {
     pub fn new(store: Store, config: EngineConfig) -> Engine {
         Engine {
+            quotas: Arc::new(QuotaGate::new(store.clone(), config.quotas)),
             store,
             config: Arc::new(config),
             request_texts: Arc::new(TextCounts::new(REQUEST_TEXT_MEMO_BYTES)),
@@ -316,6 +324,11 @@ impl Engine {
 
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// The tenants' quotas (the API layer admits each RPC there).
+    pub fn quotas(&self) -> &QuotaGate {
+        &self.quotas
     }
 
     /// The model a policy's summarizer profile names; `None` for the extractive one.

@@ -7,7 +7,9 @@ use crate::budget::{Regions, Report};
 use crate::error::{Error, Result, quoted};
 use crate::events::kinds::EventDetail;
 use crate::policy::{Policy, PolicyOverrides};
+use crate::quota::live_sessions_full;
 use crate::session::{Session, Summary};
+use crate::store::Creation;
 use crate::tokenize::REPLY_PRIMING;
 use crate::validate::{NUL_REASON, validate_session_id};
 
@@ -37,12 +39,27 @@ impl Engine {
         let policy = Policy::resolve(&self.config.default_policy, overrides)?;
         self.model_for(&policy)?;
         let policy_json = serde_json::to_value(&policy).map_err(Error::internal)?;
-        match self
-            .store
-            .create_session(tenant_id, &session_id, &policy_json, &metadata)
-            .await
-        {
-            Ok(row) => Ok(SessionInfo { row, policy }),
+        let live_sessions = self.quotas.quotas(tenant_id).await?.live_sessions;
+        let created = if live_sessions == 0 {
+            self.store
+                .create_session(tenant_id, &session_id, &policy_json, &metadata)
+                .await
+                .map(|row| Creation::Created(Box::new(row)))
+        } else {
+            // Counted under the tenant's row lock: exact across replicas.
+            self.store
+                .create_session_within(
+                    tenant_id,
+                    &session_id,
+                    &policy_json,
+                    &metadata,
+                    live_sessions,
+                )
+                .await
+        };
+        match created {
+            Ok(Creation::Created(row)) => Ok(SessionInfo { row: *row, policy }),
+            Ok(Creation::Full { live }) => Err(live_sessions_full(live, live_sessions)),
             Err(error) if error.is_unique_violation() => Err(Error::AlreadyExists(format!(
                 "session_id: a session named {} already exists",
                 quoted(&session_id)

@@ -210,6 +210,16 @@ pub(super) async fn lock(
     )))
 }
 
+/// What a create under the live-sessions quota did.
+#[derive(Debug)]
+pub enum Creation {
+    Created(Box<Session>),
+    /// The tenant holds this many sessions, its quota or more: nothing was inserted.
+    Full {
+        live: u64,
+    },
+}
+
 impl Store {
     /// Inserts a session. A taken id surfaces as a unique violation.
     pub async fn create_session(
@@ -227,6 +237,43 @@ impl Store {
             .fetch_one(&self.pool)
             .await?;
         Ok(Session::from(row))
+    }
+
+    /// Inserts a session unless the tenant already holds `live_sessions` (its quota):
+    /// counted under a lock on the tenant's row, so creates on every replica queue
+    /// there and the count is exact. A taken id surfaces as a unique violation.
+    pub async fn create_session_within(
+        &self,
+        tenant_id: i64,
+        external_id: &str,
+        policy: &serde_json::Value,
+        metadata: &std::collections::BTreeMap<String, String>,
+        live_sessions: u64,
+    ) -> StoreResult<Creation> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("select 1 from tenants where id = $1 for update")
+            .bind(tenant_id)
+            .execute(&mut *tx)
+            .await?;
+        // A statement of its own, after the lock: its snapshot sees every create that
+        // committed before this one got the lock.
+        let live: i64 = sqlx::query_scalar("select count(*) from sessions where tenant_id = $1")
+            .bind(tenant_id)
+            .fetch_one(&mut *tx)
+            .await?;
+        let live = u64::try_from(live).unwrap_or(0);
+        if live >= live_sessions {
+            return Ok(Creation::Full { live });
+        }
+        let row: SessionRow = sqlx::query_as(CREATE_SQL.as_str())
+            .bind(tenant_id)
+            .bind(external_id)
+            .bind(Json(policy))
+            .bind(Json(metadata))
+            .fetch_one(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(Creation::Created(Box::new(Session::from(row))))
     }
 
     pub async fn session(&self, tenant_id: i64, external_id: &str) -> StoreResult<Option<Session>> {

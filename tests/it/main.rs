@@ -17,6 +17,7 @@ mod keys;
 mod metrics;
 mod model_server;
 mod properties;
+mod quotas;
 mod recorded;
 mod replicas;
 mod retention;

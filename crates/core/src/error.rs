@@ -27,11 +27,13 @@ pub enum Error {
     Unauthenticated(String),
     #[error("{0}")]
     OutOfRange(String),
-    /// A limit of the server's (named as its setting) would be passed.
+    /// A limit of the server's or a quota of the tenant's (named as its setting) would
+    /// be passed; for a rate, how long until there is room.
     #[error("{message}")]
     ResourceExhausted {
         limit: &'static str,
         message: String,
+        retry_after: Option<std::time::Duration>,
     },
     /// The database cannot serve now; the cause is the store's.
     #[error("the database is unavailable; retry shortly")]

@@ -7,7 +7,7 @@
 //! once) ← `budget` (regions of a request, the anchor to the provider's count, fitting
 //! history) ← `compaction` (eviction, clearing plans, previews), `chunks` (fresh tail,
 //! leaf and step chunks), `summarize` (the extractive summarizer, retention facts) ←
-//! `render` (provider formats), `validate` (request checks), `limits` (server bounds),
+//! `render` (provider formats), `validate` (request checks), `limits` (server bounds), `quota` (per-tenant quotas, token buckets),
 //! `events` (what an event says, cursors), `error` (the domain error).
 //!
 //! This crate's manifest lacks every network, database and runtime crate, so the
@@ -21,6 +21,7 @@ pub mod job;
 pub mod limits;
 pub mod message;
 pub mod policy;
+pub mod quota;
 pub mod render;
 pub mod session;
 pub mod summarize;

@@ -55,6 +55,7 @@ impl Limits {
                      {} bytes per session (max_session_bytes); start a new session",
                     self.max_session_bytes
                 ),
+                retry_after: None,
             });
         }
         Ok(after)
