@@ -87,7 +87,7 @@ pub async fn serve(
     let auth = Arc::new(
         Auth::new(engine.store().clone(), options.anonymous_access)
             .await
-            .map_err(|error| ServeError::Startup(error.to_string()))?,
+            .map_err(|error| ServeError::Startup(with_causes(&error)))?,
     );
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
     health_reporter
@@ -146,6 +146,19 @@ pub async fn serve(
         () = grace => tracing::warn!(grace_secs = SHUTDOWN_GRACE.as_secs(), "connections still open after the shutdown grace period; closing"),
     }
     Ok(())
+}
+
+/// An error with the chain of its causes, for the operator: a domain error says only
+/// "internal error" (what clients see), its cause says what went wrong.
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(inner) = cause {
+        text.push_str(": ");
+        text.push_str(&inner.to_string());
+        cause = inner.source();
+    }
+    text
 }
 
 /// How long in-flight requests get to finish after a shutdown signal.

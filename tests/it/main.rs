@@ -15,6 +15,7 @@ mod hostile;
 mod jobs;
 mod metrics;
 mod model_server;
+mod pgbouncer;
 mod properties;
 mod recorded;
 mod replicas;
