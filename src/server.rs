@@ -15,7 +15,7 @@ use crate::jobs::WorkerConfig;
 use crate::localpg::LocalPostgres;
 use crate::pb;
 use crate::pb::context_service_server::ContextServiceServer;
-use crate::store::{NotifyGate, Store, StoreError};
+use crate::store::{Endpoints, NotifyGate, Store, StoreError};
 use crate::summarizer::model::{Api, ModelSummarizer};
 
 #[derive(Debug, thiserror::Error)]
@@ -196,7 +196,7 @@ async fn serve_with_database(
     url: &str,
     shutdown: CancellationToken,
 ) -> Result<(), ServeError> {
-    let store = connect(url, config.db_max_connections)
+    let store = connect(config, url, config.db_max_connections)
         .await?
         .view_cache_bytes(config.view_cache_mb.saturating_mul(1024 * 1024))
         .append_writers(config.append_writers);
@@ -281,7 +281,7 @@ async fn serve_with_database(
     stop_jobs.cancel();
     while jobs.join_next().await.is_some() {}
     stop_metrics.cancel();
-    store.pool().close().await;
+    store.close().await;
     // Dropping the pipeline flushes the OTLP exporter.
     drop(pipeline);
     result
@@ -310,11 +310,39 @@ pub fn engine_config(config: &Config) -> Result<EngineConfig, String> {
     Ok(engine)
 }
 
-/// Connects to `url` and applies migrations; errors name the URL without its password.
-pub async fn connect(url: &str, max_connections: u32) -> Result<Store, ServeError> {
-    let redacted = crate::store::redacted_url(url);
-    tracing::info!(url = %redacted, "connecting to PostgreSQL");
-    Store::connect(url, max_connections)
+/// Connects to `url` (and to the configured listen URL, behind the configured pooler)
+/// and applies migrations; errors name the URL without its password.
+pub async fn connect(
+    config: &Config,
+    url: &str,
+    max_connections: u32,
+) -> Result<Store, ServeError> {
+    let mut redacted = crate::store::redacted_url(url);
+    let parse = |url: &str| {
+        url.parse()
+            .map_err(|source: sqlx::Error| ServeError::Connect {
+                url: crate::store::redacted_url(url),
+                source: source.into(),
+            })
+    };
+    let direct = match &config.database_listen_url {
+        Some(listen) => {
+            let listen_redacted = crate::store::redacted_url(listen);
+            tracing::info!(url = %listen_redacted, "LISTEN and migrations on PostgreSQL directly");
+            let direct = parse(listen)?;
+            // A failure may be either URL's.
+            redacted = format!("{redacted} (LISTEN at {listen_redacted})");
+            Some(direct)
+        }
+        None => None,
+    };
+    tracing::info!(url = %redacted, pooler = ?config.database_pooler, "connecting to PostgreSQL");
+    let endpoints = Endpoints {
+        database: parse(url)?,
+        direct,
+        pooler: config.database_pooler,
+    };
+    Store::connect_to(endpoints, max_connections)
         .await
         .map_err(|source| match source {
             StoreError::Migration(_) => ServeError::Migrate {

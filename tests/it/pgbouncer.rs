@@ -211,6 +211,13 @@ fn runner(direct: &PgConnectOptions) -> Option<(u32, u32)> {
     })
 }
 
+/// A number the admin console sends (as text: it speaks the simple query protocol).
+fn number(row: &sqlx::postgres::PgRow, column: &str) -> i64 {
+    let text: String = row.try_get_unchecked(column).unwrap();
+    text.parse()
+        .unwrap_or_else(|_| panic!("{column} is not a number: {text:?}"))
+}
+
 /// A `ctxd serve` process whose pools go through `bouncer` and whose LISTEN
 /// connections go to `direct`.
 struct Replica {
@@ -408,14 +415,10 @@ async fn two_replicas_work_behind_pgbouncer_in_transaction_mode() {
         }
     }
     let total = (2 * TASKS_PER_REPLICA * APPENDS) as i64;
-    assert_eq!(
-        versions,
-        (2..=total + 1).collect(),
-        "one version per append"
-    );
+    assert_eq!(versions, (1..=total).collect(), "one version per append");
     assert_eq!(seqs, (1..=total).collect(), "gap-free seqs");
     let burst = session(&mut on_b, "burst").await;
-    assert_eq!((burst.version, burst.message_count), (total + 1, total));
+    assert_eq!((burst.version, burst.message_count), (total, total));
 
     // The pools' traffic went through PgBouncer...
     let transactions: i64 = bouncer
@@ -423,7 +426,7 @@ async fn two_replicas_work_behind_pgbouncer_in_transaction_mode() {
         .await
         .iter()
         .filter(|row| row.get::<String, _>("database") == ALIAS)
-        .map(|row| row.get::<i64, _>("total_xact_count"))
+        .map(|row| number(row, "total_xact_count"))
         .sum();
     assert!(
         transactions >= total,
@@ -444,7 +447,7 @@ async fn two_replicas_work_behind_pgbouncer_in_transaction_mode() {
         .show("SHOW SERVERS")
         .await
         .iter()
-        .map(|row| row.get::<i32, _>("remote_pid"))
+        .map(|row| number(row, "remote_pid") as i32)
         .collect();
     let mut inspector = PgConnection::connect(&direct).await.unwrap();
     let listening: Vec<i32> = sqlx::query_scalar(
