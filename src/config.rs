@@ -670,6 +670,35 @@ mod tests {
     }
 
     #[test]
+    fn a_transaction_pooler_needs_a_listen_url_and_both_need_a_database_url() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            serve: ServeArgs,
+        }
+        let load = |args: &[&str]| Config::load(&Cli::try_parse_from(args).unwrap().serve);
+        let pooled = ["ctxd", "--database-url", "postgres://pgbouncer/ctxd"];
+        let error = load(&[&pooled[..], &["--database-pooler", "transaction"]].concat());
+        let error = error.unwrap_err().to_string();
+        assert!(error.contains("database_listen_url"), "{error}");
+        let direct = ["--database-listen-url", "postgres://db/ctxd"];
+        let config =
+            load(&[&pooled[..], &direct, &["--database-pooler", "transaction"]].concat()).unwrap();
+        assert_eq!(config.database_pooler, Pooler::Transaction);
+        assert_eq!(config.database_listen_url.as_deref(), Some(direct[1]));
+        assert_eq!(load(&pooled).unwrap().database_pooler, Pooler::None);
+        let error = load(&[&["ctxd"][..], &direct].concat())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("database_listen_url needs database_url"),
+            "{error}"
+        );
+        assert!(Cli::try_parse_from(["ctxd", "--database-pooler", "statement"]).is_err());
+    }
+
+    #[test]
     fn zero_append_writers_is_rejected_naming_the_setting() {
         let args = ServeArgs {
             append_writers: Some(0),
