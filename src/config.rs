@@ -688,9 +688,12 @@ mod tests {
         assert_eq!(config.database_pooler, Pooler::Transaction);
         assert_eq!(config.database_listen_url.as_deref(), Some(direct[1]));
         assert_eq!(load(&pooled).unwrap().database_pooler, Pooler::None);
-        let error = load(&[&["ctxd"][..], &direct].concat())
-            .unwrap_err()
-            .to_string();
+        // Built, not parsed: clap would read DATABASE_URL from the environment.
+        let args = ServeArgs {
+            database_listen_url: Some(direct[1].into()),
+            ..Default::default()
+        };
+        let error = Config::load(&args).unwrap_err().to_string();
         assert!(
             error.contains("database_listen_url needs database_url"),
             "{error}"

@@ -301,11 +301,6 @@ impl Store {
         &self.listen_pool
     }
 
-    /// What sits between the pools and PostgreSQL.
-    pub fn pooler(&self) -> Pooler {
-        self.pooler
-    }
-
     /// The main pool as the store's statements use it.
     fn db(&self) -> Db<'_> {
         Db::new(&self.pool, self.pooler)
