@@ -123,13 +123,15 @@ fn main() {
     });
     // CTXD_BENCH_METRICS=1 records every metric as `ctxd serve --metrics-listen` does
     // (the instruments are no-ops otherwise), to measure what recording costs.
-    let _metrics = std::env::var("CTXD_BENCH_METRICS").is_ok_and(|v| v == "1").then(|| {
-        let pipeline = ctxd::metrics::MetricsPipeline::new(false, true)
-            .expect("metrics pipeline")
-            .expect("a pull pipeline");
-        ctxd::metrics::install(&pipeline.meter());
-        pipeline
-    });
+    let _metrics = std::env::var("CTXD_BENCH_METRICS")
+        .is_ok_and(|v| v == "1")
+        .then(|| {
+            let pipeline = ctxd::metrics::MetricsPipeline::new(false, true)
+                .expect("metrics pipeline")
+                .expect("a pull pipeline");
+            ctxd::metrics::install(&pipeline.meter());
+            pipeline
+        });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

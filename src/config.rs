@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::auth::AnonymousAccess;
 use crate::policy::{Policy, SummaryPlacement, TokenizerKind};
+use crate::store::Pooler;
 use crate::summarizer::model::{Api, Profile};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ValueEnum)]
@@ -27,6 +28,9 @@ pub struct Config {
     pub listen: SocketAddr,
     pub metrics_listen: Option<SocketAddr>,
     pub database_url: Option<String>,
+    /// PostgreSQL itself, for LISTEN and migrations, when `database_url` is a pooler.
+    pub database_listen_url: Option<String>,
+    pub database_pooler: Pooler,
     pub data_dir: PathBuf,
     pub db_max_connections: u32,
     pub insecure: bool,
@@ -74,6 +78,8 @@ impl Default for Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 50051)),
             metrics_listen: None,
             database_url: None,
+            database_listen_url: None,
+            database_pooler: Pooler::None,
             data_dir: PathBuf::from(".ctxd"),
             db_max_connections: 32,
             insecure: false,
@@ -136,6 +142,19 @@ pub struct ServeArgs {
     #[arg(long, env = "DATABASE_URL")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub database_url: Option<String>,
+    /// PostgreSQL URL for the connections that LISTEN (job wake-ups, events) and for
+    /// migrations, when --database-url goes through a pooler: notifications do not pass
+    /// through PgBouncer's transaction pooling. Unset: --database-url.
+    #[arg(long, env = "CTXD_DATABASE_LISTEN_URL")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub database_listen_url: Option<String>,
+    /// What --database-url reaches: none (PostgreSQL, or a pooler in session mode) or
+    /// transaction (a pooler in transaction pooling mode, e.g. PgBouncer with
+    /// pool_mode = transaction: statements are not kept prepared and each runs in a
+    /// transaction; needs --database-listen-url) [default: none].
+    #[arg(long, env = "CTXD_DATABASE_POOLER")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub database_pooler: Option<Pooler>,
     /// Directory for the private PostgreSQL's data (used when no database URL is set)
     /// [default: .ctxd].
     #[arg(long, env = "CTXD_DATA_DIR")]
@@ -562,6 +581,7 @@ impl Config {
                 "conn_idle_timeout_secs must be at most {MAX_IDLE_TIMEOUT_SECS} (0 turns it off)"
             )));
         }
+        config.check_database_urls()?;
         if config.db_max_connections == 0 {
             return Err(ConfigError::Invalid(
                 "db_max_connections must be at least 1".into(),
@@ -592,6 +612,32 @@ impl Config {
             key: self.tls_key.clone()?,
             client_ca: self.tls_client_ca.clone(),
         })
+    }
+}
+
+impl Config {
+    /// A listen URL or a pooler only mean something with a database URL; a transaction
+    /// pooler needs the listen URL (LISTEN would otherwise go through it, and hear
+    /// nothing).
+    fn check_database_urls(&self) -> Result<(), ConfigError> {
+        if self.database_url.is_none() {
+            if self.database_listen_url.is_some() {
+                return Err(ConfigError::Invalid(
+                    "database_listen_url needs database_url (without it ctxd runs a private PostgreSQL)".into(),
+                ));
+            }
+            if self.database_pooler != Pooler::None {
+                return Err(ConfigError::Invalid(
+                    "database_pooler needs database_url (without it ctxd runs a private PostgreSQL)".into(),
+                ));
+            }
+        }
+        if self.database_pooler == Pooler::Transaction && self.database_listen_url.is_none() {
+            return Err(ConfigError::Invalid(
+                "database_pooler = transaction needs database_listen_url: LISTEN does not pass through a transaction pooler".into(),
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -679,6 +725,38 @@ mod tests {
             Config::load(&args).unwrap().preload_tokenizers,
             vec![TokenizerKind::Cl100kBase]
         );
+    }
+
+    #[test]
+    fn a_transaction_pooler_needs_a_listen_url_and_both_need_a_database_url() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            serve: ServeArgs,
+        }
+        let load = |args: &[&str]| Config::load(&Cli::try_parse_from(args).unwrap().serve);
+        let pooled = ["ctxd", "--database-url", "postgres://pgbouncer/ctxd"];
+        let error = load(&[&pooled[..], &["--database-pooler", "transaction"]].concat());
+        let error = error.unwrap_err().to_string();
+        assert!(error.contains("database_listen_url"), "{error}");
+        let direct = ["--database-listen-url", "postgres://db/ctxd"];
+        let config =
+            load(&[&pooled[..], &direct, &["--database-pooler", "transaction"]].concat()).unwrap();
+        assert_eq!(config.database_pooler, Pooler::Transaction);
+        assert_eq!(config.database_listen_url.as_deref(), Some(direct[1]));
+        assert_eq!(load(&pooled).unwrap().database_pooler, Pooler::None);
+        // Built, not parsed: clap would read DATABASE_URL from the environment.
+        let args = ServeArgs {
+            database_listen_url: Some(direct[1].into()),
+            ..Default::default()
+        };
+        let error = Config::load(&args).unwrap_err().to_string();
+        assert!(
+            error.contains("database_listen_url needs database_url"),
+            "{error}"
+        );
+        assert!(Cli::try_parse_from(["ctxd", "--database-pooler", "statement"]).is_err());
     }
 
     #[test]

@@ -100,7 +100,7 @@ async fn listen<R: Runner>(
 ) {
     let mut delay = Duration::from_millis(100);
     while !shutdown.is_cancelled() {
-        let mut listener = match PgListener::connect_with(engine.store().pool()).await {
+        let mut listener = match PgListener::connect_with(engine.store().listen_pool()).await {
             Ok(listener) => listener,
             Err(error) => {
                 tracing::warn!(%error, "job listener cannot connect; polling meanwhile");

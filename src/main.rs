@@ -193,9 +193,9 @@ where
     let _telemetry = ctxd::telemetry::init(config.log_format, "warn")?;
     let (url, local) = server::database_for_command(&config).await?;
     let result = async {
-        let store = server::connect(&url, 2).await?;
+        let store = server::connect(&config, &url, 2).await?;
         work(store.clone()).await?;
-        store.pool().close().await;
+        store.close().await;
         Ok(())
     }
     .await;

@@ -15,7 +15,7 @@ use crate::jobs::WorkerConfig;
 use crate::localpg::LocalPostgres;
 use crate::pb;
 use crate::pb::context_service_server::ContextServiceServer;
-use crate::store::{NotifyGate, Store, StoreError};
+use crate::store::{Endpoints, NotifyGate, Store, StoreError};
 use crate::summarizer::model::{Api, ModelSummarizer};
 use crate::tls::ServerTls;
 
@@ -99,7 +99,7 @@ pub async fn serve(
     let auth = Arc::new(
         Auth::new(engine.store().clone(), anonymous)
             .await
-            .map_err(|error| ServeError::Startup(error.to_string()))?,
+            .map_err(|error| ServeError::Startup(with_causes(&error)))?,
     );
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
     health_reporter
@@ -178,6 +178,19 @@ fn log_anonymous_access(mode: AnonymousAccess, anonymous: bool, addr: std::net::
     }
 }
 
+/// An error with the chain of its causes, for the operator: a domain error says only
+/// "internal error" (what clients see), its cause says what went wrong.
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(inner) = cause {
+        text.push_str(": ");
+        text.push_str(&inner.to_string());
+        cause = inner.source();
+    }
+    text
+}
+
 /// How long in-flight requests get to finish after a shutdown signal.
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
@@ -219,7 +232,7 @@ async fn serve_with_database(
     tls: Option<Arc<ServerTls>>,
     shutdown: CancellationToken,
 ) -> Result<(), ServeError> {
-    let store = connect(url, config.db_max_connections)
+    let store = connect(config, url, config.db_max_connections)
         .await?
         .view_cache_bytes(config.view_cache_mb.saturating_mul(1024 * 1024))
         .append_writers(config.append_writers);
@@ -318,7 +331,7 @@ async fn serve_with_database(
     stop_jobs.cancel();
     while jobs.join_next().await.is_some() {}
     stop_metrics.cancel();
-    store.pool().close().await;
+    store.close().await;
     // Dropping the pipeline flushes the OTLP exporter.
     drop(pipeline);
     result
@@ -348,11 +361,39 @@ pub fn engine_config(config: &Config) -> Result<EngineConfig, String> {
     Ok(engine)
 }
 
-/// Connects to `url` and applies migrations; errors name the URL without its password.
-pub async fn connect(url: &str, max_connections: u32) -> Result<Store, ServeError> {
-    let redacted = crate::store::redacted_url(url);
-    tracing::info!(url = %redacted, "connecting to PostgreSQL");
-    Store::connect(url, max_connections)
+/// Connects to `url` (and to the configured listen URL, behind the configured pooler)
+/// and applies migrations; errors name the URL without its password.
+pub async fn connect(
+    config: &Config,
+    url: &str,
+    max_connections: u32,
+) -> Result<Store, ServeError> {
+    let mut redacted = crate::store::redacted_url(url);
+    let parse = |url: &str| {
+        url.parse()
+            .map_err(|source: sqlx::Error| ServeError::Connect {
+                url: crate::store::redacted_url(url),
+                source: source.into(),
+            })
+    };
+    let direct = match &config.database_listen_url {
+        Some(listen) => {
+            let listen_redacted = crate::store::redacted_url(listen);
+            tracing::info!(url = %listen_redacted, "LISTEN and migrations on PostgreSQL directly");
+            let direct = parse(listen)?;
+            // A failure may be either URL's.
+            redacted = format!("{redacted} (LISTEN at {listen_redacted})");
+            Some(direct)
+        }
+        None => None,
+    };
+    tracing::info!(url = %redacted, pooler = ?config.database_pooler, "connecting to PostgreSQL");
+    let endpoints = Endpoints {
+        database: parse(url)?,
+        direct,
+        pooler: config.database_pooler,
+    };
+    Store::connect_to(endpoints, max_connections)
         .await
         .map_err(|source| match source {
             StoreError::Migration(_) => ServeError::Migrate {

@@ -67,7 +67,7 @@ async fn listen(hub: Arc<Hub>, poll_interval: Duration) {
     let mut held_retry = Duration::ZERO;
     loop {
         if listener.is_none() {
-            match PgListener::connect_with(hub.store.pool()).await {
+            match PgListener::connect_with(hub.store.listen_pool()).await {
                 Ok(mut connected) => match connected.listen(EVENTS_CHANNEL).await {
                     Ok(()) => listener = Some(connected),
                     Err(error) => tracing::warn!(%error, "event hub cannot LISTEN; polling"),

@@ -7,12 +7,13 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use sqlx::types::Json;
-use sqlx::{FromRow, PgConnection, Postgres, Row, Transaction};
+use sqlx::{FromRow, Postgres, Row, Transaction};
 
 use super::StoreResult;
 use super::append_write::{AppendWrite, MessageColumns, call_rows};
 use super::batch;
 use super::jobs::JOBS_CHANNEL;
+use super::pooler::Conn;
 use super::sessions::{SessionRow, with_session_columns};
 use super::{EVENTS_CHANNEL, Store};
 use crate::events::kinds::EventDetail;
@@ -146,14 +147,17 @@ impl Store {
             )
             .bind(tenant_id)
             .bind(external_id)
-            .fetch_optional(&mut *tx)
+            .fetch_optional(Conn::new(&mut tx, self.pooler))
             .await?;
             if found.is_none() {
                 return Ok(None);
             }
-            (query.fetch_optional(&mut *tx).await?, Some(tx))
+            let row = query
+                .fetch_optional(Conn::new(&mut tx, self.pooler))
+                .await?;
+            (row, Some(tx))
         } else {
-            (query.fetch_optional(&self.append_pool).await?, None)
+            (query.fetch_optional(self.append_db()).await?, None)
         };
         let Some(row) = row else {
             return Ok(None);
@@ -185,8 +189,8 @@ impl Store {
             .bind(state.session.id)
             .bind(call_id);
         let name: Option<Option<String>> = match state.locked.as_mut() {
-            Some(tx) => query.fetch_optional(&mut **tx).await?,
-            None => query.fetch_optional(&self.pool).await?,
+            Some(tx) => query.fetch_optional(Conn::new(tx, self.pooler)).await?,
+            None => query.fetch_optional(self.db()).await?,
         };
         Ok(name.flatten().unwrap_or_default())
     }
@@ -206,8 +210,8 @@ impl Store {
         } = state;
         let (appended, after) = match locked {
             Some(mut tx) => {
-                let written =
-                    write_append(&mut tx, &session, &row_version, assumed, &write).await?;
+                let conn = Conn::new(&mut tx, self.pooler);
+                let written = write_append(conn, &session, &row_version, assumed, &write).await?;
                 tx.commit().await?;
                 written
             }
@@ -224,8 +228,8 @@ impl Store {
                     Some(batch::Outcome::Failed(error)) => return Err(error.into()),
                     // Parts a batch does not carry, or the batch did not write it.
                     None | Some(batch::Outcome::Alone) => {
-                        let mut conn = self.append_pool.acquire().await?;
-                        write_append(&mut conn, &session, &row_version, assumed, &write).await?
+                        let conn = self.append_db();
+                        write_append(conn, &session, &row_version, assumed, &write).await?
                     }
                 }
             }
@@ -314,8 +318,8 @@ select s.id is not null as applied, s.*",
 /// Writes the append if the session row is still at `row_version` (and, `assumed`, the
 /// batch's tool-call references hold); with the row as the write left it and its new
 /// version when it applied.
-async fn write_append(
-    conn: &mut PgConnection,
+async fn write_append<'c>(
+    conn: impl sqlx::Executor<'c, Database = Postgres>,
     session: &Session,
     row_version: &str,
     assumed: bool,
@@ -424,7 +428,7 @@ async fn write_append(
         .bind(JOBS_CHANNEL)
         .bind(session.builds)
         .bind(update.content_bytes);
-    let row = write_query.fetch_one(&mut *conn).await?;
+    let row = write_query.fetch_one(conn).await?;
     if !row.try_get::<bool, _>("applied")? {
         return Ok((Appended::Raced, None));
     }

@@ -16,6 +16,7 @@ use sqlx::{FromRow, PgPool, Row};
 use tokio::sync::{mpsc, oneshot};
 
 use super::append_write::{AppendWrite, CallRows, MessageColumns, call_rows};
+use super::pooler::{Db, Pooler};
 use super::sessions::{SessionRow, SessionUpdate, with_session_columns};
 use crate::message::Role;
 use crate::session::Session;
@@ -97,10 +98,11 @@ pub(super) struct Batcher {
 }
 
 impl Batcher {
-    /// Starts the writer: at most `writers` batch statements in flight on `pool`.
-    pub(super) fn start(pool: PgPool, writers: usize) -> Batcher {
+    /// Starts the writer: at most `writers` batch statements in flight on `pool`
+    /// (behind `pooler`).
+    pub(super) fn start(pool: PgPool, pooler: Pooler, writers: usize) -> Batcher {
         let (queue, pending) = mpsc::unbounded_channel();
-        tokio::spawn(dispatch(pool, writers.max(1), pending));
+        tokio::spawn(dispatch(pool, pooler, writers.max(1), pending));
         Batcher { queue }
     }
 
@@ -119,7 +121,12 @@ impl Batcher {
 /// flight (two batches locking the same rows could deadlock each other); such appends
 /// wait, in order, for a later batch. Ends when the store is dropped and nothing is
 /// left to write.
-async fn dispatch(pool: PgPool, writers: usize, mut pending: mpsc::UnboundedReceiver<Pending>) {
+async fn dispatch(
+    pool: PgPool,
+    pooler: Pooler,
+    writers: usize,
+    mut pending: mpsc::UnboundedReceiver<Pending>,
+) {
     let (finished_tx, mut finished) = mpsc::unbounded_channel::<Vec<i64>>();
     let mut in_flight: HashSet<i64> = HashSet::new();
     let mut running = 0;
@@ -141,7 +148,7 @@ async fn dispatch(pool: PgPool, writers: usize, mut pending: mpsc::UnboundedRece
                     let finished = Finished(finished, sessions);
                     let (items, done): (Vec<Item>, Vec<oneshot::Sender<Outcome>>) =
                         batch.into_iter().unzip();
-                    let outcomes = write_batch(&pool, items).await;
+                    let outcomes = write_batch(Db::new(&pool, pooler), items).await;
                     drop(finished);
                     for (done, outcome) in done.into_iter().zip(outcomes) {
                         // The append's caller may have gone (its RPC cancelled).
@@ -235,8 +242,8 @@ static BATCH_SQL: LazyLock<String> =
     LazyLock::new(|| with_session_columns(include_str!("sql/append/batch.sql")));
 
 /// One statement for all of `items`; an outcome for each, in order.
-async fn write_batch(pool: &PgPool, mut items: Vec<Item>) -> Vec<Outcome> {
-    match run_batch(pool, &mut items).await {
+async fn write_batch(db: Db<'_>, mut items: Vec<Item>) -> Vec<Outcome> {
+    match run_batch(db, &mut items).await {
         Ok(outcomes) => outcomes,
         Err(sqlx::Error::Database(error)) => {
             tracing::warn!(
@@ -253,7 +260,7 @@ async fn write_batch(pool: &PgPool, mut items: Vec<Item>) -> Vec<Outcome> {
     }
 }
 
-async fn run_batch(pool: &PgPool, items: &mut [Item]) -> Result<Vec<Outcome>, sqlx::Error> {
+async fn run_batch(db: Db<'_>, items: &mut [Item]) -> Result<Vec<Outcome>, sqlx::Error> {
     // Whether each append holds a user message (it lifts the compaction loop guard's
     // pause), before its messages join the batch's columns.
     let users: Vec<bool> = items
@@ -353,7 +360,7 @@ async fn run_batch(pool: &PgPool, items: &mut [Item]) -> Result<Vec<Outcome>, sq
         .bind(answer_seqs)
         .bind(&messages.view_states)
         .bind(column(&|item| item.update.content_bytes))
-        .fetch_all(pool)
+        .fetch_all(db)
         .await?;
     let mut outcomes: Vec<Outcome> = items.iter().map(|_| Outcome::Raced).collect();
     for row in rows {

@@ -4,6 +4,7 @@ use std::sync::LazyLock;
 
 use sqlx::types::Json;
 
+use super::pooler::Conn;
 use super::{SessionTx, Store, with_columns};
 use super::{StoreError, StoreResult};
 use crate::events::kinds::{Event, EventDetail, Position};
@@ -83,7 +84,7 @@ impl SessionTx {
                 .bind(details)
                 .bind(self.budget_status)
                 .bind(EVENTS_CHANNEL)
-                .execute(&mut *self.tx)
+                .execute(Conn::new(&mut self.tx, self.pooler))
                 .await?;
         }
         self.tx.commit().await.map_err(StoreError::from)?;
@@ -110,7 +111,7 @@ impl Store {
                 .bind(deleted.kind() as i16)
                 .bind(Json(deleted))
                 .bind(EVENTS_CHANNEL)
-                .fetch_optional(self.pool())
+                .fetch_optional(self.db())
                 .await
                 .map_err(StoreError::from)?;
         if removed.is_some() {
@@ -130,7 +131,7 @@ impl Store {
             .bind(session_id)
             .bind(after_seq)
             .bind(limit)
-            .fetch_all(self.pool())
+            .fetch_all(self.db())
             .await?;
         Ok(rows.into_iter().map(Event::from).collect())
     }
@@ -149,7 +150,7 @@ impl Store {
             .bind(after.tx)
             .bind(after.id)
             .bind(limit)
-            .fetch_all(self.pool())
+            .fetch_all(self.db())
             .await?;
         Ok(rows
             .into_iter()
@@ -162,7 +163,7 @@ impl Store {
     pub async fn events_horizon(&self, tenant_id: Option<i64>) -> StoreResult<Position> {
         let row: Option<(i64, i64)> = sqlx::query_as(include_str!("sql/events/horizon.sql"))
             .bind(tenant_id)
-            .fetch_optional(self.pool())
+            .fetch_optional(self.db())
             .await?;
         Ok(row.map_or(Position::START, |(tx, id)| Position { tx, id }))
     }
@@ -172,7 +173,7 @@ impl Store {
         let row: Option<(i64, i64)> =
             sqlx::query_as("select tx, id from events_pruned where tenant_id = $1")
                 .bind(tenant_id)
-                .fetch_optional(self.pool())
+                .fetch_optional(self.db())
                 .await?;
         Ok(row.map_or(Position::START, |(tx, id)| Position { tx, id }))
     }
@@ -181,7 +182,7 @@ impl Store {
     pub async fn session_event_bounds(&self, session_id: i64) -> StoreResult<(Option<i64>, i64)> {
         sqlx::query_as(include_str!("sql/events/bounds.sql"))
             .bind(session_id)
-            .fetch_optional(self.pool())
+            .fetch_optional(self.db())
             .await
             .map(|row| row.unwrap_or((None, 0)))
             .map_err(StoreError::from)
@@ -192,7 +193,7 @@ impl Store {
     pub async fn prune_events(&self, retention: std::time::Duration) -> StoreResult<u64> {
         sqlx::query_scalar(include_str!("sql/events/prune.sql"))
             .bind(retention.as_secs_f64())
-            .fetch_one(self.pool())
+            .fetch_one(self.db())
             .await
             .map(|n: i64| n as u64)
             .map_err(StoreError::from)

@@ -242,7 +242,7 @@ impl Store {
             .bind(id)
             .bind(worker)
             .bind(lease.as_secs_f64())
-            .execute(self.pool())
+            .execute(self.db())
             .await?;
         Ok(updated.rows_affected() == 1)
     }
@@ -294,7 +294,7 @@ impl Store {
             .bind(takers)
             .bind(lease.as_secs_f64())
             .bind(JOB_DONE_CHANNEL)
-            .fetch_all(self.pool())
+            .fetch_all(self.db())
             .await?;
         let mut finished = Finished::default();
         for row in rows {
@@ -315,11 +315,11 @@ impl Store {
         sqlx::query(include_str!("sql/jobs/release.sql"))
             .bind(id)
             .bind(worker)
-            .execute(self.pool())
+            .execute(self.db())
             .await?;
         sqlx::query("select pg_notify($1, '')")
             .bind(JOBS_CHANNEL)
-            .execute(self.pool())
+            .execute(self.db())
             .await?;
         Ok(())
     }
@@ -333,7 +333,7 @@ impl Store {
     /// several replicas at once (see sql/jobs/rescue.sql). Returns how many.
     pub async fn rescue_jobs(&self) -> StoreResult<u64> {
         let lapsed: Vec<(i64, i64, String)> = sqlx::query_as(include_str!("sql/jobs/lapsed.sql"))
-            .fetch_all(self.pool())
+            .fetch_all(self.db())
             .await?;
         let mut rescued = 0;
         for (id, tenant_id, external_id) in lapsed {
@@ -373,7 +373,7 @@ impl Store {
         if rescued > 0 {
             sqlx::query("select pg_notify($1, '')")
                 .bind(JOBS_CHANNEL)
-                .execute(self.pool())
+                .execute(self.db())
                 .await?;
         }
         Ok(rescued)
@@ -383,7 +383,7 @@ impl Store {
     pub async fn job_queue_sample(&self) -> StoreResult<crate::metrics::JobQueueSample> {
         let (available, running, retryable, due, oldest_due_secs): (i64, i64, i64, i64, f64) =
             sqlx::query_as(include_str!("sql/jobs/queue_sample.sql"))
-                .fetch_one(self.pool())
+                .fetch_one(self.db())
                 .await?;
         Ok(crate::metrics::JobQueueSample {
             available,
@@ -398,7 +398,7 @@ impl Store {
     pub async fn prune_jobs(&self, retention: Duration) -> StoreResult<u64> {
         let pruned = sqlx::query(include_str!("sql/jobs/prune.sql"))
             .bind(retention.as_secs_f64())
-            .execute(self.pool())
+            .execute(self.db())
             .await?;
         Ok(pruned.rows_affected())
     }
@@ -408,7 +408,7 @@ impl Store {
         let row: Option<JobRow> = sqlx::query_as(JOB_SQL.as_str())
             .bind(tenant_id)
             .bind(id)
-            .fetch_optional(self.pool())
+            .fetch_optional(self.db())
             .await?;
         Ok(row.map(Job::try_from).transpose()?)
     }
@@ -417,7 +417,7 @@ impl Store {
     pub async fn latest_job(&self, session_id: i64) -> StoreResult<Option<Job>> {
         let row: Option<JobRow> = sqlx::query_as(LATEST_JOB_SQL.as_str())
             .bind(session_id)
-            .fetch_optional(self.pool())
+            .fetch_optional(self.db())
             .await?;
         Ok(row.map(Job::try_from).transpose()?)
     }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 use super::Store;
+use super::pooler::Conn;
 use super::{StoreError, StoreResult};
 
 /// A key to store: the hash of the whole key, its prefix, its expiry.
@@ -81,7 +82,7 @@ impl Store {
     pub async fn active_key(&self, key_hash: &[u8]) -> StoreResult<Option<ActiveKey>> {
         let row: Option<(i64, Option<f64>)> = sqlx::query_as(include_str!("sql/keys/active.sql"))
             .bind(key_hash)
-            .fetch_optional(&self.pool)
+            .fetch_optional(self.db())
             .await?;
         Ok(row.map(|(tenant_id, seconds_left)| ActiveKey {
             tenant_id,
@@ -99,7 +100,7 @@ impl Store {
             .bind(key.hash)
             .bind(key.prefix)
             .bind(key.expires_at)
-            .fetch_optional(&self.pool)
+            .fetch_optional(self.db())
             .await
             .map_err(StoreError::from)
     }
@@ -110,7 +111,7 @@ impl Store {
             "{SELECT} where $1::text is null or t.name = $1 order by k.id"
         )))
         .bind(tenant_name)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         Ok(rows.into_iter().map(record).collect())
     }
@@ -120,7 +121,7 @@ impl Store {
         let row: Option<KeyRow> =
             sqlx::query_as(sqlx::AssertSqlSafe(format!("{SELECT} where k.id = $1")))
                 .bind(id)
-                .fetch_optional(&self.pool)
+                .fetch_optional(self.db())
                 .await?;
         Ok(row.map(record))
     }
@@ -131,7 +132,7 @@ impl Store {
             "{SELECT} where k.key_hash = $1"
         )))
         .bind(key_hash)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?;
         Ok(row.map(record))
     }
@@ -143,7 +144,7 @@ impl Store {
              and (k.expires_at is null or k.expires_at > now()) order by k.id"
         )))
         .bind(prefix)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         Ok(rows.into_iter().map(record).collect())
     }
@@ -153,7 +154,7 @@ impl Store {
     pub async fn revoke_key(&self, id: i64) -> StoreResult<Option<KeyRecord>> {
         let row: Option<KeyRow> = sqlx::query_as(include_str!("sql/keys/revoke.sql"))
             .bind(id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(self.db())
             .await?;
         Ok(row.map(record))
     }
@@ -171,13 +172,13 @@ impl Store {
             "{SELECT} where k.id = $1 for update of k"
         )))
         .bind(id)
-        .fetch_optional(&mut *tx)
+        .fetch_optional(Conn::new(&mut tx, self.pooler))
         .await?;
         let Some(mut old) = row.map(record) else {
             return Ok(Rotation::NotFound);
         };
         let now: DateTime<Utc> = sqlx::query_scalar("select now()")
-            .fetch_one(&mut *tx)
+            .fetch_one(Conn::new(&mut tx, self.pooler))
             .await?;
         if !old.is_active(now) {
             return Ok(Rotation::Inactive(old));
@@ -187,12 +188,12 @@ impl Store {
             .bind(new.hash)
             .bind(new.prefix)
             .bind(new.expires_at)
-            .fetch_one(&mut *tx)
+            .fetch_one(Conn::new(&mut tx, self.pooler))
             .await?;
         old.expires_at = sqlx::query_scalar(include_str!("sql/keys/rotate_old.sql"))
             .bind(id)
             .bind(grace.as_secs_f64())
-            .fetch_one(&mut *tx)
+            .fetch_one(Conn::new(&mut tx, self.pooler))
             .await?;
         tx.commit().await?;
         Ok(Rotation::Rotated { new_key_id, old })

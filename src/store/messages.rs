@@ -125,7 +125,7 @@ impl Store {
             .bind(session_id)
             .bind(first_seq)
             .bind(last_seq)
-            .fetch_all(&self.pool)
+            .fetch_all(self.db())
             .await?;
         Ok(rows.into_iter().map(MessageRow::into_stored).collect())
     }
@@ -139,7 +139,7 @@ impl Store {
         let rows: Vec<MessageRow> = sqlx::query_as(include_str!("sql/messages/by_seq.sql"))
             .bind(session_id)
             .bind(seqs)
-            .fetch_all(&self.pool)
+            .fetch_all(self.db())
             .await?;
         Ok(rows.into_iter().map(MessageRow::into_stored).collect())
     }
@@ -159,7 +159,7 @@ impl Store {
             .bind(first_seq)
             .bind(last_seq)
             .bind(max_tokens)
-            .fetch_all(&self.pool)
+            .fetch_all(self.db())
             .await?;
         Ok(rows.into_iter().map(MessageRow::into_stored).collect())
     }

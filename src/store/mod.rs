@@ -9,6 +9,7 @@ mod events;
 mod jobs;
 mod keys;
 mod messages;
+mod pooler;
 mod quotas;
 mod search;
 mod sessions;
@@ -29,6 +30,8 @@ pub use error::{StoreError, StoreResult};
 pub use events::EVENTS_CHANNEL;
 pub use jobs::{Finished, JOB_DONE_CHANNEL, JOBS_CHANNEL, JobEnding, NewJob, NotifyGate};
 pub use keys::{ActiveKey, KeyRecord, NewKey, Rotation};
+pub use pooler::Pooler;
+use pooler::{Conn, Db};
 pub use search::{SearchHit, SearchQuery};
 pub use sessions::{AnchorUpdate, BuildRecord, Clearing, Creation, SessionUpdate};
 pub use summaries::{NewSummary, SummarizedUpdate};
@@ -49,6 +52,12 @@ pub struct Store {
     append_pool: PgPool,
     /// Whether `append_pool` is a pool of its own (else a clone of `pool`).
     own_append_pool: bool,
+    /// Connections that LISTEN: straight to PostgreSQL, since notifications do not
+    /// pass through a transaction pooler. The same pool as `pool` unless
+    /// [`Endpoints::direct`] names a server of its own.
+    listen_pool: PgPool,
+    /// What sits between `pool` (and `append_pool`) and PostgreSQL.
+    pooler: Pooler,
     /// Session views this replica has read, so a build fetches only what is new.
     views: std::sync::Arc<ViewCache>,
     /// Session rows as this replica's own statements last left them.
@@ -71,6 +80,8 @@ pub const DEFAULT_APPEND_WRITERS: usize = 1;
 /// A write transaction on one session, holding its row lock.
 pub struct SessionTx {
     tx: Transaction<'static, Postgres>,
+    /// How the transaction's statements run (see [`Conn`]).
+    pooler: Pooler,
     pub session: Session,
     /// The session's pending jobs (by kind) as the lock found them.
     pending_jobs: std::collections::HashMap<String, i64>,
@@ -90,6 +101,33 @@ pub fn append_options(options: PgConnectOptions) -> PgConnectOptions {
         .application_name("ctxd")
         .options([("plan_cache_mode", "force_generic_plan")])
 }
+
+/// Where the store connects.
+#[derive(Debug, Clone)]
+pub struct Endpoints {
+    /// The pools' connections: PostgreSQL, or a pooler in front of it.
+    pub database: PgConnectOptions,
+    /// PostgreSQL itself, for LISTEN and migrations (which take a session-level
+    /// advisory lock); `None`: `database` is PostgreSQL itself.
+    pub direct: Option<PgConnectOptions>,
+    /// What `database` is.
+    pub pooler: Pooler,
+}
+
+impl Endpoints {
+    /// PostgreSQL at `options`, no pooler.
+    pub fn direct(options: PgConnectOptions) -> Endpoints {
+        Endpoints {
+            database: options,
+            direct: None,
+            pooler: Pooler::None,
+        }
+    }
+}
+
+/// LISTEN connections a replica holds: the job runner's and the event hub's, and one
+/// to spare while one of them reconnects.
+const LISTEN_CONNECTIONS: u32 = 3;
 
 /// How long the first connection may take before startup gives up.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -145,11 +183,14 @@ pub fn redacted_url(url: &str) -> String {
 }
 
 impl Store {
-    /// A store on one pool (appends included), with a view cache of the default size.
+    /// A store on one pool (appends and LISTEN included) straight to PostgreSQL, with a
+    /// view cache of the default size.
     pub fn new(pool: PgPool) -> Store {
         Store {
             append_pool: pool.clone(),
             own_append_pool: false,
+            listen_pool: pool.clone(),
+            pooler: Pooler::None,
             pool,
             views: std::sync::Arc::new(ViewCache::new(DEFAULT_VIEW_CACHE_BYTES)),
             rows: std::sync::Arc::default(),
@@ -176,31 +217,65 @@ impl Store {
         }
     }
 
-    /// Connects and applies pending migrations.
+    /// Connects to PostgreSQL at `url` and applies pending migrations.
     pub async fn connect(url: &str, max_connections: u32) -> StoreResult<Store> {
         Store::connect_with(url.parse()?, max_connections).await
     }
 
-    /// Connects a pool of `max_connections`, and half as many (at least 2) for
-    /// AppendTurn with [`append_options`], and applies pending migrations.
+    /// [`Store::connect_to`] PostgreSQL at `options`, no pooler.
     pub async fn connect_with(
         options: PgConnectOptions,
         max_connections: u32,
     ) -> StoreResult<Store> {
+        Store::connect_to(Endpoints::direct(options), max_connections).await
+    }
+
+    /// Applies pending migrations (over a direct connection), then connects a pool of
+    /// `max_connections`, half as many (at least 2) for AppendTurn, and, when
+    /// `endpoints` has a direct server, a few LISTEN connections to it. Through a
+    /// transaction pooler a direct server is required.
+    pub async fn connect_to(endpoints: Endpoints, max_connections: u32) -> StoreResult<Store> {
+        let Endpoints {
+            database,
+            direct,
+            pooler,
+        } = endpoints;
+        if pooler == Pooler::Transaction && direct.is_none() {
+            return Err(StoreError::Other(sqlx::Error::Configuration(
+                "through a transaction pooler, LISTEN and migrations need a direct URL".into(),
+            )));
+        }
+        let options = pooler.options(database.application_name("ctxd"));
         probe(&options).await?;
+        if let Some(direct) = &direct {
+            probe(direct).await?;
+        }
+        migrate(direct.as_ref().unwrap_or(&options)).await?;
         let pool = PgPoolOptions::new()
             .max_connections(max_connections)
             .acquire_timeout(Duration::from_secs(10))
-            .connect_with(options.clone().application_name("ctxd"))
+            .connect_with(options.clone())
             .await?;
-        MIGRATOR.run(&pool).await?;
+        let append_options = match pooler {
+            Pooler::None => append_options(options),
+            // Generic plans pay off only for statements kept prepared.
+            Pooler::Transaction => options,
+        };
         let append_pool = PgPoolOptions::new()
             .max_connections((max_connections / 2).max(2))
             .acquire_timeout(Duration::from_secs(10))
-            .connect_lazy_with(append_options(options));
+            .connect_lazy_with(append_options);
+        let listen_pool = match direct {
+            Some(direct) => PgPoolOptions::new()
+                .max_connections(LISTEN_CONNECTIONS)
+                .connect_lazy_with(direct.application_name("ctxd-listen")),
+            None => pool.clone(),
+        };
         Ok(Store {
             append_pool,
             own_append_pool: true,
+            listen_pool,
+            pooler,
             ..Store::new(pool)
         })
     }
@@ -209,16 +284,35 @@ impl Store {
     pub async fn close(&self) {
         self.pool.close().await;
         self.append_pool.close().await;
+        self.listen_pool.close().await;
     }
 
     /// The batch writer of appends (started on first use).
     fn batcher(&self) -> &batch::Batcher {
-        self.batcher
-            .get_or_init(|| batch::Batcher::start(self.append_pool.clone(), self.append_writers))
+        self.batcher.get_or_init(|| {
+            batch::Batcher::start(self.append_pool.clone(), self.pooler, self.append_writers)
+        })
     }
 
+    /// The main pool. The store's own statements go through [`Store::db`], which keeps
+    /// them safe behind a transaction pooler.
     pub fn pool(&self) -> &PgPool {
         &self.pool
+    }
+
+    /// Where LISTEN connections come from: PostgreSQL itself.
+    pub fn listen_pool(&self) -> &PgPool {
+        &self.listen_pool
+    }
+
+    /// The main pool as the store's statements use it.
+    fn db(&self) -> Db<'_> {
+        Db::new(&self.pool, self.pooler)
+    }
+
+    /// AppendTurn's pool as its statements use it.
+    fn append_db(&self) -> Db<'_> {
+        Db::new(&self.append_pool, self.pooler)
     }
 
     /// The pools' connections and the view cache's size, for the metrics' gauges (read
@@ -246,15 +340,28 @@ impl Store {
         external_id: &str,
     ) -> StoreResult<Option<SessionTx>> {
         let mut tx = self.pool.begin().await?;
-        let session = sessions::lock(&mut tx, tenant_id, external_id).await?;
+        let session =
+            sessions::lock(Conn::new(&mut tx, self.pooler), tenant_id, external_id).await?;
         Ok(session.map(|(session, pending_jobs)| SessionTx {
             tx,
+            pooler: self.pooler,
             session,
             pending_jobs,
             events: Vec::new(),
             budget_status: None,
         }))
     }
+}
+
+/// Applies pending migrations over one connection to `options`. The migrator holds a
+/// session-level advisory lock meanwhile, which a transaction pooler would leave on
+/// whichever server connection took it: callers pass PostgreSQL itself.
+async fn migrate(options: &PgConnectOptions) -> StoreResult<()> {
+    use sqlx::Connection as _;
+    let mut conn = sqlx::PgConnection::connect_with(options).await?;
+    MIGRATOR.run(&mut conn).await?;
+    conn.close().await?;
+    Ok(())
 }
 
 /// A statement's text with its `{columns}` as `columns`: statements that read whole rows

@@ -38,7 +38,7 @@ impl Store {
     pub async fn tenant_quotas(&self, tenant_id: i64) -> StoreResult<QuotaOverrides> {
         let row: Option<QuotaRow> = sqlx::query_as(include_str!("sql/quotas/select.sql"))
             .bind(tenant_id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(self.db())
             .await?;
         Ok(row.map(overrides).unwrap_or_default())
     }
@@ -60,7 +60,7 @@ impl Store {
             .bind(column(changes.live_sessions))
             .bind(column(changes.stored_bytes))
             .bind(reset)
-            .fetch_optional(&self.pool)
+            .fetch_optional(self.db())
             .await?;
         Ok(row.map(overrides))
     }
@@ -71,7 +71,7 @@ impl Store {
             "select coalesce(sum(content_bytes), 0)::bigint from sessions where tenant_id = $1",
         )
         .bind(tenant_id)
-        .fetch_one(&self.pool)
+        .fetch_one(self.db())
         .await
         .map_err(StoreError::from)?;
         Ok(u64::try_from(sum).unwrap_or(0))

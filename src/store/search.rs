@@ -68,7 +68,7 @@ impl Store {
             .bind(tenant_id)
             .bind(session_id)
             .bind(limit)
-            .execute(self.pool())
+            .execute(self.db())
             .await?
             .rows_affected())
     }
@@ -85,7 +85,7 @@ impl Store {
             .bind(query.messages)
             .bind(query.summaries)
             .bind(query.limit)
-            .fetch_all(self.pool())
+            .fetch_all(self.db())
             .await
             .map_err(StoreError::from)
     }

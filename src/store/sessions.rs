@@ -3,9 +3,10 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use sqlx::types::Json;
-use sqlx::{FromRow, PgConnection, Postgres, Row, Transaction};
+use sqlx::{FromRow, Row};
 
 use super::StoreResult;
+use super::pooler::Conn;
 use super::{SessionTx, Store, with_columns};
 use crate::budget::Anchor;
 use crate::session::Session;
@@ -191,14 +192,14 @@ static RECORD_BUILD_SQL: LazyLock<String> =
 /// The session's row, locked, with its pending jobs by kind (read in the same statement,
 /// so an enqueue that finds one pending needs no statement of its own).
 pub(super) async fn lock(
-    tx: &mut Transaction<'static, Postgres>,
+    conn: Conn<'_>,
     tenant_id: i64,
     external_id: &str,
 ) -> StoreResult<Option<(Session, HashMap<String, i64>)>> {
     let row = sqlx::query(LOCK_SQL.as_str())
         .bind(tenant_id)
         .bind(external_id)
-        .fetch_optional(&mut **tx)
+        .fetch_optional(conn)
         .await?;
     let Some(row) = row else {
         return Ok(None);
@@ -234,7 +235,7 @@ impl Store {
             .bind(external_id)
             .bind(Json(policy))
             .bind(Json(metadata))
-            .fetch_one(&self.pool)
+            .fetch_one(self.db())
             .await?;
         Ok(Session::from(row))
     }
@@ -253,13 +254,13 @@ impl Store {
         let mut tx = self.pool.begin().await?;
         sqlx::query("select 1 from tenants where id = $1 for update")
             .bind(tenant_id)
-            .execute(&mut *tx)
+            .execute(Conn::new(&mut tx, self.pooler))
             .await?;
         // A statement of its own, after the lock: its snapshot sees every create that
         // committed before this one got the lock.
         let live: i64 = sqlx::query_scalar("select count(*) from sessions where tenant_id = $1")
             .bind(tenant_id)
-            .fetch_one(&mut *tx)
+            .fetch_one(Conn::new(&mut tx, self.pooler))
             .await?;
         let live = u64::try_from(live).unwrap_or(0);
         if live >= live_sessions {
@@ -270,7 +271,7 @@ impl Store {
             .bind(external_id)
             .bind(Json(policy))
             .bind(Json(metadata))
-            .fetch_one(&mut *tx)
+            .fetch_one(Conn::new(&mut tx, self.pooler))
             .await?;
         tx.commit().await?;
         Ok(Creation::Created(Box::new(Session::from(row))))
@@ -280,7 +281,7 @@ impl Store {
         let row: Option<SessionRow> = sqlx::query_as(SESSION_SQL.as_str())
             .bind(tenant_id)
             .bind(external_id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(self.db())
             .await?;
         Ok(row.map(Session::from))
     }
@@ -307,7 +308,7 @@ impl Store {
             .bind(build.tool_tokens)
             .bind(build.view_epoch)
             .bind(extends_previous)
-            .fetch_optional(&self.pool)
+            .fetch_optional(self.db())
             .await?;
         if let Some(row) = row {
             self.rows.put(
@@ -325,15 +326,16 @@ impl Store {
         sqlx::query("update sessions set compaction_failures = $2 where id = $1")
             .bind(session_id)
             .bind(failures)
-            .execute(&self.pool)
+            .execute(self.db())
             .await?;
         Ok(())
     }
 }
 
 impl SessionTx {
-    pub(super) fn conn(&mut self) -> &mut PgConnection {
-        &mut self.tx
+    /// The transaction's connection, as its statements use it.
+    pub(super) fn conn(&mut self) -> Conn<'_> {
+        Conn::new(&mut self.tx, self.pooler)
     }
 
     /// Turns tool results into placeholders, moves the session to a new view epoch (the

@@ -73,7 +73,7 @@ impl Store {
             "select {COLUMNS} from summaries where session_id = $1 and parent_id is null order by first_seq"
         )))
         .bind(session_id)
-        .fetch_all(self.pool())
+        .fetch_all(self.db())
         .await?;
         Ok(rows.into_iter().map(Summary::from).collect())
     }
@@ -85,7 +85,7 @@ impl Store {
         )))
         .bind(session_id)
         .bind(id)
-        .fetch_optional(self.pool())
+        .fetch_optional(self.db())
         .await?;
         Ok(row.map(Summary::from))
     }

@@ -4,6 +4,7 @@ use chrono::{DateTime, Utc};
 
 use super::Store;
 use super::keys::NewKey;
+use super::pooler::Conn;
 use super::{StoreError, StoreResult};
 
 /// A tenant as `ctxd tenant list` shows it.
@@ -20,7 +21,7 @@ impl Store {
     /// The tenant serving calls without a key, when anonymous access is on.
     pub async fn default_tenant(&self) -> StoreResult<i64> {
         sqlx::query_scalar("select id from tenants where name = 'default'")
-            .fetch_one(&self.pool)
+            .fetch_one(self.db())
             .await
             .map_err(StoreError::from)
     }
@@ -35,14 +36,14 @@ impl Store {
         let mut tx = self.pool.begin().await?;
         let tenant_id: i64 = sqlx::query_scalar(include_str!("sql/tenants/upsert.sql"))
             .bind(tenant_name)
-            .fetch_one(&mut *tx)
+            .fetch_one(Conn::new(&mut tx, self.pooler))
             .await?;
         let key_id: i64 = sqlx::query_scalar(include_str!("sql/keys/insert.sql"))
             .bind(tenant_name)
             .bind(key.hash)
             .bind(key.prefix)
             .bind(key.expires_at)
-            .fetch_one(&mut *tx)
+            .fetch_one(Conn::new(&mut tx, self.pooler))
             .await?;
         tx.commit().await?;
         Ok((tenant_id, key_id))
@@ -69,7 +70,7 @@ impl Store {
     pub async fn tenants(&self) -> StoreResult<Vec<TenantRecord>> {
         let rows: Vec<(i64, String, DateTime<Utc>, i64)> =
             sqlx::query_as(include_str!("sql/tenants/list.sql"))
-                .fetch_all(&self.pool)
+                .fetch_all(self.db())
                 .await?;
         Ok(rows
             .into_iter()

@@ -287,8 +287,20 @@ pub async fn fresh_database(prefix: &str) -> PgPool {
 /// A new, migrated database, and its URL (for a `ctxd` process of a test's own).
 pub async fn fresh_database_url(prefix: &str) -> (PgPool, String) {
     let (pool, options) = fresh_database_with_options(prefix).await;
+    let url = url_of_database(options.get_database().unwrap());
+    (pool, url)
+}
+
+/// A new database without the schema (the first `ctxd` to start migrates it), and its
+/// URL.
+pub async fn empty_database_url(prefix: &str) -> String {
+    let (_, name) = create_database(prefix).await;
+    url_of_database(&name)
+}
+
+/// DATABASE_URL with its database replaced by `name`.
+fn url_of_database(name: &str) -> String {
     let url = std::env::var("DATABASE_URL").unwrap();
-    let name = options.get_database().unwrap().to_string();
     // The URL's database path replaced, its query (e.g. a socket directory) kept.
     let (base, query) = match url.split_once('?') {
         Some((base, query)) => (base.to_string(), format!("?{query}")),
@@ -298,10 +310,12 @@ pub async fn fresh_database_url(prefix: &str) -> (PgPool, String) {
         Some(at) if at > "postgres://".len() => &base[..at],
         _ => base.as_str(),
     };
-    (pool, format!("{server}/{name}{query}"))
+    format!("{server}/{name}{query}")
 }
 
-async fn fresh_database_with_options(prefix: &str) -> (PgPool, sqlx::postgres::PgConnectOptions) {
+/// Creates a database on the server DATABASE_URL points at: the server's options and
+/// the new database's name.
+async fn create_database(prefix: &str) -> (sqlx::postgres::PgConnectOptions, String) {
     use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
     let url =
         std::env::var("DATABASE_URL").expect("DATABASE_URL must be set (scripts/test sets it)");
@@ -317,6 +331,12 @@ async fn fresh_database_with_options(prefix: &str) -> (PgPool, sqlx::postgres::P
         .await
         .unwrap();
     admin.close().await;
+    (options, name)
+}
+
+async fn fresh_database_with_options(prefix: &str) -> (PgPool, sqlx::postgres::PgConnectOptions) {
+    use sqlx::postgres::PgPoolOptions;
+    let (options, name) = create_database(prefix).await;
     let options = options.database(&name);
     let pool = PgPoolOptions::new()
         .max_connections(16)
