@@ -117,11 +117,6 @@ impl Auth {
         })
     }
 
-    /// Whether a call without a key is served.
-    pub fn serves_anonymous(&self) -> bool {
-        self.anonymous
-    }
-
     /// The tenant of a request, from its `authorization: Bearer <key>` metadata. Without
     /// a key, the default tenant when anonymous access is on.
     pub async fn tenant(&self, metadata: &tonic::metadata::MetadataMap) -> Result<i64> {

@@ -52,10 +52,9 @@ pub async fn connect(
     if let Some(config) = tls_config(tls)? {
         endpoint = endpoint.tls_config(config)?;
     }
-    endpoint
-        .connect()
-        .await
-        .map_err(|error| format!("cannot connect to {addr}: {}", chain(&error)).into())
+    endpoint.connect().await.map_err(|error| {
+        format!("cannot connect to {addr}: {}", crate::error::chain(&error)).into()
+    })
 }
 
 /// The TLS configuration `tls` asks for, its files read; `None`: plaintext.
@@ -71,22 +70,4 @@ fn tls_config(tls: &ClientTls) -> Result<Option<ClientTlsConfig>, BoxError> {
         config = config.domain_name(name.clone());
     }
     Ok(Some(config))
-}
-
-/// An error with its causes, `a: b: c` (tonic's own message is only "transport error"),
-/// a cause that repeats the one before it said once.
-pub fn chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut last = text.clone();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let said = cause.to_string();
-        if said != last {
-            text.push_str(": ");
-            text.push_str(&said);
-        }
-        last = said;
-        source = cause.source();
-    }
-    text
 }

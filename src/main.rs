@@ -216,7 +216,7 @@ async fn healthcheck(addr: String, tls: ClientTls) -> Result<(), BoxError> {
             service: "ctxd.v1.ContextService".into(),
         })
         .await
-        .map_err(|status| format!("the server at {addr}: {}", ctxd::client::chain(&status)))?
+        .map_err(|status| format!("the server at {addr}: {}", ctxd::error::chain(&status)))?
         .into_inner();
     if response.status() == ServingStatus::Serving {
         println!("SERVING");

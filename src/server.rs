@@ -99,7 +99,7 @@ pub async fn serve(
     let auth = Arc::new(
         Auth::new(engine.store().clone(), anonymous)
             .await
-            .map_err(|error| ServeError::Startup(with_causes(&error)))?,
+            .map_err(|error| ServeError::Startup(crate::error::chain(&error)))?,
     );
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
     health_reporter
@@ -176,19 +176,6 @@ fn log_anonymous_access(mode: AnonymousAccess, anonymous: bool, addr: std::net::
             "calls without an API key are refused: every call needs a key"
         );
     }
-}
-
-/// An error with the chain of its causes, for the operator: a domain error says only
-/// "internal error" (what clients see), its cause says what went wrong.
-fn with_causes(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(inner) = cause {
-        text.push_str(": ");
-        text.push_str(&inner.to_string());
-        cause = inner.source();
-    }
-    text
 }
 
 /// How long in-flight requests get to finish after a shutdown signal.

@@ -139,8 +139,6 @@ static JOB_SQL: LazyLock<String> = LazyLock::new(|| {
         JOB_COLUMNS,
     )
 });
-static LATEST_JOB_SQL: LazyLock<String> =
-    LazyLock::new(|| with_columns(include_str!("sql/jobs/latest.sql"), JOB_COLUMNS));
 
 impl SessionTx {
     /// Enqueues a job for this session in this transaction (it exists only if the
@@ -408,15 +406,6 @@ impl Store {
         let row: Option<JobRow> = sqlx::query_as(JOB_SQL.as_str())
             .bind(tenant_id)
             .bind(id)
-            .fetch_optional(self.db())
-            .await?;
-        Ok(row.map(Job::try_from).transpose()?)
-    }
-
-    /// The session's newest job of any kind (pending first).
-    pub async fn latest_job(&self, session_id: i64) -> StoreResult<Option<Job>> {
-        let row: Option<JobRow> = sqlx::query_as(LATEST_JOB_SQL.as_str())
-            .bind(session_id)
             .fetch_optional(self.db())
             .await?;
         Ok(row.map(Job::try_from).transpose()?)

@@ -75,3 +75,43 @@ impl Error {
         Error::Internal(cause.into())
     }
 }
+
+/// An error with its causes, `a: b: c`, for operators and command-line users (a domain
+/// error says only "internal error", what clients see; its causes say what went wrong).
+/// A cause that repeats the one before it is said once.
+pub fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut last = text.clone();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let said = cause.to_string();
+        if said != last {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        last = said;
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("{0}")]
+    struct Layer(&'static str, #[source] Option<Box<Layer>>);
+
+    #[test]
+    fn a_chain_names_every_cause_once() {
+        let inner = Layer("connection refused", None);
+        let repeated = Layer("connection refused", Some(Box::new(inner)));
+        let outer = Layer("cannot start", Some(Box::new(repeated)));
+        assert_eq!(chain(&outer), "cannot start: connection refused");
+        assert_eq!(
+            chain(&Error::internal("disk full")),
+            "internal error: disk full"
+        );
+    }
+}
