@@ -2,9 +2,10 @@
 //! and wraps every RPC in a span that records the session and the outcome.
 //!
 //! Each RPC's handler is in the file of its group (`sessions`, `turns`, `compaction`,
-//! `search`, `subscribe`); the proto ⇄ core conversions are in `convert/`.
+//! `search`, `subscribe`, `native` for AppendNative); the proto ⇄ core conversions are in `convert/`.
 mod compaction;
 mod convert;
+mod native;
 mod search;
 mod sessions;
 mod status;
@@ -180,6 +181,17 @@ impl pb::context_service_server::ContextService for ContextApi {
         let session_id = request.get_ref().session_id.clone();
         rpc(self, "AppendTurn", &session_id, request, |tenant, req| {
             turns::append_turn(self, tenant, req)
+        })
+        .await
+    }
+
+    async fn append_native(
+        &self,
+        request: Request<pb::AppendNativeRequest>,
+    ) -> std::result::Result<Response<pb::AppendTurnResponse>, Status> {
+        let session_id = request.get_ref().session_id.clone();
+        rpc(self, "AppendNative", &session_id, request, |tenant, req| {
+            native::append_native(self, tenant, req)
         })
         .await
     }

@@ -109,6 +109,24 @@ pub(super) async fn build_messages(
             );
             (Vec::new(), body)
         }
+        pb::OutputFormat::OpenaiResponses => {
+            let body = render::openai_responses(
+                &built.system_prompt,
+                views(),
+                &built.tool_definitions,
+                built.report.output_reserve_tokens,
+            );
+            (Vec::new(), body)
+        }
+        pb::OutputFormat::Gemini => {
+            let body = render::gemini(
+                &built.system_prompt,
+                views(),
+                &built.tool_definitions,
+                built.report.output_reserve_tokens,
+            );
+            (Vec::new(), body)
+        }
     };
     Ok(pb::BuildMessagesResponse {
         messages,

@@ -7,7 +7,8 @@
 //! once) ← `budget` (regions of a request, the anchor to the provider's count, fitting
 //! history) ← `compaction` (eviction, clearing plans, previews), `chunks` (fresh tail,
 //! leaf and step chunks), `summarize` (the extractive summarizer, retention facts) ←
-//! `render` (provider formats), `validate` (request checks), `limits` (server bounds), `quota` (per-tenant quotas, token buckets),
+//! `render` (provider formats), `ingest` (provider bodies read back as messages),
+//! `validate` (request checks), `limits` (server bounds), `quota` (per-tenant quotas),
 //! `events` (what an event says, cursors), `error` (the domain error).
 //!
 //! This crate's manifest lacks every network, database and runtime crate, so the
@@ -17,6 +18,7 @@ pub mod chunks;
 pub mod compaction;
 pub mod error;
 pub mod events;
+pub mod ingest;
 pub mod job;
 pub mod limits;
 pub mod message;

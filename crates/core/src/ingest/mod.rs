@@ -1,0 +1,107 @@
+//! Reads what a backend already holds, in its provider's own JSON shape, as ctxd
+//! messages: a model's response body (assistant content, reasoning, tool calls, usage)
+//! and request items (tool results, user messages). Pure; the inverse of `render`.
+//!
+//! Every error names the JSON path of what is wrong (`$.choices[0].message.tool_calls[1].id`),
+//! and every message remembers the path it came from, so a later check of the message
+//! (an unknown tool-call id, say) can name the path too.
+//!
+//! Provider data a later request must send back verbatim and ctxd has no field for (an
+//! OpenAI reasoning item's id, an Anthropic thinking signature, a Gemini thought
+//! signature) is kept in the message's metadata under the `ctxd.` keys below; the
+//! renderers read them back.
+use thiserror::Error;
+
+use crate::message::{Message, Usage};
+
+mod anthropic;
+mod gemini;
+mod openai_chat;
+mod openai_responses;
+
+/// OpenAI Responses: the `id` of the reasoning item the message's reasoning came from.
+pub const OPENAI_REASONING_ID: &str = "ctxd.openai.reasoning_id";
+/// OpenAI Responses: the reasoning item's `encrypted_content`.
+pub const OPENAI_REASONING_ENCRYPTED: &str = "ctxd.openai.reasoning_encrypted_content";
+/// Anthropic: the `signature` of the thinking block the message's reasoning came from.
+pub const ANTHROPIC_THINKING_SIGNATURE: &str = "ctxd.anthropic.thinking_signature";
+/// Gemini: a JSON object of `thoughtSignature`s by the part they were on (the tool-call
+/// id for a `functionCall` part, `"text"` for the text).
+pub const GEMINI_THOUGHT_SIGNATURES: &str = "ctxd.gemini.thought_signatures";
+
+/// The most bytes one body may hold: a response or an item list is read whole, so a
+/// bigger one is refused before it is parsed.
+pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
+
+fn check_size(json: &str) -> Result<(), IngestError> {
+    if json.len() > MAX_BODY_BYTES {
+        return Err(IngestError::new(
+            "$",
+            format!(
+                "is {} bytes, over the {MAX_BODY_BYTES} one body may hold; split the items \
+                 over several appends",
+                json.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A provider's JSON shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Provider {
+    OpenAiChat,
+    OpenAiResponses,
+    AnthropicMessages,
+    Gemini,
+}
+
+/// Messages read from a provider body, in order, with the path each came from.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Ingested {
+    pub messages: Vec<Message>,
+    /// The JSON path of each message, e.g. `$.choices[0].message` or `$[2]`.
+    pub paths: Vec<String>,
+    /// The provider's usage, when the body is a response that reports one.
+    pub usage: Option<Usage>,
+}
+
+/// What is wrong with a body, and where.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{path}: {reason}")]
+pub struct IngestError {
+    /// The JSON path, `$` for the whole body.
+    pub path: String,
+    pub reason: String,
+}
+
+impl IngestError {
+    pub fn new(path: impl Into<String>, reason: impl Into<String>) -> IngestError {
+        IngestError {
+            path: path.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// A model's response body: the assistant message it holds, and its usage.
+pub fn response(provider: Provider, json: &str) -> Result<Ingested, IngestError> {
+    check_size(json)?;
+    match provider {
+        Provider::OpenAiChat => openai_chat::response(json),
+        Provider::OpenAiResponses => openai_responses::response(json),
+        Provider::AnthropicMessages => anthropic::response(json),
+        Provider::Gemini => gemini::response(json),
+    }
+}
+
+/// A JSON array of request items (tool results, user messages).
+pub fn items(provider: Provider, json: &str) -> Result<Ingested, IngestError> {
+    check_size(json)?;
+    match provider {
+        Provider::OpenAiChat => openai_chat::items(json),
+        Provider::OpenAiResponses => openai_responses::items(json),
+        Provider::AnthropicMessages => anthropic::items(json),
+        Provider::Gemini => gemini::items(json),
+    }
+}

@@ -1,0 +1,115 @@
+//! AppendNative: a provider's own response body and request items, read by
+//! `ingest` into messages and appended as AppendTurn appends them.
+
+use prost::Message as _;
+use sha2::{Digest, Sha256};
+
+use super::ContextApi;
+use crate::engine;
+use crate::error::{Error, Result};
+use crate::ingest::{self, IngestError, Ingested, Provider};
+use crate::pb;
+
+pub(super) async fn append_native(
+    api: &ContextApi,
+    tenant: i64,
+    req: pb::AppendNativeRequest,
+) -> Result<pb::AppendTurnResponse> {
+    let provider = provider(req.format)?;
+    if req.response_json.is_empty() && req.items_json.is_empty() {
+        return Err(Error::invalid(
+            "response_json",
+            "give a response body, request items, or both",
+        ));
+    }
+    let mut read = Ingested::default();
+    if !req.response_json.is_empty() {
+        read = ingest::response(provider, &req.response_json)
+            .map_err(|error| json_error("response_json", error))?;
+    }
+    if !req.items_json.is_empty() {
+        let items = ingest::items(provider, &req.items_json)
+            .map_err(|error| json_error("items_json", error))?;
+        read.messages.extend(items.messages);
+        read.paths.extend(
+            items
+                .paths
+                .into_iter()
+                .map(|path| format!("items_json: {path}")),
+        );
+    }
+    let idempotency = (!req.idempotency_key.is_empty()).then(|| {
+        let mut payload = req.clone();
+        payload.idempotency_key.clear();
+        let hash = Sha256::digest(payload.encode_to_vec()).to_vec();
+        (req.idempotency_key.clone(), hash)
+    });
+    let Ingested {
+        messages,
+        paths,
+        usage,
+    } = read;
+    let outcome = api
+        .engine
+        .append_turn(
+            tenant,
+            engine::AppendRequest {
+                session_id: req.session_id,
+                messages,
+                expected_version: req.expected_version,
+                idempotency,
+                usage,
+            },
+        )
+        .await
+        .map_err(|error| at_path(error, &paths))?;
+    Ok(pb::AppendTurnResponse {
+        version: outcome.version,
+        seqs: outcome.seqs,
+        budget: Some(super::convert::report_to_pb(&outcome.report)),
+        replayed: outcome.replayed,
+        evicted_seqs: outcome.evicted_seqs,
+        summarization_job_id: outcome.summarization_job_id.unwrap_or(0),
+    })
+}
+
+fn provider(format: i32) -> Result<Provider> {
+    match pb::OutputFormat::try_from(format) {
+        Ok(pb::OutputFormat::OpenaiChat) => Ok(Provider::OpenAiChat),
+        Ok(pb::OutputFormat::OpenaiResponses) => Ok(Provider::OpenAiResponses),
+        Ok(pb::OutputFormat::AnthropicMessages) => Ok(Provider::AnthropicMessages),
+        Ok(pb::OutputFormat::Gemini) => Ok(Provider::Gemini),
+        _ => Err(Error::invalid(
+            "format",
+            "must be OPENAI_CHAT, OPENAI_RESPONSES, ANTHROPIC_MESSAGES or GEMINI",
+        )),
+    }
+}
+
+fn json_error(field: &str, error: IngestError) -> Error {
+    Error::invalid(format!("{field}: {}", error.path), error.reason)
+}
+
+/// A check of the appended messages names `messages[i]…`; the client sent JSON, so the
+/// error names the JSON path message `i` came from instead.
+fn at_path(error: Error, paths: &[String]) -> Error {
+    let Error::InvalidArgument { field, reason } = error else {
+        return error;
+    };
+    let located = field
+        .strip_prefix("messages[")
+        .and_then(|rest| rest.split_once(']'))
+        .and_then(|(index, rest)| {
+            let path = paths.get(index.parse::<usize>().ok()?)?;
+            let path = if path.starts_with("items_json") {
+                path.clone()
+            } else {
+                format!("response_json: {path}")
+            };
+            Some(format!("{path}{rest}"))
+        });
+    Error::InvalidArgument {
+        field: located.unwrap_or(field),
+        reason,
+    }
+}
