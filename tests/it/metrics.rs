@@ -25,11 +25,15 @@ fn prometheus_binary() -> PathBuf {
 }
 
 /// A child process killed when the test ends, however it ends.
-struct Killed(Option<Child>);
+pub(crate) struct Killed(Option<Child>);
 
 impl Killed {
+    pub(crate) fn new(child: Child) -> Killed {
+        Killed(Some(child))
+    }
+
     /// The child, no longer killed on drop (for an orderly stop).
-    fn into_inner(mut self) -> Child {
+    pub(crate) fn into_inner(mut self) -> Child {
         self.0.take().expect("a child")
     }
 }
