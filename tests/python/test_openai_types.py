@@ -250,9 +250,8 @@ class OpenAiTypes(unittest.TestCase):
         def text(label, count):
             return label + ": " + " ".join(words[i % len(words)] + str(i) for i in range(count))
 
-        for turn in range(10):
-            self.append(session_id, user(text(f"question {turn}", 60)))
-            reply = {
+        def reply(turn):
+            return {
                 "object": "response",
                 "status": "completed",
                 "output": [
@@ -261,13 +260,17 @@ class OpenAiTypes(unittest.TestCase):
                     {"type": "function_call", "call_id": f"call_{turn}_1", "name": "bash", "arguments": '{"command":"pwd"}'},
                 ],
             }
-            self.native(
-                session_id,
-                pb.OUTPUT_FORMAT_OPENAI_RESPONSES,
-                json.dumps(reply),
-                [{"type": "function_call_output", "call_id": f"call_{turn}_{i}", "output": text(f"notes {turn}", 45)} for i in range(2)],
-            )
+
+        def outputs(turn):
+            return [{"type": "function_call_output", "call_id": f"call_{turn}_{i}", "output": text(f"notes {turn}", 45)} for i in range(2)]
+
+        for turn in range(10):
+            self.append(session_id, user(text(f"question {turn}", 60)))
+            self.native(session_id, pb.OUTPUT_FORMAT_OPENAI_RESPONSES, json.dumps(reply(turn)), outputs(turn))
             self.append(session_id, pb.Message(role=pb.ROLE_ASSISTANT, content=text(f"answer {turn}", 20)))
+        # The last turn is still working: its reply with reasoning and calls stays in view.
+        self.append(session_id, user("One more."))
+        self.native(session_id, pb.OUTPUT_FORMAT_OPENAI_RESPONSES, json.dumps(reply(10)), outputs(10))
         built = self.bodies(session_id)
         for output_format, (body, response) in built.items():
             self.assertGreater(len(response.summaries), 0, "the small window summarized")
@@ -277,6 +280,8 @@ class OpenAiTypes(unittest.TestCase):
             system = body["messages"][0]["content"] if chat_format else body["instructions"]
             self.assertIn(response.summaries[0].content, system)
         responses, _ = built[pb.OUTPUT_FORMAT_OPENAI_RESPONSES]
+        last = [item for item in responses["input"] if item.get("id") == "rs_10"]
+        self.assertEqual(last[0]["summary"], [{"type": "summary_text", "text": text("plan", 10)}])
         called = set()
         for item in responses["input"]:
             if item["type"] == "function_call":
