@@ -305,6 +305,15 @@ mod tests {
         assert_eq!(image_type("file_123"), "image/*");
     }
 
+    proptest::proptest! {
+        #[test]
+        fn any_uri_and_text_is_typed_and_echoed_without_panic(text in "\\PC{0,80}") {
+            let mime_type = image_type(&text);
+            proptest::prop_assert!(mime_type.starts_with("image/") || mime_type.contains('/'));
+            proptest::prop_assert!(quoted(&text).chars().count() <= ECHO_CHARS * 2 + 3);
+        }
+    }
+
     #[test]
     fn echoes_are_clipped() {
         let long = Value::String("x".repeat(10_000));
