@@ -3,6 +3,7 @@
 use serde_json::{Map, Value};
 
 use super::IngestError;
+use crate::validate::NUL_REASON;
 
 /// The most characters of a value an error echoes.
 const ECHO_CHARS: usize = 40;
@@ -87,10 +88,16 @@ pub(super) fn required<'v>(
     field(map, key).ok_or_else(|| IngestError::new(at(path, key), "is missing"))
 }
 
+/// A string; one holding a NUL character is refused here, where its path is known (the
+/// store cannot keep it).
 pub(super) fn string<'v>(value: &'v Value, path: &str) -> Result<&'v str, IngestError> {
-    value
-        .as_str()
-        .ok_or_else(|| IngestError::new(path, format!("must be a string, got {}", describe(value))))
+    let text = value.as_str().ok_or_else(|| {
+        IngestError::new(path, format!("must be a string, got {}", describe(value)))
+    })?;
+    if text.contains('\0') {
+        return Err(IngestError::new(path, NUL_REASON));
+    }
+    Ok(text)
 }
 
 /// A string field that may be absent or null.

@@ -153,6 +153,10 @@ fn content_part(part: &Value, path: &str, role: Role) -> Result<Part, IngestErro
                 token_estimate: 0,
             })
         }
+        // An assistant message given back with its refusal as a part.
+        "refusal" if role == Role::Assistant => Ok(Part::Text {
+            text: required_string(map, "refusal", path)?.to_string(),
+        }),
         "image_url" => Err(IngestError::new(
             at(path, "type"),
             format!(

@@ -133,9 +133,11 @@ fn items_read_tool_results_user_parts_and_images() {
             {"type": "image_url", "image_url": {"url": "https://x.test/a.jpg", "detail": "low"}},
             {"type": "image_url", "image_url": {"url": "https://x.test/image"}}]},
         {"role": "developer", "content": "Be brief."},
+        {"role": "assistant", "content": [{"type": "text", "text": "Sure. "},
+            {"type": "refusal", "refusal": "Not that."}]},
     ]);
     let read = items(&body.to_string()).unwrap();
-    assert_eq!(read.paths, ["$[0]", "$[1]", "$[2]", "$[3]"]);
+    assert_eq!(read.paths, ["$[0]", "$[1]", "$[2]", "$[3]", "$[4]"]);
     assert_eq!(read.messages[0].tool_call_id, "a");
     assert_eq!(read.messages[0].content, "file.txt");
     assert_eq!(
@@ -154,6 +156,12 @@ fn items_read_tool_results_user_parts_and_images() {
         .collect();
     assert_eq!(types, ["image/png", "image/jpeg", "image/*"]);
     assert_eq!(read.messages[3].role, Role::System);
+    assert_eq!(
+        read.messages[4].parts[1],
+        Part::Text {
+            text: "Not that.".into()
+        }
+    );
 }
 
 #[test]

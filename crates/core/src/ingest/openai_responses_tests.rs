@@ -235,6 +235,11 @@ fn malformed_items_name_the_json_path() {
             "$[0].content",
             "the number 7",
         ),
+        (
+            json!([{"role": "user", "content": [{"type": "input_text", "text": "a\0b"}]}]),
+            "$[0].content[0].text",
+            "NUL",
+        ),
     ];
     for (body, path, reason) in cases {
         let error = error(items(&body.to_string()));
