@@ -218,7 +218,7 @@ pub fn gemini<'a>(
         }]
     };
     serialize(&GeminiBody {
-        system_instruction: (!system.is_empty()).then(|| SystemInstruction {
+        system_instruction: (!system.is_empty()).then_some(SystemInstruction {
             parts: [TextOnly { text: system }],
         }),
         contents,
