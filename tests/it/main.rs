@@ -16,6 +16,7 @@ mod jobs;
 mod keys;
 mod metrics;
 mod model_server;
+mod native_other;
 mod pgbouncer;
 mod properties;
 mod quotas;
