@@ -27,12 +27,11 @@ use serde_json::{Map, Value};
 use super::walk::{
     array, clip, count, data_uri, field, flag, name, object, optional_string, parse, string,
 };
-use super::{GEMINI_THOUGHT_SIGNATURES, IngestError, Ingested, TOOL_ERROR};
+use super::{
+    GEMINI_TEXT_PART, GEMINI_THOUGHT_PART, GEMINI_THOUGHT_SIGNATURES, IngestError, Ingested,
+    TOOL_ERROR,
+};
 use crate::message::{Message, Part, Role, ToolCall, Usage};
-
-/// Signature keys of the parts that are not calls (the render module reads them back).
-const TEXT_SIGNATURE: &str = "text";
-const THOUGHT_SIGNATURE: &str = "thought";
 
 /// The longest `responseId` used as is in a made-up call id.
 const MAX_RESPONSE_ID_CHARS: usize = 64;
@@ -157,12 +156,12 @@ fn model(content: &Map<String, Value>, path: &str, id_base: &str) -> Result<Mess
                     message.reasoning.push_str("\n\n");
                 }
                 message.reasoning.push_str(text);
-                THOUGHT_SIGNATURE.to_string()
+                GEMINI_THOUGHT_PART.to_string()
             } else {
                 if !text.is_empty() {
                     add_text(&mut message, text);
                 }
-                TEXT_SIGNATURE.to_string()
+                GEMINI_TEXT_PART.to_string()
             }
         } else if let Some(call) = part.get("functionCall") {
             let call_path = format!("{path}.functionCall");

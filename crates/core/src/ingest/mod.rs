@@ -27,8 +27,13 @@ pub const OPENAI_REASONING_ENCRYPTED: &str = "ctxd.openai.reasoning_encrypted_co
 /// Anthropic: the `signature` of the thinking block the message's reasoning came from.
 pub const ANTHROPIC_THINKING_SIGNATURE: &str = "ctxd.anthropic.thinking_signature";
 /// Gemini: a JSON object of `thoughtSignature`s by the part they were on (the tool-call
-/// id for a `functionCall` part, `"text"` for the text).
+/// id for a `functionCall` part, [`GEMINI_TEXT_PART`] for the text,
+/// [`GEMINI_THOUGHT_PART`] for the thought).
 pub const GEMINI_THOUGHT_SIGNATURES: &str = "ctxd.gemini.thought_signatures";
+/// The key of a Gemini message's text part in [`GEMINI_THOUGHT_SIGNATURES`].
+pub const GEMINI_TEXT_PART: &str = "text";
+/// The key of a Gemini message's thought part in [`GEMINI_THOUGHT_SIGNATURES`].
+pub const GEMINI_THOUGHT_PART: &str = "thought";
 /// Anthropic: a JSON array of the `data` of the message's `redacted_thinking` blocks,
 /// sent back after its thinking block.
 pub const ANTHROPIC_REDACTED_THINKING: &str = "ctxd.anthropic.redacted_thinking";

@@ -26,14 +26,9 @@ use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 
 use super::{Object, media_note, serialize};
-use crate::ingest::{GEMINI_THOUGHT_SIGNATURES, TOOL_ERROR};
+use crate::ingest::{GEMINI_TEXT_PART, GEMINI_THOUGHT_PART, GEMINI_THOUGHT_SIGNATURES, TOOL_ERROR};
 use crate::message::{Message, Part, Role};
 use crate::tokenize::ToolDefinition;
-
-/// The signature key of an assistant message's text part.
-pub(crate) const TEXT_SIGNATURE: &str = "text";
-/// The signature key of an assistant message's thought (reasoning) part.
-pub(crate) const THOUGHT_SIGNATURE: &str = "thought";
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -303,13 +298,13 @@ fn model_parts(message: &Message) -> Vec<GeminiPart<'_>> {
         parts.push(GeminiPart {
             text: Some(Cow::Borrowed(&message.reasoning)),
             thought: true,
-            thought_signature: signatures.remove(THOUGHT_SIGNATURE),
+            thought_signature: signatures.remove(GEMINI_THOUGHT_PART),
             ..GeminiPart::default()
         });
     }
     let first_content = parts.len();
     parts.extend(content_parts(message));
-    if let Some(signature) = signatures.remove(TEXT_SIGNATURE)
+    if let Some(signature) = signatures.remove(GEMINI_TEXT_PART)
         && let Some(last_text) = parts[first_content..]
             .iter_mut()
             .rev()
