@@ -294,6 +294,13 @@ fn user(
         out.paths.push(path.to_string());
         return Ok(());
     }
+    let blocks = array(content, content_path)?;
+    if blocks.is_empty() {
+        return Err(IngestError::new(
+            content_path,
+            "is empty; a user message needs at least one block",
+        ));
+    }
     let mut pending = Message::text(Role::User, "");
     let mut pending_path = String::new();
     let flush = |out: &mut Ingested, pending: &mut Message, pending_path: &mut String| {
@@ -304,7 +311,7 @@ fn user(
             out.paths.push(std::mem::take(pending_path));
         }
     };
-    for (index, block) in array(content, content_path)?.iter().enumerate() {
+    for (index, block) in blocks.iter().enumerate() {
         let block_path = format!("{content_path}[{index}]");
         let block = object(block, &block_path)?;
         let kind = block_type(block, &block_path)?;
@@ -444,6 +451,7 @@ mod tests {
                 "$.content[0].type",
             ),
             (r#"{"content": "hi"}"#, "$.content"),
+            (r#"{"content": [{"type": "text"}]}"#, "$.content[0].text"),
             (
                 r#"{"content": [], "usage": {"input_tokens": -1}}"#,
                 "$.usage.input_tokens",
@@ -459,6 +467,8 @@ mod tests {
                 .unwrap_err();
         assert_eq!(error.path, "$[0].content[0].tool_use_id");
         assert_eq!(error.reason, "must be a string, got a number");
+        let error = items(r#"[{"role": "user", "content": []}]"#).unwrap_err();
+        assert_eq!(error.path, "$[0].content");
         let error = items(&format!(
             r#"[{{"role": "{}", "content": "x"}}]"#,
             "s".repeat(500)

@@ -328,9 +328,16 @@ fn user(
     path: &str,
     open: &mut OpenCalls,
 ) -> Result<(), IngestError> {
+    let parts = parts_of(content, path)?;
+    if parts.is_empty() {
+        return Err(IngestError::new(
+            format!("{path}.parts"),
+            "is missing or empty; a user content needs at least one part",
+        ));
+    }
     let mut pending = Message::text(Role::User, "");
     let mut pending_path = String::new();
-    for (index, part) in parts_of(content, path)?.iter().enumerate() {
+    for (index, part) in parts.iter().enumerate() {
         let part_path = format!("{path}.parts[{index}]");
         let part = object(part, &part_path)?;
         if let Some(response) = part.get("functionResponse") {
@@ -541,5 +548,7 @@ mod tests {
         assert_eq!(error.path, "$[0].parts[0].functionResponse.name");
         let error = items(r#"[{"role": "function", "parts": []}]"#, &[]).unwrap_err();
         assert_eq!(error.path, "$[0].role");
+        let error = items(r#"[{"role": "user"}]"#, &[]).unwrap_err();
+        assert_eq!(error.path, "$[0].parts");
     }
 }
