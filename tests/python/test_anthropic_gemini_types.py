@@ -247,6 +247,12 @@ class AnthropicGemini(base.Rpc):
                         tool_result(ids[0], text(f"files {turn}", 80)), tool_result(ids[1], "/work"),
                         assistant(text(f"answer {turn}", 20))]
             call("AppendTurn", pb.AppendTurnRequest(session_id=session_id, messages=messages))
+        # The newest turn: a signed thinking step with parallel calls, kept whole.
+        last = assistant("Checking both.", calls=[tool_call("last_a", "ls"), tool_call("last_b", "pwd")])
+        last.reasoning = "Both at once."
+        last.metadata["ctxd.anthropic.thinking_signature"] = "c2lnbmF0dXJlTGFzdA=="
+        call("AppendTurn", pb.AppendTurnRequest(session_id=session_id, messages=[
+            user("Where are we?"), last, tool_result("last_a", "src"), tool_result("last_b", "/work")]))
         for output_format, check in ((pb.OUTPUT_FORMAT_ANTHROPIC_MESSAGES, check_anthropic),
                                      (pb.OUTPUT_FORMAT_GEMINI, check_gemini)):
             built, body = self.build(session_id, output_format)
@@ -256,9 +262,13 @@ class AnthropicGemini(base.Rpc):
             self.assertGreater(len(built.summaries), 0, "compaction summarized older turns")
             if output_format == pb.OUTPUT_FORMAT_GEMINI:
                 self.assertIsNone(gemini_pairs_ok(body["contents"]))
+                self.assertEqual([p["functionCall"]["id"] for p in body["contents"][-2]["parts"] if "functionCall" in p],
+                                 ["last_a", "last_b"])
                 self.assertIn(built.summaries[0].content, body["systemInstruction"]["parts"][0]["text"])
             else:
                 self.assertIn(built.summaries[0].content, body["system"])
+                self.assertEqual([b["type"] for b in body["messages"][-2]["content"]],
+                                 ["thinking", "text", "tool_use", "tool_use"])
         NOTES.append(f"native: compacted session ({len(built.summaries)} summaries) valid in both formats")
 
 
