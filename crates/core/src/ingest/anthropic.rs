@@ -436,6 +436,22 @@ mod tests {
     }
 
     #[test]
+    fn assistant_items_read_like_a_response() {
+        let body = r#"[{"role": "assistant", "content": "Plain."},
+            {"role": "assistant", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"},
+             {"type": "tool_use", "id": "t", "name": "f", "input": {"x": [1]}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t"}]}]"#;
+        let read = items(body).unwrap();
+        assert_eq!(read.messages[0].content, "Plain.");
+        assert_eq!(read.messages[1].content, "a");
+        assert_eq!(read.messages[1].parts, [Part::Text { text: "b".into() }]);
+        assert_eq!(read.messages[1].tool_calls[0].arguments, r#"{"x":[1]}"#);
+        assert_eq!(read.messages[2].role, Role::Tool);
+        assert!(read.messages[2].content.is_empty());
+        assert!(read.usage.is_none());
+    }
+
+    #[test]
     fn errors_name_the_json_path() {
         let cases = [
             (
