@@ -4,6 +4,7 @@ mod api;
 mod binary;
 mod caps;
 mod compaction;
+mod compose;
 mod connections;
 mod corpus;
 mod decode;
