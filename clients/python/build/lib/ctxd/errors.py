@@ -13,7 +13,9 @@ from typing import Any, Optional
 
 import grpc
 from google.protobuf import any_pb2
-from google.rpc import error_details_pb2, status_pb2
+# googleapis-common-protos ships no py.typed, and types-protobuf's `google` stubs hide
+# its modules from mypy: they are Any here, and what is read from them is converted.
+from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
 
 # The trailer holding the serialized google.rpc.Status.
 _DETAILS_KEY = "grpc-status-details-bin"

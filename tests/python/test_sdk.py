@@ -1,0 +1,406 @@
+"""The Python SDK (clients/python, import name `ctxd`) against a real `ctxd serve`.
+
+Run by tests/python/run after it installs the SDK into the test venv; CTXD_BIN is the
+server binary, DATABASE_URL (when set) its database. Proves every Session helper, the
+errors' details, that a retried append is never applied twice, and that events()
+resumes across a server restart with no event lost or repeated, for the sync and the
+asyncio client.
+"""
+
+import asyncio
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import ctxd  # noqa: E402
+from ctxd import pb  # noqa: E402
+from sdk_harness import CuttingProxy, Server, wait_until  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SERVER = {}
+NOTES = []
+# Small enough that a 600-token tool result is evicted (one OUTPUT_EVICTED event each).
+EVICTING = {"context_window_tokens": 8000, "max_output_tokens": 1000, "eviction_threshold_tokens": 100}
+BIG_OUTPUT = "line of tool output\n" * 150
+
+
+def setUpModule():
+    server = Server()
+    SERVER["server"] = server
+    server.start()
+
+
+def tearDownModule():
+    server = SERVER.get("server")
+    if server is not None:
+        server.close()
+
+
+def server():
+    return SERVER["server"]
+
+
+def tool_step(session, call_id):
+    """One tool step whose result is evicted: returns the result's seq."""
+    session.append(ctxd.assistant(tool_calls=[ctxd.tool_call(call_id, "bash", {"command": "cat big.log"})]))
+    response = session.append(ctxd.tool_result(call_id, BIG_OUTPUT))
+    assert list(response.evicted_seqs) == list(response.seqs), response
+    return response.seqs[0]
+
+
+class Puller:
+    """Pulls from an events iterator in a thread, one item per take, so a broken
+    iterator fails the test by its deadline instead of hanging it."""
+
+    def __init__(self, iterator):
+        self.iterator = iterator
+        self.wanted = queue.Queue()
+        self.got = queue.Queue()
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self):
+        while self.wanted.get():
+            try:
+                self.got.put(("item", next(self.iterator)))
+            except BaseException as error:  # handed to the test thread
+                self.got.put(("error", error))
+                return
+
+    def take(self, count, timeout_s=60):
+        items = []
+        for _ in range(count):
+            self.wanted.put(True)
+            try:
+                kind, value = self.got.get(timeout=timeout_s)
+            except queue.Empty:
+                raise AssertionError(f"no event within {timeout_s} s (got {len(items)} of {count})") from None
+            if kind == "error":
+                raise value
+            items.append(value)
+        return items
+
+
+class Generated(unittest.TestCase):
+    def test_shipped_stubs_match_the_proto(self):
+        """The generated modules in the package are what grpcio-tools makes of proto/ now."""
+        check = subprocess.run(
+            [sys.executable, os.path.join(REPO, "clients", "python", "generate.py"), "--check"],
+            capture_output=True,
+            text=True,
+        )
+        self.assertEqual(check.returncode, 0, check.stderr + check.stdout)
+        # And the installed package carries them as its own modules.
+        self.assertEqual(pb.__name__, "ctxd.v1.ctxd_pb2")
+        from ctxd.v1 import ctxd_pb2_grpc
+
+        self.assertTrue(hasattr(ctxd_pb2_grpc, "ContextServiceStub"))
+
+
+class Helpers(unittest.TestCase):
+    def setUp(self):
+        self.client = ctxd.Client(server().addr)
+
+    def tearDown(self):
+        self.client.close()
+
+    def test_every_session_helper(self):
+        tools = [{"type": "function", "function": {"name": "bash", "description": "Run a command",
+                                                   "parameters": {"type": "object", "properties": {}}}}]
+        session = self.client.create_session(
+            policy={"context_window_tokens": 16000, "max_output_tokens": 2000},
+            metadata={"team": "sdk"},
+            system_prompt="You are terse.",
+            tools=tools,
+        )
+        self.assertEqual(session.info.policy.context_window_tokens, 16000)
+        self.assertEqual(dict(session.get().metadata), {"team": "sdk"})
+        first = session.append(
+            {"role": "user", "content": "List the files, then count the lines of setup.py."},
+            usage=None,
+        )
+        self.assertEqual(list(first.seqs), [1])
+        second = session.append(
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": '{"command": "ls"}'}}]},
+            ctxd.tool_result("call_1", "setup.py\nREADME.md"),
+            usage={"input_tokens": 120, "output_tokens": 15},
+            expected_version=first.version,
+        )
+        self.assertEqual(list(second.seqs), [2, 3])
+        self.assertEqual(second.version, first.version + 1)
+
+        body = session.build(ctxd.Format.OPENAI_CHAT)
+        self.assertEqual(body["messages"][0], {"role": "system", "content": "You are terse."})
+        self.assertEqual([m["role"] for m in body["messages"]], ["system", "user", "assistant", "tool"])
+        self.assertEqual(body["messages"][2]["tool_calls"][0]["id"], "call_1")
+        self.assertEqual(body["tools"][0]["function"]["name"], "bash")
+        self.assertEqual(session.last_build.version, second.version)
+        self.assertEqual(session.last_build.budget.breakdown.context_window_tokens, 16000)
+
+        anthropic = session.build(ctxd.Format.ANTHROPIC_MESSAGES, system_prompt="Other.")
+        self.assertEqual(anthropic["system"], "Other.")
+        self.assertEqual(anthropic["messages"][1]["content"][0]["type"], "tool_use")
+
+        neutral = session.build(ctxd.Format.NEUTRAL)
+        self.assertEqual([m.seq for m in neutral], [1, 2, 3])
+        self.assertIsInstance(neutral[0], pb.Message)
+        self.assertEqual(session.last_build.system_prompt, "You are terse.")
+
+        report = session.check(ctxd.user("and now?"))
+        without = session.check()
+        self.assertGreater(report.breakdown.history_tokens, without.breakdown.history_tokens)
+        self.assertEqual(report.status, pb.BUDGET_STATUS_OK)
+
+        expanded = session.expand([3, 1])
+        self.assertEqual([m.seq for m in expanded.messages], [1, 3])
+        self.assertEqual(expanded.messages[1].content, "setup.py\nREADME.md")
+        ranged = session.expand(first_seq=2, last_seq=3)
+        self.assertEqual([m.seq for m in ranged.messages], [2, 3])
+        with self.assertRaises(ValueError):
+            session.expand([1], summary_id=4)
+
+        hits = session.search("README")
+        self.assertEqual([(h.session_id, h.seq) for h in hits], [(session.id, 3)])
+        self.assertEqual(self.client.search("README", session_id=session.id)[0].seq, 3)
+
+        dry = session.compact(pb.COMPACT_MODE_CLEAR_TOOL_RESULTS, dry_run=True)
+        self.assertFalse(dry.applied)
+        self.assertEqual(dry.version, second.version)
+
+        info = session.get()
+        self.assertEqual(info.message_count, 3)
+        self.assertEqual(info.usage_total.input_tokens, 120)
+        self.assertEqual(self.client.inspect_session(session.id).budget.breakdown.context_window_tokens, 16000)
+
+        self.assertEqual(session.delete(), 3)
+        with self.assertRaises(ctxd.NotFound):
+            session.get()
+
+    def test_compaction_through_the_helpers(self):
+        policy = dict(EVICTING, fresh_tail_messages=2, fresh_tail_tokens=100, tool_output_protect_tokens=100)
+        session = self.client.create_session(policy=policy)
+        session.append(ctxd.user("read the logs"))
+        events = Puller(session.events())
+        evicted = [tool_step(session, f"call_{i}") for i in range(4)]
+        session.append(ctxd.assistant("done"))
+        self.assertEqual([e.output_evicted.seq for e in events.take(4)], evicted)
+        done = session.compact(pb.COMPACT_MODE_CLEAR_TOOL_RESULTS, target_tokens=1)
+        self.assertTrue(done.applied, done)
+        self.assertTrue(done.cleared_seqs and set(done.cleared_seqs) <= set(evicted), done)
+        self.assertLess(done.tokens_after, done.tokens_before)
+        # The originals are intact.
+        self.assertEqual(session.expand([done.cleared_seqs[0]]).messages[0].content, BIG_OUTPUT)
+        (cleared,) = events.take(1)
+        self.assertEqual(cleared.kind, pb.EVENT_KIND_TOOL_RESULTS_CLEARED)
+        self.assertEqual(list(cleared.tool_results_cleared.seqs), list(done.cleared_seqs))
+        # A session's events end with its deletion: so does the iterator.
+        self.assertEqual(session.delete(), 10)
+        (deleted,) = events.take(1)
+        self.assertEqual(deleted.kind, pb.EVENT_KIND_SESSION_DELETED)
+        with self.assertRaises(StopIteration):
+            events.take(1)
+
+
+class Errors(unittest.TestCase):
+    def setUp(self):
+        self.client = ctxd.Client(server().addr)
+        self.session = self.client.create_session(policy={"context_window_tokens": 4000, "max_output_tokens": 500})
+        self.session.append(ctxd.user("hello"))
+
+    def tearDown(self):
+        self.client.close()
+
+    def test_invalid_argument_carries_the_field_violations(self):
+        with self.assertRaises(ctxd.InvalidArgument) as caught:
+            self.session.append(ctxd.user("fine"), ctxd.tool_result("call_nope", "x"))
+        error = caught.exception
+        self.assertEqual([v.field for v in error.violations], ["messages[1].tool_call_id"])
+        self.assertIn("call_nope", error.violations[0].description)
+        self.assertIsInstance(error, ctxd.CtxdError)
+        self.assertEqual(self.session.get().message_count, 1, "nothing appended")
+
+    def test_conflict_carries_the_current_version(self):
+        version = self.session.get().version
+        with self.assertRaises(ctxd.Conflict) as caught:
+            self.session.append(ctxd.user("late"), expected_version=version - 1)
+        self.assertEqual(caught.exception.current_version, version)
+        self.assertEqual(caught.exception.reason, "VERSION_MISMATCH")
+        self.assertIs(ctxd.Aborted, ctxd.Conflict)
+
+    def test_does_not_fit_carries_the_breakdown(self):
+        with self.assertRaises(ctxd.DoesNotFit) as caught:
+            self.session.build(ctxd.Format.OPENAI_CHAT, system_prompt="word " * 5000)
+        breakdown = caught.exception.breakdown
+        self.assertEqual(breakdown["context_window_tokens"], 4000)
+        self.assertEqual(breakdown["output_reserve_tokens"], 500)
+        self.assertEqual(breakdown["available_tokens"], 3500)
+        self.assertGreater(breakdown["system_tokens"], 3500)
+        self.assertGreater(breakdown["newest_turn_tokens"], 0)
+        self.assertIsInstance(caught.exception, ctxd.FailedPrecondition)
+
+    def test_not_found_already_exists_unauthenticated(self):
+        with self.assertRaises(ctxd.NotFound):
+            self.client.get_session("no-such-session")
+        with self.assertRaises(ctxd.AlreadyExists):
+            self.client.create_session(self.session.id)
+        with ctxd.Client(server().addr, api_key="ctxd_not_a_key") as stranger:
+            with self.assertRaises(ctxd.Unauthenticated):
+                stranger.get_session(self.session.id)
+
+    def test_resource_exhausted_carries_the_retry_delay(self):
+        limited = Server({"CTXD_QUOTA_REQUESTS_PER_SEC": "0.2", "CTXD_QUOTA_REQUESTS_BURST": "1"})
+        limited.start()
+        try:
+            with ctxd.Client(limited.addr, retry=ctxd.NO_RETRY) as client:
+                client.get_session(self.session.id)
+                with self.assertRaises(ctxd.ResourceExhausted) as caught:
+                    client.get_session(self.session.id)
+        finally:
+            limited.close()
+        error = caught.exception
+        self.assertIsNotNone(error.retry_delay_s)
+        self.assertGreater(error.retry_delay_s, 0)
+        self.assertLessEqual(error.retry_delay_s, 5.0)
+        self.assertEqual([v.subject for v in error.violations], ["quota_requests_per_sec"])
+
+
+class Retries(unittest.TestCase):
+    def setUp(self):
+        self.proxy = CuttingProxy(server().addr)
+
+    def tearDown(self):
+        self.proxy.close()
+
+    def contents(self, session_id):
+        """The session's log, read on a connection of its own."""
+        with ctxd.Client(server().addr) as client:
+            count = client.get_session(session_id).message_count
+            return [m.content for m in client.session(session_id).expand(first_seq=1, last_seq=count).messages]
+
+    def test_a_retried_append_is_applied_once(self):
+        """The connection drops after the server committed the append; the automatic
+        retry carries the same idempotency key and is answered with the stored response."""
+        with ctxd.Client(self.proxy.addr) as client:
+            session = client.create_session()
+            session.append(ctxd.user("warm up the connection"))
+            self.proxy.arm()
+            response = session.append(ctxd.user("exactly once"))
+            self.assertEqual(self.proxy.cuts, 1, "the first answer was cut")
+            self.assertTrue(response.replayed, "the retry was answered from the first attempt")
+            self.assertEqual(list(response.seqs), [2])
+            self.assertEqual(self.contents(session.id), ["warm up the connection", "exactly once"])
+
+    def test_the_cut_happens_after_the_commit(self):
+        """Without retries the caller sees UNAVAILABLE although the append was made: a
+        retry without the same key would have appended it twice."""
+        with ctxd.Client(self.proxy.addr, retry=ctxd.NO_RETRY) as client:
+            session = client.create_session()
+            session.append(ctxd.user("warm up"))
+            self.proxy.arm()
+            with self.assertRaises(ctxd.Unavailable):
+                session.append(ctxd.user("committed, answer lost"))
+            self.assertEqual(self.contents(session.id), ["warm up", "committed, answer lost"])
+
+    def test_retries_reach_a_restarted_server(self):
+        with ctxd.Client(self.proxy.addr, retry=ctxd.RetryPolicy(max_attempts=1000, max_elapsed_s=90)) as client:
+            session = client.create_session()
+            server().stop()
+            refused_before = self.proxy.refused
+            outcome = {}
+
+            def append():
+                try:
+                    outcome["response"] = session.append(ctxd.user("while the server restarts"))
+                except BaseException as error:
+                    outcome["error"] = error
+
+            worker = threading.Thread(target=append)
+            worker.start()
+            wait_until(lambda: self.proxy.refused >= refused_before + 2, "two refused attempts")
+            server().start()
+            worker.join(timeout=90)
+            self.assertNotIn("error", outcome)
+            self.assertEqual(list(outcome["response"].seqs), [1])
+            self.assertEqual(self.contents(session.id), ["while the server restarts"])
+
+
+class Events(unittest.TestCase):
+    def test_events_resume_across_a_server_restart(self):
+        with ctxd.Client(server().addr) as client:
+            session = client.create_session(policy=EVICTING)
+            session.append(ctxd.user("read the logs"))
+            iterator = session.events(kinds=[pb.EVENT_KIND_OUTPUT_EVICTED], heartbeat_interval_ms=200)
+            puller = Puller(iterator)
+            before = [tool_step(session, f"call_a{i}") for i in range(3)]
+            got = puller.take(3)
+            self.assertEqual([e.output_evicted.seq for e in got], before)
+
+            server().stop()
+            server().start()
+            after = [tool_step(session, f"call_b{i}") for i in range(3)]
+            got += puller.take(3)
+            self.assertEqual([e.output_evicted.seq for e in got], before + after, "none lost, none repeated")
+            seqs = [e.session_seq for e in got]
+            self.assertEqual(seqs, sorted(set(seqs)))
+            self.assertEqual(len({e.event_id for e in got}), 6)
+            NOTES.append(f"events: 3 before and 3 after a restart, session_seq {seqs}")
+
+    def test_async_client_and_events_resume(self):
+        async def scenario():
+            async with ctxd.AsyncClient(server().addr) as client:
+                session = await client.create_session(policy=EVICTING, system_prompt="Be brief.")
+                await session.append(ctxd.user("read the logs"))
+                events = session.events(kinds=[pb.EVENT_KIND_OUTPUT_EVICTED], heartbeat_interval_ms=200)
+                seqs = []
+                for i in range(2):
+                    await session.append(ctxd.assistant(tool_calls=[ctxd.tool_call(f"c{i}", "bash", {})]))
+                    seqs.append((await session.append(ctxd.tool_result(f"c{i}", BIG_OUTPUT))).seqs[0])
+                got = [await asyncio.wait_for(events.__anext__(), 60) for _ in range(2)]
+                await asyncio.to_thread(server().stop)
+                await asyncio.to_thread(server().start)
+                for i in range(2, 4):
+                    await session.append(ctxd.assistant(tool_calls=[ctxd.tool_call(f"c{i}", "bash", {})]))
+                    seqs.append((await session.append(ctxd.tool_result(f"c{i}", BIG_OUTPUT))).seqs[0])
+                got += [await asyncio.wait_for(events.__anext__(), 60) for _ in range(2)]
+                self.assertEqual([e.output_evicted.seq for e in got], seqs)
+                await events.aclose()
+
+                body = await session.build(ctxd.Format.OPENAI_CHAT)
+                self.assertEqual(body["messages"][0], {"role": "system", "content": "Be brief."})
+                self.assertEqual(len(await session.build(ctxd.Format.NEUTRAL)), 9)
+                version = (await session.get()).version
+                with self.assertRaises(ctxd.Conflict) as caught:
+                    await session.append(ctxd.user("late"), expected_version=version - 1)
+                self.assertEqual(caught.exception.current_version, version)
+                self.assertEqual((await session.check()).status, pb.BUDGET_STATUS_OK)
+                self.assertEqual((await session.expand([1])).messages[0].content, "read the logs")
+                self.assertEqual(len(await session.search("logs")), 1)
+                self.assertEqual(await session.delete(), 9)
+
+        asyncio.run(scenario())
+
+
+def main():
+    started = time.monotonic()
+    suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
+    result = unittest.TextTestRunner(verbosity=2, stream=sys.stdout).run(suite)
+    test_errors = [test for test, _ in result.errors if isinstance(test, unittest.TestCase)]
+    passed = result.testsRun - len(result.failures) - len(test_errors) - len(result.skipped)
+    failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
+    print(f"\nctxd python SDK ({time.monotonic() - started:.1f} s):")
+    for note in NOTES:
+        print(f"  {note}")
+    if not result.wasSuccessful() and "server" in SERVER:
+        print(f"\nserver log tail:\n{SERVER['server'].log_tail()}")
+    print(f"python-sdk: {passed} passed, {failed} failed")
+    return 0 if result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
