@@ -3,6 +3,7 @@ again on the same port and database, and a TCP proxy that drops a connection rig
 after the server has answered (the answer never reaches the client)."""
 
 import os
+import queue
 import signal
 import socket
 import subprocess
@@ -220,3 +221,76 @@ class CuttingProxy:
     def close(self):
         self.closed = True
         self.listener.close()
+
+
+class Puller:
+    """Pulls from an events iterator in a thread, one item per take, so a broken
+    iterator fails the test by its deadline instead of hanging it. `ahead` items are
+    asked for at once (the subscription opens now, not at the first take)."""
+
+    def __init__(self, iterator, ahead=0):
+        self.iterator = iterator
+        self.wanted = queue.Queue()
+        self.got = queue.Queue()
+        self.asked = 0
+        threading.Thread(target=self._run, daemon=True).start()
+        for _ in range(ahead):
+            self._ask()
+
+    def _ask(self):
+        self.asked += 1
+        self.wanted.put(True)
+
+    def _run(self):
+        while self.wanted.get():
+            try:
+                self.got.put(("item", next(self.iterator)))
+            except BaseException as error:  # handed to the test thread
+                self.got.put(("error", error))
+                return
+
+    def take(self, count, timeout_s=60):
+        items = []
+        for _ in range(count):
+            if self.asked == 0:
+                self._ask()
+            try:
+                kind, value = self.got.get(timeout=timeout_s)
+            except queue.Empty:
+                raise AssertionError(f"no event within {timeout_s} s (got {len(items)} of {count})") from None
+            self.asked -= 1
+            if kind == "error":
+                raise value
+            items.append(value)
+        return items
+
+
+class Collector:
+    """Reads an events iterator in a thread for as long as it runs, as a live consumer
+    does, keeping every event (and the error that ended it, if one did)."""
+
+    def __init__(self, iterator):
+        self.events = []
+        self.error = None
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._run, args=(iterator,), daemon=True)
+        self.thread.start()
+
+    def _run(self, iterator):
+        try:
+            for event in iterator:
+                with self.lock:
+                    self.events.append(event)
+        except BaseException as error:  # reported by until()
+            self.error = error
+
+    def until(self, condition, what, deadline_s=60):
+        """The events so far, once `condition(events)` holds."""
+
+        def ready():
+            with self.lock:
+                if self.error is not None:
+                    raise AssertionError(f"the events iterator failed: {self.error!r}")
+                return list(self.events) if condition(self.events) else None
+
+        return wait_until(ready, what, deadline_s)

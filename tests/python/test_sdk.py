@@ -9,7 +9,6 @@ asyncio client.
 
 import asyncio
 import os
-import queue
 import subprocess
 import sys
 import threading
@@ -20,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import ctxd  # noqa: E402
 from ctxd import pb  # noqa: E402
-from sdk_harness import CuttingProxy, Server, wait_until  # noqa: E402
+from sdk_harness import CuttingProxy, Puller, Server, wait_until  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SERVER = {}
@@ -52,38 +51,6 @@ def tool_step(session, call_id):
     response = session.append(ctxd.tool_result(call_id, BIG_OUTPUT))
     assert list(response.evicted_seqs) == list(response.seqs), response
     return response.seqs[0]
-
-
-class Puller:
-    """Pulls from an events iterator in a thread, one item per take, so a broken
-    iterator fails the test by its deadline instead of hanging it."""
-
-    def __init__(self, iterator):
-        self.iterator = iterator
-        self.wanted = queue.Queue()
-        self.got = queue.Queue()
-        threading.Thread(target=self._run, daemon=True).start()
-
-    def _run(self):
-        while self.wanted.get():
-            try:
-                self.got.put(("item", next(self.iterator)))
-            except BaseException as error:  # handed to the test thread
-                self.got.put(("error", error))
-                return
-
-    def take(self, count, timeout_s=60):
-        items = []
-        for _ in range(count):
-            self.wanted.put(True)
-            try:
-                kind, value = self.got.get(timeout=timeout_s)
-            except queue.Empty:
-                raise AssertionError(f"no event within {timeout_s} s (got {len(items)} of {count})") from None
-            if kind == "error":
-                raise value
-            items.append(value)
-        return items
 
 
 class Generated(unittest.TestCase):
