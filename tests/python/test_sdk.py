@@ -8,6 +8,7 @@ asyncio client.
 """
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -262,6 +263,34 @@ class Retries(unittest.TestCase):
             self.assertTrue(response.replayed, "the retry was answered from the first attempt")
             self.assertEqual(list(response.seqs), [2])
             self.assertEqual(self.contents(session.id), ["warm up the connection", "exactly once"])
+
+    def test_a_retried_native_append_is_applied_once(self):
+        """The same for AppendNative: a provider reply and its tool result, answer cut."""
+        reply = {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 1,
+            "model": "deepseek-chat",
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": None,
+                "tool_calls": [{"id": "call_n1", "type": "function",
+                                "function": {"name": "bash", "arguments": '{"command": "ls"}'}}]}}],
+            "usage": {"prompt_tokens": 50, "completion_tokens": 9, "total_tokens": 59},
+        }
+        with ctxd.Client(self.proxy.addr) as client:
+            session = client.create_session()
+            session.append(ctxd.user("list the files"))
+            self.proxy.arm()
+            response = session.append_response(json.dumps(reply), ctxd.Format.OPENAI_CHAT)
+            self.assertTrue(response.replayed)
+            self.assertEqual(list(response.seqs), [2])
+            self.proxy.arm()
+            results = session.append_tool_results([ctxd.ToolResult("call_n1", "setup.py")], ctxd.Format.OPENAI_CHAT)
+            self.assertTrue(results.replayed)
+            self.assertEqual(list(results.seqs), [3])
+            self.assertEqual(self.proxy.cuts, 2)
+            self.assertEqual(self.contents(session.id), ["list the files", "", "setup.py"])
+            self.assertEqual(session.get().usage_total.input_tokens, 50, "the usage counted once")
 
     def test_the_cut_happens_after_the_commit(self):
         """Without retries the caller sees UNAVAILABLE although the append was made: a
