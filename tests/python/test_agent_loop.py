@@ -17,7 +17,10 @@ import ast
 import gzip
 import json
 import os
+import re
+import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
@@ -33,7 +36,6 @@ from ctxd import pb  # noqa: E402
 from fake_provider import FakeProvider, Step  # noqa: E402
 from sdk_harness import Collector, Server  # noqa: E402
 
-CORPUS = os.environ.get("CTXD_CORPUS", "/work/shared/corpus/swe-trajectories")
 SESSION_FILE = "django__django-11099.traj.json.gz"
 WINDOW = 6000
 MAX_OUTPUT = 800
@@ -46,17 +48,13 @@ BASH_TOOL = {
         "required": ["command"],
     },
 }
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SERVER = {}
 NOTES = []
 
 
 def corpus_path():
-    here = os.path.dirname(os.path.abspath(__file__))
-    for folder in (CORPUS, os.path.join(here, "..", "..", "..", "shared", "corpus", "swe-trajectories")):
-        path = os.path.join(folder, SESSION_FILE)
-        if os.path.exists(path):
-            return path
-    raise FileNotFoundError(f"{SESSION_FILE}: set CTXD_CORPUS to the corpus' swe-trajectories folder")
+    return os.path.join(REPO, "tests", "data", "swe-trajectories", SESSION_FILE)
 
 
 def load_session():
@@ -240,6 +238,30 @@ class AgentLoop(unittest.TestCase):
 
     def test_4_gemini(self):
         self.run_loop(ctxd.Format.GEMINI, "gemini", call_gemini)
+
+    def test_5_the_readme_loop(self):
+        """clients/python/README.md's agent loop, run as written (ctxd's address and the
+        provider's base URL swapped in) against the fake: one tool call, one answer."""
+        readme = os.path.join(REPO, "clients", "python", "README.md")
+        with open(readme, encoding="utf-8") as file:
+            code = re.findall(r"```python\n(.*?)```", file.read(), re.S)[0]
+        self.assertIn('"127.0.0.1:50051"', code)
+        code = code.replace('"127.0.0.1:50051"', repr(SERVER["server"].addr))
+        provider = SERVER["provider"]
+        steps = [
+            Step("", [("call_r1", "bash", '{"command": "echo readme-loop"}')], 5, [("call_r1", "bash", "")]),
+            Step("The test passes now.", [], 7),
+        ]
+        provider.expect("chat", steps=steps, require_report=False)
+        env = dict(os.environ, OPENAI_BASE_URL=f"{provider.url}/v1", OPENAI_API_KEY="test")
+        with tempfile.TemporaryDirectory() as cwd:
+            done = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(provider.violations, [])
+        self.assertEqual(provider.index, 2)
+        last = provider.bodies[-1]["messages"][-1]
+        self.assertEqual(last, {"role": "tool", "tool_call_id": "call_r1", "content": "readme-loop\n"})
+        self.assertEqual(provider.bodies[-1]["tools"][0]["function"]["name"], "bash")
 
 
 def main():

@@ -326,6 +326,37 @@ class Retries(unittest.TestCase):
             self.assertEqual(self.contents(session.id), ["while the server restarts"])
 
 
+class Tls(unittest.TestCase):
+    def test_mutual_tls_with_the_tls_setting(self):
+        # test_tls makes the certificates and runs a TLS server; it reads the stubs from
+        # CTXD_STUBS, and the installed package provides the same ctxd.v1 modules.
+        os.environ.setdefault("CTXD_STUBS", os.path.dirname(os.path.abspath(__file__)))
+        import test_tls
+
+        client_ca = test_tls.Issuer("ctxd client CA")
+        tls_server = test_tls.Server()
+        test_tls.write(tls_server.path("client-ca.pem"), client_ca.pem())
+        tls_server.extra_args = ["--tls-client-ca", tls_server.path("client-ca.pem")]
+        cert, key = client_ca.issue("backend-sdk", client=True)
+        tls_server.client_identity = (cert, key)
+        tls_server.start()
+        self.addCleanup(tls_server.stop)
+        trusted = ctxd.Tls(root_certificates=tls_server.ca.pem(), certificate_chain=cert, private_key=key)
+        with ctxd.Client(tls_server.addr, tls=trusted) as client:
+            session = client.create_session()
+            self.assertEqual(session.get().session_id, session.id)
+        anonymous = ctxd.Tls(root_certificates=tls_server.ca.pem())
+        with ctxd.Client(tls_server.addr, tls=anonymous, retry=ctxd.NO_RETRY) as client:
+            with self.assertRaises(ctxd.Unavailable):
+                client.create_session()
+        with ctxd.Client(tls_server.addr, tls=True, retry=ctxd.NO_RETRY) as client:
+            with self.assertRaises(ctxd.Unavailable):  # the system's CAs do not know the test CA
+                client.create_session()
+        with ctxd.Client(tls_server.addr, retry=ctxd.NO_RETRY) as client:
+            with self.assertRaises(ctxd.Unavailable):  # plaintext
+                client.create_session()
+
+
 class Events(unittest.TestCase):
     def test_events_resume_across_a_server_restart(self):
         with ctxd.Client(server().addr) as client:
