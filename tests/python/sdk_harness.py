@@ -124,9 +124,13 @@ class Server:
 class CuttingProxy:
     """A TCP proxy in front of the server. Armed, it closes the connection (both sides)
     when the server starts its next answer, an HTTP/2 HEADERS frame on a stream: the
-    server has done the work, the client only sees the connection go (UNAVAILABLE)."""
+    server has done the work, the client only sees the connection go (UNAVAILABLE).
+    With reset_next_stream(), it resets the next stream the server sends data on
+    instead (RST_STREAM INTERNAL_ERROR to both sides), the connection staying up."""
 
+    DATA = 0x0
     HEADERS = 0x1
+    RST_STREAM = 0x3
 
     def __init__(self, upstream):
         self.upstream = upstream
@@ -138,6 +142,9 @@ class CuttingProxy:
         self.lock = threading.Lock()
         self.armed = 0
         self.cuts = 0
+        self.reset_armed = False
+        self.resets = 0
+        self.upstream_send = threading.Lock()
         self.connections = 0
         # Connections closed at once because the server was not listening.
         self.refused = 0
@@ -147,6 +154,28 @@ class CuttingProxy:
     def arm(self, times=1):
         with self.lock:
             self.armed = times
+
+    def reset_next_stream(self):
+        with self.lock:
+            self.reset_armed = True
+
+    def _take_reset(self):
+        with self.lock:
+            if not self.reset_armed:
+                return False
+            self.reset_armed = False
+            self.resets += 1
+            return True
+
+    @classmethod
+    def _rst_stream(cls, stream):
+        internal_error = 0x2
+        return (
+            (4).to_bytes(3, "big")
+            + bytes([cls.RST_STREAM, 0])
+            + stream.to_bytes(4, "big")
+            + internal_error.to_bytes(4, "big")
+        )
 
     def _take_shot(self):
         with self.lock:
@@ -189,7 +218,8 @@ class CuttingProxy:
                 data = client.recv(65536)
                 if not data:
                     break
-                server.sendall(data)
+                with self.upstream_send:
+                    server.sendall(data)
         except OSError:
             pass
         self._close(client, server)
@@ -213,6 +243,13 @@ class CuttingProxy:
                     if frame[3] == self.HEADERS and stream != 0 and self._take_shot():
                         self._close(server, client)
                         return
+                    if frame[3] == self.DATA and stream != 0 and self._take_reset():
+                        # Both ends see the stream reset; frames of the client's request
+                        # preface are whole by now, so the upstream write lands between frames.
+                        with self.upstream_send:
+                            server.sendall(self._rst_stream(stream))
+                        client.sendall(self._rst_stream(stream))
+                        continue
                     client.sendall(frame)
         except OSError:
             pass

@@ -378,6 +378,21 @@ class Events(unittest.TestCase):
             self.assertEqual(len({e.event_id for e in got}), 6)
             NOTES.append(f"events: 3 before and 3 after a restart, session_seq {seqs}")
 
+    def test_events_resume_after_a_stream_reset(self):
+        proxy = CuttingProxy(server().addr)
+        self.addCleanup(proxy.close)
+        with ctxd.Client(proxy.addr) as client:
+            session = client.create_session(policy=EVICTING)
+            session.append(ctxd.user("read the logs"))
+            puller = Puller(session.events(kinds=[pb.EVENT_KIND_OUTPUT_EVICTED], heartbeat_interval_ms=100))
+            before = [tool_step(session, f"call_a{i}") for i in range(2)]
+            got = puller.take(2)
+            proxy.reset_next_stream()
+            wait_until(lambda: proxy.resets == 1, "the events stream reset (its next heartbeat)")
+            after = [tool_step(session, f"call_b{i}") for i in range(2)]
+            got += puller.take(2)
+            self.assertEqual([e.output_evicted.seq for e in got], before + after, "none lost, none repeated")
+
     def test_async_client_and_events_resume(self):
         async def scenario():
             async with ctxd.AsyncClient(server().addr) as client:

@@ -14,7 +14,7 @@ from . import convert, requests
 from .convert import Format, MessageLike, ToolsLike
 from .errors import AlreadyExists, CtxdError, from_rpc_error
 from .requests import TlsLike
-from .retry import CHANNEL_OPTIONS, EVENTS_RETRY, RetryPolicy, idempotency_key
+from .retry import CHANNEL_OPTIONS, EVENTS_RETRY, RetryPolicy, idempotency_key, stream_reset
 from .v1 import ctxd_pb2 as pb
 
 R = TypeVar("R", bound=ProtoMessage)
@@ -211,9 +211,11 @@ class Client:
         retry: RetryPolicy = EVENTS_RETRY,
     ) -> Iterator[pb.Event]:
         """The events of one session (or the tenant's), in order, resuming after the last
-        one received whenever the stream breaks (UNAVAILABLE: a server restart, a reset
-        connection). Ends after a session's SESSION_DELETED; otherwise runs until the
-        caller stops iterating, or the server stays away past `retry`."""
+        one received whenever the stream breaks (UNAVAILABLE: a server restart, a dropped
+        connection; a reset stream). The subscription opens at the first item asked for.
+        Ends after a session's SESSION_DELETED; otherwise runs until the caller stops
+        iterating, or the server stays away past `retry`. A session stream resumed after
+        its session was deleted raises NotFound (the server keeps no session to follow)."""
         cursor = after
         method = self._method("SubscribeEvents", pb.SubscribeEventsResponse, stream=True)
         delays = retry.delays()
@@ -237,7 +239,7 @@ class Client:
                 time.sleep(delay)
             except grpc.RpcError as rpc_error:
                 error = from_rpc_error(rpc_error)
-                if not retry.retries(error.code):
+                if not (retry.retries(error.code) or stream_reset(error.code, error.message)):
                     raise error from None
                 delay = next(delays, None)
                 if delay is None:

@@ -47,6 +47,12 @@ class RetryPolicy:
         return code in self.codes
 
 
+def stream_reset(code: Optional[grpc.StatusCode], message: str) -> bool:
+    """A stream the peer or a proxy reset (HTTP/2 RST_STREAM), which gRPC reports as
+    INTERNAL or CANCELLED: an events stream resumes after it like after UNAVAILABLE."""
+    return code in (grpc.StatusCode.INTERNAL, grpc.StatusCode.CANCELLED) and "RST_STREAM" in message
+
+
 NO_RETRY = RetryPolicy(max_attempts=1)
 
 # Events streams: a server restart takes seconds; keep resuming for a minute of silence.
