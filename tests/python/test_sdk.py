@@ -292,6 +292,20 @@ class Retries(unittest.TestCase):
             self.assertEqual(self.contents(session.id), ["list the files", "", "setup.py"])
             self.assertEqual(session.get().usage_total.input_tokens, 50, "the usage counted once")
 
+    def test_the_async_client_retries_an_append_once(self):
+        async def scenario():
+            async with ctxd.AsyncClient(self.proxy.addr) as client:
+                session = await client.create_session()
+                await session.append(ctxd.user("warm up"))
+                self.proxy.arm()
+                response = await session.append(ctxd.user("exactly once, async"))
+                self.assertTrue(response.replayed)
+                return session.id
+
+        session_id = asyncio.run(scenario())
+        self.assertEqual(self.proxy.cuts, 1)
+        self.assertEqual(self.contents(session_id), ["warm up", "exactly once, async"])
+
     def test_the_cut_happens_after_the_commit(self):
         """Without retries the caller sees UNAVAILABLE although the append was made: a
         retry without the same key would have appended it twice."""
