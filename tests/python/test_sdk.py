@@ -175,6 +175,73 @@ class Helpers(unittest.TestCase):
             events.take(1)
 
 
+class Native(unittest.TestCase):
+    """append_response / append_tool_results with each kind of input they take."""
+
+    @staticmethod
+    def completion(call_id, command, prompt_tokens):
+        return {
+            "id": f"chatcmpl-{call_id}",
+            "object": "chat.completion",
+            "created": 1,
+            "model": "deepseek-chat",
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "logprobs": None, "message": {
+                "role": "assistant", "content": f"Running {command}.",
+                "tool_calls": [{"id": call_id, "type": "function",
+                                "function": {"name": "bash", "arguments": json.dumps({"command": command})}}]}}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 10, "total_tokens": prompt_tokens + 10},
+        }
+
+    def test_sdk_objects_dicts_and_json_text(self):
+        import openai.types.chat as chat
+
+        with ctxd.Client(server().addr) as client:
+            session = client.create_session()
+            session.append(ctxd.user("look around"))
+            # The official SDK's response object.
+            reply = chat.ChatCompletion.model_validate(self.completion("call_o1", "ls", 100))
+            first = session.append_response(reply, ctxd.Format.OPENAI_CHAT)
+            # Tool results as the SDK's param TypedDict (a dict), then as JSON text.
+            result: chat.ChatCompletionToolMessageParam = {"role": "tool", "tool_call_id": "call_o1", "content": "a.py"}
+            session.append_tool_results([result], ctxd.Format.OPENAI_CHAT)
+            # A dict reply with its tool result as `items` in the same call.
+            both = session.append_response(
+                self.completion("call_o2", "cat a.py", 140),
+                ctxd.Format.OPENAI_CHAT,
+                items=[ctxd.ToolResult("call_o2", "print(1)")],
+            )
+            self.assertEqual(len(both.seqs), 2)
+            # JSON text for both.
+            session.append_response(json.dumps(self.completion("call_o3", "wc -l a.py", 170)), ctxd.Format.OPENAI_CHAT)
+            session.append_tool_results(
+                json.dumps([{"role": "tool", "tool_call_id": "call_o3", "content": "1 a.py"}]), ctxd.Format.OPENAI_CHAT
+            )
+            log = session.expand(first_seq=1, last_seq=7).messages
+            self.assertEqual([m.role for m in log], [pb.ROLE_USER] + [pb.ROLE_ASSISTANT, pb.ROLE_TOOL] * 3)
+            self.assertEqual([m.tool_calls[0].id for m in log[1::2]], ["call_o1", "call_o2", "call_o3"])
+            self.assertEqual([m.content for m in log[2::2]], ["a.py", "print(1)", "1 a.py"])
+            self.assertEqual(log[1].content, "Running ls.")
+            self.assertEqual(json.loads(log[3].tool_calls[0].arguments_json), {"command": "cat a.py"})
+            info = session.get()
+            self.assertEqual(info.usage_total.input_tokens, 100 + 140 + 170, "each reply's usage counted")
+            self.assertEqual(info.estimator.anchor_input_tokens, 170)
+            self.assertEqual(first.seqs[0], 2)
+
+    def test_a_bad_body_names_its_json_path(self):
+        with ctxd.Client(server().addr) as client:
+            session = client.create_session()
+            session.append(ctxd.user("hi"))
+            reply = self.completion("call_x", "ls", 10)
+            reply["choices"][0]["message"]["tool_calls"][0]["id"] = ""
+            with self.assertRaises(ctxd.InvalidArgument) as caught:
+                session.append_response(reply, ctxd.Format.OPENAI_CHAT)
+            (violation,) = caught.exception.violations
+            self.assertTrue(violation.field.startswith("response_json: $.choices[0].message.tool_calls[0]"), violation)
+            self.assertEqual(session.get().message_count, 1, "nothing appended")
+            with self.assertRaises(ValueError):
+                session.append_response(reply, ctxd.Format.NEUTRAL)
+
+
 class Errors(unittest.TestCase):
     def setUp(self):
         self.client = ctxd.Client(server().addr)
