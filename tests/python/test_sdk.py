@@ -359,6 +359,17 @@ class Retries(unittest.TestCase):
             self.assertEqual(self.contents(session.id), ["list the files", "", "setup.py"])
             self.assertEqual(session.get().usage_total.input_tokens, 50, "the usage counted once")
 
+    def test_a_retried_create_finds_the_session_it_made(self):
+        with ctxd.Client(self.proxy.addr) as client:
+            client.search("warm up the connection")
+            self.proxy.arm()
+            session = client.create_session(policy={"context_window_tokens": 9000})
+            self.assertEqual(self.proxy.cuts, 1)
+            self.assertEqual(session.info.session_id, session.id)
+            self.assertEqual(session.info.policy.context_window_tokens, 9000)
+            with self.assertRaises(ctxd.AlreadyExists):  # not retried: the id was taken before
+                client.create_session(session.id)
+
     def test_the_async_client_retries_an_append_once(self):
         async def scenario():
             async with ctxd.AsyncClient(self.proxy.addr) as client:
