@@ -184,7 +184,14 @@ def _status_details(trailers: Any) -> list[any_pb2.Any]:
 
 
 def from_rpc_error(error: grpc.RpcError) -> CtxdError:
-    """The exception for a failed call (sync `grpc.RpcError` or `grpc.aio.AioRpcError`)."""
+    """The exception for a failed call (sync `grpc.RpcError` or `grpc.aio.AioRpcError`),
+    with the gRPC error as its cause."""
+    converted = _convert(error)
+    converted.__cause__ = error
+    return converted
+
+
+def _convert(error: grpc.RpcError) -> CtxdError:
     code: grpc.StatusCode = error.code()
     message = str(error.details() or "")
     found = _unpack(_status_details(error.trailing_metadata()))
