@@ -1,0 +1,71 @@
+"""ctxd's Python client: keep an agent's conversation in ctxd, build each request
+within the model's window, append what the provider answered.
+
+    import ctxd
+    with ctxd.Client("127.0.0.1:50051", api_key="...") as client:
+        session = client.create_session(policy={"context_window_tokens": 128_000})
+        session.append(ctxd.user("Fix the failing test."))
+        body = session.build(ctxd.Format.OPENAI_CHAT)   # add "model" and send
+
+`AsyncClient` is the same for asyncio. Errors are `CtxdError` subclasses (see
+ctxd.errors); the protocol's messages are in `ctxd.pb`.
+"""
+
+from .aio import AsyncClient, AsyncSession
+from .client import Client, Session
+from .convert import Format, ToolResult, assistant, system, tool_call, tool_result, user
+from .errors import (
+    Aborted,
+    AlreadyExists,
+    Conflict,
+    CtxdError,
+    DeadlineExceeded,
+    DoesNotFit,
+    FailedPrecondition,
+    FieldViolation,
+    InvalidArgument,
+    NotFound,
+    OutOfRange,
+    PermissionDenied,
+    QuotaViolation,
+    ResourceExhausted,
+    Unauthenticated,
+    Unavailable,
+)
+from .requests import Tls
+from .retry import NO_RETRY, RetryPolicy
+from .v1 import ctxd_pb2 as pb
+
+__all__ = [
+    "Aborted",
+    "AlreadyExists",
+    "AsyncClient",
+    "AsyncSession",
+    "Client",
+    "Conflict",
+    "CtxdError",
+    "DeadlineExceeded",
+    "DoesNotFit",
+    "FailedPrecondition",
+    "FieldViolation",
+    "Format",
+    "InvalidArgument",
+    "NO_RETRY",
+    "NotFound",
+    "OutOfRange",
+    "PermissionDenied",
+    "QuotaViolation",
+    "ResourceExhausted",
+    "RetryPolicy",
+    "Session",
+    "Tls",
+    "ToolResult",
+    "Unauthenticated",
+    "Unavailable",
+    "assistant",
+    "pb",
+    "system",
+    "tool_call",
+    "tool_result",
+    "user",
+]

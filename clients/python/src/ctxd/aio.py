@@ -1,0 +1,420 @@
+"""The asyncio client and its AsyncSession helper (the same surface as the sync one,
+every call awaited; events() is an async iterator)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
+from typing import Any, Callable, Literal, Optional, TypeVar, Union, overload
+
+import grpc
+from google.protobuf.message import Message as ProtoMessage
+
+from . import convert, requests
+from .convert import Format, MessageLike, ToolsLike
+from .errors import AlreadyExists, CtxdError, from_rpc_error
+from .requests import TlsLike
+from .retry import CHANNEL_OPTIONS, EVENTS_RETRY, RetryPolicy, idempotency_key, stream_reset
+from .v1 import ctxd_pb2 as pb
+
+R = TypeVar("R", bound=ProtoMessage)
+JsonFormat = Literal[Format.OPENAI_CHAT, Format.ANTHROPIC_MESSAGES, Format.OPENAI_RESPONSES, Format.GEMINI]
+
+
+class AsyncClient:
+    """A connection to ctxd for asyncio code (create it inside the running loop).
+
+    `target` is host:port; `api_key` is sent as `authorization: Bearer <key>`; `tls` is
+    False/None (plaintext), True (the system's CAs), a `ctxd.Tls` or grpc channel
+    credentials. Calls that fail with UNAVAILABLE are retried under `retry`; `timeout_s`
+    bounds each attempt. Use as a context manager or call close().
+    """
+
+    def __init__(
+        self,
+        target: str,
+        api_key: Optional[str] = None,
+        *,
+        tls: TlsLike = None,
+        retry: RetryPolicy = RetryPolicy(),
+        timeout_s: float = 30.0,
+        options: Sequence[tuple[str, Any]] = (),
+    ) -> None:
+        creds = requests.credentials(tls)
+        all_options = list(CHANNEL_OPTIONS) + list(options)
+        self._channel: Any = (
+            grpc.aio.secure_channel(target, creds, options=all_options)
+            if creds is not None
+            else grpc.aio.insecure_channel(target, options=all_options)
+        )
+        self._metadata = requests.metadata(api_key)
+        self.retry = retry
+        self.timeout_s = timeout_s
+        self._methods: dict[str, Any] = {}
+
+    async def close(self) -> None:
+        await self._channel.close()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # --- transport ------------------------------------------------------------------
+
+    def _method(self, name: str, response_type: type[ProtoMessage], stream: bool = False) -> Any:
+        method = self._methods.get(name)
+        if method is None:
+            factory = self._channel.unary_stream if stream else self._channel.unary_unary
+            method = factory(
+                requests.SERVICE + name,
+                request_serializer=lambda message: message.SerializeToString(),
+                response_deserializer=response_type.FromString,
+            )
+            self._methods[name] = method
+        return method
+
+    async def _call(
+        self,
+        name: str,
+        request: ProtoMessage,
+        response_type: type[R],
+        *,
+        retry: bool = True,
+        timeout_s: Optional[float] = None,
+        on_retry_error: Optional[Callable[[CtxdError], Awaitable[Optional[R]]]] = None,
+    ) -> R:
+        """One logical call: the same request on every attempt, retried on UNAVAILABLE."""
+        method = self._method(name, response_type)
+        delays = self.retry.delays() if retry else iter(())
+        retried = False
+        while True:
+            try:
+                response: R = await method(request, timeout=timeout_s or self.timeout_s, metadata=self._metadata)
+                return response
+            except grpc.RpcError as rpc_error:
+                error = from_rpc_error(rpc_error)
+            if retried and on_retry_error is not None:
+                answer = await on_retry_error(error)
+                if answer is not None:
+                    return answer
+            if not self.retry.retries(error.code):
+                raise error
+            delay = next(delays, None)
+            if delay is None:
+                raise error
+            retried = True
+            await asyncio.sleep(delay)
+
+    # --- sessions -------------------------------------------------------------------
+
+    def session(
+        self, session_id: str, *, system_prompt: str = "", tools: ToolsLike = None
+    ) -> AsyncSession:
+        """The helper for an existing session (no call is made). `system_prompt` and
+        `tools` are what build() and check() send unless told otherwise."""
+        return AsyncSession(self, session_id, system_prompt=system_prompt, tools=tools)
+
+    async def create_session(
+        self,
+        session_id: str = "",
+        *,
+        policy: Union[pb.Policy, Mapping[str, Any], None] = None,
+        metadata: Optional[Mapping[str, str]] = None,
+        system_prompt: str = "",
+        tools: ToolsLike = None,
+    ) -> AsyncSession:
+        """Creates a session (with a generated id when none is given) and returns its
+        helper; `session.info` is the created Session. A retry that finds the id taken
+        (the first attempt did create it) reads the session instead."""
+        chosen = session_id or f"s-{uuid.uuid4().hex}"
+        request = requests.create_session(chosen, policy, metadata)
+
+        async def created_before(error: CtxdError) -> Optional[pb.CreateSessionResponse]:
+            if isinstance(error, AlreadyExists):
+                return pb.CreateSessionResponse(session=await self.get_session(chosen))
+            return None
+
+        response = await self._call(
+            "CreateSession", request, pb.CreateSessionResponse, on_retry_error=created_before
+        )
+        session = AsyncSession(self, response.session.session_id, system_prompt=system_prompt, tools=tools)
+        session.info = response.session
+        return session
+
+    async def get_session(self, session_id: str) -> pb.Session:
+        return (await self._call("GetSession", pb.GetSessionRequest(session_id=session_id), pb.GetSessionResponse)).session
+
+    async def inspect_session(self, session_id: str) -> pb.GetSessionResponse:
+        """GetSession with the view: active summaries and the next request's budget."""
+        request = pb.GetSessionRequest(session_id=session_id, include_view=True)
+        return await self._call("GetSession", request, pb.GetSessionResponse)
+
+    async def delete_session(self, session_id: str) -> int:
+        """Deletes the session and its log; returns how many messages went with it. Not
+        retried: a retry after a lost answer would say NOT_FOUND."""
+        request = pb.DeleteSessionRequest(session_id=session_id)
+        return (await self._call("DeleteSession", request, pb.DeleteSessionResponse, retry=False)).deleted_messages
+
+    async def get_job(self, job_id: int) -> pb.Job:
+        return await self._call("GetJob", pb.GetJobRequest(job_id=job_id), pb.Job)
+
+    # --- raw appends (the Session helpers call these) --------------------------------
+
+    async def append_turn(self, request: pb.AppendTurnRequest) -> pb.AppendTurnResponse:
+        """AppendTurn; a request without an idempotency key gets one for all its attempts."""
+        if not request.idempotency_key:
+            request.idempotency_key = idempotency_key()
+        return await self._call("AppendTurn", request, pb.AppendTurnResponse)
+
+    async def append_native(self, request: pb.AppendNativeRequest) -> pb.AppendTurnResponse:
+        """AppendNative; a request without an idempotency key gets one for all its attempts."""
+        if not request.idempotency_key:
+            request.idempotency_key = idempotency_key()
+        return await self._call("AppendNative", request, pb.AppendTurnResponse)
+
+    async def build_messages(self, request: pb.BuildMessagesRequest) -> pb.BuildMessagesResponse:
+        return await self._call("BuildMessages", request, pb.BuildMessagesResponse)
+
+    async def check_budget(self, request: pb.CheckBudgetRequest) -> pb.BudgetReport:
+        return (await self._call("CheckBudget", request, pb.CheckBudgetResponse)).budget
+
+    async def expand(self, request: pb.ExpandRequest) -> pb.ExpandResponse:
+        return await self._call("Expand", request, pb.ExpandResponse)
+
+    async def compact(self, request: pb.CompactRequest) -> pb.CompactResponse:
+        timeout = self.timeout_s + (request.wait_timeout_ms or 60_000) / 1000 if request.wait else None
+        return await self._call("Compact", request, pb.CompactResponse, timeout_s=timeout)
+
+    async def search(
+        self,
+        query: str,
+        *,
+        session_id: str = "",
+        roles: Sequence[int] = (),
+        scope: int = pb.SEARCH_SCOPE_BOTH,
+        limit: int = 0,
+    ) -> list[pb.SearchHit]:
+        """Full-text search over one session (session_id) or all of the tenant's."""
+        request = requests.search(session_id, query, roles, scope, limit)
+        return list((await self._call("Search", request, pb.SearchResponse)).hits)
+
+    async def events(
+        self,
+        session_id: str = "",
+        *,
+        kinds: Sequence[int] = (),
+        after: str = "",
+        from_now: bool = False,
+        heartbeat_interval_ms: int = 0,
+        retry: RetryPolicy = EVENTS_RETRY,
+    ) -> AsyncIterator[pb.Event]:
+        """The events of one session (or the tenant's), in order, resuming after the last
+        one received whenever the stream breaks (UNAVAILABLE: a server restart, a dropped
+        connection; a reset stream). The subscription opens at the first item asked for.
+        Ends after a session's SESSION_DELETED; otherwise runs until the caller stops
+        iterating, or the server stays away past `retry`. A session stream resumed after
+        its session was deleted raises NotFound (the server keeps no session to follow)."""
+        cursor = after
+        method = self._method("SubscribeEvents", pb.SubscribeEventsResponse, stream=True)
+        delays = retry.delays()
+        while True:
+            request = requests.subscribe(session_id, kinds, cursor, from_now, heartbeat_interval_ms)
+            call = method(request, metadata=self._metadata)
+            try:
+                async for item in call:
+                    delays = retry.delays()
+                    if item.HasField("heartbeat"):
+                        cursor = item.heartbeat.cursor or cursor
+                        continue
+                    cursor = item.event.cursor
+                    yield item.event
+                    if session_id and item.event.kind == pb.EVENT_KIND_SESSION_DELETED:
+                        return
+                # Ended without an error (a proxy closing it, say): resume like after one.
+                delay = next(delays, None)
+                if delay is None:
+                    raise CtxdError(grpc.StatusCode.UNAVAILABLE, "the events stream kept ending")
+                await asyncio.sleep(delay)
+            except grpc.RpcError as rpc_error:
+                error = from_rpc_error(rpc_error)
+                if not (retry.retries(error.code) or stream_reset(error.code, error.message)):
+                    raise error from None
+                delay = next(delays, None)
+                if delay is None:
+                    raise error from None
+                await asyncio.sleep(delay)
+            finally:
+                call.cancel()
+
+
+class AsyncSession:
+    """One session's helpers. `system_prompt` and `tools` are sent by build() and check()
+    unless given there; `last_build` is the latest BuildMessages response (budget,
+    trimmed, summaries, version)."""
+
+    def __init__(self, client: AsyncClient, session_id: str, *, system_prompt: str = "", tools: ToolsLike = None):
+        self.client = client
+        self.id = session_id
+        self.system_prompt = system_prompt
+        self.tools = tools
+        self.info: Optional[pb.Session] = None
+        self.last_build: Optional[pb.BuildMessagesResponse] = None
+
+    async def get(self) -> pb.Session:
+        return await self.client.get_session(self.id)
+
+    async def delete(self) -> int:
+        return await self.client.delete_session(self.id)
+
+    @overload
+    async def build(
+        self,
+        format: Literal[Format.NEUTRAL],
+        *,
+        system_prompt: Optional[str] = None,
+        tools: ToolsLike = None,
+        max_output_tokens: Optional[int] = None,
+    ) -> list[pb.Message]: ...
+
+    @overload
+    async def build(
+        self,
+        format: JsonFormat,
+        *,
+        system_prompt: Optional[str] = None,
+        tools: ToolsLike = None,
+        max_output_tokens: Optional[int] = None,
+    ) -> dict[str, Any]: ...
+
+    async def build(
+        self,
+        format: Format,
+        *,
+        system_prompt: Optional[str] = None,
+        tools: ToolsLike = None,
+        max_output_tokens: Optional[int] = None,
+    ) -> Union[dict[str, Any], list[pb.Message]]:
+        """The request to send now: the provider-ready body as a dict (add "model" and
+        send) for the JSON formats, the messages for NEUTRAL (with `last_build.system_prompt`)."""
+        request = requests.build(
+            self.id,
+            format,
+            self.system_prompt if system_prompt is None else system_prompt,
+            self.tools if tools is None else tools,
+            max_output_tokens,
+        )
+        self.last_build = await self.client.build_messages(request)
+        return requests.built_body(self.last_build, format)
+
+    async def append(
+        self,
+        *messages: MessageLike,
+        usage: Union[pb.Usage, Mapping[str, int], None] = None,
+        expected_version: Optional[int] = None,
+        idempotency_key: str = "",
+    ) -> pb.AppendTurnResponse:
+        """Appends messages (proto Messages or OpenAI Chat-shaped dicts) atomically."""
+        request = requests.append_turn(self.id, messages, usage, expected_version, idempotency_key)
+        return await self.client.append_turn(request)
+
+    async def append_response(
+        self,
+        response: Any,
+        format: Format,
+        *,
+        items: Any = None,
+        expected_version: Optional[int] = None,
+        idempotency_key: str = "",
+    ) -> pb.AppendTurnResponse:
+        """Appends a model's reply as the provider returned it (its SDK's response object,
+        a dict or the JSON text), with its usage; `items` (as append_tool_results) are
+        appended after it in the same call."""
+        items_json = "" if items is None else convert.items_text(items, format)
+        request = requests.append_native(
+            self.id, format, convert.response_text(response), items_json, expected_version, idempotency_key
+        )
+        return await self.client.append_native(request)
+
+    async def append_tool_results(
+        self,
+        results: Any,
+        format: Format,
+        *,
+        expected_version: Optional[int] = None,
+        idempotency_key: str = "",
+    ) -> pb.AppendTurnResponse:
+        """Appends request items in the provider's shape: tool results and user messages
+        (dicts or the SDK's param types), `ctxd.ToolResult`s, or a JSON array text."""
+        request = requests.append_native(
+            self.id, format, "", convert.items_text(results, format), expected_version, idempotency_key
+        )
+        return await self.client.append_native(request)
+
+    async def check(
+        self,
+        *pending: MessageLike,
+        system_prompt: Optional[str] = None,
+        tools: ToolsLike = None,
+        max_output_tokens: Optional[int] = None,
+    ) -> pb.BudgetReport:
+        """The budget of the next request, with `pending` messages counted as appended."""
+        request = requests.check(
+            self.id,
+            self.system_prompt if system_prompt is None else system_prompt,
+            self.tools if tools is None else tools,
+            max_output_tokens,
+            pending,
+        )
+        return await self.client.check_budget(request)
+
+    async def compact(
+        self,
+        mode: int = pb.COMPACT_MODE_AUTO,
+        *,
+        target_tokens: int = 0,
+        dry_run: bool = False,
+        wait: bool = False,
+        wait_timeout_ms: int = 0,
+    ) -> pb.CompactResponse:
+        request = requests.compact(self.id, mode, target_tokens, dry_run, wait, wait_timeout_ms)
+        return await self.client.compact(request)
+
+    async def expand(
+        self,
+        seqs: Optional[Sequence[int]] = None,
+        *,
+        first_seq: Optional[int] = None,
+        last_seq: Optional[int] = None,
+        summary_id: Optional[int] = None,
+        max_tokens: int = 0,
+    ) -> pb.ExpandResponse:
+        """Original messages, byte-exact: by seqs, a seq range, or a summary's span."""
+        request = requests.expand(self.id, seqs, first_seq, last_seq, summary_id, max_tokens)
+        return await self.client.expand(request)
+
+    async def search(
+        self, query: str, *, roles: Sequence[int] = (), scope: int = pb.SEARCH_SCOPE_BOTH, limit: int = 0
+    ) -> list[pb.SearchHit]:
+        return await self.client.search(query, session_id=self.id, roles=roles, scope=scope, limit=limit)
+
+    async def events(
+        self,
+        *,
+        kinds: Sequence[int] = (),
+        after: str = "",
+        from_now: bool = False,
+        heartbeat_interval_ms: int = 0,
+        retry: RetryPolicy = EVENTS_RETRY,
+    ) -> AsyncIterator[pb.Event]:
+        async for event in self.client.events(
+            self.id,
+            kinds=kinds,
+            after=after,
+            from_now=from_now,
+            heartbeat_interval_ms=heartbeat_interval_ms,
+            retry=retry,
+        ):
+            yield event

@@ -1,0 +1,205 @@
+"""The protocol requests the helpers send, built from their arguments (shared by the
+sync and the asyncio client), and the connection settings (TLS, API key)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Optional, Union
+
+import grpc
+
+from . import convert
+from .convert import Format, MessageLike, ToolsLike
+from .v1 import ctxd_pb2 as pb
+
+SERVICE = "/ctxd.v1.ContextService/"
+
+
+@dataclass(frozen=True)
+class Tls:
+    """TLS settings: a CA bundle to trust instead of the system's, and a client
+    certificate and key for servers that ask for one (all PEM bytes)."""
+
+    root_certificates: Optional[bytes] = None
+    certificate_chain: Optional[bytes] = None
+    private_key: Optional[bytes] = None
+
+
+TlsLike = Union[bool, Tls, "grpc.ChannelCredentials", None]
+
+
+def credentials(tls: TlsLike) -> Any:
+    """Channel credentials for `tls` (None: plaintext)."""
+    if tls is None or tls is False:
+        return None
+    if tls is True:
+        return grpc.ssl_channel_credentials()
+    if isinstance(tls, Tls):
+        return grpc.ssl_channel_credentials(
+            root_certificates=tls.root_certificates,
+            private_key=tls.private_key,
+            certificate_chain=tls.certificate_chain,
+        )
+    return tls
+
+
+def metadata(api_key: Optional[str]) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {api_key}"),) if api_key else ()
+
+
+def create_session(
+    session_id: str, policy: Union[pb.Policy, Mapping[str, Any], None], metadata: Optional[Mapping[str, str]]
+) -> pb.CreateSessionRequest:
+    return pb.CreateSessionRequest(
+        session_id=session_id, policy=convert.policy(policy), metadata=dict(metadata or {})
+    )
+
+
+def append_turn(
+    session_id: str,
+    messages: Sequence[MessageLike],
+    usage: Union[pb.Usage, Mapping[str, int], None],
+    expected_version: Optional[int],
+    idempotency_key: str,
+) -> pb.AppendTurnRequest:
+    if not messages:
+        raise ValueError("messages: give at least one message to append")
+    request = pb.AppendTurnRequest(
+        session_id=session_id,
+        messages=[convert.message(m, f"messages[{i}]") for i, m in enumerate(messages)],
+        usage=convert.usage(usage),
+        idempotency_key=idempotency_key,
+    )
+    if expected_version is not None:
+        request.expected_version = expected_version
+    return request
+
+
+def append_native(
+    session_id: str,
+    format: Format,
+    response_json: str,
+    items_json: str,
+    expected_version: Optional[int],
+    idempotency_key: str,
+) -> pb.AppendNativeRequest:
+    if format == Format.NEUTRAL:
+        raise ValueError("format: NEUTRAL has no native shape; use append() for ctxd messages")
+    request = pb.AppendNativeRequest(
+        session_id=session_id,
+        format=int(format),  # type: ignore[arg-type]
+        response_json=response_json,
+        items_json=items_json,
+        idempotency_key=idempotency_key,
+    )
+    if expected_version is not None:
+        request.expected_version = expected_version
+    return request
+
+
+def build(
+    session_id: str,
+    format: Format,
+    system_prompt: str,
+    tools: ToolsLike,
+    max_output_tokens: Optional[int],
+) -> pb.BuildMessagesRequest:
+    request = pb.BuildMessagesRequest(
+        session_id=session_id,
+        system_prompt=system_prompt,
+        tools=convert.tools(tools),
+        format=int(format),  # type: ignore[arg-type]
+    )
+    if max_output_tokens is not None:
+        request.max_output_tokens = max_output_tokens
+    return request
+
+
+def built_body(response: pb.BuildMessagesResponse, format: Format) -> Union[dict[str, Any], list[pb.Message]]:
+    if format == Format.NEUTRAL:
+        return list(response.messages)
+    body = json.loads(response.json)
+    if not isinstance(body, dict):
+        raise ValueError("BuildMessages returned a body that is not a JSON object")
+    return body
+
+
+def check(
+    session_id: str,
+    system_prompt: str,
+    tools: ToolsLike,
+    max_output_tokens: Optional[int],
+    pending: Sequence[MessageLike],
+) -> pb.CheckBudgetRequest:
+    request = pb.CheckBudgetRequest(
+        session_id=session_id,
+        system_prompt=system_prompt,
+        tools=convert.tools(tools),
+        pending_messages=[convert.message(m, f"pending[{i}]") for i, m in enumerate(pending)],
+    )
+    if max_output_tokens is not None:
+        request.max_output_tokens = max_output_tokens
+    return request
+
+
+def compact(
+    session_id: str, mode: int, target_tokens: int, dry_run: bool, wait: bool, wait_timeout_ms: int
+) -> pb.CompactRequest:
+    return pb.CompactRequest(
+        session_id=session_id,
+        mode=mode,  # type: ignore[arg-type]
+        target_tokens=target_tokens,
+        dry_run=dry_run,
+        wait=wait,
+        wait_timeout_ms=wait_timeout_ms,
+    )
+
+
+def expand(
+    session_id: str,
+    seqs: Optional[Sequence[int]],
+    first_seq: Optional[int],
+    last_seq: Optional[int],
+    summary_id: Optional[int],
+    max_tokens: int,
+) -> pb.ExpandRequest:
+    chosen = sum(x is not None for x in (seqs, first_seq, summary_id))
+    if chosen != 1:
+        raise ValueError("expand: give exactly one of seqs, first_seq (with last_seq) or summary_id")
+    request = pb.ExpandRequest(session_id=session_id, max_tokens=max_tokens)
+    if seqs is not None:
+        request.list.seqs.extend(seqs)
+    elif first_seq is not None:
+        if last_seq is None:
+            raise ValueError("expand: last_seq is required with first_seq")
+        request.range.first_seq = first_seq
+        request.range.last_seq = last_seq
+    elif summary_id is not None:
+        request.summary_id = summary_id
+    return request
+
+
+def search(
+    session_id: str, query: str, roles: Sequence[int], scope: int, limit: int
+) -> pb.SearchRequest:
+    return pb.SearchRequest(
+        session_id=session_id,
+        query=query,
+        roles=list(roles),  # type: ignore[arg-type]
+        scope=scope,  # type: ignore[arg-type]
+        limit=limit,
+    )
+
+
+def subscribe(
+    session_id: str, kinds: Sequence[int], after: str, from_now: bool, heartbeat_interval_ms: int
+) -> pb.SubscribeEventsRequest:
+    return pb.SubscribeEventsRequest(
+        session_id=session_id,
+        kinds=list(kinds),  # type: ignore[arg-type]
+        after=after,
+        from_now=from_now and not after,
+        heartbeat_interval_ms=heartbeat_interval_ms,
+    )

@@ -1,0 +1,540 @@
+"""The Python SDK (clients/python, import name `ctxd`) against a real `ctxd serve`.
+
+Run by tests/python/run after it installs the SDK into the test venv; CTXD_BIN is the
+server binary, DATABASE_URL (when set) its database. Proves every Session helper, the
+errors' details, that a retried append is never applied twice, and that events()
+resumes across a server restart with no event lost or repeated, for the sync and the
+asyncio client.
+"""
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import ctxd  # noqa: E402
+from ctxd import pb  # noqa: E402
+from sdk_harness import CuttingProxy, Puller, Server, wait_until  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SERVER = {}
+NOTES = []
+# Small enough that a 600-token tool result is evicted (one OUTPUT_EVICTED event each).
+EVICTING = {"context_window_tokens": 8000, "max_output_tokens": 1000, "eviction_threshold_tokens": 100}
+BIG_OUTPUT = "line of tool output\n" * 150
+
+
+def setUpModule():
+    server = Server()
+    SERVER["server"] = server
+    server.start()
+
+
+def tearDownModule():
+    server = SERVER.get("server")
+    if server is not None:
+        server.close()
+
+
+def server():
+    return SERVER["server"]
+
+
+def tool_step(session, call_id):
+    """One tool step whose result is evicted: returns the result's seq."""
+    session.append(ctxd.assistant(tool_calls=[ctxd.tool_call(call_id, "bash", {"command": "cat big.log"})]))
+    response = session.append(ctxd.tool_result(call_id, BIG_OUTPUT))
+    assert list(response.evicted_seqs) == list(response.seqs), response
+    return response.seqs[0]
+
+
+class Generated(unittest.TestCase):
+    def test_shipped_stubs_match_the_proto(self):
+        """The generated modules in the package are what grpcio-tools makes of proto/ now."""
+        check = subprocess.run(
+            [sys.executable, os.path.join(REPO, "clients", "python", "generate.py"), "--check"],
+            capture_output=True,
+            text=True,
+        )
+        self.assertEqual(check.returncode, 0, check.stderr + check.stdout)
+        # And the installed package carries them as its own modules.
+        self.assertEqual(pb.__name__, "ctxd.v1.ctxd_pb2")
+        from ctxd.v1 import ctxd_pb2_grpc
+
+        self.assertTrue(hasattr(ctxd_pb2_grpc, "ContextServiceStub"))
+
+
+class Helpers(unittest.TestCase):
+    def setUp(self):
+        self.client = ctxd.Client(server().addr)
+
+    def tearDown(self):
+        self.client.close()
+
+    def test_every_session_helper(self):
+        tools = [{"type": "function", "function": {"name": "bash", "description": "Run a command",
+                                                   "parameters": {"type": "object", "properties": {}}}}]
+        session = self.client.create_session(
+            policy={"context_window_tokens": 16000, "max_output_tokens": 2000},
+            metadata={"team": "sdk"},
+            system_prompt="You are terse.",
+            tools=tools,
+        )
+        self.assertEqual(session.info.policy.context_window_tokens, 16000)
+        self.assertEqual(dict(session.get().metadata), {"team": "sdk"})
+        first = session.append(
+            {"role": "user", "content": "List the files, then count the lines of setup.py."},
+            usage=None,
+        )
+        self.assertEqual(list(first.seqs), [1])
+        second = session.append(
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": '{"command": "ls"}'}}]},
+            ctxd.tool_result("call_1", "setup.py\nREADME.md"),
+            usage={"input_tokens": 120, "output_tokens": 15},
+            expected_version=first.version,
+        )
+        self.assertEqual(list(second.seqs), [2, 3])
+        self.assertEqual(second.version, first.version + 1)
+
+        body = session.build(ctxd.Format.OPENAI_CHAT)
+        self.assertEqual(body["messages"][0], {"role": "system", "content": "You are terse."})
+        self.assertEqual([m["role"] for m in body["messages"]], ["system", "user", "assistant", "tool"])
+        self.assertEqual(body["messages"][2]["tool_calls"][0]["id"], "call_1")
+        self.assertEqual(body["tools"][0]["function"]["name"], "bash")
+        self.assertEqual(session.last_build.version, second.version)
+        self.assertEqual(session.last_build.budget.breakdown.context_window_tokens, 16000)
+
+        anthropic = session.build(ctxd.Format.ANTHROPIC_MESSAGES, system_prompt="Other.")
+        self.assertEqual(anthropic["system"], "Other.")
+        self.assertEqual(anthropic["messages"][1]["content"][0]["type"], "tool_use")
+
+        neutral = session.build(ctxd.Format.NEUTRAL)
+        self.assertEqual([m.seq for m in neutral], [1, 2, 3])
+        self.assertIsInstance(neutral[0], pb.Message)
+        self.assertEqual(session.last_build.system_prompt, "You are terse.")
+
+        report = session.check(ctxd.user("and now?"))
+        without = session.check()
+        self.assertGreater(report.breakdown.history_tokens, without.breakdown.history_tokens)
+        self.assertEqual(report.status, pb.BUDGET_STATUS_OK)
+
+        expanded = session.expand([3, 1])
+        self.assertEqual([m.seq for m in expanded.messages], [1, 3])
+        self.assertEqual(expanded.messages[1].content, "setup.py\nREADME.md")
+        ranged = session.expand(first_seq=2, last_seq=3)
+        self.assertEqual([m.seq for m in ranged.messages], [2, 3])
+        with self.assertRaises(ValueError):
+            session.expand([1], summary_id=4)
+
+        hits = session.search("README")
+        self.assertEqual([(h.session_id, h.seq) for h in hits], [(session.id, 3)])
+        self.assertEqual(self.client.search("README", session_id=session.id)[0].seq, 3)
+
+        dry = session.compact(pb.COMPACT_MODE_CLEAR_TOOL_RESULTS, dry_run=True)
+        self.assertFalse(dry.applied)
+        self.assertEqual(dry.version, second.version)
+
+        info = session.get()
+        self.assertEqual(info.message_count, 3)
+        self.assertEqual(info.usage_total.input_tokens, 120)
+        self.assertEqual(self.client.inspect_session(session.id).budget.breakdown.context_window_tokens, 16000)
+
+        self.assertEqual(session.delete(), 3)
+        with self.assertRaises(ctxd.NotFound):
+            session.get()
+
+    def test_compaction_through_the_helpers(self):
+        policy = dict(EVICTING, fresh_tail_messages=2, fresh_tail_tokens=100, tool_output_protect_tokens=100)
+        session = self.client.create_session(policy=policy)
+        session.append(ctxd.user("read the logs"))
+        events = Puller(session.events())
+        evicted = [tool_step(session, f"call_{i}") for i in range(4)]
+        session.append(ctxd.assistant("done"))
+        self.assertEqual([e.output_evicted.seq for e in events.take(4)], evicted)
+        done = session.compact(pb.COMPACT_MODE_CLEAR_TOOL_RESULTS, target_tokens=1)
+        self.assertTrue(done.applied, done)
+        self.assertTrue(done.cleared_seqs and set(done.cleared_seqs) <= set(evicted), done)
+        self.assertLess(done.tokens_after, done.tokens_before)
+        # The originals are intact.
+        self.assertEqual(session.expand([done.cleared_seqs[0]]).messages[0].content, BIG_OUTPUT)
+        (cleared,) = events.take(1)
+        self.assertEqual(cleared.kind, pb.EVENT_KIND_TOOL_RESULTS_CLEARED)
+        self.assertEqual(list(cleared.tool_results_cleared.seqs), list(done.cleared_seqs))
+        # A session's events end with its deletion: so does the iterator.
+        self.assertEqual(session.delete(), 10)
+        (deleted,) = events.take(1)
+        self.assertEqual(deleted.kind, pb.EVENT_KIND_SESSION_DELETED)
+        with self.assertRaises(StopIteration):
+            events.take(1)
+
+
+class Native(unittest.TestCase):
+    """append_response / append_tool_results with each kind of input they take."""
+
+    @staticmethod
+    def completion(call_id, command, prompt_tokens):
+        return {
+            "id": f"chatcmpl-{call_id}",
+            "object": "chat.completion",
+            "created": 1,
+            "model": "deepseek-chat",
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "logprobs": None, "message": {
+                "role": "assistant", "content": f"Running {command}.",
+                "tool_calls": [{"id": call_id, "type": "function",
+                                "function": {"name": "bash", "arguments": json.dumps({"command": command})}}]}}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 10, "total_tokens": prompt_tokens + 10},
+        }
+
+    def test_sdk_objects_dicts_and_json_text(self):
+        import openai.types.chat as chat
+
+        with ctxd.Client(server().addr) as client:
+            session = client.create_session()
+            session.append(ctxd.user("look around"))
+            # The official SDK's response object.
+            reply = chat.ChatCompletion.model_validate(self.completion("call_o1", "ls", 100))
+            first = session.append_response(reply, ctxd.Format.OPENAI_CHAT)
+            # Tool results as the SDK's param TypedDict (a dict), then as JSON text.
+            result: chat.ChatCompletionToolMessageParam = {"role": "tool", "tool_call_id": "call_o1", "content": "a.py"}
+            session.append_tool_results([result], ctxd.Format.OPENAI_CHAT)
+            # A dict reply with its tool result as `items` in the same call.
+            both = session.append_response(
+                self.completion("call_o2", "cat a.py", 140),
+                ctxd.Format.OPENAI_CHAT,
+                items=[ctxd.ToolResult("call_o2", "print(1)")],
+            )
+            self.assertEqual(len(both.seqs), 2)
+            # JSON text for both.
+            session.append_response(json.dumps(self.completion("call_o3", "wc -l a.py", 170)), ctxd.Format.OPENAI_CHAT)
+            session.append_tool_results(
+                json.dumps([{"role": "tool", "tool_call_id": "call_o3", "content": "1 a.py"}]), ctxd.Format.OPENAI_CHAT
+            )
+            log = session.expand(first_seq=1, last_seq=7).messages
+            self.assertEqual([m.role for m in log], [pb.ROLE_USER] + [pb.ROLE_ASSISTANT, pb.ROLE_TOOL] * 3)
+            self.assertEqual([m.tool_calls[0].id for m in log[1::2]], ["call_o1", "call_o2", "call_o3"])
+            self.assertEqual([m.content for m in log[2::2]], ["a.py", "print(1)", "1 a.py"])
+            self.assertEqual(log[1].content, "Running ls.")
+            self.assertEqual(json.loads(log[3].tool_calls[0].arguments_json), {"command": "cat a.py"})
+            info = session.get()
+            self.assertEqual(info.usage_total.input_tokens, 100 + 140 + 170, "each reply's usage counted")
+            self.assertEqual(info.estimator.anchor_input_tokens, 170)
+            self.assertEqual(first.seqs[0], 2)
+
+    def test_a_bad_body_names_its_json_path(self):
+        with ctxd.Client(server().addr) as client:
+            session = client.create_session()
+            session.append(ctxd.user("hi"))
+            reply = self.completion("call_x", "ls", 10)
+            reply["choices"][0]["message"]["tool_calls"][0]["id"] = ""
+            with self.assertRaises(ctxd.InvalidArgument) as caught:
+                session.append_response(reply, ctxd.Format.OPENAI_CHAT)
+            (violation,) = caught.exception.violations
+            self.assertTrue(violation.field.startswith("response_json: $.choices[0].message.tool_calls[0]"), violation)
+            self.assertEqual(session.get().message_count, 1, "nothing appended")
+            with self.assertRaises(ValueError):
+                session.append_response(reply, ctxd.Format.NEUTRAL)
+
+
+class Errors(unittest.TestCase):
+    def setUp(self):
+        self.client = ctxd.Client(server().addr)
+        self.session = self.client.create_session(policy={"context_window_tokens": 4000, "max_output_tokens": 500})
+        self.session.append(ctxd.user("hello"))
+
+    def tearDown(self):
+        self.client.close()
+
+    def test_invalid_argument_carries_the_field_violations(self):
+        with self.assertRaises(ctxd.InvalidArgument) as caught:
+            self.session.append(ctxd.user("fine"), ctxd.tool_result("call_nope", "x"))
+        error = caught.exception
+        self.assertEqual([v.field for v in error.violations], ["messages[1].tool_call_id"])
+        self.assertIn("call_nope", error.violations[0].description)
+        self.assertIsInstance(error, ctxd.CtxdError)
+        self.assertEqual(self.session.get().message_count, 1, "nothing appended")
+
+    def test_conflict_carries_the_current_version(self):
+        version = self.session.get().version
+        with self.assertRaises(ctxd.Conflict) as caught:
+            self.session.append(ctxd.user("late"), expected_version=version - 1)
+        self.assertEqual(caught.exception.current_version, version)
+        self.assertEqual(caught.exception.reason, "VERSION_MISMATCH")
+        self.assertIs(ctxd.Aborted, ctxd.Conflict)
+
+    def test_does_not_fit_carries_the_breakdown(self):
+        with self.assertRaises(ctxd.DoesNotFit) as caught:
+            self.session.build(ctxd.Format.OPENAI_CHAT, system_prompt="word " * 5000)
+        breakdown = caught.exception.breakdown
+        self.assertEqual(breakdown["context_window_tokens"], 4000)
+        self.assertEqual(breakdown["output_reserve_tokens"], 500)
+        self.assertEqual(breakdown["available_tokens"], 3500)
+        self.assertGreater(breakdown["system_tokens"], 3500)
+        self.assertGreater(breakdown["newest_turn_tokens"], 0)
+        self.assertIsInstance(caught.exception, ctxd.FailedPrecondition)
+
+    def test_not_found_already_exists_unauthenticated(self):
+        with self.assertRaises(ctxd.NotFound):
+            self.client.get_session("no-such-session")
+        with self.assertRaises(ctxd.AlreadyExists):
+            self.client.create_session(self.session.id)
+        with ctxd.Client(server().addr, api_key="ctxd_not_a_key") as stranger:
+            with self.assertRaises(ctxd.Unauthenticated):
+                stranger.get_session(self.session.id)
+
+    def test_resource_exhausted_carries_the_retry_delay(self):
+        limited = Server({"CTXD_QUOTA_REQUESTS_PER_SEC": "0.2", "CTXD_QUOTA_REQUESTS_BURST": "1"})
+        limited.start()
+        try:
+            with ctxd.Client(limited.addr, retry=ctxd.NO_RETRY) as client:
+                client.get_session(self.session.id)
+                with self.assertRaises(ctxd.ResourceExhausted) as caught:
+                    client.get_session(self.session.id)
+        finally:
+            limited.close()
+        error = caught.exception
+        self.assertIsNotNone(error.retry_delay_s)
+        self.assertGreater(error.retry_delay_s, 0)
+        self.assertLessEqual(error.retry_delay_s, 5.0)
+        self.assertEqual([v.subject for v in error.violations], ["quota_requests_per_sec"])
+
+
+class Retries(unittest.TestCase):
+    def setUp(self):
+        self.proxy = CuttingProxy(server().addr)
+
+    def tearDown(self):
+        self.proxy.close()
+
+    def contents(self, session_id):
+        """The session's log, read on a connection of its own."""
+        with ctxd.Client(server().addr) as client:
+            count = client.get_session(session_id).message_count
+            return [m.content for m in client.session(session_id).expand(first_seq=1, last_seq=count).messages]
+
+    def test_a_retried_append_is_applied_once(self):
+        """The connection drops after the server committed the append; the automatic
+        retry carries the same idempotency key and is answered with the stored response."""
+        with ctxd.Client(self.proxy.addr) as client:
+            session = client.create_session()
+            session.append(ctxd.user("warm up the connection"))
+            self.proxy.arm()
+            response = session.append(ctxd.user("exactly once"))
+            self.assertEqual(self.proxy.cuts, 1, "the first answer was cut")
+            self.assertTrue(response.replayed, "the retry was answered from the first attempt")
+            self.assertEqual(list(response.seqs), [2])
+            self.assertEqual(self.contents(session.id), ["warm up the connection", "exactly once"])
+
+    def test_a_retried_native_append_is_applied_once(self):
+        """The same for AppendNative: a provider reply and its tool result, answer cut."""
+        reply = {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 1,
+            "model": "deepseek-chat",
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": None,
+                "tool_calls": [{"id": "call_n1", "type": "function",
+                                "function": {"name": "bash", "arguments": '{"command": "ls"}'}}]}}],
+            "usage": {"prompt_tokens": 50, "completion_tokens": 9, "total_tokens": 59},
+        }
+        with ctxd.Client(self.proxy.addr) as client:
+            session = client.create_session()
+            session.append(ctxd.user("list the files"))
+            self.proxy.arm()
+            response = session.append_response(json.dumps(reply), ctxd.Format.OPENAI_CHAT)
+            self.assertTrue(response.replayed)
+            self.assertEqual(list(response.seqs), [2])
+            self.proxy.arm()
+            results = session.append_tool_results([ctxd.ToolResult("call_n1", "setup.py")], ctxd.Format.OPENAI_CHAT)
+            self.assertTrue(results.replayed)
+            self.assertEqual(list(results.seqs), [3])
+            self.assertEqual(self.proxy.cuts, 2)
+            self.assertEqual(self.contents(session.id), ["list the files", "", "setup.py"])
+            self.assertEqual(session.get().usage_total.input_tokens, 50, "the usage counted once")
+
+    def test_a_retried_create_finds_the_session_it_made(self):
+        with ctxd.Client(self.proxy.addr) as client:
+            client.search("warm up the connection")
+            self.proxy.arm()
+            session = client.create_session(policy={"context_window_tokens": 9000})
+            self.assertEqual(self.proxy.cuts, 1)
+            self.assertEqual(session.info.session_id, session.id)
+            self.assertEqual(session.info.policy.context_window_tokens, 9000)
+            with self.assertRaises(ctxd.AlreadyExists):  # not retried: the id was taken before
+                client.create_session(session.id)
+
+    def test_the_async_client_retries_an_append_once(self):
+        async def scenario():
+            async with ctxd.AsyncClient(self.proxy.addr) as client:
+                session = await client.create_session()
+                await session.append(ctxd.user("warm up"))
+                self.proxy.arm()
+                response = await session.append(ctxd.user("exactly once, async"))
+                self.assertTrue(response.replayed)
+                return session.id
+
+        session_id = asyncio.run(scenario())
+        self.assertEqual(self.proxy.cuts, 1)
+        self.assertEqual(self.contents(session_id), ["warm up", "exactly once, async"])
+
+    def test_the_cut_happens_after_the_commit(self):
+        """Without retries the caller sees UNAVAILABLE although the append was made: a
+        retry without the same key would have appended it twice."""
+        with ctxd.Client(self.proxy.addr, retry=ctxd.NO_RETRY) as client:
+            session = client.create_session()
+            session.append(ctxd.user("warm up"))
+            self.proxy.arm()
+            with self.assertRaises(ctxd.Unavailable):
+                session.append(ctxd.user("committed, answer lost"))
+            self.assertEqual(self.contents(session.id), ["warm up", "committed, answer lost"])
+
+    def test_retries_reach_a_restarted_server(self):
+        with ctxd.Client(self.proxy.addr, retry=ctxd.RetryPolicy(max_attempts=1000, max_elapsed_s=90)) as client:
+            session = client.create_session()
+            server().stop()
+            refused_before = self.proxy.refused
+            outcome = {}
+
+            def append():
+                try:
+                    outcome["response"] = session.append(ctxd.user("while the server restarts"))
+                except BaseException as error:
+                    outcome["error"] = error
+
+            worker = threading.Thread(target=append)
+            worker.start()
+            wait_until(lambda: self.proxy.refused >= refused_before + 2, "two refused attempts")
+            server().start()
+            worker.join(timeout=90)
+            self.assertNotIn("error", outcome)
+            self.assertEqual(list(outcome["response"].seqs), [1])
+            self.assertEqual(self.contents(session.id), ["while the server restarts"])
+
+
+class Tls(unittest.TestCase):
+    def test_mutual_tls_with_the_tls_setting(self):
+        # test_tls makes the certificates and runs a TLS server; it reads the stubs from
+        # CTXD_STUBS, and the installed package provides the same ctxd.v1 modules.
+        os.environ.setdefault("CTXD_STUBS", os.path.dirname(os.path.abspath(__file__)))
+        import test_tls
+
+        client_ca = test_tls.Issuer("ctxd client CA")
+        tls_server = test_tls.Server()
+        test_tls.write(tls_server.path("client-ca.pem"), client_ca.pem())
+        tls_server.extra_args = ["--tls-client-ca", tls_server.path("client-ca.pem")]
+        cert, key = client_ca.issue("backend-sdk", client=True)
+        tls_server.client_identity = (cert, key)
+        tls_server.start()
+        self.addCleanup(tls_server.stop)
+        trusted = ctxd.Tls(root_certificates=tls_server.ca.pem(), certificate_chain=cert, private_key=key)
+        with ctxd.Client(tls_server.addr, tls=trusted) as client:
+            session = client.create_session()
+            self.assertEqual(session.get().session_id, session.id)
+        anonymous = ctxd.Tls(root_certificates=tls_server.ca.pem())
+        with ctxd.Client(tls_server.addr, tls=anonymous, retry=ctxd.NO_RETRY) as client:
+            with self.assertRaises(ctxd.Unavailable):
+                client.create_session()
+        with ctxd.Client(tls_server.addr, tls=True, retry=ctxd.NO_RETRY) as client:
+            with self.assertRaises(ctxd.Unavailable):  # the system's CAs do not know the test CA
+                client.create_session()
+        with ctxd.Client(tls_server.addr, retry=ctxd.NO_RETRY) as client:
+            with self.assertRaises(ctxd.Unavailable):  # plaintext
+                client.create_session()
+
+
+class Events(unittest.TestCase):
+    def test_events_resume_across_a_server_restart(self):
+        with ctxd.Client(server().addr) as client:
+            session = client.create_session(policy=EVICTING)
+            session.append(ctxd.user("read the logs"))
+            iterator = session.events(kinds=[pb.EVENT_KIND_OUTPUT_EVICTED], heartbeat_interval_ms=200)
+            puller = Puller(iterator)
+            before = [tool_step(session, f"call_a{i}") for i in range(3)]
+            got = puller.take(3)
+            self.assertEqual([e.output_evicted.seq for e in got], before)
+
+            server().stop()
+            server().start()
+            after = [tool_step(session, f"call_b{i}") for i in range(3)]
+            got += puller.take(3)
+            self.assertEqual([e.output_evicted.seq for e in got], before + after, "none lost, none repeated")
+            seqs = [e.session_seq for e in got]
+            self.assertEqual(seqs, sorted(set(seqs)))
+            self.assertEqual(len({e.event_id for e in got}), 6)
+            NOTES.append(f"events: 3 before and 3 after a restart, session_seq {seqs}")
+
+    def test_events_resume_after_a_stream_reset(self):
+        proxy = CuttingProxy(server().addr)
+        self.addCleanup(proxy.close)
+        with ctxd.Client(proxy.addr) as client:
+            session = client.create_session(policy=EVICTING)
+            session.append(ctxd.user("read the logs"))
+            puller = Puller(session.events(kinds=[pb.EVENT_KIND_OUTPUT_EVICTED], heartbeat_interval_ms=100))
+            before = [tool_step(session, f"call_a{i}") for i in range(2)]
+            got = puller.take(2)
+            proxy.reset_next_stream()
+            wait_until(lambda: proxy.resets == 1, "the events stream reset (its next heartbeat)")
+            after = [tool_step(session, f"call_b{i}") for i in range(2)]
+            got += puller.take(2)
+            self.assertEqual([e.output_evicted.seq for e in got], before + after, "none lost, none repeated")
+
+    def test_async_client_and_events_resume(self):
+        async def scenario():
+            async with ctxd.AsyncClient(server().addr) as client:
+                session = await client.create_session(policy=EVICTING, system_prompt="Be brief.")
+                await session.append(ctxd.user("read the logs"))
+                events = session.events(kinds=[pb.EVENT_KIND_OUTPUT_EVICTED], heartbeat_interval_ms=200)
+                seqs = []
+                for i in range(2):
+                    await session.append(ctxd.assistant(tool_calls=[ctxd.tool_call(f"c{i}", "bash", {})]))
+                    seqs.append((await session.append(ctxd.tool_result(f"c{i}", BIG_OUTPUT))).seqs[0])
+                got = [await asyncio.wait_for(events.__anext__(), 60) for _ in range(2)]
+                await asyncio.to_thread(server().stop)
+                await asyncio.to_thread(server().start)
+                for i in range(2, 4):
+                    await session.append(ctxd.assistant(tool_calls=[ctxd.tool_call(f"c{i}", "bash", {})]))
+                    seqs.append((await session.append(ctxd.tool_result(f"c{i}", BIG_OUTPUT))).seqs[0])
+                got += [await asyncio.wait_for(events.__anext__(), 60) for _ in range(2)]
+                self.assertEqual([e.output_evicted.seq for e in got], seqs)
+                await events.aclose()
+
+                body = await session.build(ctxd.Format.OPENAI_CHAT)
+                self.assertEqual(body["messages"][0], {"role": "system", "content": "Be brief."})
+                self.assertEqual(len(await session.build(ctxd.Format.NEUTRAL)), 9)
+                version = (await session.get()).version
+                with self.assertRaises(ctxd.Conflict) as caught:
+                    await session.append(ctxd.user("late"), expected_version=version - 1)
+                self.assertEqual(caught.exception.current_version, version)
+                self.assertEqual((await session.check()).status, pb.BUDGET_STATUS_OK)
+                self.assertEqual((await session.expand([1])).messages[0].content, "read the logs")
+                self.assertEqual(len(await session.search("logs")), 1)
+                self.assertEqual(await session.delete(), 9)
+
+        asyncio.run(scenario())
+
+
+def main():
+    started = time.monotonic()
+    suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
+    result = unittest.TextTestRunner(verbosity=2, stream=sys.stdout).run(suite)
+    test_errors = [test for test, _ in result.errors if isinstance(test, unittest.TestCase)]
+    passed = result.testsRun - len(result.failures) - len(test_errors) - len(result.skipped)
+    failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
+    print(f"\nctxd python SDK ({time.monotonic() - started:.1f} s):")
+    for note in NOTES:
+        print(f"  {note}")
+    if not result.wasSuccessful() and "server" in SERVER:
+        print(f"\nserver log tail:\n{SERVER['server'].log_tail()}")
+    print(f"python-sdk: {passed} passed, {failed} failed")
+    return 0 if result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
