@@ -74,11 +74,16 @@ pub(super) async fn build_messages(
     let last_seq = built.history.last_seq();
     let summaries = built.summaries.iter().map(summary_to_pb).collect();
     let budget = Some(report_to_pb(&built.report));
+    // A provider takes no request ending with an unanswered call: the bodies end before
+    // a step the client is still running the tools of (NEUTRAL shows it).
+    let history: Vec<&crate::message::Message> =
+        built.history.iter().map(|(_, message)| message).collect();
+    let sendable = crate::turns::open_step(&history).unwrap_or(history.len());
     let views = || {
         built
             .leading
             .iter()
-            .chain(built.history.iter().map(|(_, message)| message))
+            .chain(history[..sendable].iter().copied())
     };
     let (messages, json) = match format {
         pb::OutputFormat::Unspecified | pb::OutputFormat::Neutral => (

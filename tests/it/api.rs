@@ -379,6 +379,18 @@ async fn build_drops_an_incomplete_step_but_keeps_the_open_one(pool: PgPool) {
         .await
         .unwrap();
     assert_eq!(open.messages.len(), 3);
+    // No provider takes a request ending with an unanswered call: every provider body
+    // ends before the open step.
+    for format in [
+        pb::OutputFormat::OpenaiChat,
+        pb::OutputFormat::OpenaiResponses,
+        pb::OutputFormat::AnthropicMessages,
+        pb::OutputFormat::Gemini,
+    ] {
+        let body = build(&mut client, "s", format).await.unwrap().json;
+        assert!(body.contains("\"q\""), "{format:?}: {body}");
+        assert!(!body.contains("\"A\""), "{format:?} sends the open step: {body}");
+    }
     // The user moved on without answering B: the step is dropped with its partial result.
     append(&mut client, "s", vec![user("never mind"), assistant("ok")])
         .await

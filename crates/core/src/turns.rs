@@ -164,6 +164,27 @@ pub fn provider_valid<M: Shape>(messages: &[M]) -> Vec<usize> {
     keep
 }
 
+/// Where a step still open at the end starts: the last message's step when some of its
+/// calls have no result yet (the client is still running the tools). [`provider_valid`]
+/// keeps such a step, for the client's view of the session; a provider takes no request
+/// that ends with an unanswered call, so the provider bodies end before it.
+pub fn open_step<M: Shape>(messages: &[M]) -> Option<usize> {
+    let start = messages
+        .iter()
+        .rposition(|message| message.role() != Role::Tool)?;
+    let step = &messages[start];
+    if step.role() != Role::Assistant {
+        return None;
+    }
+    let calls = step.call_ids();
+    let answered: HashSet<&str> = messages[start + 1..]
+        .iter()
+        .map(|message| message.answers())
+        .collect();
+    let open = !calls.is_empty() && calls.iter().any(|id| !answered.contains(id));
+    open.then_some(start)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -225,6 +246,15 @@ mod tests {
         // B is answered after the second user message: cutting at 3 would orphan it.
         let late = [u(), atc(&["A", "B"]), t("A"), u(), t("B"), a(), u(), a()];
         assert_eq!(snap_cut(&late, 3), 6);
+    }
+
+    #[test]
+    fn an_open_last_step_is_found_and_a_complete_one_is_not() {
+        assert_eq!(open_step(&[u(), atc(&["x", "y"]), t("x")]), Some(1));
+        assert_eq!(open_step(&[u(), atc(&["x"])]), Some(1));
+        assert_eq!(open_step(&[u(), atc(&["x"]), t("x")]), None);
+        assert_eq!(open_step(&[u(), a()]), None);
+        assert_eq!(open_step::<Message>(&[]), None);
     }
 
     #[test]
