@@ -1,0 +1,42 @@
+/**
+ * The shape of the built messages.
+ */
+export const OutputFormat = {
+    /**
+     * Same as NEUTRAL.
+     */
+    OUTPUT_FORMAT_UNSPECIFIED: 'OUTPUT_FORMAT_UNSPECIFIED',
+    /**
+     * `messages` holds proto Messages.
+     */
+    OUTPUT_FORMAT_NEUTRAL: 'OUTPUT_FORMAT_NEUTRAL',
+    /**
+     * `json` holds an OpenAI Chat Completions body: {"messages": [...], "tools": [...]};
+     * add "model" and send. Image media become image_url parts in user messages; any
+     * other media reference stays visible as a text part.
+     */
+    OUTPUT_FORMAT_OPENAI_CHAT: 'OUTPUT_FORMAT_OPENAI_CHAT',
+    /**
+     * `json` holds an Anthropic Messages body: {"system": "...", "messages": [...],
+     * "tools": [...], "max_tokens": N} with tool_use / tool_result blocks (results first
+     * in their user message) and consecutive same-role messages merged; stored system
+     * messages join "system", and a message with no content is left out. Images are url
+     * sources, or base64 sources for base64 data: URIs; other media stay visible as text.
+     * Add "model" and send.
+     */
+    OUTPUT_FORMAT_ANTHROPIC_MESSAGES: 'OUTPUT_FORMAT_ANTHROPIC_MESSAGES',
+    /**
+     * `json` holds an OpenAI Responses body: {"instructions": "...", "input": [...],
+     * "tools": [...]} with `message`, `function_call` / `function_call_output` items
+     * (joined by `call_id`) and `reasoning` items where the session holds them (appended
+     * through AppendNative from a Responses reply). Add "model" and send.
+     */
+    OUTPUT_FORMAT_OPENAI_RESPONSES: 'OUTPUT_FORMAT_OPENAI_RESPONSES',
+    /**
+     * `json` holds a Gemini generateContent body: {"systemInstruction": {...},
+     * "contents": [...], "tools": [{"functionDeclarations": [...]}]} with `user` / `model`
+     * roles and `functionCall` / `functionResponse` parts. Send to
+     * models/{model}:generateContent.
+     */
+    OUTPUT_FORMAT_GEMINI: 'OUTPUT_FORMAT_GEMINI',
+};
