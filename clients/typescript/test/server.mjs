@@ -32,11 +32,12 @@ export class Server {
     this.addr = null;
   }
 
-  async start(addr) {
+  async start(addr, args = []) {
+    this.args = args;
     this.addr = addr ?? `127.0.0.1:${await freePort()}`;
     const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('CTXD_')));
     const log = fs.openSync(this.logPath, 'a');
-    const child = spawn(process.env.CTXD_BIN, ['serve', '--listen', this.addr, '--data-dir', path.join(this.tmp, 'data')], {
+    const child = spawn(process.env.CTXD_BIN, ['serve', '--listen', this.addr, '--data-dir', path.join(this.tmp, 'data'), ...this.args], {
       env,
       stdio: ['ignore', log, log],
     });
@@ -86,9 +87,9 @@ export class Server {
 
 // An interrupted run still stops the servers.
 const RUNNING = new Set();
-export async function startServer(addr) {
+export async function startServer(addr, args) {
   const server = new Server();
-  await server.start(addr);
+  await server.start(addr, args);
   RUNNING.add(server);
   return server;
 }
