@@ -1,6 +1,8 @@
 // A session handle: build the request, append what happened, check, compact, expand,
 // search, and follow its events.
 import { randomUUID } from 'node:crypto';
+import * as grpc from '@grpc/grpc-js';
+import { CtxdError } from './errors.js';
 import { EventStream } from './events.js';
 import { searchRequest } from './search.js';
 import { jsonFormat, outputFormat, toJsonText, toPbMessage, toPbTools, } from './types.js';
@@ -41,7 +43,15 @@ export class Session {
             format: outputFormat(format),
         });
         const { json, ...rest } = response;
-        const body = format === 'neutral' ? undefined : JSON.parse(json);
+        let body;
+        if (format !== 'neutral') {
+            try {
+                body = JSON.parse(json);
+            }
+            catch {
+                throw new CtxdError(grpc.status.INTERNAL, `BuildMessages returned no readable ${format} body`);
+            }
+        }
         return { ...rest, body };
     }
     /** Appends messages atomically; retried with one idempotency key. */

@@ -2,7 +2,10 @@
 // search, and follow its events.
 import { randomUUID } from 'node:crypto';
 
+import * as grpc from '@grpc/grpc-js';
+
 import type { CtxdClient } from './client.js';
+import { CtxdError } from './errors.js';
 import { EventStream, type EventsOptions } from './events.js';
 import type { AppendTurnResponse__Output } from './gen/ctxd/v1/AppendTurnResponse.js';
 import type { BudgetReport__Output } from './gen/ctxd/v1/BudgetReport.js';
@@ -132,7 +135,14 @@ export class Session {
       format: outputFormat(format),
     });
     const { json, ...rest } = response;
-    const body = format === 'neutral' ? undefined : (JSON.parse(json) as Record<string, unknown>);
+    let body: Record<string, unknown> | undefined;
+    if (format !== 'neutral') {
+      try {
+        body = JSON.parse(json) as Record<string, unknown>;
+      } catch {
+        throw new CtxdError(grpc.status.INTERNAL, `BuildMessages returned no readable ${format} body`);
+      }
+    }
     return { ...rest, body } as Built<F>;
   }
 
