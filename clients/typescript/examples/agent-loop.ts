@@ -1,6 +1,3 @@
-// A complete agent loop with ctxd and the official openai client (the README's example;
-// type-checked by clients/typescript/run). Run it against a real server and provider:
-//   CTXD_TARGET=127.0.0.1:50051 OPENAI_API_KEY=... node dist-examples/agent-loop.js
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 
@@ -10,8 +7,7 @@ import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/ch
 import { CtxdClient, DoesNotFitError } from 'ctxd';
 
 const run = promisify(execFile);
-
-const ctxd = new CtxdClient(process.env['CTXD_TARGET'] ?? '127.0.0.1:50051', { apiKey: process.env['CTXD_API_KEY'] });
+const ctxd = new CtxdClient('127.0.0.1:50051', { apiKey: process.env['CTXD_API_KEY'] });
 const openai = new OpenAI();
 
 const tools = [

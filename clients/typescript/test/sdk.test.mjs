@@ -63,7 +63,30 @@ describe('session helpers', () => {
     );
     assert.deepEqual(first.seqs, [1, 2, 3]);
     assert.equal(first.replayed, false);
-    await session.append(step('call_2', 'cat setup.py', bigOutput(2, 300)));
+    // A provider's reply and its tool results in one call: the Chat Completions shape.
+    const reply = {
+      id: 'chatcmpl-2',
+      object: 'chat.completion',
+      created: 1,
+      model: 'm',
+      choices: [
+        {
+          index: 0,
+          finish_reason: 'tool_calls',
+          message: {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'call_2', type: 'function', function: { name: 'bash', arguments: '{"command":"cat setup.py"}' } }],
+          },
+        },
+      ],
+      usage: { prompt_tokens: 400, completion_tokens: 10, total_tokens: 410 },
+    };
+    const native = await session.appendResponse(reply, {
+      format: 'openai_chat',
+      items: [{ role: 'tool', tool_call_id: 'call_2', content: bigOutput(2, 300) }],
+    });
+    assert.deepEqual(native.seqs, [4, 5]);
 
     const neutral = await session.build({ systemPrompt: 'Be brief.', tools: TOOLS });
     assert.equal(neutral.body, undefined);
@@ -158,6 +181,13 @@ describe('session helpers', () => {
     assert.equal(tooBig.breakdown.available_tokens, 14_000);
     assert.ok(tooBig.breakdown.system_tokens > 14_000);
 
+    const native = await session
+      .appendResponse({ id: 'chatcmpl-1', object: 'chat.completion', choices: 'none' }, { format: 'openai_chat' })
+      .catch((e) => e);
+    assert.ok(native instanceof InvalidArgumentError, String(native));
+    assert.match(native.violations[0].field, /^response_json: \$/, 'the violation names the JSON path');
+    assert.equal((await session.get()).session.messageCount, 2, 'nothing appended by the rejected body');
+
     await assert.rejects(client.session(newId('missing')).get(), NotFoundError);
     const stranger = new CtxdClient(server.addr, { apiKey: 'ctxd_not_a_key' });
     await assert.rejects(stranger.session(session.id).get(), UnauthenticatedError);
@@ -181,6 +211,17 @@ describe('session helpers', () => {
         ['before', 'the retried one'],
       );
       assert.equal((await session.get()).session.messageCount, 2);
+
+      // The same for AppendNative: the tool result of a call, its answer lost once.
+      await session.append([step('call_r', 'ls', '')[0]]);
+      proxy.cutNextReply();
+      const native = await session.appendToolResults([{ role: 'tool', tool_call_id: 'call_r', content: 'README.md' }], {
+        format: 'openai_chat',
+      });
+      assert.equal(proxy.cuts, 2);
+      assert.equal(native.replayed, true);
+      assert.deepEqual(native.seqs, [4]);
+      assert.equal((await session.get()).session.messageCount, 4);
     } finally {
       viaProxy.close();
       await proxy.close();
