@@ -31,6 +31,10 @@ export class CtxdClient {
             // Come back quickly after a server restart: the default backoff reaches 120 s.
             'grpc.initial_reconnect_backoff_ms': 100,
             'grpc.max_reconnect_backoff_ms': 5_000,
+            // A connection that stops answering (a dead peer, a dropped route) fails its calls
+            // with UNAVAILABLE instead of leaving them waiting: an event stream is resubscribed.
+            'grpc.keepalive_time_ms': 30_000,
+            'grpc.keepalive_timeout_ms': 10_000,
             ...options.channelOptions,
         };
         let credentials;

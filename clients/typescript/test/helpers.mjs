@@ -23,6 +23,7 @@ export class CuttingProxy {
     const [host, port] = target.split(':');
     this.armed = false;
     this.cuts = 0;
+    this.frozen = new Set();
     this.sockets = new Set();
     this.server = net.createServer((client) => {
       const upstream = net.connect(Number(port), host);
@@ -33,8 +34,11 @@ export class CuttingProxy {
       };
       client.on('error', drop).on('close', drop);
       upstream.on('error', drop).on('close', drop);
-      client.on('data', (chunk) => upstream.write(chunk));
+      client.on('data', (chunk) => {
+        if (!this.frozen.has(client)) upstream.write(chunk);
+      });
       upstream.on('data', (chunk) => {
+        if (this.frozen.has(client)) return;
         if (this.armed && chunk.length > 64) {
           this.armed = false;
           this.cuts++;
@@ -44,6 +48,11 @@ export class CuttingProxy {
         client.write(chunk);
       });
     });
+  }
+
+  /** The open connections go silent both ways, without closing: a peer that vanished. */
+  freeze() {
+    for (const socket of this.sockets) if (!socket.destroyed) this.frozen.add(socket);
   }
 
   cutNextReply() {

@@ -229,6 +229,42 @@ describe('session helpers', () => {
   });
 });
 
+describe('events through a connection that goes silent', () => {
+  test('keepalive notices it and the iterator resubscribes on a new connection', { timeout: 60_000 }, async () => {
+    const server = await startServer();
+    const proxy = await CuttingProxy.start(server.addr);
+    const direct = new CtxdClient(server.addr, { apiKey });
+    const viaProxy = new CtxdClient(proxy.addr, {
+      apiKey,
+      channelOptions: { 'grpc.keepalive_time_ms': 500, 'grpc.keepalive_timeout_ms': 500 },
+    });
+    let collector;
+    try {
+      const session = await direct.createSession({ policy: POLICY });
+      collector = new Collector(viaProxy.session(session.id).events());
+      await session.append([{ role: 'user', content: 'Go.' }, ...step('call_s1', 'cat s1', bigOutput(1, 3_000))]);
+      await collector.waitUntil((events) => events.some((e) => e.kind === 'EVENT_KIND_OUTPUT_EVICTED'));
+      proxy.freeze();
+      await session.append(step('call_s2', 'cat s2', bigOutput(2, 3_000)));
+      const events = await collector.waitUntil(
+        (all) => all.filter((e) => e.kind === 'EVENT_KIND_OUTPUT_EVICTED').length === 2,
+        'the event committed while the connection was silent',
+      );
+      assert.deepEqual(
+        events.map((e) => e.sessionSeq),
+        events.map((_, i) => i + 1),
+      );
+      assert.ok(collector.stream.reconnects >= 1);
+    } finally {
+      await collector?.close();
+      viaProxy.close();
+      direct.close();
+      await proxy.close();
+      await server.stop();
+    }
+  });
+});
+
 describe('quota errors', () => {
   test('RESOURCE_EXHAUSTED carries the retry delay', async () => {
     const server = await startServer(undefined, ['--quota-append-bytes-per-min', '3000']);
