@@ -5,7 +5,7 @@ import type { Job__Output } from './gen/ctxd/v1/Job.js';
 import type { Policy } from './gen/ctxd/v1/Policy.js';
 import { type RetryOptions, type RetryPolicy } from './retry.js';
 import { type SearchHit, type SearchOptions } from './search.js';
-import { Session } from './session.js';
+import { Session, type RequestDefaults } from './session.js';
 /** TLS settings: `true` for the system's roots, or PEM material. */
 export interface TlsOptions {
     /** PEM root certificates to trust instead of the system's. */
@@ -31,8 +31,11 @@ export interface ClientOptions {
     /** Extra grpc-js channel options. */
     channelOptions?: grpc.ChannelOptions;
 }
-/** A session's options at creation; unset policy fields take the server's defaults. */
-export interface CreateSessionOptions {
+/**
+ * A session's options at creation; unset policy fields take the server's defaults. The
+ * system prompt and tools are the handle's defaults for build and check.
+ */
+export interface CreateSessionOptions extends RequestDefaults {
     /** 1 to 128 characters from [A-Za-z0-9._:-]; omitted: the server generates one. */
     id?: string;
     policy?: Policy;
@@ -53,8 +56,8 @@ export declare class CtxdClient {
     private readonly apiKey;
     private readonly timeoutMs;
     constructor(target: string, options?: ClientOptions);
-    /** A handle on an existing session (no call is made). */
-    session(id: string): Session;
+    /** A handle on an existing session (no call is made), with defaults for build and check. */
+    session(id: string, defaults?: RequestDefaults): Session;
     /**
      * Creates a session. Retried on UNAVAILABLE only when the id is given: a retry that
      * finds it taken (the first attempt created it) returns the stored session.

@@ -51,9 +51,9 @@ export class CtxdClient {
         const Client = contextServiceClient();
         this.stub = new Client(target, credentials, channelOptions);
     }
-    /** A handle on an existing session (no call is made). */
-    session(id) {
-        return new Session(this, id);
+    /** A handle on an existing session (no call is made), with defaults for build and check. */
+    session(id, defaults = {}) {
+        return new Session(this, id, undefined, defaults);
     }
     /**
      * Creates a session. Retried on UNAVAILABLE only when the id is given: a retry that
@@ -84,7 +84,7 @@ export class CtxdClient {
         }
         if (!created)
             throw new CtxdError(grpc.status.INTERNAL, 'CreateSession answered without a session');
-        return new Session(this, created.sessionId, created);
+        return new Session(this, created.sessionId, created, { systemPrompt: options.systemPrompt, tools: options.tools });
     }
     /** Full-text search over every session of the tenant. */
     async search(query, options = {}) {

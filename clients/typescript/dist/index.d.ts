@@ -3,8 +3,8 @@ export { AlreadyExistsError, ConflictError, CtxdError, DoesNotFitError, InvalidA
 export { EventStream, type Event, type EventsOptions } from './events.js';
 export type { RetryOptions } from './retry.js';
 export type { SearchHit, SearchOptions } from './search.js';
-export { Session, type AppendOptions, type AppendResponseOptions, type AppendTurnOptions, type BuildOptions, type Built, type CheckOptions, type CompactModeName, type CompactOptions, type ExpandTarget, type NativeOptions, } from './session.js';
-export type { Format, JsonFormat, MessageInput, RoleName, ToolInput, ToolsInput } from './types.js';
+export { Session, type AppendOptions, type AppendResponseOptions, type AppendTurnOptions, type BuildOptions, type Built, type CheckOptions, type CompactModeName, type CompactOptions, type ExpandTarget, type NativeOptions, type RequestDefaults, } from './session.js';
+export { ToolResult, type Format, type JsonFormat, type MessageInput, type RoleName, type ToolInput, type ToolsInput } from './types.js';
 export type { AppendTurnResponse__Output as AppendResult } from './gen/ctxd/v1/AppendTurnResponse.js';
 export type { BudgetReport__Output as BudgetReport } from './gen/ctxd/v1/BudgetReport.js';
 export type { CompactResponse__Output as CompactResult } from './gen/ctxd/v1/CompactResponse.js';

@@ -3,3 +3,4 @@ export { CtxdClient } from './client.js';
 export { AlreadyExistsError, ConflictError, CtxdError, DoesNotFitError, InvalidArgumentError, NotFoundError, OutOfRangeError, ResourceExhaustedError, UnauthenticatedError, UnavailableError, } from './errors.js';
 export { EventStream } from './events.js';
 export { Session, } from './session.js';
+export { ToolResult } from './types.js';

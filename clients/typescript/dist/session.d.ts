@@ -40,8 +40,8 @@ export interface NativeOptions extends AppendOptions {
     format: JsonFormat;
 }
 export interface AppendResponseOptions extends NativeOptions {
-    /** Request items (tool results, user messages) to append after the response, in the same call. */
-    items?: unknown[];
+    /** Request items (tool results, user messages, ToolResults) to append after the response, in the same call. */
+    items?: readonly unknown[];
 }
 export interface CheckOptions {
     systemPrompt?: string;
@@ -69,12 +69,19 @@ export type ExpandTarget = {
 } | {
     summaryId: number;
 };
+/** What `build` and `check` use when a call does not say (kept in the handle, not on the server). */
+export interface RequestDefaults {
+    systemPrompt?: string;
+    tools?: ToolsInput;
+}
 export declare class Session {
     private readonly client;
     readonly id: string;
     /** The session as CreateSession returned it (undefined for a handle from client.session()). */
     readonly info: Session__Output | undefined;
-    constructor(client: CtxdClient, id: string, info?: Session__Output);
+    /** The system prompt and tools of every build and check that gives none. */
+    readonly defaults: RequestDefaults;
+    constructor(client: CtxdClient, id: string, info?: Session__Output, defaults?: RequestDefaults);
     /** The session: policy, version, counters; with includeView the summaries and budget too. */
     get(includeView?: boolean): Promise<GetSessionResponse__Output>;
     /** Deletes the session with its log. */
@@ -91,9 +98,10 @@ export declare class Session {
     /**
      * Appends request items in the provider's shape: tool results (and user messages), e.g.
      * Chat Completions `tool` messages, Responses `function_call_output` items, an
-     * Anthropic user message of `tool_result` blocks, Gemini `functionResponse` contents.
+     * Anthropic user message of `tool_result` blocks, Gemini `functionResponse` contents;
+     * or `ToolResult`s, which are written in the format's shape.
      */
-    appendToolResults(results: unknown[], options: NativeOptions): Promise<AppendTurnResponse__Output>;
+    appendToolResults(results: readonly unknown[], options: NativeOptions): Promise<AppendTurnResponse__Output>;
     private native;
     /** Would this request fit? Read-only. */
     check(options?: CheckOptions): Promise<BudgetReport__Output>;

@@ -5,7 +5,7 @@ import * as grpc from '@grpc/grpc-js';
 import { CtxdError } from './errors.js';
 import { EventStream } from './events.js';
 import { searchRequest } from './search.js';
-import { jsonFormat, outputFormat, toJsonText, toPbMessage, toPbTools, } from './types.js';
+import { jsonFormat, nativeItems, outputFormat, toJsonText, toPbMessage, toPbTools, } from './types.js';
 const COMPACT_MODES = {
     auto: 'COMPACT_MODE_AUTO',
     clear_tool_results: 'COMPACT_MODE_CLEAR_TOOL_RESULTS',
@@ -19,10 +19,13 @@ export class Session {
     id;
     /** The session as CreateSession returned it (undefined for a handle from client.session()). */
     info;
-    constructor(client, id, info) {
+    /** The system prompt and tools of every build and check that gives none. */
+    defaults;
+    constructor(client, id, info, defaults = {}) {
         this.client = client;
         this.id = id;
         this.info = info;
+        this.defaults = { ...defaults };
     }
     /** The session: policy, version, counters; with includeView the summaries and budget too. */
     get(includeView = false) {
@@ -37,8 +40,8 @@ export class Session {
         const format = options.format ?? 'neutral';
         const response = await this.client.call('BuildMessages', {
             sessionId: this.id,
-            systemPrompt: options.systemPrompt ?? '',
-            tools: toPbTools(options.tools),
+            systemPrompt: options.systemPrompt ?? this.defaults.systemPrompt ?? '',
+            tools: toPbTools(options.tools ?? this.defaults.tools),
             maxOutputTokens: options.maxOutputTokens,
             format: outputFormat(format),
         });
@@ -69,17 +72,19 @@ export class Session {
      * its JSON value or text): its message, reasoning, tool calls and usage.
      */
     appendResponse(response, options) {
-        return this.native(toJsonText(response, 'response'), options.items === undefined ? '' : toJsonText(options.items, 'items'), options);
+        const items = options.items === undefined ? '' : toJsonText(nativeItems(options.items, options.format), 'items');
+        return this.native(toJsonText(response, 'response'), items, options);
     }
     /**
      * Appends request items in the provider's shape: tool results (and user messages), e.g.
      * Chat Completions `tool` messages, Responses `function_call_output` items, an
-     * Anthropic user message of `tool_result` blocks, Gemini `functionResponse` contents.
+     * Anthropic user message of `tool_result` blocks, Gemini `functionResponse` contents;
+     * or `ToolResult`s, which are written in the format's shape.
      */
     appendToolResults(results, options) {
         if (!Array.isArray(results))
             throw new TypeError('results must be an array of request items');
-        return this.native('', toJsonText(results, 'results'), options);
+        return this.native('', toJsonText(nativeItems(results, options.format), 'results'), options);
     }
     native(responseJson, itemsJson, options) {
         return this.client.call('AppendNative', {
@@ -95,8 +100,8 @@ export class Session {
     async check(options = {}) {
         const response = await this.client.call('CheckBudget', {
             sessionId: this.id,
-            systemPrompt: options.systemPrompt ?? '',
-            tools: toPbTools(options.tools),
+            systemPrompt: options.systemPrompt ?? this.defaults.systemPrompt ?? '',
+            tools: toPbTools(options.tools ?? this.defaults.tools),
             maxOutputTokens: options.maxOutputTokens,
             pendingMessages: (options.pendingMessages ?? []).map(toPbMessage),
         });

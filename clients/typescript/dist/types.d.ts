@@ -28,3 +28,19 @@ export type ToolsInput = ToolInput[] | {
 export declare function toPbTools(tools: ToolsInput | undefined): PbTools | undefined;
 /** A provider body: an SDK's response object, a parsed JSON value, or the JSON text. */
 export declare function toJsonText(value: unknown, what: string): string;
+/**
+ * A tool's output for a call, in no provider's shape: `appendToolResults` writes it in
+ * the format's (Gemini needs the tool's `name`).
+ */
+export declare class ToolResult {
+    readonly callId: string;
+    readonly output: string;
+    readonly name: string;
+    constructor(callId: string, output: string, name?: string);
+}
+/**
+ * Request items for AppendNative: provider items pass as they are; each run of
+ * consecutive ToolResults is written in the format's shape (one user message for
+ * Anthropic's and Gemini's results of one step).
+ */
+export declare function nativeItems(items: readonly unknown[], format: JsonFormat): unknown[];

@@ -13,7 +13,7 @@ import type { Session__Output } from './gen/ctxd/v1/Session.js';
 import { contextServiceClient } from './proto.js';
 import { retryPolicy, withRetries, type RetryOptions, type RetryPolicy } from './retry.js';
 import { searchRequest, type SearchHit, type SearchOptions } from './search.js';
-import { Session } from './session.js';
+import { Session, type RequestDefaults } from './session.js';
 
 /** TLS settings: `true` for the system's roots, or PEM material. */
 export interface TlsOptions {
@@ -42,8 +42,11 @@ export interface ClientOptions {
   channelOptions?: grpc.ChannelOptions;
 }
 
-/** A session's options at creation; unset policy fields take the server's defaults. */
-export interface CreateSessionOptions {
+/**
+ * A session's options at creation; unset policy fields take the server's defaults. The
+ * system prompt and tools are the handle's defaults for build and check.
+ */
+export interface CreateSessionOptions extends RequestDefaults {
   /** 1 to 128 characters from [A-Za-z0-9._:-]; omitted: the server generates one. */
   id?: string;
   policy?: Policy;
@@ -102,9 +105,9 @@ export class CtxdClient {
     this.stub = new Client(target, credentials, channelOptions);
   }
 
-  /** A handle on an existing session (no call is made). */
-  session(id: string): Session {
-    return new Session(this, id);
+  /** A handle on an existing session (no call is made), with defaults for build and check. */
+  session(id: string, defaults: RequestDefaults = {}): Session {
+    return new Session(this, id, undefined, defaults);
   }
 
   /**
@@ -133,7 +136,7 @@ export class CtxdClient {
       created = response.session;
     }
     if (!created) throw new CtxdError(grpc.status.INTERNAL, 'CreateSession answered without a session');
-    return new Session(this, created.sessionId, created);
+    return new Session(this, created.sessionId, created, { systemPrompt: options.systemPrompt, tools: options.tools });
   }
 
   /** Full-text search over every session of the tenant. */

@@ -31,8 +31,9 @@ export {
   type CompactOptions,
   type ExpandTarget,
   type NativeOptions,
+  type RequestDefaults,
 } from './session.js';
-export type { Format, JsonFormat, MessageInput, RoleName, ToolInput, ToolsInput } from './types.js';
+export { ToolResult, type Format, type JsonFormat, type MessageInput, type RoleName, type ToolInput, type ToolsInput } from './types.js';
 export type { AppendTurnResponse__Output as AppendResult } from './gen/ctxd/v1/AppendTurnResponse.js';
 export type { BudgetReport__Output as BudgetReport } from './gen/ctxd/v1/BudgetReport.js';
 export type { CompactResponse__Output as CompactResult } from './gen/ctxd/v1/CompactResponse.js';

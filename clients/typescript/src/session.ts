@@ -22,6 +22,7 @@ import type { Usage } from './gen/ctxd/v1/Usage.js';
 import { searchRequest, type SearchHit, type SearchOptions } from './search.js';
 import {
   jsonFormat,
+  nativeItems,
   outputFormat,
   toJsonText,
   toPbMessage,
@@ -65,8 +66,8 @@ export interface NativeOptions extends AppendOptions {
 }
 
 export interface AppendResponseOptions extends NativeOptions {
-  /** Request items (tool results, user messages) to append after the response, in the same call. */
-  items?: unknown[];
+  /** Request items (tool results, user messages, ToolResults) to append after the response, in the same call. */
+  items?: readonly unknown[];
 }
 
 export interface CheckOptions {
@@ -102,16 +103,26 @@ const COMPACT_MODES: Record<CompactModeName, CompactMode> = {
 // Compact with wait may block this long beyond its wait on the server.
 const COMPACT_MARGIN_MS = 30_000;
 
+/** What `build` and `check` use when a call does not say (kept in the handle, not on the server). */
+export interface RequestDefaults {
+  systemPrompt?: string;
+  tools?: ToolsInput;
+}
+
 export class Session {
   /** The session as CreateSession returned it (undefined for a handle from client.session()). */
   readonly info: Session__Output | undefined;
+  /** The system prompt and tools of every build and check that gives none. */
+  readonly defaults: RequestDefaults;
 
   constructor(
     private readonly client: CtxdClient,
     readonly id: string,
     info?: Session__Output,
+    defaults: RequestDefaults = {},
   ) {
     this.info = info;
+    this.defaults = { ...defaults };
   }
 
   /** The session: policy, version, counters; with includeView the summaries and budget too. */
@@ -129,8 +140,8 @@ export class Session {
     const format = options.format ?? ('neutral' as F);
     const response = await this.client.call<BuildMessagesResponse__Output>('BuildMessages', {
       sessionId: this.id,
-      systemPrompt: options.systemPrompt ?? '',
-      tools: toPbTools(options.tools),
+      systemPrompt: options.systemPrompt ?? this.defaults.systemPrompt ?? '',
+      tools: toPbTools(options.tools ?? this.defaults.tools),
       maxOutputTokens: options.maxOutputTokens,
       format: outputFormat(format),
     });
@@ -162,17 +173,19 @@ export class Session {
    * its JSON value or text): its message, reasoning, tool calls and usage.
    */
   appendResponse(response: unknown, options: AppendResponseOptions): Promise<AppendTurnResponse__Output> {
-    return this.native(toJsonText(response, 'response'), options.items === undefined ? '' : toJsonText(options.items, 'items'), options);
+    const items = options.items === undefined ? '' : toJsonText(nativeItems(options.items, options.format), 'items');
+    return this.native(toJsonText(response, 'response'), items, options);
   }
 
   /**
    * Appends request items in the provider's shape: tool results (and user messages), e.g.
    * Chat Completions `tool` messages, Responses `function_call_output` items, an
-   * Anthropic user message of `tool_result` blocks, Gemini `functionResponse` contents.
+   * Anthropic user message of `tool_result` blocks, Gemini `functionResponse` contents;
+   * or `ToolResult`s, which are written in the format's shape.
    */
-  appendToolResults(results: unknown[], options: NativeOptions): Promise<AppendTurnResponse__Output> {
+  appendToolResults(results: readonly unknown[], options: NativeOptions): Promise<AppendTurnResponse__Output> {
     if (!Array.isArray(results)) throw new TypeError('results must be an array of request items');
-    return this.native('', toJsonText(results, 'results'), options);
+    return this.native('', toJsonText(nativeItems(results, options.format), 'results'), options);
   }
 
   private native(responseJson: string, itemsJson: string, options: NativeOptions): Promise<AppendTurnResponse__Output> {
@@ -190,8 +203,8 @@ export class Session {
   async check(options: CheckOptions = {}): Promise<BudgetReport__Output> {
     const response = await this.client.call<CheckBudgetResponse__Output>('CheckBudget', {
       sessionId: this.id,
-      systemPrompt: options.systemPrompt ?? '',
-      tools: toPbTools(options.tools),
+      systemPrompt: options.systemPrompt ?? this.defaults.systemPrompt ?? '',
+      tools: toPbTools(options.tools ?? this.defaults.tools),
       maxOutputTokens: options.maxOutputTokens,
       pendingMessages: (options.pendingMessages ?? []).map(toPbMessage),
     });

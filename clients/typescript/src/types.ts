@@ -90,3 +90,61 @@ export function toJsonText(value: unknown, what: string): string {
   if (text === undefined) throw new TypeError(`${what} must be a JSON value or a JSON text`);
   return text;
 }
+
+/**
+ * A tool's output for a call, in no provider's shape: `appendToolResults` writes it in
+ * the format's (Gemini needs the tool's `name`).
+ */
+export class ToolResult {
+  constructor(
+    readonly callId: string,
+    readonly output: string,
+    readonly name: string = '',
+  ) {}
+}
+
+/**
+ * Request items for AppendNative: provider items pass as they are; each run of
+ * consecutive ToolResults is written in the format's shape (one user message for
+ * Anthropic's and Gemini's results of one step).
+ */
+export function nativeItems(items: readonly unknown[], format: JsonFormat): unknown[] {
+  const out: unknown[] = [];
+  let run: ToolResult[] = [];
+  const flush = () => {
+    if (run.length > 0) out.push(...toolResultItems(run, format));
+    run = [];
+  };
+  for (const item of items) {
+    if (item instanceof ToolResult) {
+      run.push(item);
+    } else {
+      flush();
+      out.push(item);
+    }
+  }
+  flush();
+  return out;
+}
+
+function toolResultItems(results: ToolResult[], format: JsonFormat): unknown[] {
+  switch (format) {
+    case 'openai_chat':
+      return results.map((r) => ({ role: 'tool', tool_call_id: r.callId, content: r.output }));
+    case 'openai_responses':
+      return results.map((r) => ({ type: 'function_call_output', call_id: r.callId, output: r.output }));
+    case 'anthropic_messages':
+      return [
+        { role: 'user', content: results.map((r) => ({ type: 'tool_result', tool_use_id: r.callId, content: r.output })) },
+      ];
+    case 'gemini':
+      return [
+        {
+          role: 'user',
+          parts: results.map((r) => ({ functionResponse: { id: r.callId, name: r.name, response: { output: r.output } } })),
+        },
+      ];
+    default:
+      throw new TypeError(`format must be a provider format, not ${JSON.stringify(format)}`);
+  }
+}

@@ -13,6 +13,7 @@ import {
   InvalidArgumentError,
   NotFoundError,
   ResourceExhaustedError,
+  ToolResult,
   UnauthenticatedError,
 } from 'ctxd';
 
@@ -153,6 +154,37 @@ describe('session helpers', () => {
     const deleted = await session.delete();
     assert.equal(deleted.deletedMessages, 5);
     await assert.rejects(session.get(), NotFoundError);
+  });
+
+  test('ToolResults are written in each provider format; the handle keeps the system prompt and tools', async () => {
+    for (const format of ['openai_chat', 'openai_responses', 'anthropic_messages', 'gemini']) {
+      const session = await client.createSession({ policy: POLICY, systemPrompt: 'Be brief.', tools: TOOLS });
+      const call = (id) => ({ id, name: 'bash', argumentsJson: '{"command":"ls"}' });
+      await session.append([
+        { role: 'user', content: 'List it twice.' },
+        { role: 'assistant', content: '', toolCalls: [call(`${format}_1`), call(`${format}_2`)] },
+      ]);
+      const appended = await session.appendToolResults(
+        [new ToolResult(`${format}_1`, 'a.txt', 'bash'), new ToolResult(`${format}_2`, 'b.txt', 'bash')],
+        { format },
+      );
+      assert.deepEqual(appended.seqs, [3, 4], format);
+      const log = await session.expand({ firstSeq: 3, lastSeq: 4 });
+      assert.deepEqual(
+        log.messages.map((m) => [m.role, m.toolCallId, m.content]),
+        [
+          ['ROLE_TOOL', `${format}_1`, 'a.txt'],
+          ['ROLE_TOOL', `${format}_2`, 'b.txt'],
+        ],
+        format,
+      );
+      const built = await session.build({ format: 'openai_chat' });
+      assert.deepEqual(built.body.messages[0], { role: 'system', content: 'Be brief.' }, 'the default system prompt');
+      assert.equal(built.body.tools[0].function.name, 'bash', 'the default tools');
+      const handle = client.session(session.id, { systemPrompt: 'Other.' });
+      assert.equal((await handle.build({ format: 'openai_chat' })).body.messages[0].content, 'Other.');
+      await session.delete();
+    }
   });
 
   test('errors carry their details: violations, current version, budget breakdown', async () => {
