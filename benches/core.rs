@@ -21,7 +21,7 @@
 //! on DATABASE_URL's server when that is set, otherwise a private PostgreSQL started in a
 //! temporary directory exactly as `ctxd serve` starts its own (default settings, fsync on).
 //!
-//! `CTXD_BENCH_ONLY=counting`, `build`, `append`, `jobs` or `events` runs one part;
+//! `CTXD_BENCH_ONLY=counting`, `build`, `append`, `jobs`, `events` or `metrics` runs one part;
 //! `CTXD_BENCH_METRICS=1` records the metrics as `ctxd serve --metrics-listen` does.
 //!
 //! `cargo test --all-targets` runs this binary without `--bench`: then it does a smoke
@@ -35,6 +35,8 @@ mod queue;
 #[path = "../tests/it/recorded.rs"]
 #[allow(dead_code)]
 mod recorded;
+#[path = "parts/metrics.rs"]
+mod recording;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -243,6 +245,13 @@ async fn run(
         .unwrap()
         .expect("server without a view cache");
     pool.close().await;
+    if part("metrics") {
+        recording::run(if full {
+            &recording::FULL
+        } else {
+            &recording::SMOKE
+        });
+    }
     store.close().await;
     drop_database(&url, &database).await;
     if let Some(local) = local {

@@ -110,6 +110,13 @@ impl ContextService for Floor {
         Ok(Response::new(pb::AppendTurnResponse::default()))
     }
 
+    async fn append_native(
+        &self,
+        _: Request<pb::AppendNativeRequest>,
+    ) -> Result<Response<pb::AppendTurnResponse>, Status> {
+        no_work()
+    }
+
     async fn build_messages(
         &self,
         _: Request<pb::BuildMessagesRequest>,

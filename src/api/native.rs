@@ -62,7 +62,7 @@ pub(super) async fn append_native(
             },
         )
         .await
-        .map_err(|error| at_path(error, &paths))?;
+        .map_err(|error| at_path(error, &paths, provider))?;
     Ok(pb::AppendTurnResponse {
         version: outcome.version,
         seqs: outcome.seqs,
@@ -91,8 +91,9 @@ fn json_error(field: &str, error: IngestError) -> Error {
 }
 
 /// A check of the appended messages names `messages[i]…`; the client sent JSON, so the
-/// error names the JSON path message `i` came from instead.
-fn at_path(error: Error, paths: &[String]) -> Error {
+/// error names the JSON path message `i` came from instead (with the provider's name
+/// for a tool result's call id).
+fn at_path(error: Error, paths: &[String], provider: Provider) -> Error {
     let Error::InvalidArgument { field, reason } = error else {
         return error;
     };
@@ -105,6 +106,10 @@ fn at_path(error: Error, paths: &[String]) -> Error {
                 path.clone()
             } else {
                 format!("response_json: {path}")
+            };
+            let rest = match (provider, rest) {
+                (Provider::OpenAiResponses, ".tool_call_id") => ".call_id",
+                _ => rest,
             };
             Some(format!("{path}{rest}"))
         });

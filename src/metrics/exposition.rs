@@ -307,6 +307,11 @@ mod tests {
                 max: 32,
             },
             append: None,
+            listen: Some(PoolFigures {
+                size: 2,
+                idle: 0,
+                max: 4,
+            }),
             view_cache_bytes: 4096,
             view_cache_entries: 2,
         });

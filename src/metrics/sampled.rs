@@ -37,6 +37,9 @@ pub struct PoolSample {
     pub main: PoolFigures,
     /// AppendTurn's pool, when it is one of its own.
     pub append: Option<PoolFigures>,
+    /// The LISTEN connections' pool, when it is one of its own (straight to PostgreSQL
+    /// beside a transaction pooler).
+    pub listen: Option<PoolFigures>,
     /// Bytes the view cache estimates its entries take.
     pub view_cache_bytes: usize,
     /// Sessions the view cache holds.
@@ -46,9 +49,13 @@ pub struct PoolSample {
 impl PoolSample {
     /// Each pool with its `db.client.connection.pool.name`.
     fn pools(&self) -> impl Iterator<Item = (&'static str, PoolFigures)> {
-        [("main", Some(self.main)), ("append", self.append)]
-            .into_iter()
-            .filter_map(|(name, figures)| Some((name, figures?)))
+        [
+            ("main", Some(self.main)),
+            ("append", self.append),
+            ("listen", self.listen),
+        ]
+        .into_iter()
+        .filter_map(|(name, figures)| Some((name, figures?)))
     }
 }
 

@@ -56,6 +56,8 @@ pub struct Store {
     /// pass through a transaction pooler. The same pool as `pool` unless
     /// [`Endpoints::direct`] names a server of its own.
     listen_pool: PgPool,
+    /// Whether `listen_pool` is a pool of its own.
+    own_listen_pool: bool,
     /// What sits between `pool` (and `append_pool`) and PostgreSQL.
     pooler: Pooler,
     /// Session views this replica has read, so a build fetches only what is new.
@@ -190,6 +192,7 @@ impl Store {
             append_pool: pool.clone(),
             own_append_pool: false,
             listen_pool: pool.clone(),
+            own_listen_pool: false,
             pooler: Pooler::None,
             pool,
             views: std::sync::Arc::new(ViewCache::new(DEFAULT_VIEW_CACHE_BYTES)),
@@ -265,6 +268,7 @@ impl Store {
             .max_connections((max_connections / 2).max(2))
             .acquire_timeout(Duration::from_secs(10))
             .connect_lazy_with(append_options);
+        let own_listen_pool = direct.is_some();
         let listen_pool = match direct {
             Some(direct) => PgPoolOptions::new()
                 .max_connections(LISTEN_CONNECTIONS)
@@ -274,6 +278,7 @@ impl Store {
         Ok(Store {
             append_pool,
             own_append_pool: true,
+            own_listen_pool,
             listen_pool,
             pooler,
             ..Store::new(pool)
@@ -327,6 +332,7 @@ impl Store {
         crate::metrics::PoolSample {
             main: figures(&self.pool),
             append: self.own_append_pool.then(|| figures(&self.append_pool)),
+            listen: self.own_listen_pool.then(|| figures(&self.listen_pool)),
             view_cache_bytes,
             view_cache_entries,
         }

@@ -16,6 +16,8 @@ mod jobs;
 mod keys;
 mod metrics;
 mod model_server;
+mod native_openai;
+mod otlp;
 mod pgbouncer;
 mod properties;
 mod quotas;

@@ -25,11 +25,15 @@ fn prometheus_binary() -> PathBuf {
 }
 
 /// A child process killed when the test ends, however it ends.
-struct Killed(Option<Child>);
+pub(crate) struct Killed(Option<Child>);
 
 impl Killed {
+    pub(crate) fn new(child: Child) -> Killed {
+        Killed(Some(child))
+    }
+
     /// The child, no longer killed on drop (for an orderly stop).
-    fn into_inner(mut self) -> Child {
+    pub(crate) fn into_inner(mut self) -> Child {
         self.0.take().expect("a child")
     }
 }
@@ -141,6 +145,11 @@ async fn prometheus_scrapes_rpc_and_compaction_metrics() {
             &addr,
             "--metrics-listen",
             &metrics_addr,
+            // Room for the loop; the burst at the end is refused, for the quota metric.
+            "--quota-requests-per-sec",
+            "0.01",
+            "--quota-requests-burst",
+            "200",
         ])
         .env("DATABASE_URL", &url)
         .env("CTXD_LOG", "warn")
@@ -157,6 +166,15 @@ async fn prometheus_scrapes_rpc_and_compaction_metrics() {
     let channel = channel(addr.parse().unwrap()).await;
     let mut client = ContextServiceClient::new(channel);
     create(&mut client, "loop", window(20_000, 2_000)).await;
+    // A subscriber, so deliveries and their lag are recorded.
+    let mut events = client
+        .subscribe_events(pb::SubscribeEventsRequest {
+            session_id: "loop".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
     let mut builds = 0;
     let mut cleared = false;
     for n in 0..20 {
@@ -175,6 +193,26 @@ async fn prometheus_scrapes_rpc_and_compaction_metrics() {
         }
     }
     assert!(cleared, "the loop never compacted");
+    let delivered = tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            let item = events.message().await.unwrap().expect("the stream ended");
+            if let Some(pb::subscribe_events_response::Item::Event(event)) = item.item {
+                break event;
+            }
+        }
+    })
+    .await
+    .expect("the subscriber got no event within a minute");
+    assert!(delivered.kind > 0);
+    // Past the request burst: refused, and counted under the limit's name.
+    let mut refused = 0;
+    for _ in 0..250 {
+        if let Err(status) = session_of(&mut client, "loop").await {
+            assert_eq!(status.code(), tonic::Code::ResourceExhausted, "{status:?}");
+            refused += 1;
+        }
+    }
+    assert!(refused > 0, "the burst was never refused");
 
     // The endpoint's own text passes promtool's checks.
     let http = reqwest::Client::new();
@@ -247,7 +285,99 @@ async fn prometheus_scrapes_rpc_and_compaction_metrics() {
         dir.path(),
     )
     .await;
+    wait_for(
+        &http,
+        &web,
+        "sum(ctxd_quota_rejections_total{ctxd_quota_limit=\"quota_requests_per_sec\"})",
+        |value| value >= f64::from(refused),
+        dir.path(),
+    )
+    .await;
+    wait_for(
+        &http,
+        &web,
+        "sum(ctxd_events_deliveries_total)",
+        |value| value >= 1.0,
+        dir.path(),
+    )
+    .await;
+    dashboard_queries_work(&http, &web, dir.path()).await;
     terminate(ctxd.into_inner()).await;
+}
+
+async fn session_of(client: &mut Client, id: &str) -> Result<pb::Session, tonic::Status> {
+    client
+        .get_session(pb::GetSessionRequest {
+            session_id: id.into(),
+            include_view: false,
+        })
+        .await
+        .map(|response| response.into_inner().session.unwrap())
+}
+
+/// Prometheus' whole answer to an instant query.
+async fn query_body(http: &reqwest::Client, web: &str, promql: &str) -> serde_json::Value {
+    let response = http
+        .get(format!("http://{web}/api/v1/query"))
+        .query(&[("query", promql)])
+        .send()
+        .await
+        .unwrap();
+    serde_json::from_slice(&response.bytes().await.unwrap()).unwrap()
+}
+
+/// Series the dashboard draws that only a summarizer model (none in this test) records.
+const NEEDS_A_MODEL: [&str; 6] = [
+    "ctxd_summarizer_calls_total",
+    "gen_ai_client_operation_duration_seconds_bucket",
+    "gen_ai_client_token_usage_sum",
+    "ctxd_job_attempts_total",
+    "ctxd_job_ends_total",
+    "ctxd_job_rescues_total",
+];
+
+/// Every query of the Grafana dashboard in deploy/ is valid PromQL to this Prometheus,
+/// and every series it reads is one ctxd exports: each returns data after the loop,
+/// except the summarizer's and the jobs' (listed in [`NEEDS_A_MODEL`]).
+async fn dashboard_queries_work(http: &reqwest::Client, web: &str, dir: &Path) {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/deploy/grafana/ctxd-dashboard.json"
+    );
+    let dashboard: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut checked = 0;
+    for panel in dashboard["panels"].as_array().unwrap() {
+        for target in panel["targets"].as_array().into_iter().flatten() {
+            let expr = target["expr"].as_str().unwrap();
+            let promql = expr.replace("$__rate_interval", "5m");
+            let body = query_body(http, web, &promql).await;
+            assert_eq!(body["status"], "success", "{expr}: {body}");
+            if NEEDS_A_MODEL.iter().any(|name| expr.contains(name)) {
+                checked += 1;
+                continue;
+            }
+            // Rates need two scrapes of the series: poll until the query has data.
+            let deadline = Instant::now() + Duration::from_secs(60);
+            loop {
+                let body = query_body(http, web, &promql).await;
+                if body["data"]["result"]
+                    .as_array()
+                    .is_some_and(|result| !result.is_empty())
+                {
+                    break;
+                }
+                if Instant::now() > deadline {
+                    let log =
+                        std::fs::read_to_string(dir.join("prometheus.log")).unwrap_or_default();
+                    panic!("the dashboard's query {expr} has no data: {body}; log: {log}");
+                }
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "only {checked} dashboard queries found");
 }
 
 /// `promtool check metrics` parses the text, and its only lint is the one the

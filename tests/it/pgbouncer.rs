@@ -223,6 +223,7 @@ fn number(row: &sqlx::postgres::PgRow, column: &str) -> i64 {
 struct Replica {
     child: Option<Child>,
     addr: String,
+    metrics_addr: String,
     log: PathBuf,
     _data: tempfile::TempDir,
 }
@@ -234,6 +235,7 @@ impl Replica {
             .tempdir_in("/tmp")
             .unwrap();
         let addr = format!("127.0.0.1:{}", free_port());
+        let metrics_addr = format!("127.0.0.1:{}", free_port());
         let log = data.path().join("ctxd.log");
         let mut child = Command::new(env!("CARGO_BIN_EXE_ctxd"))
             .args(["serve", "--listen", &addr])
@@ -242,6 +244,7 @@ impl Replica {
             .args(["--database-pooler", "transaction"])
             .args(["--db-max-connections", "8"])
             .args(["--jobs-workers", &workers.to_string()])
+            .args(["--metrics-listen", &metrics_addr])
             // No queue polling in a test's time: a job is claimed only when NOTIFY
             // reaches the workers' LISTEN connection.
             .args(["--jobs-poll-interval-ms", "3600000"])
@@ -255,6 +258,7 @@ impl Replica {
         let mut replica = Replica {
             child: None,
             addr,
+            metrics_addr,
             log,
             _data: data,
         };
@@ -265,6 +269,20 @@ impl Replica {
 
     async fn client(&self) -> Client {
         Client::new(channel(self.addr.parse().unwrap()).await)
+    }
+
+    /// The database pool gauges' lines of its `/metrics`.
+    async fn pool_metrics(&self) -> Vec<String> {
+        let text = reqwest::get(format!("http://{}/metrics", self.metrics_addr))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        text.lines()
+            .filter(|line| line.starts_with("db_client_connection_"))
+            .map(str::to_string)
+            .collect()
     }
 
     /// Stops the process with SIGTERM; it must exit cleanly.
@@ -467,6 +485,26 @@ async fn two_replicas_work_behind_pgbouncer_in_transaction_mode() {
     inspector.close().await.unwrap();
 
     drop(stream);
+    // A's LISTEN connections (its event hub's, straight to PostgreSQL) are a pool of
+    // their own in its metrics, holding the listener.
+    let pools = a.pool_metrics().await;
+    let listen_used = pools.iter().find(|line| {
+        line.starts_with("db_client_connection_count{")
+            && line.contains("db_client_connection_pool_name=\"listen\"")
+            && line.contains("db_client_connection_state=\"used\"")
+    });
+    let used: f64 = listen_used
+        .and_then(|line| line.rsplit(' ').next())
+        .and_then(|value| value.parse().ok())
+        .unwrap_or_else(|| panic!("no listen pool in {pools:#?}"));
+    assert!(used >= 1.0, "{pools:#?}");
+    assert!(
+        pools
+            .iter()
+            .any(|line| line.starts_with("db_client_connection_max{")
+                && line.contains("pool_name=\"listen\"")),
+        "{pools:#?}"
+    );
     a.stop().await;
     b.stop().await;
 }

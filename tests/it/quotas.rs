@@ -388,3 +388,41 @@ async fn the_tenant_quota_command_sets_resets_and_applies(pool: PgPool) {
     assert_eq!(shown["quotas"]["live_sessions"]["value"], 0);
     assert_eq!(shown["quotas"]["live_sessions"]["source"], "default");
 }
+
+#[sqlx::test]
+async fn a_subscription_costs_one_request_however_much_it_delivers(pool: PgPool) {
+    let quotas = Quotas {
+        requests_per_sec: 0.01,
+        requests_burst: 5,
+        ..Quotas::default()
+    };
+    let server = server_with(pool, quotas).await;
+    let mut client = server.client.clone();
+    create_session(&mut client, "s").await.unwrap();
+    let mut stream = client
+        .subscribe_events(pb::SubscribeEventsRequest {
+            session_id: "s".into(),
+            heartbeat_interval_ms: 100,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    // Ten items delivered on the one stream (its heartbeats), none of them a request.
+    for delivered in 0..10 {
+        let item = tokio::time::timeout(Duration::from_secs(30), stream.message())
+            .await
+            .expect("a heartbeat within 30 s")
+            .unwrap_or_else(|status| panic!("the stream failed after {delivered}: {status:?}"))
+            .expect("the stream ended");
+        assert!(item.item.is_some());
+    }
+    // Create and subscribe took two of the five: three more requests pass, the next one
+    // is refused.
+    for _ in 0..3 {
+        session(&mut client, "s").await;
+    }
+    let status = client.get_session(get("s")).await.unwrap_err();
+    assert_eq!(refusal(&status).0, "quota_requests_per_sec");
+    server.stop().await;
+}

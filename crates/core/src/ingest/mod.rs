@@ -16,6 +16,7 @@ use crate::message::{Message, Usage};
 
 mod anthropic;
 mod gemini;
+mod json;
 mod openai_chat;
 mod openai_responses;
 

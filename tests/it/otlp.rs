@@ -1,0 +1,253 @@
+//! OTLP export as an operator turns it on: the `ctxd` binary with
+//! OTEL_EXPORTER_OTLP_ENDPOINT set, and an OTLP/gRPC receiver on loopback built from the
+//! collector protocol's own service definitions (opentelemetry-proto) in the place of an
+//! OpenTelemetry Collector. The receiver gets the RPC duration histogram with its
+//! method and status attributes, the build and compaction metrics, and the RPCs' spans.
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use ctxd::pb;
+use ctxd::pb::context_service_client::ContextServiceClient;
+use opentelemetry_proto::tonic::collector::metrics::v1::metrics_service_server::{
+    MetricsService, MetricsServiceServer,
+};
+use opentelemetry_proto::tonic::collector::metrics::v1::{
+    ExportMetricsServiceRequest, ExportMetricsServiceResponse,
+};
+use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
+    TraceService, TraceServiceServer,
+};
+use opentelemetry_proto::tonic::collector::trace::v1::{
+    ExportTraceServiceRequest, ExportTraceServiceResponse,
+};
+use opentelemetry_proto::tonic::common::v1::any_value::Value;
+use opentelemetry_proto::tonic::metrics::v1::metric::Data;
+use tokio::sync::mpsc;
+use tonic::{Request, Response, Status};
+
+use crate::binary::{free_port, terminate, wait_serving};
+use crate::harness::*;
+use crate::metrics::Killed;
+
+/// What the receiver got: each export request as it arrived.
+enum Received {
+    Metrics(ExportMetricsServiceRequest),
+    Spans(ExportTraceServiceRequest),
+}
+
+#[derive(Clone)]
+struct Receiver(mpsc::UnboundedSender<Received>);
+
+#[tonic::async_trait]
+impl MetricsService for Receiver {
+    async fn export(
+        &self,
+        request: Request<ExportMetricsServiceRequest>,
+    ) -> Result<Response<ExportMetricsServiceResponse>, Status> {
+        let _ = self.0.send(Received::Metrics(request.into_inner()));
+        Ok(Response::new(ExportMetricsServiceResponse {
+            partial_success: None,
+        }))
+    }
+}
+
+#[tonic::async_trait]
+impl TraceService for Receiver {
+    async fn export(
+        &self,
+        request: Request<ExportTraceServiceRequest>,
+    ) -> Result<Response<ExportTraceServiceResponse>, Status> {
+        let _ = self.0.send(Received::Spans(request.into_inner()));
+        Ok(Response::new(ExportTraceServiceResponse {
+            partial_success: None,
+        }))
+    }
+}
+
+/// The data points of `name` in one export: (attributes as "key=value", count or value).
+fn points(request: &ExportMetricsServiceRequest, name: &str) -> Vec<(Vec<String>, f64)> {
+    let attributes = |list: &[opentelemetry_proto::tonic::common::v1::KeyValue]| {
+        list.iter()
+            .map(|kv| {
+                let value = match kv.value.as_ref().and_then(|v| v.value.as_ref()) {
+                    Some(Value::StringValue(s)) => s.clone(),
+                    Some(Value::IntValue(i)) => i.to_string(),
+                    other => format!("{other:?}"),
+                };
+                format!("{}={value}", kv.key)
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut out = Vec::new();
+    for resource in &request.resource_metrics {
+        for scope in &resource.scope_metrics {
+            for metric in scope.metrics.iter().filter(|m| m.name == name) {
+                match &metric.data {
+                    Some(Data::Histogram(histogram)) => {
+                        for point in &histogram.data_points {
+                            out.push((attributes(&point.attributes), point.count as f64));
+                        }
+                    }
+                    Some(Data::Sum(sum)) => {
+                        for point in &sum.data_points {
+                            let value = match point.value {
+                                Some(
+                                    opentelemetry_proto::tonic::metrics::v1::number_data_point::Value::AsInt(i),
+                                ) => i as f64,
+                                Some(
+                                    opentelemetry_proto::tonic::metrics::v1::number_data_point::Value::AsDouble(d),
+                                ) => d,
+                                None => 0.0,
+                            };
+                            out.push((attributes(&point.attributes), value));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_and_spans_reach_an_otlp_receiver() {
+    let (sender, mut received) = mpsc::unbounded_channel();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let otlp = listener.local_addr().unwrap();
+    let receiver = Receiver(sender);
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let stop = shutdown.clone();
+    let server = tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(MetricsServiceServer::new(receiver.clone()))
+            .add_service(TraceServiceServer::new(receiver))
+            .serve_with_incoming_shutdown(
+                tokio_stream::wrappers::TcpListenerStream::new(listener),
+                stop.cancelled_owned(),
+            ),
+    );
+
+    let (_pool, url) = fresh_database_url("otlp").await;
+    let addr = format!("127.0.0.1:{}", free_port());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxd"))
+        .args(["serve", "--listen", &addr])
+        .env("DATABASE_URL", &url)
+        // The RPC spans are at info: the log filter applies to exported spans too.
+        .env("CTXD_LOG", "info")
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", format!("http://{otlp}"))
+        .env("OTEL_METRIC_EXPORT_INTERVAL", "300")
+        .env("OTEL_BSP_SCHEDULE_DELAY", "300")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_serving(&addr, &mut child).await;
+    let child = Killed::new(child);
+
+    let mut client = ContextServiceClient::new(channel(addr.parse().unwrap()).await);
+    create(&mut client, "s", window(20_000, 2_000)).await;
+    let output: String = (0..150)
+        .map(|i| format!("line {i:05} lorem ipsum dolor sit amet\n"))
+        .collect();
+    let mut builds = 0;
+    for n in 0..12 {
+        let id = format!("c{n}");
+        append(
+            &mut client,
+            "s",
+            vec![
+                user("next"),
+                call(&[&id]),
+                result(&id, &output),
+                assistant("ok"),
+            ],
+        )
+        .await
+        .unwrap();
+        build(&mut client, "s", pb::OutputFormat::Neutral)
+            .await
+            .unwrap();
+        builds += 1;
+    }
+
+    // Cumulative exports every 300 ms: wait for one that holds every build, with the
+    // spans seen along the way.
+    let mut saw_build_span = false;
+    let complete = tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            match received.recv().await.expect("the receiver stopped") {
+                Received::Spans(spans) => {
+                    saw_build_span |= spans.resource_spans.iter().any(|resource| {
+                        resource.scope_spans.iter().any(|scope| {
+                            scope.spans.iter().any(|span| {
+                                span.attributes.iter().any(|kv| {
+                                    kv.key == "rpc"
+                                        && matches!(
+                                            kv.value.as_ref().and_then(|v| v.value.as_ref()),
+                                            Some(Value::StringValue(s)) if s == "BuildMessages"
+                                        )
+                                })
+                            })
+                        })
+                    });
+                }
+                Received::Metrics(metrics) => {
+                    let built: f64 = points(&metrics, "rpc.server.duration")
+                        .iter()
+                        .filter(|(attributes, _)| {
+                            attributes.contains(&"rpc.method=BuildMessages".to_string())
+                                && attributes.contains(&"rpc.grpc.status_code=0".to_string())
+                        })
+                        .map(|(_, count)| count)
+                        .sum();
+                    if built >= f64::from(builds) {
+                        break metrics;
+                    }
+                }
+            }
+        }
+    })
+    .await
+    .expect("no export with every build within a minute");
+    let durations = points(&complete, "rpc.server.duration");
+    assert!(
+        durations
+            .iter()
+            .any(|(attributes, _)| attributes.contains(&"rpc.method=AppendTurn".to_string())),
+        "{durations:?}"
+    );
+    let regions = points(&complete, "ctxd.build.tokens");
+    assert!(
+        regions.iter().any(|(attributes, count)| attributes
+            .contains(&"ctxd.build.region=history".to_string())
+            && *count >= f64::from(builds)),
+        "{regions:?}"
+    );
+    let compactions = points(&complete, "ctxd.compactions");
+    assert!(
+        compactions.iter().any(|(_, count)| *count > 0.0),
+        "no compaction exported: {compactions:?}"
+    );
+    // Spans follow on their own schedule.
+    if !saw_build_span {
+        tokio::time::timeout(Duration::from_secs(60), async {
+            while let Some(item) = received.recv().await {
+                if let Received::Spans(spans) = item
+                    && spans.resource_spans.iter().any(|r| {
+                        r.scope_spans
+                            .iter()
+                            .any(|s| s.spans.iter().any(|span| span.name == "rpc"))
+                    })
+                {
+                    return;
+                }
+            }
+        })
+        .await
+        .expect("no RPC span exported within a minute");
+    }
+    terminate(child.into_inner()).await;
+    shutdown.cancel();
+    server.await.unwrap().unwrap();
+}
