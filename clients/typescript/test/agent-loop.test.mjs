@@ -15,6 +15,7 @@ import { CtxdClient } from 'ctxd';
 
 import { loadSession, SHAPES, TOOL } from './corpus.mjs';
 import { FakeProvider } from './fake-provider.mjs';
+import { SERVER_READS } from './formats.mjs';
 import { Collector } from './helpers.mjs';
 import { startServer } from './server.mjs';
 
@@ -23,9 +24,6 @@ const MODEL = 'deepseek-chat';
 const POLICY = { contextWindowTokens: 6_000, maxOutputTokens: 1_000, tokenizer: 'TOKENIZER_DEEPSEEK_V3' };
 const apiKey = process.env.CTXD_TEST_API_KEY || undefined;
 
-// The formats whose AppendNative reading the server has (all four once the OpenAI and the
-// Anthropic/Gemini readers are merged); a format left out runs as a TODO.
-const SERVER_READS = new Set(['openai_chat', 'openai_responses', 'anthropic_messages', 'gemini']);
 
 const recorded = loadSession();
 let server;

@@ -23,7 +23,10 @@ export interface Message {
     'parts'?: (_ctxd_v1_ContentPart)[];
     /**
      * The model's reasoning text, when the provider returns it separately. Counted in
-     * the budget; returned in NEUTRAL output and as `reasoning_content` in OPENAI_CHAT.
+     * the budget; returned in NEUTRAL output, as `reasoning_content` in OPENAI_CHAT, and
+     * in OPENAI_RESPONSES as the summary of a `reasoning` item only when `metadata` holds
+     * that item's id (`ctxd.openai.reasoning_id`): the Responses API takes no reasoning
+     * item without its id, so reasoning without one is not sent there.
      */
     'reasoning'?: (string);
     /**
@@ -39,7 +42,10 @@ export interface Message {
      */
     'name'?: (string);
     /**
-     * Free-form string metadata, stored and returned as is.
+     * Free-form string metadata, stored and returned as is. Keys starting with `ctxd.`
+     * hold provider data AppendNative read and a later request must send back:
+     * `ctxd.openai.reasoning_id` and `ctxd.openai.reasoning_encrypted_content` (an OpenAI
+     * Responses reasoning item's `id` and `encrypted_content`).
      */
     'metadata'?: ({
         [key: string]: string;
@@ -96,7 +102,10 @@ export interface Message__Output {
     'parts': (_ctxd_v1_ContentPart__Output)[];
     /**
      * The model's reasoning text, when the provider returns it separately. Counted in
-     * the budget; returned in NEUTRAL output and as `reasoning_content` in OPENAI_CHAT.
+     * the budget; returned in NEUTRAL output, as `reasoning_content` in OPENAI_CHAT, and
+     * in OPENAI_RESPONSES as the summary of a `reasoning` item only when `metadata` holds
+     * that item's id (`ctxd.openai.reasoning_id`): the Responses API takes no reasoning
+     * item without its id, so reasoning without one is not sent there.
      */
     'reasoning': (string);
     /**
@@ -112,7 +121,10 @@ export interface Message__Output {
      */
     'name': (string);
     /**
-     * Free-form string metadata, stored and returned as is.
+     * Free-form string metadata, stored and returned as is. Keys starting with `ctxd.`
+     * hold provider data AppendNative read and a later request must send back:
+     * `ctxd.openai.reasoning_id` and `ctxd.openai.reasoning_encrypted_content` (an OpenAI
+     * Responses reasoning item's `id` and `encrypted_content`).
      */
     'metadata': ({
         [key: string]: string;

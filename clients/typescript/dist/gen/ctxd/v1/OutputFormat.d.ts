@@ -27,9 +27,18 @@ export declare const OutputFormat: {
     readonly OUTPUT_FORMAT_ANTHROPIC_MESSAGES: 'OUTPUT_FORMAT_ANTHROPIC_MESSAGES';
     /**
      * `json` holds an OpenAI Responses body: {"instructions": "...", "input": [...],
-     * "tools": [...]} with `message`, `function_call` / `function_call_output` items
-     * (joined by `call_id`) and `reasoning` items where the session holds them (appended
-     * through AppendNative from a Responses reply). Add "model" and send.
+     * "tools": [...], "max_output_tokens": N}; "instructions" is left out when the system
+     * prompt is empty, N is the output reserve. Input items: user and system messages as
+     * `message` items (a string, or input_text / input_image parts with detail "auto");
+     * an assistant message as its `reasoning` item (only when it holds the item's id,
+     * `ctxd.openai.reasoning_id` in its metadata, e.g. appended through AppendNative from
+     * a Responses reply: the summary and encrypted_content go with it; reasoning without
+     * an id is not sent), then a `message` item with its text as a string (left out when
+     * empty), then one `function_call` item per tool call; a tool result as a
+     * `function_call_output` item (joined by `call_id`; images as input_image parts).
+     * Images go in user messages and tool outputs; other media stay visible as text.
+     * Tools are function tools with "strict": false (the client's schema as it is; the
+     * Responses API would otherwise enforce strict mode). Add "model" and send.
      */
     readonly OUTPUT_FORMAT_OPENAI_RESPONSES: 'OUTPUT_FORMAT_OPENAI_RESPONSES';
     /**
@@ -69,9 +78,18 @@ export type OutputFormat =
  | 'OUTPUT_FORMAT_ANTHROPIC_MESSAGES' | 3
 /**
  * `json` holds an OpenAI Responses body: {"instructions": "...", "input": [...],
- * "tools": [...]} with `message`, `function_call` / `function_call_output` items
- * (joined by `call_id`) and `reasoning` items where the session holds them (appended
- * through AppendNative from a Responses reply). Add "model" and send.
+ * "tools": [...], "max_output_tokens": N}; "instructions" is left out when the system
+ * prompt is empty, N is the output reserve. Input items: user and system messages as
+ * `message` items (a string, or input_text / input_image parts with detail "auto");
+ * an assistant message as its `reasoning` item (only when it holds the item's id,
+ * `ctxd.openai.reasoning_id` in its metadata, e.g. appended through AppendNative from
+ * a Responses reply: the summary and encrypted_content go with it; reasoning without
+ * an id is not sent), then a `message` item with its text as a string (left out when
+ * empty), then one `function_call` item per tool call; a tool result as a
+ * `function_call_output` item (joined by `call_id`; images as input_image parts).
+ * Images go in user messages and tool outputs; other media stay visible as text.
+ * Tools are function tools with "strict": false (the client's schema as it is; the
+ * Responses API would otherwise enforce strict mode). Add "model" and send.
  */
  | 'OUTPUT_FORMAT_OPENAI_RESPONSES' | 4
 /**
