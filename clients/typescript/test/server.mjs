@@ -32,8 +32,10 @@ export class Server {
     this.addr = null;
   }
 
-  async start(addr, args = []) {
+  /** `clientOptions`: how the readiness probe connects (TLS settings for a TLS server). */
+  async start(addr, args = this.args ?? [], clientOptions = this.clientOptions ?? {}) {
     this.args = args;
+    this.clientOptions = clientOptions;
     this.addr = addr ?? `127.0.0.1:${await freePort()}`;
     const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('CTXD_')));
     const log = fs.openSync(this.logPath, 'a');
@@ -49,7 +51,7 @@ export class Server {
       child.once('error', (error) => resolve((this.exit = { error })));
     });
     // Serving once a call reaches the service: a session that does not exist is NOT_FOUND.
-    const probe = new CtxdClient(this.addr, { retry: { maxAttempts: 1 }, timeoutMs: 2_000 });
+    const probe = new CtxdClient(this.addr, { ...clientOptions, retry: { maxAttempts: 1 }, timeoutMs: 2_000 });
     const started = Date.now();
     try {
       for (;;) {
@@ -87,9 +89,9 @@ export class Server {
 
 // An interrupted run still stops the servers.
 const RUNNING = new Set();
-export async function startServer(addr, args) {
+export async function startServer(addr, args, clientOptions) {
   const server = new Server();
-  await server.start(addr, args);
+  await server.start(addr, args, clientOptions);
   RUNNING.add(server);
   return server;
 }
