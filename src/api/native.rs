@@ -28,7 +28,7 @@ pub(super) async fn append_native(
             .map_err(|error| json_error("response_json", error))?;
     }
     if !req.items_json.is_empty() {
-        let items = ingest::items(provider, &req.items_json)
+        let items = ingest::items_after(provider, &req.items_json, &read)
             .map_err(|error| json_error("items_json", error))?;
         read.messages.extend(items.messages);
         read.paths.extend(

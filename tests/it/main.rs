@@ -17,6 +17,7 @@ mod keys;
 mod metrics;
 mod model_server;
 mod native_openai;
+mod native_other;
 mod otlp;
 mod pgbouncer;
 mod properties;

@@ -27,6 +27,8 @@ struct Reply {
     encrypted: bool,
     calls: usize,
     result_image: bool,
+    /// An empty text part: with no text and no calls, a message with nothing to send.
+    empty_part: bool,
     results: Vec<String>,
 }
 
@@ -50,18 +52,35 @@ fn reply() -> impl Strategy<Value = Reply> {
         any::<bool>(),
         0usize..4,
         any::<bool>(),
+        prop::bool::weighted(0.2),
         prop::collection::vec(text(), 4),
     )
         .prop_map(
-            |(text, reasoning, reasoning_id, encrypted, calls, result_image, results)| Reply {
-                // A reply says something or calls a tool.
-                calls: if text.is_empty() { calls.max(1) } else { calls },
+            |(
                 text,
                 reasoning,
                 reasoning_id,
                 encrypted,
+                calls,
                 result_image,
+                empty_part,
                 results,
+            )| {
+                Reply {
+                    // A reply says something or calls a tool (or holds an empty part).
+                    calls: if text.is_empty() && !empty_part {
+                        calls.max(1)
+                    } else {
+                        calls
+                    },
+                    text,
+                    reasoning,
+                    reasoning_id,
+                    encrypted,
+                    result_image,
+                    empty_part,
+                    results,
+                }
             },
         )
 }
@@ -92,6 +111,11 @@ fn history(turns: &[Turn], next_call: &mut usize) -> Vec<Message> {
     let mut messages = Vec::new();
     for turn in turns {
         let mut user = Message::text(Role::User, turn.text.clone());
+        if turn.text.is_empty() {
+            user.parts.push(Part::Text {
+                text: String::new(),
+            });
+        }
         for &png in &turn.images {
             user.parts.push(if png {
                 media("data:image/png;base64,QUJD", "image/png")
@@ -99,12 +123,14 @@ fn history(turns: &[Turn], next_call: &mut usize) -> Vec<Message> {
                 media("https://x.test/photo.jpg", "image/jpeg")
             });
         }
-        if !user.has_content() {
-            user.content = "Go on.".into();
-        }
         messages.push(user);
         for reply in &turn.replies {
             let mut assistant = Message::text(Role::Assistant, reply.text.clone());
+            if reply.empty_part {
+                assistant.parts.push(Part::Text {
+                    text: String::new(),
+                });
+            }
             assistant.reasoning = reply.reasoning.clone();
             if reply.reasoning_id {
                 assistant
@@ -300,7 +326,9 @@ proptest! {
             .count();
         let with_id = messages
             .iter()
+            // (a message with nothing to send sends no reasoning either)
             .filter(|m| m.metadata.contains_key(OPENAI_REASONING_ID))
+            .filter(|m| !m.content.is_empty() || !m.tool_calls.is_empty())
             .count();
         prop_assert_eq!(reasoning_items, with_id);
     }
@@ -314,7 +342,9 @@ proptest! {
         let mut next_call = 0;
         let mut messages = history(&turns, &mut next_call);
         let first = parse(&openai_chat("Be brief.", &messages, &tools()));
-        let ids: Vec<String> = (0..reply.calls).map(|i| format!("reply_{i}")).collect();
+        // A model's reply says something or calls a tool.
+        let calls = if reply.text.is_empty() { reply.calls.max(1) } else { reply.calls };
+        let ids: Vec<String> = (0..calls).map(|i| format!("reply_{i}")).collect();
         let (completion, sent_back) = chat_reply(&reply, &ids);
         let mut items: Vec<Value> = ids
             .iter()
@@ -344,7 +374,9 @@ proptest! {
         let mut next_call = 0;
         let mut messages = history(&turns, &mut next_call);
         let first = parse(&openai_responses("Be brief.", &messages, &tools(), 256));
-        let ids: Vec<String> = (0..reply.calls).map(|i| format!("reply_{i}")).collect();
+        // A model's reply says something or calls a tool.
+        let calls = if reply.text.is_empty() { reply.calls.max(1) } else { reply.calls };
+        let ids: Vec<String> = (0..calls).map(|i| format!("reply_{i}")).collect();
         let (response, sent_back) = responses_reply(&reply, &ids);
         let mut items: Vec<Value> = ids
             .iter()

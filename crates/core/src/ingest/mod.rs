@@ -19,6 +19,7 @@ mod gemini;
 mod json;
 mod openai_chat;
 mod openai_responses;
+mod walk;
 
 /// OpenAI Responses: the `id` of the reasoning item the message's reasoning came from.
 pub const OPENAI_REASONING_ID: &str = "ctxd.openai.reasoning_id";
@@ -27,8 +28,19 @@ pub const OPENAI_REASONING_ENCRYPTED: &str = "ctxd.openai.reasoning_encrypted_co
 /// Anthropic: the `signature` of the thinking block the message's reasoning came from.
 pub const ANTHROPIC_THINKING_SIGNATURE: &str = "ctxd.anthropic.thinking_signature";
 /// Gemini: a JSON object of `thoughtSignature`s by the part they were on (the tool-call
-/// id for a `functionCall` part, `"text"` for the text).
+/// id for a `functionCall` part, [`GEMINI_TEXT_PART`] for the text,
+/// [`GEMINI_THOUGHT_PART`] for the thought).
 pub const GEMINI_THOUGHT_SIGNATURES: &str = "ctxd.gemini.thought_signatures";
+/// The key of a Gemini message's text part in [`GEMINI_THOUGHT_SIGNATURES`].
+pub const GEMINI_TEXT_PART: &str = "text";
+/// The key of a Gemini message's thought part in [`GEMINI_THOUGHT_SIGNATURES`].
+pub const GEMINI_THOUGHT_PART: &str = "thought";
+/// Anthropic: a JSON array of the `data` of the message's `redacted_thinking` blocks,
+/// sent back after its thinking block.
+pub const ANTHROPIC_REDACTED_THINKING: &str = "ctxd.anthropic.redacted_thinking";
+/// A tool result the tool reported as failed (an Anthropic `tool_result` with
+/// `is_error`, a Gemini `functionResponse` whose response is `{"error": ...}`): `"true"`.
+pub const TOOL_ERROR: &str = "ctxd.tool_error";
 
 /// The most bytes one body may hold: a response or an item list is read whole, so a
 /// bigger one is refused before it is parsed.
@@ -98,11 +110,22 @@ pub fn response(provider: Provider, json: &str) -> Result<Ingested, IngestError>
 
 /// A JSON array of request items (tool results, user messages).
 pub fn items(provider: Provider, json: &str) -> Result<Ingested, IngestError> {
+    items_after(provider, json, &Ingested::default())
+}
+
+/// A JSON array of request items sent with `response` (what `response` read from the
+/// same request): a Gemini `functionResponse` without an id answers the first call of
+/// its name in `response` (or in the items' own `model` contents) not yet answered.
+pub fn items_after(
+    provider: Provider,
+    json: &str,
+    response: &Ingested,
+) -> Result<Ingested, IngestError> {
     check_size(json)?;
     match provider {
         Provider::OpenAiChat => openai_chat::items(json),
         Provider::OpenAiResponses => openai_responses::items(json),
         Provider::AnthropicMessages => anthropic::items(json),
-        Provider::Gemini => gemini::items(json),
+        Provider::Gemini => gemini::items(json, &response.messages),
     }
 }

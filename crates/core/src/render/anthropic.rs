@@ -1,9 +1,16 @@
 //! Anthropic Messages: `{"system", "messages", "tools", "max_tokens"}`.
+//!
+//! Reasoning goes back as a `thinking` block (first in its assistant message) only when
+//! the message carries the block's signature (`ctxd.anthropic.thinking_signature`, kept
+//! by AppendNative): Anthropic refuses a thinking block it cannot verify, so reasoning
+//! without one (another provider's, or appended as plain text) is not sent. Redacted
+//! thinking kept the same way follows it.
 use std::borrow::Cow;
 
 use serde::Serialize;
 
 use super::{Object, is_image, media_note, serialize};
+use crate::ingest::{ANTHROPIC_REDACTED_THINKING, ANTHROPIC_THINKING_SIGNATURE, TOOL_ERROR};
 use crate::message::{Message, Part, Role};
 use crate::tokenize::ToolDefinition;
 
@@ -26,6 +33,13 @@ struct AnthropicMessage<'a> {
 #[derive(Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Block<'a> {
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    RedactedThinking {
+        data: String,
+    },
     Text {
         text: Cow<'a, str>,
     },
@@ -41,6 +55,8 @@ enum Block<'a> {
         tool_use_id: &'a str,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         content: Vec<Block<'a>>,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
     },
 }
 
@@ -106,10 +122,15 @@ pub fn anthropic_messages<'a>(
                 vec![Block::ToolResult {
                     tool_use_id: &message.tool_call_id,
                     content: anthropic_content(message),
+                    is_error: message
+                        .metadata
+                        .get(TOOL_ERROR)
+                        .is_some_and(|flag| flag == "true"),
                 }],
             ),
             Role::Assistant => {
-                let mut blocks = anthropic_content(message);
+                let mut blocks = thinking(message);
+                blocks.extend(anthropic_content(message));
                 blocks.extend(message.tool_calls.iter().map(|call| Block::ToolUse {
                     id: &call.id,
                     name: &call.name,
@@ -151,6 +172,27 @@ pub fn anthropic_messages<'a>(
         tools,
         max_tokens,
     })
+}
+
+/// The signed thinking block and the redacted ones an assistant message came with.
+fn thinking(message: &Message) -> Vec<Block<'_>> {
+    let mut blocks = Vec::new();
+    if let Some(signature) = message.metadata.get(ANTHROPIC_THINKING_SIGNATURE)
+        && !signature.is_empty()
+    {
+        blocks.push(Block::Thinking {
+            thinking: &message.reasoning,
+            signature,
+        });
+    }
+    if let Some(redacted) = message.metadata.get(ANTHROPIC_REDACTED_THINKING) {
+        let data: Vec<String> = serde_json::from_str(redacted).unwrap_or_default();
+        blocks.extend(
+            data.into_iter()
+                .map(|data| Block::RedactedThinking { data }),
+        );
+    }
+    blocks
 }
 
 /// Text and media blocks; Anthropic rejects empty text blocks, so none are made.
@@ -249,5 +291,50 @@ mod tests {
         let roles = roles(&body);
         assert_eq!(roles, ["user", "assistant"]);
         assert_eq!(body["messages"][1]["content"].as_array().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn anthropic_sends_thinking_only_with_its_signature() {
+        let mut signed = Message::text(Role::Assistant, "Answer.");
+        signed.reasoning = "Because.".into();
+        signed
+            .metadata
+            .insert(ANTHROPIC_THINKING_SIGNATURE.into(), "sig".into());
+        signed
+            .metadata
+            .insert(ANTHROPIC_REDACTED_THINKING.into(), r#"["r1"]"#.into());
+        let mut unsigned = Message::text(Role::Assistant, "Again.");
+        unsigned.reasoning = "Hidden.".into();
+        let messages = [
+            Message::text(Role::User, "Q"),
+            signed,
+            Message::text(Role::User, "Q2"),
+            unsigned,
+        ];
+        let body = parse(anthropic_messages("", &messages, &[], 100));
+        assert_eq!(
+            body["messages"][1]["content"],
+            json!([
+                {"type": "thinking", "thinking": "Because.", "signature": "sig"},
+                {"type": "redacted_thinking", "data": "r1"},
+                {"type": "text", "text": "Answer."}
+            ])
+        );
+        assert_eq!(
+            body["messages"][3]["content"],
+            json!([{"type": "text", "text": "Again."}])
+        );
+    }
+
+    #[test]
+    fn anthropic_marks_failed_tool_results() {
+        let mut messages = conversation();
+        messages[2]
+            .metadata
+            .insert(TOOL_ERROR.into(), "true".into());
+        let body = parse(anthropic_messages("", &messages, &[], 100));
+        let results = &body["messages"][2]["content"];
+        assert_eq!(results[0]["is_error"], true);
+        assert!(results[1].get("is_error").is_none());
     }
 }

@@ -137,6 +137,12 @@ fn push_items<'a>(message: &'a Message, input: &mut Vec<Item<'a>>) {
             output: input_content(message).unwrap_or(Content::Text(Cow::Borrowed(""))),
         }),
         Role::Assistant => {
+            let text = assistant_text(message);
+            if text.is_empty() && message.tool_calls.is_empty() {
+                // Nothing the API would take: no empty message, and no reasoning item
+                // without the item it precedes.
+                return;
+            }
             if let Some(id) = message.metadata.get(OPENAI_REASONING_ID) {
                 input.push(Item::Reasoning {
                     id,
@@ -154,7 +160,6 @@ fn push_items<'a>(message: &'a Message, input: &mut Vec<Item<'a>>) {
                         .map(String::as_str),
                 });
             }
-            let text = assistant_text(message);
             if !text.is_empty() {
                 input.push(Item::Message {
                     role: "assistant",

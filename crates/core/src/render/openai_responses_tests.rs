@@ -70,9 +70,15 @@ fn reasoning_is_sent_only_with_its_item_id() {
     no_summary
         .metadata
         .insert(OPENAI_REASONING_ID.into(), "rs_2".into());
+    // Empty text parts only: nothing to send, not even its reasoning.
+    let mut empty = no_summary.clone();
+    empty.content.clear();
+    empty.parts = vec![Part::Text {
+        text: String::new(),
+    }];
     let body = parse(openai_responses(
         "",
-        &[with_id, without_id, no_summary],
+        &[with_id, without_id, no_summary, empty],
         &[],
         100,
     ));
