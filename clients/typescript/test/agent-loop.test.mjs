@@ -15,7 +15,6 @@ import { CtxdClient } from 'ctxd';
 
 import { loadSession, SHAPES, TOOL } from './corpus.mjs';
 import { FakeProvider } from './fake-provider.mjs';
-import { SERVER_READS } from './formats.mjs';
 import { Collector } from './helpers.mjs';
 import { startServer } from './server.mjs';
 
@@ -62,8 +61,7 @@ const CALL = {
 
 describe('agent loop through compaction with the official SDKs', () => {
   for (const format of Object.keys(SHAPES)) {
-    const todo = SERVER_READS.has(format) ? false : `the server does not read ${format} bodies yet`;
-    test(format, { timeout: 300_000, todo }, async (t) => {
+    test(format, { timeout: 300_000 }, async (t) => {
       const session = await client.createSession({ policy: POLICY, metadata: { format } });
       const collector = new Collector(session.events({ heartbeatIntervalMs: 500 }), 60_000);
       const before = provider.requests.length;

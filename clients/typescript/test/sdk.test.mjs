@@ -17,7 +17,6 @@ import {
   UnauthenticatedError,
 } from 'ctxd';
 
-import { SERVER_READS } from './formats.mjs';
 import { Collector, CuttingProxy } from './helpers.mjs';
 import { startServer } from './server.mjs';
 
@@ -158,7 +157,7 @@ describe('session helpers', () => {
   });
 
   test('ToolResults are written in each provider format; the handle keeps the system prompt and tools', async () => {
-    for (const format of SERVER_READS) {
+    for (const format of ['openai_chat', 'openai_responses', 'anthropic_messages', 'gemini']) {
       const session = await client.createSession({ policy: POLICY, systemPrompt: 'Be brief.', tools: TOOLS });
       const call = (id) => ({ id, name: 'bash', argumentsJson: '{"command":"ls"}' });
       await session.append([

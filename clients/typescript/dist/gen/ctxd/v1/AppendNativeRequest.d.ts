@@ -52,6 +52,34 @@ export interface AppendNativeRequest {
      * An image's media type is the one its data: URI declares, else the one its file
      * extension names (png, jpg/jpeg, gif, webp), else "image/*"; the `detail` asked for
      * is not kept (OPENAI_RESPONSES sends "auto").
+     *
+     * ANTHROPIC_MESSAGES. Response: text blocks are the content, a thinking block the
+     * reasoning with its signature kept (metadata "ctxd.anthropic.thinking_signature"; one
+     * thinking block per message), redacted_thinking blocks kept whole to be sent back,
+     * tool_use blocks the tool calls (input as arguments). Usage: input_tokens +
+     * cache_creation_input_tokens + cache_read_input_tokens is the prompt,
+     * cache_read_input_tokens its cached part. Items: user messages (string content or
+     * text / image / tool_result blocks; each tool_result becomes a tool message
+     * answering tool_use_id, is_error kept as metadata "ctxd.tool_error") and assistant
+     * messages read like a response.
+     *
+     * GEMINI. Response: candidates[0].content; text parts the content, thought parts the
+     * reasoning, functionCall parts the tool calls, thoughtSignatures kept (metadata
+     * "ctxd.gemini.thought_signatures"). A functionCall without an id gets
+     * "gemini-<responseId>-<part index>" (or a hash of the body in place of a missing or
+     * unusual responseId), which BuildMessages' GEMINI body carries. Usage:
+     * promptTokenCount + toolUsePromptTokenCount is the prompt, cachedContentTokenCount
+     * its cached part, candidatesTokenCount + thoughtsTokenCount the output. Items: user
+     * contents (text, inlineData, fileData, functionResponse parts; each functionResponse
+     * becomes a tool message) and model contents read like a response. A functionResponse
+     * without an id answers the first unanswered call of its name in this request's
+     * response_json (or an earlier model content of the items); otherwise it needs the
+     * call's id. {"output": X} is read as the result X, {"error": X} as X marked failed,
+     * any other response object as its JSON text.
+     *
+     * A body that is not what the provider documents is INVALID_ARGUMENT naming the JSON
+     * path (field "response_json: $.content[2].input", "items_json: $[0].parts[1]...");
+     * nothing is appended.
      */
     'itemsJson'?: (string);
     /**
@@ -116,6 +144,34 @@ export interface AppendNativeRequest__Output {
      * An image's media type is the one its data: URI declares, else the one its file
      * extension names (png, jpg/jpeg, gif, webp), else "image/*"; the `detail` asked for
      * is not kept (OPENAI_RESPONSES sends "auto").
+     *
+     * ANTHROPIC_MESSAGES. Response: text blocks are the content, a thinking block the
+     * reasoning with its signature kept (metadata "ctxd.anthropic.thinking_signature"; one
+     * thinking block per message), redacted_thinking blocks kept whole to be sent back,
+     * tool_use blocks the tool calls (input as arguments). Usage: input_tokens +
+     * cache_creation_input_tokens + cache_read_input_tokens is the prompt,
+     * cache_read_input_tokens its cached part. Items: user messages (string content or
+     * text / image / tool_result blocks; each tool_result becomes a tool message
+     * answering tool_use_id, is_error kept as metadata "ctxd.tool_error") and assistant
+     * messages read like a response.
+     *
+     * GEMINI. Response: candidates[0].content; text parts the content, thought parts the
+     * reasoning, functionCall parts the tool calls, thoughtSignatures kept (metadata
+     * "ctxd.gemini.thought_signatures"). A functionCall without an id gets
+     * "gemini-<responseId>-<part index>" (or a hash of the body in place of a missing or
+     * unusual responseId), which BuildMessages' GEMINI body carries. Usage:
+     * promptTokenCount + toolUsePromptTokenCount is the prompt, cachedContentTokenCount
+     * its cached part, candidatesTokenCount + thoughtsTokenCount the output. Items: user
+     * contents (text, inlineData, fileData, functionResponse parts; each functionResponse
+     * becomes a tool message) and model contents read like a response. A functionResponse
+     * without an id answers the first unanswered call of its name in this request's
+     * response_json (or an earlier model content of the items); otherwise it needs the
+     * call's id. {"output": X} is read as the result X, {"error": X} as X marked failed,
+     * any other response object as its JSON text.
+     *
+     * A body that is not what the provider documents is INVALID_ARGUMENT naming the JSON
+     * path (field "response_json: $.content[2].input", "items_json: $[0].parts[1]...");
+     * nothing is appended.
      */
     'itemsJson': (string);
     /**

@@ -23,10 +23,12 @@ export interface Message {
     'parts'?: (_ctxd_v1_ContentPart)[];
     /**
      * The model's reasoning text, when the provider returns it separately. Counted in
-     * the budget; returned in NEUTRAL output, as `reasoning_content` in OPENAI_CHAT, and
-     * in OPENAI_RESPONSES as the summary of a `reasoning` item only when `metadata` holds
-     * that item's id (`ctxd.openai.reasoning_id`): the Responses API takes no reasoning
-     * item without its id, so reasoning without one is not sent there.
+     * the budget; returned in NEUTRAL output, as `reasoning_content` in OPENAI_CHAT, in
+     * OPENAI_RESPONSES as the summary of a `reasoning` item only when `metadata` holds
+     * that item's id (`ctxd.openai.reasoning_id`: the Responses API takes no reasoning
+     * item without its id, so reasoning without one is not sent there), in
+     * ANTHROPIC_MESSAGES as a thinking block only when signed (see that format), and in
+     * GEMINI as a thought part.
      */
     'reasoning'?: (string);
     /**
@@ -102,10 +104,12 @@ export interface Message__Output {
     'parts': (_ctxd_v1_ContentPart__Output)[];
     /**
      * The model's reasoning text, when the provider returns it separately. Counted in
-     * the budget; returned in NEUTRAL output, as `reasoning_content` in OPENAI_CHAT, and
-     * in OPENAI_RESPONSES as the summary of a `reasoning` item only when `metadata` holds
-     * that item's id (`ctxd.openai.reasoning_id`): the Responses API takes no reasoning
-     * item without its id, so reasoning without one is not sent there.
+     * the budget; returned in NEUTRAL output, as `reasoning_content` in OPENAI_CHAT, in
+     * OPENAI_RESPONSES as the summary of a `reasoning` item only when `metadata` holds
+     * that item's id (`ctxd.openai.reasoning_id`: the Responses API takes no reasoning
+     * item without its id, so reasoning without one is not sent there), in
+     * ANTHROPIC_MESSAGES as a thinking block only when signed (see that format), and in
+     * GEMINI as a thought part.
      */
     'reasoning': (string);
     /**
