@@ -31,6 +31,12 @@ export declare class EventStream implements AsyncIterable<Event> {
     cursor: string;
     /** How many times the stream was resubscribed after a disconnect. */
     reconnects: number;
+    /**
+     * Resolves at the first heartbeat: the backlog has been delivered and the stream is
+     * live (with `fromNow`, events committed from then on are delivered).
+     */
+    readonly live: Promise<void>;
+    private markLive;
     private call;
     private closed;
     private started;

@@ -17,6 +17,12 @@ export class EventStream {
     cursor;
     /** How many times the stream was resubscribed after a disconnect. */
     reconnects = 0;
+    /**
+     * Resolves at the first heartbeat: the backlog has been delivered and the stream is
+     * live (with `fromNow`, events committed from then on are delivered).
+     */
+    live;
+    markLive = () => { };
     call = null;
     closed = false;
     started = false;
@@ -25,6 +31,9 @@ export class EventStream {
         this.sessionId = sessionId;
         this.options = options;
         this.cursor = options.after ?? '';
+        this.live = new Promise((resolve) => {
+            this.markLive = resolve;
+        });
     }
     /** Ends the subscription; a pending `next()` finishes the iteration. */
     close() {
@@ -60,10 +69,13 @@ export class EventStream {
                         if (item.event.kind === 'EVENT_KIND_SESSION_DELETED' && this.sessionId !== '')
                             return;
                     }
-                    else if (item.heartbeat && this.cursor === '' && item.heartbeat.cursor !== '') {
-                        // A from_now stream's position before its first event.
-                        this.cursor = item.heartbeat.cursor;
-                        fromNow = false;
+                    else if (item.heartbeat) {
+                        this.markLive();
+                        if (this.cursor === '' && item.heartbeat.cursor !== '') {
+                            // A from_now stream's position before its first event.
+                            this.cursor = item.heartbeat.cursor;
+                            fromNow = false;
+                        }
                     }
                 }
                 // The server ended the stream without a deletion (a shutdown): resubscribe, at

@@ -38,6 +38,12 @@ export class EventStream implements AsyncIterable<Event> {
   cursor: string;
   /** How many times the stream was resubscribed after a disconnect. */
   reconnects = 0;
+  /**
+   * Resolves at the first heartbeat: the backlog has been delivered and the stream is
+   * live (with `fromNow`, events committed from then on are delivered).
+   */
+  readonly live: Promise<void>;
+  private markLive: () => void = () => {};
   private call: grpc.ClientReadableStream<SubscribeEventsResponse__Output> | null = null;
   private closed = false;
   private started = false;
@@ -48,6 +54,9 @@ export class EventStream implements AsyncIterable<Event> {
     private readonly options: EventsOptions,
   ) {
     this.cursor = options.after ?? '';
+    this.live = new Promise((resolve) => {
+      this.markLive = resolve;
+    });
   }
 
   /** Ends the subscription; a pending `next()` finishes the iteration. */
@@ -85,10 +94,13 @@ export class EventStream implements AsyncIterable<Event> {
             this.cursor = item.event.cursor;
             yield item.event;
             if (item.event.kind === 'EVENT_KIND_SESSION_DELETED' && this.sessionId !== '') return;
-          } else if (item.heartbeat && this.cursor === '' && item.heartbeat.cursor !== '') {
-            // A from_now stream's position before its first event.
-            this.cursor = item.heartbeat.cursor;
-            fromNow = false;
+          } else if (item.heartbeat) {
+            this.markLive();
+            if (this.cursor === '' && item.heartbeat.cursor !== '') {
+              // A from_now stream's position before its first event.
+              this.cursor = item.heartbeat.cursor;
+              fromNow = false;
+            }
           }
         }
         // The server ended the stream without a deletion (a shutdown): resubscribe, at

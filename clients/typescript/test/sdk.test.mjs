@@ -316,6 +316,35 @@ describe('quota errors', () => {
 });
 
 describe('events', () => {
+  test('fromNow skips the backlog, on the session stream and the tenant stream', { timeout: 60_000 }, async () => {
+    const server = await startServer();
+    const client = new CtxdClient(server.addr, { apiKey });
+    const collectors = [];
+    try {
+      const session = await client.createSession({ policy: POLICY });
+      await session.append([{ role: 'user', content: 'Go.' }, ...step('call_n1', 'cat n1', bigOutput(1, 3_000))]);
+      const backlog = await session.get();
+      const own = new Collector(session.events({ fromNow: true, heartbeatIntervalMs: 200 }));
+      const tenant = new Collector(client.events({ fromNow: true, kinds: ['EVENT_KIND_OUTPUT_EVICTED'], heartbeatIntervalMs: 200 }));
+      collectors.push(own, tenant);
+      await Promise.all([own.stream.live, tenant.stream.live]);
+      await session.append(step('call_n2', 'cat n2', bigOutput(2, 3_000)));
+      const seen = await own.waitUntil((events) => events.some((e) => e.kind === 'EVENT_KIND_OUTPUT_EVICTED'));
+      assert.ok(seen.every((e) => e.sessionVersion > backlog.session.version), 'nothing from before the subscription');
+      const all = await tenant.waitUntil((events) => events.some((e) => e.sessionId === session.id));
+      const mine = all.filter((e) => e.sessionId === session.id);
+      assert.deepEqual(
+        mine.map((e) => e.outputEvicted.seq),
+        [5],
+      );
+    } finally {
+      for (const c of collectors) await c.close();
+      client.close();
+      await server.stop();
+    }
+  });
+
+
   test('the iterator resumes across a server restart with nothing lost or repeated', { timeout: 180_000 }, async () => {
     const server = await startServer();
     const client = new CtxdClient(server.addr, { apiKey });
