@@ -1,0 +1,306 @@
+import type * as grpc from '@grpc/grpc-js';
+import type { MethodDefinition } from '@grpc/proto-loader';
+import type { AppendNativeRequest as _ctxd_v1_AppendNativeRequest, AppendNativeRequest__Output as _ctxd_v1_AppendNativeRequest__Output } from '../../ctxd/v1/AppendNativeRequest.js';
+import type { AppendTurnRequest as _ctxd_v1_AppendTurnRequest, AppendTurnRequest__Output as _ctxd_v1_AppendTurnRequest__Output } from '../../ctxd/v1/AppendTurnRequest.js';
+import type { AppendTurnResponse as _ctxd_v1_AppendTurnResponse, AppendTurnResponse__Output as _ctxd_v1_AppendTurnResponse__Output } from '../../ctxd/v1/AppendTurnResponse.js';
+import type { BuildMessagesRequest as _ctxd_v1_BuildMessagesRequest, BuildMessagesRequest__Output as _ctxd_v1_BuildMessagesRequest__Output } from '../../ctxd/v1/BuildMessagesRequest.js';
+import type { BuildMessagesResponse as _ctxd_v1_BuildMessagesResponse, BuildMessagesResponse__Output as _ctxd_v1_BuildMessagesResponse__Output } from '../../ctxd/v1/BuildMessagesResponse.js';
+import type { CheckBudgetRequest as _ctxd_v1_CheckBudgetRequest, CheckBudgetRequest__Output as _ctxd_v1_CheckBudgetRequest__Output } from '../../ctxd/v1/CheckBudgetRequest.js';
+import type { CheckBudgetResponse as _ctxd_v1_CheckBudgetResponse, CheckBudgetResponse__Output as _ctxd_v1_CheckBudgetResponse__Output } from '../../ctxd/v1/CheckBudgetResponse.js';
+import type { CompactRequest as _ctxd_v1_CompactRequest, CompactRequest__Output as _ctxd_v1_CompactRequest__Output } from '../../ctxd/v1/CompactRequest.js';
+import type { CompactResponse as _ctxd_v1_CompactResponse, CompactResponse__Output as _ctxd_v1_CompactResponse__Output } from '../../ctxd/v1/CompactResponse.js';
+import type { CreateSessionRequest as _ctxd_v1_CreateSessionRequest, CreateSessionRequest__Output as _ctxd_v1_CreateSessionRequest__Output } from '../../ctxd/v1/CreateSessionRequest.js';
+import type { CreateSessionResponse as _ctxd_v1_CreateSessionResponse, CreateSessionResponse__Output as _ctxd_v1_CreateSessionResponse__Output } from '../../ctxd/v1/CreateSessionResponse.js';
+import type { DeleteSessionRequest as _ctxd_v1_DeleteSessionRequest, DeleteSessionRequest__Output as _ctxd_v1_DeleteSessionRequest__Output } from '../../ctxd/v1/DeleteSessionRequest.js';
+import type { DeleteSessionResponse as _ctxd_v1_DeleteSessionResponse, DeleteSessionResponse__Output as _ctxd_v1_DeleteSessionResponse__Output } from '../../ctxd/v1/DeleteSessionResponse.js';
+import type { ExpandRequest as _ctxd_v1_ExpandRequest, ExpandRequest__Output as _ctxd_v1_ExpandRequest__Output } from '../../ctxd/v1/ExpandRequest.js';
+import type { ExpandResponse as _ctxd_v1_ExpandResponse, ExpandResponse__Output as _ctxd_v1_ExpandResponse__Output } from '../../ctxd/v1/ExpandResponse.js';
+import type { GetJobRequest as _ctxd_v1_GetJobRequest, GetJobRequest__Output as _ctxd_v1_GetJobRequest__Output } from '../../ctxd/v1/GetJobRequest.js';
+import type { GetSessionRequest as _ctxd_v1_GetSessionRequest, GetSessionRequest__Output as _ctxd_v1_GetSessionRequest__Output } from '../../ctxd/v1/GetSessionRequest.js';
+import type { GetSessionResponse as _ctxd_v1_GetSessionResponse, GetSessionResponse__Output as _ctxd_v1_GetSessionResponse__Output } from '../../ctxd/v1/GetSessionResponse.js';
+import type { Job as _ctxd_v1_Job, Job__Output as _ctxd_v1_Job__Output } from '../../ctxd/v1/Job.js';
+import type { SearchRequest as _ctxd_v1_SearchRequest, SearchRequest__Output as _ctxd_v1_SearchRequest__Output } from '../../ctxd/v1/SearchRequest.js';
+import type { SearchResponse as _ctxd_v1_SearchResponse, SearchResponse__Output as _ctxd_v1_SearchResponse__Output } from '../../ctxd/v1/SearchResponse.js';
+import type { SubscribeEventsRequest as _ctxd_v1_SubscribeEventsRequest, SubscribeEventsRequest__Output as _ctxd_v1_SubscribeEventsRequest__Output } from '../../ctxd/v1/SubscribeEventsRequest.js';
+import type { SubscribeEventsResponse as _ctxd_v1_SubscribeEventsResponse, SubscribeEventsResponse__Output as _ctxd_v1_SubscribeEventsResponse__Output } from '../../ctxd/v1/SubscribeEventsResponse.js';
+/**
+ * The context service. One request/response pair per RPC.
+ */
+export interface ContextServiceClient extends grpc.Client {
+    /**
+     * Appends what a backend already holds, in its provider's own JSON shape: a model's
+     * response body and tool results (or user messages) as request items. ctxd extracts
+     * the messages, reasoning, tool calls and usage itself.
+     */
+    AppendNative(argument: _ctxd_v1_AppendNativeRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_AppendTurnResponse__Output>): grpc.ClientUnaryCall;
+    AppendNative(argument: _ctxd_v1_AppendNativeRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_AppendTurnResponse__Output>): grpc.ClientUnaryCall;
+    AppendNative(argument: _ctxd_v1_AppendNativeRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_AppendTurnResponse__Output>): grpc.ClientUnaryCall;
+    AppendNative(argument: _ctxd_v1_AppendNativeRequest, callback: grpc.requestCallback<_ctxd_v1_AppendTurnResponse__Output>): grpc.ClientUnaryCall;
+    /**
+     * Appends what a backend already holds, in its provider's own JSON shape: a model's
+     * response body and tool results (or user messages) as request items. ctxd extracts
+     * the messages, reasoning, tool calls and usage itself.
+     */
+    appendNative(argument: _ctxd_v1_AppendNativeRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_AppendTurnResponse__Output>): grpc.ClientUnaryCall;
+    appendNative(argument: _ctxd_v1_AppendNativeRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_AppendTurnResponse__Output>): grpc.ClientUnaryCall;
+    appendNative(argument: _ctxd_v1_AppendNativeRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_AppendTurnResponse__Output>): grpc.ClientUnaryCall;
+    appendNative(argument: _ctxd_v1_AppendNativeRequest, callback: grpc.requestCallback<_ctxd_v1_AppendTurnResponse__Output>): grpc.ClientUnaryCall;
+    /**
+     * Appends one or more messages atomically (all or nothing). Writes to one session are
+     * serialized. Returns the new version, the seqs assigned and the budget report.
+     */
+    AppendTurn(argument: _ctxd_v1_AppendTurnRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_AppendTurnResponse__Output>): grpc.ClientUnaryCall;
+    AppendTurn(argument: _ctxd_v1_AppendTurnRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_AppendTurnResponse__Output>): grpc.ClientUnaryCall;
+    AppendTurn(argument: _ctxd_v1_AppendTurnRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_AppendTurnResponse__Output>): grpc.ClientUnaryCall;
+    AppendTurn(argument: _ctxd_v1_AppendTurnRequest, callback: grpc.requestCallback<_ctxd_v1_AppendTurnResponse__Output>): grpc.ClientUnaryCall;
+    /**
+     * Appends one or more messages atomically (all or nothing). Writes to one session are
+     * serialized. Returns the new version, the seqs assigned and the budget report.
+     */
+    appendTurn(argument: _ctxd_v1_AppendTurnRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_AppendTurnResponse__Output>): grpc.ClientUnaryCall;
+    appendTurn(argument: _ctxd_v1_AppendTurnRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_AppendTurnResponse__Output>): grpc.ClientUnaryCall;
+    appendTurn(argument: _ctxd_v1_AppendTurnRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_AppendTurnResponse__Output>): grpc.ClientUnaryCall;
+    appendTurn(argument: _ctxd_v1_AppendTurnRequest, callback: grpc.requestCallback<_ctxd_v1_AppendTurnResponse__Output>): grpc.ClientUnaryCall;
+    /**
+     * Returns the message array to send to the model now, always within budget and
+     * always provider-valid (no tool call without its result, no result without its call).
+     */
+    BuildMessages(argument: _ctxd_v1_BuildMessagesRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_BuildMessagesResponse__Output>): grpc.ClientUnaryCall;
+    BuildMessages(argument: _ctxd_v1_BuildMessagesRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_BuildMessagesResponse__Output>): grpc.ClientUnaryCall;
+    BuildMessages(argument: _ctxd_v1_BuildMessagesRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_BuildMessagesResponse__Output>): grpc.ClientUnaryCall;
+    BuildMessages(argument: _ctxd_v1_BuildMessagesRequest, callback: grpc.requestCallback<_ctxd_v1_BuildMessagesResponse__Output>): grpc.ClientUnaryCall;
+    /**
+     * Returns the message array to send to the model now, always within budget and
+     * always provider-valid (no tool call without its result, no result without its call).
+     */
+    buildMessages(argument: _ctxd_v1_BuildMessagesRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_BuildMessagesResponse__Output>): grpc.ClientUnaryCall;
+    buildMessages(argument: _ctxd_v1_BuildMessagesRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_BuildMessagesResponse__Output>): grpc.ClientUnaryCall;
+    buildMessages(argument: _ctxd_v1_BuildMessagesRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_BuildMessagesResponse__Output>): grpc.ClientUnaryCall;
+    buildMessages(argument: _ctxd_v1_BuildMessagesRequest, callback: grpc.requestCallback<_ctxd_v1_BuildMessagesResponse__Output>): grpc.ClientUnaryCall;
+    /**
+     * Read-only budget check for a prospective request. Cost does not grow with the length
+     * of the session: it uses counters kept on the session.
+     */
+    CheckBudget(argument: _ctxd_v1_CheckBudgetRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_CheckBudgetResponse__Output>): grpc.ClientUnaryCall;
+    CheckBudget(argument: _ctxd_v1_CheckBudgetRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_CheckBudgetResponse__Output>): grpc.ClientUnaryCall;
+    CheckBudget(argument: _ctxd_v1_CheckBudgetRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_CheckBudgetResponse__Output>): grpc.ClientUnaryCall;
+    CheckBudget(argument: _ctxd_v1_CheckBudgetRequest, callback: grpc.requestCallback<_ctxd_v1_CheckBudgetResponse__Output>): grpc.ClientUnaryCall;
+    /**
+     * Read-only budget check for a prospective request. Cost does not grow with the length
+     * of the session: it uses counters kept on the session.
+     */
+    checkBudget(argument: _ctxd_v1_CheckBudgetRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_CheckBudgetResponse__Output>): grpc.ClientUnaryCall;
+    checkBudget(argument: _ctxd_v1_CheckBudgetRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_CheckBudgetResponse__Output>): grpc.ClientUnaryCall;
+    checkBudget(argument: _ctxd_v1_CheckBudgetRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_CheckBudgetResponse__Output>): grpc.ClientUnaryCall;
+    checkBudget(argument: _ctxd_v1_CheckBudgetRequest, callback: grpc.requestCallback<_ctxd_v1_CheckBudgetResponse__Output>): grpc.ClientUnaryCall;
+    /**
+     * Shrinks the model's view now (or, with dry_run, says what it would do). The log is
+     * never changed: originals stay readable with Expand.
+     */
+    Compact(argument: _ctxd_v1_CompactRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_CompactResponse__Output>): grpc.ClientUnaryCall;
+    Compact(argument: _ctxd_v1_CompactRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_CompactResponse__Output>): grpc.ClientUnaryCall;
+    Compact(argument: _ctxd_v1_CompactRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_CompactResponse__Output>): grpc.ClientUnaryCall;
+    Compact(argument: _ctxd_v1_CompactRequest, callback: grpc.requestCallback<_ctxd_v1_CompactResponse__Output>): grpc.ClientUnaryCall;
+    /**
+     * Shrinks the model's view now (or, with dry_run, says what it would do). The log is
+     * never changed: originals stay readable with Expand.
+     */
+    compact(argument: _ctxd_v1_CompactRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_CompactResponse__Output>): grpc.ClientUnaryCall;
+    compact(argument: _ctxd_v1_CompactRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_CompactResponse__Output>): grpc.ClientUnaryCall;
+    compact(argument: _ctxd_v1_CompactRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_CompactResponse__Output>): grpc.ClientUnaryCall;
+    compact(argument: _ctxd_v1_CompactRequest, callback: grpc.requestCallback<_ctxd_v1_CompactResponse__Output>): grpc.ClientUnaryCall;
+    /**
+     * Creates a session with a policy. The id may be chosen by the client (unique per
+     * tenant) or generated. ALREADY_EXISTS when the id is taken.
+     */
+    CreateSession(argument: _ctxd_v1_CreateSessionRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_CreateSessionResponse__Output>): grpc.ClientUnaryCall;
+    CreateSession(argument: _ctxd_v1_CreateSessionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_CreateSessionResponse__Output>): grpc.ClientUnaryCall;
+    CreateSession(argument: _ctxd_v1_CreateSessionRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_CreateSessionResponse__Output>): grpc.ClientUnaryCall;
+    CreateSession(argument: _ctxd_v1_CreateSessionRequest, callback: grpc.requestCallback<_ctxd_v1_CreateSessionResponse__Output>): grpc.ClientUnaryCall;
+    /**
+     * Creates a session with a policy. The id may be chosen by the client (unique per
+     * tenant) or generated. ALREADY_EXISTS when the id is taken.
+     */
+    createSession(argument: _ctxd_v1_CreateSessionRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_CreateSessionResponse__Output>): grpc.ClientUnaryCall;
+    createSession(argument: _ctxd_v1_CreateSessionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_CreateSessionResponse__Output>): grpc.ClientUnaryCall;
+    createSession(argument: _ctxd_v1_CreateSessionRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_CreateSessionResponse__Output>): grpc.ClientUnaryCall;
+    createSession(argument: _ctxd_v1_CreateSessionRequest, callback: grpc.requestCallback<_ctxd_v1_CreateSessionResponse__Output>): grpc.ClientUnaryCall;
+    /**
+     * Deletes a session with its whole log. NOT_FOUND when it does not exist.
+     */
+    DeleteSession(argument: _ctxd_v1_DeleteSessionRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_DeleteSessionResponse__Output>): grpc.ClientUnaryCall;
+    DeleteSession(argument: _ctxd_v1_DeleteSessionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_DeleteSessionResponse__Output>): grpc.ClientUnaryCall;
+    DeleteSession(argument: _ctxd_v1_DeleteSessionRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_DeleteSessionResponse__Output>): grpc.ClientUnaryCall;
+    DeleteSession(argument: _ctxd_v1_DeleteSessionRequest, callback: grpc.requestCallback<_ctxd_v1_DeleteSessionResponse__Output>): grpc.ClientUnaryCall;
+    /**
+     * Deletes a session with its whole log. NOT_FOUND when it does not exist.
+     */
+    deleteSession(argument: _ctxd_v1_DeleteSessionRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_DeleteSessionResponse__Output>): grpc.ClientUnaryCall;
+    deleteSession(argument: _ctxd_v1_DeleteSessionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_DeleteSessionResponse__Output>): grpc.ClientUnaryCall;
+    deleteSession(argument: _ctxd_v1_DeleteSessionRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_DeleteSessionResponse__Output>): grpc.ClientUnaryCall;
+    deleteSession(argument: _ctxd_v1_DeleteSessionRequest, callback: grpc.requestCallback<_ctxd_v1_DeleteSessionResponse__Output>): grpc.ClientUnaryCall;
+    /**
+     * Returns original messages of the log by seq, byte-exact, whatever the model's view
+     * shows of them (left out to fit, cleared, evicted): nothing appended is ever lost.
+     */
+    Expand(argument: _ctxd_v1_ExpandRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_ExpandResponse__Output>): grpc.ClientUnaryCall;
+    Expand(argument: _ctxd_v1_ExpandRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_ExpandResponse__Output>): grpc.ClientUnaryCall;
+    Expand(argument: _ctxd_v1_ExpandRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_ExpandResponse__Output>): grpc.ClientUnaryCall;
+    Expand(argument: _ctxd_v1_ExpandRequest, callback: grpc.requestCallback<_ctxd_v1_ExpandResponse__Output>): grpc.ClientUnaryCall;
+    /**
+     * Returns original messages of the log by seq, byte-exact, whatever the model's view
+     * shows of them (left out to fit, cleared, evicted): nothing appended is ever lost.
+     */
+    expand(argument: _ctxd_v1_ExpandRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_ExpandResponse__Output>): grpc.ClientUnaryCall;
+    expand(argument: _ctxd_v1_ExpandRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_ExpandResponse__Output>): grpc.ClientUnaryCall;
+    expand(argument: _ctxd_v1_ExpandRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_ExpandResponse__Output>): grpc.ClientUnaryCall;
+    expand(argument: _ctxd_v1_ExpandRequest, callback: grpc.requestCallback<_ctxd_v1_ExpandResponse__Output>): grpc.ClientUnaryCall;
+    /**
+     * Reads a background job (a summarization), e.g. the one Compact or AppendTurn
+     * enqueued. NOT_FOUND for another tenant's job or one pruned after its retention.
+     */
+    GetJob(argument: _ctxd_v1_GetJobRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_Job__Output>): grpc.ClientUnaryCall;
+    GetJob(argument: _ctxd_v1_GetJobRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_Job__Output>): grpc.ClientUnaryCall;
+    GetJob(argument: _ctxd_v1_GetJobRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_Job__Output>): grpc.ClientUnaryCall;
+    GetJob(argument: _ctxd_v1_GetJobRequest, callback: grpc.requestCallback<_ctxd_v1_Job__Output>): grpc.ClientUnaryCall;
+    /**
+     * Reads a background job (a summarization), e.g. the one Compact or AppendTurn
+     * enqueued. NOT_FOUND for another tenant's job or one pruned after its retention.
+     */
+    getJob(argument: _ctxd_v1_GetJobRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_Job__Output>): grpc.ClientUnaryCall;
+    getJob(argument: _ctxd_v1_GetJobRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_Job__Output>): grpc.ClientUnaryCall;
+    getJob(argument: _ctxd_v1_GetJobRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_Job__Output>): grpc.ClientUnaryCall;
+    getJob(argument: _ctxd_v1_GetJobRequest, callback: grpc.requestCallback<_ctxd_v1_Job__Output>): grpc.ClientUnaryCall;
+    /**
+     * Reads a session: effective policy, version, counters and estimator accuracy.
+     */
+    GetSession(argument: _ctxd_v1_GetSessionRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_GetSessionResponse__Output>): grpc.ClientUnaryCall;
+    GetSession(argument: _ctxd_v1_GetSessionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_GetSessionResponse__Output>): grpc.ClientUnaryCall;
+    GetSession(argument: _ctxd_v1_GetSessionRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_GetSessionResponse__Output>): grpc.ClientUnaryCall;
+    GetSession(argument: _ctxd_v1_GetSessionRequest, callback: grpc.requestCallback<_ctxd_v1_GetSessionResponse__Output>): grpc.ClientUnaryCall;
+    /**
+     * Reads a session: effective policy, version, counters and estimator accuracy.
+     */
+    getSession(argument: _ctxd_v1_GetSessionRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_GetSessionResponse__Output>): grpc.ClientUnaryCall;
+    getSession(argument: _ctxd_v1_GetSessionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_GetSessionResponse__Output>): grpc.ClientUnaryCall;
+    getSession(argument: _ctxd_v1_GetSessionRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_GetSessionResponse__Output>): grpc.ClientUnaryCall;
+    getSession(argument: _ctxd_v1_GetSessionRequest, callback: grpc.requestCallback<_ctxd_v1_GetSessionResponse__Output>): grpc.ClientUnaryCall;
+    /**
+     * Full-text search over the archive: every message ever appended (whatever the view
+     * shows of it) and every summary, of one session or all of the tenant's. Hits point
+     * to Expand (by seq, or by summary id). Each text is indexed whole up to 50 000
+     * characters, beyond that by its first 40 000 and last 10 000.
+     */
+    Search(argument: _ctxd_v1_SearchRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_SearchResponse__Output>): grpc.ClientUnaryCall;
+    Search(argument: _ctxd_v1_SearchRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_SearchResponse__Output>): grpc.ClientUnaryCall;
+    Search(argument: _ctxd_v1_SearchRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_SearchResponse__Output>): grpc.ClientUnaryCall;
+    Search(argument: _ctxd_v1_SearchRequest, callback: grpc.requestCallback<_ctxd_v1_SearchResponse__Output>): grpc.ClientUnaryCall;
+    /**
+     * Full-text search over the archive: every message ever appended (whatever the view
+     * shows of it) and every summary, of one session or all of the tenant's. Hits point
+     * to Expand (by seq, or by summary id). Each text is indexed whole up to 50 000
+     * characters, beyond that by its first 40 000 and last 10 000.
+     */
+    search(argument: _ctxd_v1_SearchRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_SearchResponse__Output>): grpc.ClientUnaryCall;
+    search(argument: _ctxd_v1_SearchRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_SearchResponse__Output>): grpc.ClientUnaryCall;
+    search(argument: _ctxd_v1_SearchRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_SearchResponse__Output>): grpc.ClientUnaryCall;
+    search(argument: _ctxd_v1_SearchRequest, callback: grpc.requestCallback<_ctxd_v1_SearchResponse__Output>): grpc.ClientUnaryCall;
+    /**
+     * What ctxd did to a session (compactions, clearing, eviction, budget thresholds,
+     * deletion), as a stream: the backlog after a cursor first, then live. At-least-once
+     * and in order; resumable from the last event's cursor after a disconnect or a server
+     * restart with nothing missing.
+     */
+    SubscribeEvents(argument: _ctxd_v1_SubscribeEventsRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_ctxd_v1_SubscribeEventsResponse__Output>;
+    SubscribeEvents(argument: _ctxd_v1_SubscribeEventsRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_ctxd_v1_SubscribeEventsResponse__Output>;
+    /**
+     * What ctxd did to a session (compactions, clearing, eviction, budget thresholds,
+     * deletion), as a stream: the backlog after a cursor first, then live. At-least-once
+     * and in order; resumable from the last event's cursor after a disconnect or a server
+     * restart with nothing missing.
+     */
+    subscribeEvents(argument: _ctxd_v1_SubscribeEventsRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_ctxd_v1_SubscribeEventsResponse__Output>;
+    subscribeEvents(argument: _ctxd_v1_SubscribeEventsRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_ctxd_v1_SubscribeEventsResponse__Output>;
+}
+/**
+ * The context service. One request/response pair per RPC.
+ */
+export interface ContextServiceHandlers extends grpc.UntypedServiceImplementation {
+    /**
+     * Appends what a backend already holds, in its provider's own JSON shape: a model's
+     * response body and tool results (or user messages) as request items. ctxd extracts
+     * the messages, reasoning, tool calls and usage itself.
+     */
+    AppendNative: grpc.handleUnaryCall<_ctxd_v1_AppendNativeRequest__Output, _ctxd_v1_AppendTurnResponse>;
+    /**
+     * Appends one or more messages atomically (all or nothing). Writes to one session are
+     * serialized. Returns the new version, the seqs assigned and the budget report.
+     */
+    AppendTurn: grpc.handleUnaryCall<_ctxd_v1_AppendTurnRequest__Output, _ctxd_v1_AppendTurnResponse>;
+    /**
+     * Returns the message array to send to the model now, always within budget and
+     * always provider-valid (no tool call without its result, no result without its call).
+     */
+    BuildMessages: grpc.handleUnaryCall<_ctxd_v1_BuildMessagesRequest__Output, _ctxd_v1_BuildMessagesResponse>;
+    /**
+     * Read-only budget check for a prospective request. Cost does not grow with the length
+     * of the session: it uses counters kept on the session.
+     */
+    CheckBudget: grpc.handleUnaryCall<_ctxd_v1_CheckBudgetRequest__Output, _ctxd_v1_CheckBudgetResponse>;
+    /**
+     * Shrinks the model's view now (or, with dry_run, says what it would do). The log is
+     * never changed: originals stay readable with Expand.
+     */
+    Compact: grpc.handleUnaryCall<_ctxd_v1_CompactRequest__Output, _ctxd_v1_CompactResponse>;
+    /**
+     * Creates a session with a policy. The id may be chosen by the client (unique per
+     * tenant) or generated. ALREADY_EXISTS when the id is taken.
+     */
+    CreateSession: grpc.handleUnaryCall<_ctxd_v1_CreateSessionRequest__Output, _ctxd_v1_CreateSessionResponse>;
+    /**
+     * Deletes a session with its whole log. NOT_FOUND when it does not exist.
+     */
+    DeleteSession: grpc.handleUnaryCall<_ctxd_v1_DeleteSessionRequest__Output, _ctxd_v1_DeleteSessionResponse>;
+    /**
+     * Returns original messages of the log by seq, byte-exact, whatever the model's view
+     * shows of them (left out to fit, cleared, evicted): nothing appended is ever lost.
+     */
+    Expand: grpc.handleUnaryCall<_ctxd_v1_ExpandRequest__Output, _ctxd_v1_ExpandResponse>;
+    /**
+     * Reads a background job (a summarization), e.g. the one Compact or AppendTurn
+     * enqueued. NOT_FOUND for another tenant's job or one pruned after its retention.
+     */
+    GetJob: grpc.handleUnaryCall<_ctxd_v1_GetJobRequest__Output, _ctxd_v1_Job>;
+    /**
+     * Reads a session: effective policy, version, counters and estimator accuracy.
+     */
+    GetSession: grpc.handleUnaryCall<_ctxd_v1_GetSessionRequest__Output, _ctxd_v1_GetSessionResponse>;
+    /**
+     * Full-text search over the archive: every message ever appended (whatever the view
+     * shows of it) and every summary, of one session or all of the tenant's. Hits point
+     * to Expand (by seq, or by summary id). Each text is indexed whole up to 50 000
+     * characters, beyond that by its first 40 000 and last 10 000.
+     */
+    Search: grpc.handleUnaryCall<_ctxd_v1_SearchRequest__Output, _ctxd_v1_SearchResponse>;
+    /**
+     * What ctxd did to a session (compactions, clearing, eviction, budget thresholds,
+     * deletion), as a stream: the backlog after a cursor first, then live. At-least-once
+     * and in order; resumable from the last event's cursor after a disconnect or a server
+     * restart with nothing missing.
+     */
+    SubscribeEvents: grpc.handleServerStreamingCall<_ctxd_v1_SubscribeEventsRequest__Output, _ctxd_v1_SubscribeEventsResponse>;
+}
+export interface ContextServiceDefinition extends grpc.ServiceDefinition {
+    AppendNative: MethodDefinition<_ctxd_v1_AppendNativeRequest, _ctxd_v1_AppendTurnResponse, _ctxd_v1_AppendNativeRequest__Output, _ctxd_v1_AppendTurnResponse__Output>;
+    AppendTurn: MethodDefinition<_ctxd_v1_AppendTurnRequest, _ctxd_v1_AppendTurnResponse, _ctxd_v1_AppendTurnRequest__Output, _ctxd_v1_AppendTurnResponse__Output>;
+    BuildMessages: MethodDefinition<_ctxd_v1_BuildMessagesRequest, _ctxd_v1_BuildMessagesResponse, _ctxd_v1_BuildMessagesRequest__Output, _ctxd_v1_BuildMessagesResponse__Output>;
+    CheckBudget: MethodDefinition<_ctxd_v1_CheckBudgetRequest, _ctxd_v1_CheckBudgetResponse, _ctxd_v1_CheckBudgetRequest__Output, _ctxd_v1_CheckBudgetResponse__Output>;
+    Compact: MethodDefinition<_ctxd_v1_CompactRequest, _ctxd_v1_CompactResponse, _ctxd_v1_CompactRequest__Output, _ctxd_v1_CompactResponse__Output>;
+    CreateSession: MethodDefinition<_ctxd_v1_CreateSessionRequest, _ctxd_v1_CreateSessionResponse, _ctxd_v1_CreateSessionRequest__Output, _ctxd_v1_CreateSessionResponse__Output>;
+    DeleteSession: MethodDefinition<_ctxd_v1_DeleteSessionRequest, _ctxd_v1_DeleteSessionResponse, _ctxd_v1_DeleteSessionRequest__Output, _ctxd_v1_DeleteSessionResponse__Output>;
+    Expand: MethodDefinition<_ctxd_v1_ExpandRequest, _ctxd_v1_ExpandResponse, _ctxd_v1_ExpandRequest__Output, _ctxd_v1_ExpandResponse__Output>;
+    GetJob: MethodDefinition<_ctxd_v1_GetJobRequest, _ctxd_v1_Job, _ctxd_v1_GetJobRequest__Output, _ctxd_v1_Job__Output>;
+    GetSession: MethodDefinition<_ctxd_v1_GetSessionRequest, _ctxd_v1_GetSessionResponse, _ctxd_v1_GetSessionRequest__Output, _ctxd_v1_GetSessionResponse__Output>;
+    Search: MethodDefinition<_ctxd_v1_SearchRequest, _ctxd_v1_SearchResponse, _ctxd_v1_SearchRequest__Output, _ctxd_v1_SearchResponse__Output>;
+    SubscribeEvents: MethodDefinition<_ctxd_v1_SubscribeEventsRequest, _ctxd_v1_SubscribeEventsResponse, _ctxd_v1_SubscribeEventsRequest__Output, _ctxd_v1_SubscribeEventsResponse__Output>;
+}

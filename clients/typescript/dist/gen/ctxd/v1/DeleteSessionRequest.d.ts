@@ -1,0 +1,6 @@
+export interface DeleteSessionRequest {
+    'sessionId'?: (string);
+}
+export interface DeleteSessionRequest__Output {
+    'sessionId': (string);
+}

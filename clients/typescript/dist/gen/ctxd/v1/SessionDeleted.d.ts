@@ -1,0 +1,4 @@
+export interface SessionDeleted {
+}
+export interface SessionDeleted__Output {
+}

@@ -1,0 +1,40 @@
+// Retries on UNAVAILABLE: exponential backoff with full jitter, a bounded number of
+// attempts. Callers that append pass the same idempotency key to every attempt.
+import * as grpc from '@grpc/grpc-js';
+import { CtxdError } from './errors.js';
+export function retryPolicy(options) {
+    const policy = {
+        maxAttempts: options?.maxAttempts ?? 5,
+        initialBackoffMs: options?.initialBackoffMs ?? 100,
+        maxBackoffMs: options?.maxBackoffMs ?? 5_000,
+    };
+    if (!Number.isInteger(policy.maxAttempts) || policy.maxAttempts < 1 || policy.maxAttempts > 100) {
+        throw new RangeError('retry.maxAttempts must be an integer from 1 to 100');
+    }
+    for (const name of ['initialBackoffMs', 'maxBackoffMs']) {
+        if (!Number.isFinite(policy[name]) || policy[name] < 0 || policy[name] > 600_000) {
+            throw new RangeError(`retry.${name} must be from 0 to 600000`);
+        }
+    }
+    return policy;
+}
+/** The wait before attempt `attempt + 1` (attempt counts from 1). */
+export function backoffMs(policy, attempt) {
+    const ceiling = Math.min(policy.maxBackoffMs, policy.initialBackoffMs * 2 ** Math.min(attempt - 1, 30));
+    return Math.random() * ceiling;
+}
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Runs `attempt` until it succeeds, fails with anything but UNAVAILABLE, or the attempts run out. */
+export async function withRetries(policy, attempt) {
+    for (let n = 1;; n++) {
+        try {
+            return await attempt(n);
+        }
+        catch (error) {
+            if (!(error instanceof CtxdError) || error.code !== grpc.status.UNAVAILABLE || n >= policy.maxAttempts) {
+                throw error;
+            }
+            await sleep(backoffMs(policy, n));
+        }
+    }
+}

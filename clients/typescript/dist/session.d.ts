@@ -1,0 +1,119 @@
+import type { CtxdClient } from './client.js';
+import { EventStream, type EventsOptions } from './events.js';
+import type { AppendTurnResponse__Output } from './gen/ctxd/v1/AppendTurnResponse.js';
+import type { BudgetReport__Output } from './gen/ctxd/v1/BudgetReport.js';
+import type { BuildMessagesResponse__Output } from './gen/ctxd/v1/BuildMessagesResponse.js';
+import type { CompactResponse__Output } from './gen/ctxd/v1/CompactResponse.js';
+import type { DeleteSessionResponse__Output } from './gen/ctxd/v1/DeleteSessionResponse.js';
+import type { ExpandResponse__Output } from './gen/ctxd/v1/ExpandResponse.js';
+import type { GetSessionResponse__Output } from './gen/ctxd/v1/GetSessionResponse.js';
+import type { Message__Output } from './gen/ctxd/v1/Message.js';
+import type { Session__Output } from './gen/ctxd/v1/Session.js';
+import type { Usage } from './gen/ctxd/v1/Usage.js';
+import { type SearchHit, type SearchOptions } from './search.js';
+import { type Format, type JsonFormat, type MessageInput, type ToolsInput } from './types.js';
+export interface BuildOptions<F extends Format = Format> {
+    /** The request's shape (default neutral). */
+    format?: F;
+    systemPrompt?: string;
+    tools?: ToolsInput;
+    /** Overrides the policy's max_output_tokens for this request. */
+    maxOutputTokens?: number;
+}
+/** What BuildMessages returned; `body` is the provider request body for the JSON formats. */
+export interface Built<F extends Format = Format> extends Omit<BuildMessagesResponse__Output, 'json'> {
+    /** The request body to send (add the model): an object for the JSON formats. */
+    body: F extends 'neutral' ? undefined : Record<string, unknown>;
+}
+export interface AppendOptions {
+    /** Append only if the session is at this version (else ConflictError). */
+    expectedVersion?: number;
+    /** The retry-safety key; one is generated per call when omitted. */
+    idempotencyKey?: string;
+}
+export interface AppendTurnOptions extends AppendOptions {
+    /** The provider's usage for the call that produced the first assistant message. */
+    usage?: Usage;
+}
+export interface NativeOptions extends AppendOptions {
+    /** The provider shape of the body. */
+    format: JsonFormat;
+}
+export interface AppendResponseOptions extends NativeOptions {
+    /** Request items (tool results, user messages, ToolResults) to append after the response, in the same call. */
+    items?: readonly unknown[];
+}
+export interface CheckOptions {
+    systemPrompt?: string;
+    tools?: ToolsInput;
+    maxOutputTokens?: number;
+    /** Messages about to be appended, counted as history. */
+    pendingMessages?: MessageInput[];
+}
+export type CompactModeName = 'auto' | 'clear_tool_results' | 'summarize' | 'emergency';
+export interface CompactOptions {
+    mode?: CompactModeName;
+    /** The size to get down to (0: the policy's clear_target). */
+    targetTokens?: number;
+    dryRun?: boolean;
+    /** Wait for a summarization job (up to waitTimeoutMs). */
+    wait?: boolean;
+    waitTimeoutMs?: number;
+}
+/** What to expand: an inclusive seq range, a list of seqs, or a summary's originals. */
+export type ExpandTarget = {
+    firstSeq: number;
+    lastSeq: number;
+} | {
+    seqs: number[];
+} | {
+    summaryId: number;
+};
+/** What `build` and `check` use when a call does not say (kept in the handle, not on the server). */
+export interface RequestDefaults {
+    systemPrompt?: string;
+    tools?: ToolsInput;
+}
+export declare class Session {
+    private readonly client;
+    readonly id: string;
+    /** The session as CreateSession returned it (undefined for a handle from client.session()). */
+    readonly info: Session__Output | undefined;
+    /** The system prompt and tools of every build and check that gives none. */
+    readonly defaults: RequestDefaults;
+    constructor(client: CtxdClient, id: string, info?: Session__Output, defaults?: RequestDefaults);
+    /** The session: policy, version, counters; with includeView the summaries and budget too. */
+    get(includeView?: boolean): Promise<GetSessionResponse__Output>;
+    /** Deletes the session with its log. */
+    delete(): Promise<DeleteSessionResponse__Output>;
+    /** The request to send now, within budget and provider-valid. */
+    build<F extends Format = 'neutral'>(options?: BuildOptions<F>): Promise<Built<F>>;
+    /** Appends messages atomically; retried with one idempotency key. */
+    append(messages: MessageInput[], options?: AppendTurnOptions): Promise<AppendTurnResponse__Output>;
+    /**
+     * Appends a model's response as the provider returned it (the SDK's response object,
+     * its JSON value or text): its message, reasoning, tool calls and usage.
+     */
+    appendResponse(response: unknown, options: AppendResponseOptions): Promise<AppendTurnResponse__Output>;
+    /**
+     * Appends request items in the provider's shape: tool results (and user messages), e.g.
+     * Chat Completions `tool` messages, Responses `function_call_output` items, an
+     * Anthropic user message of `tool_result` blocks, Gemini `functionResponse` contents;
+     * or `ToolResult`s, which are written in the format's shape.
+     */
+    appendToolResults(results: readonly unknown[], options: NativeOptions): Promise<AppendTurnResponse__Output>;
+    private native;
+    /** Would this request fit? Read-only. */
+    check(options?: CheckOptions): Promise<BudgetReport__Output>;
+    /** Shrinks the model's view now (or says what it would do, with dryRun). */
+    compact(options?: CompactOptions): Promise<CompactResponse__Output>;
+    /** The original messages, byte-exact, whatever the view shows of them. */
+    expand(target: ExpandTarget, options?: {
+        maxTokens?: number;
+    }): Promise<ExpandResponse__Output>;
+    /** Full-text search over this session's messages and summaries. */
+    search(query: string, options?: SearchOptions): Promise<SearchHit[]>;
+    /** This session's events as an async iterator that resumes after a disconnect. */
+    events(options?: EventsOptions): EventStream;
+}
+export type { Message__Output };

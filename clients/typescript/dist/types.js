@@ -1,0 +1,119 @@
+const FORMATS = {
+    neutral: 'OUTPUT_FORMAT_NEUTRAL',
+    openai_chat: 'OUTPUT_FORMAT_OPENAI_CHAT',
+    openai_responses: 'OUTPUT_FORMAT_OPENAI_RESPONSES',
+    anthropic_messages: 'OUTPUT_FORMAT_ANTHROPIC_MESSAGES',
+    gemini: 'OUTPUT_FORMAT_GEMINI',
+};
+export function outputFormat(format) {
+    const value = FORMATS[format];
+    if (value === undefined) {
+        throw new TypeError(`format must be one of ${Object.keys(FORMATS).join(', ')}, not ${JSON.stringify(format)}`);
+    }
+    return value;
+}
+export function jsonFormat(format) {
+    if (format === 'neutral')
+        throw new TypeError('format must be a provider format, not neutral');
+    return outputFormat(format);
+}
+const ROLES = {
+    system: 'ROLE_SYSTEM',
+    user: 'ROLE_USER',
+    assistant: 'ROLE_ASSISTANT',
+    tool: 'ROLE_TOOL',
+};
+export function toPbMessage(message) {
+    const role = ROLES[message.role] ?? message.role;
+    return { ...message, role: role };
+}
+export function toPbTools(tools) {
+    if (tools === undefined)
+        return undefined;
+    if (!Array.isArray(tools))
+        return { tokenCount: tools.tokenCount };
+    return {
+        definitions: {
+            items: tools.map((tool) => ({
+                name: tool.name,
+                description: tool.description ?? '',
+                parametersJsonSchema: tool.parameters === undefined
+                    ? ''
+                    : typeof tool.parameters === 'string'
+                        ? tool.parameters
+                        : JSON.stringify(tool.parameters),
+            })),
+        },
+    };
+}
+/** A provider body: an SDK's response object, a parsed JSON value, or the JSON text. */
+export function toJsonText(value, what) {
+    if (typeof value === 'string')
+        return value;
+    const text = JSON.stringify(value, (key, inner) => 
+    // @google/genai responses carry the HTTP response (headers) next to the body.
+    key === 'sdkHttpResponse' ? undefined : inner);
+    if (text === undefined)
+        throw new TypeError(`${what} must be a JSON value or a JSON text`);
+    return text;
+}
+/**
+ * A tool's output for a call, in no provider's shape: `appendToolResults` writes it in
+ * the format's (Gemini needs the tool's `name`).
+ */
+export class ToolResult {
+    callId;
+    output;
+    name;
+    constructor(callId, output, name = '') {
+        this.callId = callId;
+        this.output = output;
+        this.name = name;
+    }
+}
+/**
+ * Request items for AppendNative: provider items pass as they are; each run of
+ * consecutive ToolResults is written in the format's shape (one user message for
+ * Anthropic's and Gemini's results of one step).
+ */
+export function nativeItems(items, format) {
+    const out = [];
+    let run = [];
+    const flush = () => {
+        if (run.length > 0)
+            out.push(...toolResultItems(run, format));
+        run = [];
+    };
+    for (const item of items) {
+        if (item instanceof ToolResult) {
+            run.push(item);
+        }
+        else {
+            flush();
+            out.push(item);
+        }
+    }
+    flush();
+    return out;
+}
+function toolResultItems(results, format) {
+    switch (format) {
+        case 'openai_chat':
+            return results.map((r) => ({ role: 'tool', tool_call_id: r.callId, content: r.output }));
+        case 'openai_responses':
+            return results.map((r) => ({ type: 'function_call_output', call_id: r.callId, output: r.output }));
+        case 'anthropic_messages':
+            return [
+                { role: 'user', content: results.map((r) => ({ type: 'tool_result', tool_use_id: r.callId, content: r.output })) },
+            ];
+        case 'gemini':
+            return [
+                {
+                    role: 'user',
+                    parts: results.map((r) => ({ functionResponse: { id: r.callId, name: r.name, response: { output: r.output } } })),
+                },
+            ];
+        default:
+            throw new TypeError(`format must be a provider format, not ${JSON.stringify(format)}`);
+    }
+}

@@ -1,0 +1,178 @@
+// Errors as classes: every failed call throws a CtxdError (or a subclass for the codes a
+// caller acts on), with what the server put in the google.rpc.Status details of the
+// `grpc-status-details-bin` trailer decoded into fields.
+import * as grpc from '@grpc/grpc-js';
+
+import { errorDetailsRoot } from './proto.js';
+
+/** One field the server rejected: its name (a JSON path for native bodies) and why. */
+export interface FieldViolation {
+  field: string;
+  description: string;
+}
+
+/** The google.rpc.ErrorInfo detail, when the server sent one. */
+export interface ErrorInfo {
+  reason: string;
+  domain: string;
+  metadata: Record<string, string>;
+}
+
+/** One google.rpc.QuotaFailure violation: which limit, and what happened. */
+export interface QuotaViolation {
+  subject: string;
+  description: string;
+}
+
+/** The decoded details of a failed call. */
+export interface StatusDetails {
+  badRequest: FieldViolation[];
+  errorInfo: ErrorInfo | undefined;
+  quotaViolations: QuotaViolation[];
+  /** google.rpc.RetryInfo's delay in milliseconds, when sent. */
+  retryDelayMs: number | undefined;
+}
+
+/** Any failed ctxd call. */
+export class CtxdError extends Error {
+  /** The gRPC status code (grpc.status). */
+  readonly code: grpc.status;
+  /** The status code's name, e.g. "INVALID_ARGUMENT". */
+  readonly codeName: string;
+  /** The server's message. */
+  readonly details: string;
+  readonly statusDetails: StatusDetails;
+
+  constructor(code: grpc.status, details: string, statusDetails: StatusDetails = emptyDetails()) {
+    super(`${grpc.status[code] ?? code}: ${details}`);
+    this.name = new.target.name;
+    this.code = code;
+    this.codeName = grpc.status[code] ?? String(code);
+    this.details = details;
+    this.statusDetails = statusDetails;
+  }
+}
+
+/** INVALID_ARGUMENT: `violations` name each rejected field and why. */
+export class InvalidArgumentError extends CtxdError {
+  get violations(): FieldViolation[] {
+    return this.statusDetails.badRequest;
+  }
+}
+
+/** ABORTED: expected_version did not match; `currentVersion` is the session's version. */
+export class ConflictError extends CtxdError {
+  get currentVersion(): number | undefined {
+    const value = this.statusDetails.errorInfo?.metadata['current_version'];
+    return value === undefined ? undefined : Number(value);
+  }
+}
+
+/**
+ * FAILED_PRECONDITION: the request cannot fit the window. `breakdown` has the server's
+ * figures in tokens (system_tokens, tool_tokens, newest_turn_tokens,
+ * output_reserve_tokens, available_tokens, context_window_tokens).
+ */
+export class DoesNotFitError extends CtxdError {
+  get breakdown(): Record<string, number> {
+    const metadata = this.statusDetails.errorInfo?.metadata ?? {};
+    return Object.fromEntries(Object.entries(metadata).map(([name, value]) => [name, Number(value)]));
+  }
+}
+
+/** NOT_FOUND: no such session (or job) for this tenant. */
+export class NotFoundError extends CtxdError {}
+
+/** ALREADY_EXISTS: the session id is taken. */
+export class AlreadyExistsError extends CtxdError {}
+
+/** UNAUTHENTICATED: no API key, or one the server does not know. */
+export class UnauthenticatedError extends CtxdError {}
+
+/** RESOURCE_EXHAUSTED: a server limit or the tenant's quota; `retryDelayMs` when known. */
+export class ResourceExhaustedError extends CtxdError {
+  get retryDelayMs(): number | undefined {
+    return this.statusDetails.retryDelayMs;
+  }
+  get violations(): QuotaViolation[] {
+    return this.statusDetails.quotaViolations;
+  }
+}
+
+/** UNAVAILABLE: the server could not be reached (after the client's retries). */
+export class UnavailableError extends CtxdError {}
+
+/** OUT_OF_RANGE: e.g. events after the cursor were already pruned. */
+export class OutOfRangeError extends CtxdError {}
+
+function emptyDetails(): StatusDetails {
+  return { badRequest: [], errorInfo: undefined, quotaViolations: [], retryDelayMs: undefined };
+}
+
+// A trailer larger than this is not decoded (the server sends well under 16 KiB).
+const MAX_DETAILS_BYTES = 64 * 1024;
+
+/** The details of the `grpc-status-details-bin` trailer; empty ones when absent or unreadable. */
+export function decodeStatusDetails(metadata: grpc.Metadata | undefined): StatusDetails {
+  const out = emptyDetails();
+  const raw = metadata?.get('grpc-status-details-bin')[0];
+  if (!(raw instanceof Buffer) || raw.length > MAX_DETAILS_BYTES) return out;
+  const root = errorDetailsRoot();
+  let status: { details?: { type_url?: string; typeUrl?: string; value?: Uint8Array }[] };
+  try {
+    status = root.lookupType('google.rpc.Status').toObject(root.lookupType('google.rpc.Status').decode(raw), {
+      defaults: true,
+    });
+  } catch {
+    return out;
+  }
+  for (const any of status.details ?? []) {
+    const url = any.typeUrl ?? any.type_url ?? '';
+    const typeName = url.slice(url.lastIndexOf('/') + 1);
+    if (!typeName.startsWith('google.rpc.') || !any.value) continue;
+    let detail: Record<string, unknown>;
+    try {
+      const type = root.lookupType(typeName);
+      detail = type.toObject(type.decode(any.value), { defaults: true, longs: Number });
+    } catch {
+      continue;
+    }
+    if (typeName === 'google.rpc.BadRequest') {
+      for (const v of (detail['fieldViolations'] as { field: string; description: string }[]) ?? []) {
+        out.badRequest.push({ field: v.field, description: v.description });
+      }
+    } else if (typeName === 'google.rpc.ErrorInfo') {
+      out.errorInfo = {
+        reason: String(detail['reason'] ?? ''),
+        domain: String(detail['domain'] ?? ''),
+        metadata: { ...((detail['metadata'] as Record<string, string>) ?? {}) },
+      };
+    } else if (typeName === 'google.rpc.QuotaFailure') {
+      for (const v of (detail['violations'] as { subject: string; description: string }[]) ?? []) {
+        out.quotaViolations.push({ subject: v.subject, description: v.description });
+      }
+    } else if (typeName === 'google.rpc.RetryInfo') {
+      const delay = detail['retryDelay'] as { seconds?: number; nanos?: number } | undefined;
+      if (delay) out.retryDelayMs = Number(delay.seconds ?? 0) * 1000 + Math.round(Number(delay.nanos ?? 0) / 1e6);
+    }
+  }
+  return out;
+}
+
+const CLASSES: Partial<Record<grpc.status, typeof CtxdError>> = {
+  [grpc.status.INVALID_ARGUMENT]: InvalidArgumentError,
+  [grpc.status.ABORTED]: ConflictError,
+  [grpc.status.FAILED_PRECONDITION]: DoesNotFitError,
+  [grpc.status.NOT_FOUND]: NotFoundError,
+  [grpc.status.ALREADY_EXISTS]: AlreadyExistsError,
+  [grpc.status.UNAUTHENTICATED]: UnauthenticatedError,
+  [grpc.status.RESOURCE_EXHAUSTED]: ResourceExhaustedError,
+  [grpc.status.UNAVAILABLE]: UnavailableError,
+  [grpc.status.OUT_OF_RANGE]: OutOfRangeError,
+};
+
+/** The CtxdError for a grpc-js failure. */
+export function fromServiceError(error: grpc.ServiceError): CtxdError {
+  const Class = CLASSES[error.code] ?? CtxdError;
+  return new Class(error.code, error.details, decodeStatusDetails(error.metadata));
+}
