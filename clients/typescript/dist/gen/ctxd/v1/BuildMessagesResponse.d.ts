@@ -9,7 +9,9 @@ export interface BuildMessagesResponse {
      */
     'messages'?: (_ctxd_v1_Message)[];
     /**
-     * The whole request body as JSON (every format but NEUTRAL).
+     * The whole request body as JSON (every format but NEUTRAL). It ends before a last
+     * step whose calls are not all answered yet (NEUTRAL `messages` show that step: the
+     * client is still running its tools), since no provider takes such a request.
      */
     'json'?: (string);
     /**
@@ -47,7 +49,9 @@ export interface BuildMessagesResponse__Output {
      */
     'messages': (_ctxd_v1_Message__Output)[];
     /**
-     * The whole request body as JSON (every format but NEUTRAL).
+     * The whole request body as JSON (every format but NEUTRAL). It ends before a last
+     * step whose calls are not all answered yet (NEUTRAL `messages` show that step: the
+     * client is still running its tools), since no provider takes such a request.
      */
     'json': (string);
     /**
