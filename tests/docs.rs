@@ -85,6 +85,22 @@ fn the_readme_and_the_architecture_name_only_files_that_exist() {
     );
 }
 
+/// The README's TypeScript agent loop is the example the TypeScript client's tests
+/// type-check, word for word.
+#[test]
+fn the_readmes_typescript_loop_is_the_checked_example() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let example =
+        std::fs::read_to_string(root.join("clients/typescript/examples/agent-loop.ts")).unwrap();
+    let block = readme
+        .split("```ts\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```\n").next())
+        .expect("a TypeScript block in the README");
+    assert_eq!(block, example, "README.md's TypeScript loop differs from the example");
+}
+
 #[test]
 fn a_missing_file_is_found() {
     let files = vec!["src/store/append.rs".to_string(), "README.md".to_string()];

@@ -239,10 +239,15 @@ class AgentLoop(unittest.TestCase):
     def test_4_gemini(self):
         self.run_loop(ctxd.Format.GEMINI, "gemini", call_gemini)
 
-    def test_5_the_readme_loop(self):
-        """clients/python/README.md's agent loop, run as written (ctxd's address and the
-        provider's base URL swapped in) against the fake: one tool call, one answer."""
-        readme = os.path.join(REPO, "clients", "python", "README.md")
+    def test_5_the_readme_loops(self):
+        """The agent loops of README.md and clients/python/README.md (each file's first
+        Python block), run as written (ctxd's address and the provider's base URL swapped
+        in) against the fake: one tool call, one answer."""
+        for readme in (os.path.join(REPO, "README.md"), os.path.join(REPO, "clients", "python", "README.md")):
+            with self.subTest(readme=readme):
+                self.run_readme_loop(readme)
+
+    def run_readme_loop(self, readme):
         with open(readme, encoding="utf-8") as file:
             code = re.findall(r"```python\n(.*?)```", file.read(), re.S)[0]
         self.assertIn('"127.0.0.1:50051"', code)
