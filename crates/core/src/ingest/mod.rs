@@ -12,14 +12,13 @@
 //! renderers read them back.
 use thiserror::Error;
 
-use crate::message::{Message, Usage};
+use crate::message::{Message, Part, Usage};
 
 mod anthropic;
 mod gemini;
 mod json;
 mod openai_chat;
 mod openai_responses;
-mod walk;
 
 /// OpenAI Responses: the `id` of the reasoning item the message's reasoning came from.
 pub const OPENAI_REASONING_ID: &str = "ctxd.openai.reasoning_id";
@@ -58,6 +57,16 @@ fn check_size(json: &str) -> Result<(), IngestError> {
         ));
     }
     Ok(())
+}
+
+/// A message's text as a provider splits it over parts or blocks: the first text is the
+/// content, any further text a part, so the parts render back as they came.
+fn add_text(message: &mut Message, text: &str) {
+    if message.content.is_empty() && message.parts.is_empty() {
+        message.content = text.to_string();
+    } else {
+        message.parts.push(Part::Text { text: text.into() });
+    }
 }
 
 /// A provider's JSON shape.

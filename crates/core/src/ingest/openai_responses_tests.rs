@@ -2,6 +2,7 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use super::*;
+use crate::message::Usage;
 
 const TEXT: &str = include_str!("../../../../tests/data/native/openai_response_text.json");
 const CALLS: &str =
