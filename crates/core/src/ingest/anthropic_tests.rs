@@ -114,6 +114,14 @@ fn errors_name_the_json_path() {
         ),
         (r#"[1]"#, "$"),
         ("{", "$"),
+        (
+            r#"{"content": [{"type": "text", "text": "a\u0000b"}]}"#,
+            "$.content[0].text",
+        ),
+        (
+            r#"{"content": [{"type": "thinking", "thinking": "t", "signature": 1}]}"#,
+            "$.content[0].signature",
+        ),
     ];
     for (body, path) in cases {
         assert_eq!(response(body).unwrap_err().path, path, "{body}");
@@ -131,6 +139,28 @@ fn errors_name_the_json_path() {
     ))
     .unwrap_err();
     assert!(error.reason.len() < 120, "{}", error.reason);
+}
+
+#[test]
+fn url_images_are_typed_by_their_extension() {
+    let body = r#"[{"role": "user", "content": [
+        {"type": "image", "source": {"type": "url", "url": "https://x.test/a.PNG?s=1"}},
+        {"type": "image", "source": {"type": "url", "url": "https://x.test/photo"}}
+    ]}]"#;
+    let read = items(body).unwrap();
+    let types: Vec<&str> = read.messages[0]
+        .parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::Media { mime_type, .. } => Some(mime_type.as_str()),
+            Part::Text { .. } => None,
+        })
+        .collect();
+    assert_eq!(types, ["image/png", "image/*"]);
+    let error = items(r#"[{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "is_error": "yes"}]}]"#)
+        .unwrap_err();
+    assert_eq!(error.path, "$[0].content[0].is_error");
+    assert_eq!(error.reason, "must be a boolean, got the string \"yes\"");
 }
 
 proptest::proptest! {

@@ -106,6 +106,10 @@ fn errors_name_the_json_path() {
             r#"{"candidates": [{"content": {"parts": []}}], "usageMetadata": {"promptTokenCount": "1"}}"#,
             "$.usageMetadata.promptTokenCount",
         ),
+        (
+            r#"{"candidates": [{"content": {"parts": [{"text": "a\u0000b"}]}}]}"#,
+            "$.candidates[0].content.parts[0].text",
+        ),
     ];
     for (body, path) in cases {
         assert_eq!(response(body).unwrap_err().path, path, "{body}");
