@@ -1,4 +1,5 @@
 use super::*;
+use crate::ingest::media_types;
 
 const MESSAGE: &str = r#"{
     "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
@@ -148,15 +149,7 @@ fn url_images_are_typed_by_their_extension() {
         {"type": "image", "source": {"type": "url", "url": "https://x.test/photo"}}
     ]}]"#;
     let read = items(body).unwrap();
-    let types: Vec<&str> = read.messages[0]
-        .parts
-        .iter()
-        .filter_map(|part| match part {
-            Part::Media { mime_type, .. } => Some(mime_type.as_str()),
-            Part::Text { .. } => None,
-        })
-        .collect();
-    assert_eq!(types, ["image/png", "image/*"]);
+    assert_eq!(media_types(&read.messages[0]), ["image/png", "image/*"]);
     let error = items(r#"[{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "is_error": "yes"}]}]"#)
         .unwrap_err();
     assert_eq!(error.path, "$[0].content[0].is_error");

@@ -64,6 +64,18 @@ pub(super) fn array<'v>(value: &'v Value, path: &str) -> Result<&'v [Value], Ing
     }
 }
 
+/// A body of request items: a JSON array holding at least one.
+pub(super) fn item_array(root: &Value) -> Result<&[Value], IngestError> {
+    let items = array(root, "$")?;
+    if items.is_empty() {
+        return Err(IngestError::new(
+            "$",
+            "is an empty array: leave items_json empty when there are no items",
+        ));
+    }
+    Ok(items)
+}
+
 /// A field that is present and not null.
 pub(super) fn field<'v>(map: &'v Object, key: &str) -> Option<&'v Value> {
     map.get(key).filter(|value| !value.is_null())

@@ -138,3 +138,30 @@ pub fn items_after(
         Provider::Gemini => gemini::items(json, &response.messages),
     }
 }
+
+/// Checks that each body is refused at the JSON path given, for a reason holding the
+/// words given.
+#[cfg(test)]
+fn assert_refused(
+    read: impl Fn(&str) -> Result<Ingested, IngestError>,
+    cases: impl IntoIterator<Item = (serde_json::Value, &'static str, &'static str)>,
+) {
+    for (body, path, reason) in cases {
+        let error = read(&body.to_string()).expect_err("the body is refused");
+        assert_eq!(error.path, path, "{body}");
+        assert!(error.reason.contains(reason), "{body}: {}", error.reason);
+    }
+}
+
+/// The media types of a message's media parts, in order.
+#[cfg(test)]
+fn media_types(message: &Message) -> Vec<&str> {
+    message
+        .parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::Media { mime_type, .. } => Some(mime_type.as_str()),
+            Part::Text { .. } => None,
+        })
+        .collect()
+}

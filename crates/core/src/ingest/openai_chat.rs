@@ -64,13 +64,7 @@ pub(super) fn response(json: &str) -> Result<Ingested, IngestError> {
 
 pub(super) fn items(json: &str) -> Result<Ingested, IngestError> {
     let root = json::parse(json, "a JSON array of OpenAI Chat messages")?;
-    let items = array(&root, "$")?;
-    if items.is_empty() {
-        return Err(IngestError::new(
-            "$",
-            "is an empty array: leave items_json empty when there are no items",
-        ));
-    }
+    let items = json::item_array(&root)?;
     let mut read = Ingested::default();
     for (position, item) in items.iter().enumerate() {
         let path = index("$", position);
