@@ -7,7 +7,8 @@
 //! once) ← `budget` (regions of a request, the anchor to the provider's count, fitting
 //! history) ← `compaction` (eviction, clearing plans, previews), `chunks` (fresh tail,
 //! leaf and step chunks), `summarize` (the extractive summarizer, retention facts) ←
-//! `render` (provider formats), `ingest` (provider bodies read back as messages),
+//! `render` (provider formats), `ingest` (provider bodies read back as messages), both
+//! over `media` (data: URIs, image types),
 //! `validate` (request checks), `limits` (server bounds), `quota` (per-tenant quotas),
 //! `events` (what an event says, cursors), `error` (the domain error).
 //!
@@ -21,6 +22,7 @@ pub mod events;
 pub mod ingest;
 pub mod job;
 pub mod limits;
+mod media;
 pub mod message;
 pub mod policy;
 pub mod quota;

@@ -14,39 +14,42 @@
 //!
 //! Usage: `input_tokens + cache_creation_input_tokens + cache_read_input_tokens` is the
 //! prompt (Anthropic counts the three apart), `cache_read_input_tokens` the cached part.
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::walk::{
-    array, clip, count, data_uri, field, flag, name, object, optional_string, parse, string,
+use super::json::{
+    self, Object, array, count, flag, non_empty, object, optional_string, quoted, required,
+    required_string,
 };
 use super::{
     ANTHROPIC_REDACTED_THINKING, ANTHROPIC_THINKING_SIGNATURE, IngestError, Ingested, TOOL_ERROR,
+    add_text,
 };
+use crate::media::{data_uri, image_type};
 use crate::message::{Message, Part, Role, ToolCall, Usage};
 
 pub(super) fn response(json: &str) -> Result<Ingested, IngestError> {
-    let root = parse(json, "an Anthropic Message")?;
+    let root = json::parse(json, "an Anthropic Message")?;
     let body = object(&root, "$")?;
-    if let Some(kind) = optional_string(body, "$", "type")?
+    if let Some(kind) = optional_string(body, "type", "$")?
         && kind != "message"
     {
         return Err(IngestError::new(
             "$.type",
             format!(
                 "is {}; send the `message` body of a non-streaming Messages call",
-                clip(kind)
+                quoted(kind)
             ),
         ));
     }
-    if let Some(role) = optional_string(body, "$", "role")?
+    if let Some(role) = optional_string(body, "role", "$")?
         && role != "assistant"
     {
         return Err(IngestError::new(
             "$.role",
-            format!("is {}; a response Message is the assistant's", clip(role)),
+            format!("is {}; a response Message is the assistant's", quoted(role)),
         ));
     }
-    let blocks = array(field(body, "$", "content")?, "$.content")?;
+    let blocks = array(required(body, "content", "$")?, "$.content")?;
     let message = assistant(blocks, "$.content")?;
     let usage = match body.get("usage") {
         None | Some(Value::Null) => None,
@@ -59,14 +62,14 @@ pub(super) fn response(json: &str) -> Result<Ingested, IngestError> {
     })
 }
 
-fn read_usage(usage: &Map<String, Value>) -> Result<Usage, IngestError> {
-    let path = "$.usage";
-    let input = count(usage, path, "input_tokens")?;
-    let creation = count(usage, path, "cache_creation_input_tokens")?;
-    let read = count(usage, path, "cache_read_input_tokens")?;
+fn read_usage(usage: &Object) -> Result<Usage, IngestError> {
+    let count = |key| Ok::<_, IngestError>(count(usage, key, "$.usage")?.unwrap_or(0));
+    let input = count("input_tokens")?;
+    let creation = count("cache_creation_input_tokens")?;
+    let read = count("cache_read_input_tokens")?;
     Ok(Usage {
         input_tokens: input.saturating_add(creation).saturating_add(read),
-        output_tokens: count(usage, path, "output_tokens")?,
+        output_tokens: count("output_tokens")?,
         cached_input_tokens: read,
     })
 }
@@ -90,12 +93,8 @@ fn assistant(blocks: &[Value], path: &str) -> Result<Message, IngestError> {
                     ));
                 }
                 thinking_seen = true;
-                message.reasoning = string(
-                    field(block, &path, "thinking")?,
-                    &format!("{path}.thinking"),
-                )?
-                .to_string();
-                if let Some(signature) = optional_string(block, &path, "signature")?
+                message.reasoning = required_string(block, "thinking", &path)?.to_string();
+                if let Some(signature) = optional_string(block, "signature", &path)?
                     && !signature.is_empty()
                 {
                     message
@@ -104,17 +103,14 @@ fn assistant(blocks: &[Value], path: &str) -> Result<Message, IngestError> {
                 }
             }
             "redacted_thinking" => {
-                redacted.push(string(
-                    field(block, &path, "data")?,
-                    &format!("{path}.data"),
-                )?);
+                redacted.push(required_string(block, "data", &path)?);
             }
             "tool_use" => {
-                let input = field(block, &path, "input")?;
+                let input = required(block, "input", &path)?;
                 object(input, &format!("{path}.input"))?;
                 message.tool_calls.push(ToolCall {
-                    id: name(block, &path, "id")?.into(),
-                    name: name(block, &path, "name")?.into(),
+                    id: non_empty(block, "id", &path)?.into(),
+                    name: non_empty(block, "name", &path)?.into(),
                     arguments: input.to_string(),
                 });
             }
@@ -136,59 +132,43 @@ fn assistant(blocks: &[Value], path: &str) -> Result<Message, IngestError> {
     Ok(message)
 }
 
-fn block_type<'a>(block: &'a Map<String, Value>, path: &str) -> Result<&'a str, IngestError> {
-    string(field(block, path, "type")?, &format!("{path}.type"))
+fn block_type<'a>(block: &'a Object, path: &str) -> Result<&'a str, IngestError> {
+    required_string(block, "type", path)
 }
 
-fn text_of<'a>(block: &'a Map<String, Value>, path: &str) -> Result<&'a str, IngestError> {
-    string(field(block, path, "text")?, &format!("{path}.text"))
+fn text_of<'a>(block: &'a Object, path: &str) -> Result<&'a str, IngestError> {
+    required_string(block, "text", path)
 }
 
 fn unknown_block(path: &str, kind: &str, known: &str) -> IngestError {
     IngestError::new(
         format!("{path}.type"),
-        format!("is {}; ctxd reads {known} blocks here", clip(kind)),
+        format!("is {}; ctxd reads {known} blocks here", quoted(kind)),
     )
 }
 
-/// The first text is the content, any further text a part, so the blocks render back as
-/// they came.
-fn add_text(message: &mut Message, text: &str) {
-    if message.content.is_empty() && message.parts.is_empty() {
-        message.content = text.to_string();
-    } else {
-        message.parts.push(Part::Text { text: text.into() });
-    }
-}
-
-fn image(block: &Map<String, Value>, path: &str) -> Result<Part, IngestError> {
+fn image(block: &Object, path: &str) -> Result<Part, IngestError> {
     let source_path = format!("{path}.source");
-    let source = object(field(block, path, "source")?, &source_path)?;
-    let uri = match block_type(source, &source_path)? {
-        "base64" => data_uri(
-            name(source, &source_path, "media_type")?,
-            string(
-                field(source, &source_path, "data")?,
-                &format!("{source_path}.data"),
-            )?,
-        ),
-        "url" => name(source, &source_path, "url")?.to_string(),
+    let source = object(required(block, "source", path)?, &source_path)?;
+    let (uri, mime_type) = match block_type(source, &source_path)? {
+        "base64" => {
+            let media_type = non_empty(source, "media_type", &source_path)?;
+            let data = required_string(source, "data", &source_path)?;
+            (data_uri(media_type, data), media_type.to_string())
+        }
+        "url" => {
+            let url = non_empty(source, "url", &source_path)?;
+            (url.to_string(), image_type(url))
+        }
         other => {
             return Err(IngestError::new(
                 format!("{source_path}.type"),
                 format!(
                     "is {}; ctxd reads base64 and url image sources",
-                    clip(other)
+                    quoted(other)
                 ),
             ));
         }
-    };
-    let mime_type = match uri
-        .strip_prefix("data:")
-        .and_then(|rest| rest.split_once(';'))
-    {
-        Some((mime_type, _)) => mime_type.to_string(),
-        None => image_type_of_url(&uri).to_string(),
     };
     Ok(Part::Media {
         uri,
@@ -197,29 +177,10 @@ fn image(block: &Map<String, Value>, path: &str) -> Result<Part, IngestError> {
     })
 }
 
-/// An image URL's type from its extension (Anthropic's url source names none);
-/// `image/jpeg` when the extension says nothing.
-fn image_type_of_url(url: &str) -> &'static str {
-    let path = url
-        .split(['?', '#'])
-        .next()
-        .unwrap_or(url)
-        .to_ascii_lowercase();
-    if path.ends_with(".png") {
-        "image/png"
-    } else if path.ends_with(".gif") {
-        "image/gif"
-    } else if path.ends_with(".webp") {
-        "image/webp"
-    } else {
-        "image/jpeg"
-    }
-}
-
 /// Text and image blocks of a user message or a tool result, into `message`.
 fn user_block(
     message: &mut Message,
-    block: &Map<String, Value>,
+    block: &Object,
     kind: &str,
     path: &str,
 ) -> Result<(), IngestError> {
@@ -249,14 +210,14 @@ fn settle(message: &mut Message) {
 }
 
 pub(super) fn items(json: &str) -> Result<Ingested, IngestError> {
-    let root = parse(json, "a JSON array of Anthropic messages")?;
+    let root = json::parse(json, "a JSON array of Anthropic messages")?;
     let mut out = Ingested::default();
     for (index, item) in array(&root, "$")?.iter().enumerate() {
         let path = format!("$[{index}]");
         let item = object(item, &path)?;
-        let role = string(field(item, &path, "role")?, &format!("{path}.role"))?;
+        let role = required_string(item, "role", &path)?;
         let content_path = format!("{path}.content");
-        let content = field(item, &path, "content")?;
+        let content = required(item, "content", &path)?;
         match role {
             "assistant" => {
                 let message = match content {
@@ -272,7 +233,7 @@ pub(super) fn items(json: &str) -> Result<Ingested, IngestError> {
                     format!("{path}.role"),
                     format!(
                         "is {}; Anthropic messages are user or assistant",
-                        clip(other)
+                        quoted(other)
                     ),
                 ));
             }
@@ -330,9 +291,9 @@ fn user(
     Ok(())
 }
 
-fn tool_result(block: &Map<String, Value>, path: &str) -> Result<Message, IngestError> {
+fn tool_result(block: &Object, path: &str) -> Result<Message, IngestError> {
     let mut message = Message::text(Role::Tool, "");
-    message.tool_call_id = name(block, path, "tool_use_id")?.into();
+    message.tool_call_id = non_empty(block, "tool_use_id", path)?.into();
     let content_path = format!("{path}.content");
     match block.get("content") {
         None | Some(Value::Null) => {}
@@ -350,146 +311,12 @@ fn tool_result(block: &Map<String, Value>, path: &str) -> Result<Message, Ingest
             settle(&mut message);
         }
     }
-    if flag(block, path, "is_error")? {
+    if flag(block, "is_error", path)? {
         message.metadata.insert(TOOL_ERROR.into(), "true".into());
     }
     Ok(message)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const MESSAGE: &str = r#"{
-        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-        "content": [
-            {"type": "thinking", "thinking": "List first.", "signature": "sig=="},
-            {"type": "redacted_thinking", "data": "opaque"},
-            {"type": "text", "text": "Looking."},
-            {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": "ls"}},
-            {"type": "tool_use", "id": "toolu_2", "name": "bash", "input": {}}
-        ],
-        "stop_reason": "tool_use", "stop_sequence": null,
-        "usage": {"input_tokens": 10, "cache_creation_input_tokens": 5,
-                  "cache_read_input_tokens": 100, "output_tokens": 42}
-    }"#;
-
-    #[test]
-    fn a_message_becomes_one_assistant_message_with_usage() {
-        let read = response(MESSAGE).unwrap();
-        let message = &read.messages[0];
-        assert_eq!(message.role, Role::Assistant);
-        assert_eq!(message.content, "Looking.");
-        assert_eq!(message.reasoning, "List first.");
-        assert_eq!(message.metadata[ANTHROPIC_THINKING_SIGNATURE], "sig==");
-        assert_eq!(
-            message.metadata[ANTHROPIC_REDACTED_THINKING],
-            r#"["opaque"]"#
-        );
-        assert_eq!(message.tool_calls.len(), 2);
-        assert_eq!(message.tool_calls[0].arguments, r#"{"command":"ls"}"#);
-        assert_eq!(message.tool_calls[1].id, "toolu_2");
-        assert_eq!(
-            read.usage,
-            Some(Usage {
-                input_tokens: 115,
-                output_tokens: 42,
-                cached_input_tokens: 100
-            })
-        );
-    }
-
-    #[test]
-    fn user_messages_split_into_tool_results_and_user_text() {
-        let body = r#"[{"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.txt"},
-            {"type": "tool_result", "tool_use_id": "toolu_2", "is_error": true,
-             "content": [{"type": "text", "text": "denied"}]},
-            {"type": "text", "text": "Now this:"},
-            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "QUJD"}}
-        ]}, {"role": "user", "content": "plain"}]"#;
-        let read = items(body).unwrap();
-        let roles: Vec<Role> = read.messages.iter().map(|m| m.role).collect();
-        assert_eq!(roles, [Role::Tool, Role::Tool, Role::User, Role::User]);
-        assert_eq!(read.messages[0].tool_call_id, "toolu_1");
-        assert_eq!(read.messages[0].content, "a.txt");
-        assert_eq!(read.messages[1].content, "denied");
-        assert_eq!(read.messages[1].metadata[TOOL_ERROR], "true");
-        assert_eq!(
-            read.messages[2].parts[1],
-            Part::Media {
-                uri: "data:image/png;base64,QUJD".into(),
-                mime_type: "image/png".into(),
-                token_estimate: 0
-            }
-        );
-        assert_eq!(read.messages[3].content, "plain");
-        assert_eq!(
-            read.paths,
-            [
-                "$[0].content[0]",
-                "$[0].content[1]",
-                "$[0].content[2]",
-                "$[1]"
-            ]
-        );
-    }
-
-    #[test]
-    fn assistant_items_read_like_a_response() {
-        let body = r#"[{"role": "assistant", "content": "Plain."},
-            {"role": "assistant", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"},
-             {"type": "tool_use", "id": "t", "name": "f", "input": {"x": [1]}}]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t"}]}]"#;
-        let read = items(body).unwrap();
-        assert_eq!(read.messages[0].content, "Plain.");
-        assert_eq!(read.messages[1].content, "a");
-        assert_eq!(read.messages[1].parts, [Part::Text { text: "b".into() }]);
-        assert_eq!(read.messages[1].tool_calls[0].arguments, r#"{"x":[1]}"#);
-        assert_eq!(read.messages[2].role, Role::Tool);
-        assert!(read.messages[2].content.is_empty());
-        assert!(read.usage.is_none());
-    }
-
-    #[test]
-    fn errors_name_the_json_path() {
-        let cases = [
-            (
-                r#"{"content": [{"type": "tool_use", "id": "t", "name": "bash", "input": "ls"}]}"#,
-                "$.content[0].input",
-            ),
-            (
-                r#"{"content": [{"type": "tool_use", "name": "bash", "input": {}}]}"#,
-                "$.content[0].id",
-            ),
-            (
-                r#"{"content": [{"type": "server_tool_use"}]}"#,
-                "$.content[0].type",
-            ),
-            (r#"{"content": "hi"}"#, "$.content"),
-            (r#"{"content": [{"type": "text"}]}"#, "$.content[0].text"),
-            (
-                r#"{"content": [], "usage": {"input_tokens": -1}}"#,
-                "$.usage.input_tokens",
-            ),
-            (r#"[1]"#, "$"),
-            ("{", "$"),
-        ];
-        for (body, path) in cases {
-            assert_eq!(response(body).unwrap_err().path, path, "{body}");
-        }
-        let error =
-            items(r#"[{"role": "user", "content": [{"type": "tool_result", "tool_use_id": 7}]}]"#)
-                .unwrap_err();
-        assert_eq!(error.path, "$[0].content[0].tool_use_id");
-        assert_eq!(error.reason, "must be a string, got a number");
-        let error = items(r#"[{"role": "user", "content": []}]"#).unwrap_err();
-        assert_eq!(error.path, "$[0].content");
-        let error = items(&format!(
-            r#"[{{"role": "{}", "content": "x"}}]"#,
-            "s".repeat(500)
-        ))
-        .unwrap_err();
-        assert!(error.reason.len() < 120, "{}", error.reason);
-    }
-}
+#[path = "anthropic_tests.rs"]
+mod tests;

@@ -22,22 +22,24 @@
 //! thoughtsTokenCount` the output.
 use std::collections::{BTreeMap, HashSet};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::walk::{
-    array, clip, count, data_uri, field, flag, name, object, optional_string, parse, string,
+use super::json::{
+    self, Object, array, count, flag, non_empty, object, optional_string, quoted, required,
+    required_string, string,
 };
 use super::{
     GEMINI_TEXT_PART, GEMINI_THOUGHT_PART, GEMINI_THOUGHT_SIGNATURES, IngestError, Ingested,
-    TOOL_ERROR,
+    TOOL_ERROR, add_text,
 };
+use crate::media::data_uri;
 use crate::message::{Message, Part, Role, ToolCall, Usage};
 
 /// The longest `responseId` used as is in a made-up call id.
 const MAX_RESPONSE_ID_CHARS: usize = 64;
 
 pub(super) fn response(json: &str) -> Result<Ingested, IngestError> {
-    let root = parse(json, "a Gemini GenerateContentResponse")?;
+    let root = json::parse(json, "a Gemini GenerateContentResponse")?;
     let body = object(&root, "$")?;
     let candidates = match body.get("candidates") {
         None | Some(Value::Null) => {
@@ -45,7 +47,7 @@ pub(super) fn response(json: &str) -> Result<Ingested, IngestError> {
                 .get("promptFeedback")
                 .and_then(|feedback| feedback.get("blockReason"))
                 .and_then(Value::as_str)
-                .map(|reason| format!(" (the prompt was blocked: {})", clip(reason)))
+                .map(|reason| format!(" (the prompt was blocked: {})", quoted(reason)))
                 .unwrap_or_default();
             return Err(IngestError::new(
                 "$.candidates",
@@ -65,15 +67,15 @@ pub(super) fn response(json: &str) -> Result<Ingested, IngestError> {
         .get("content")
         .filter(|content| !content.is_null())
     else {
-        let reason = optional_string(candidate, "$.candidates[0]", "finishReason")?
-            .map(|reason| format!(" (finishReason {})", clip(reason)))
+        let reason = optional_string(candidate, "finishReason", "$.candidates[0]")?
+            .map(|reason| format!(" (finishReason {})", quoted(reason)))
             .unwrap_or_default();
         return Err(IngestError::new(
             "$.candidates[0].content",
             format!("is missing{reason}; there is no model message to append"),
         ));
     };
-    let id_base = match optional_string(body, "$", "responseId")? {
+    let id_base = match optional_string(body, "responseId", "$")? {
         Some(id) if usable_id(id) => id.to_string(),
         _ => hash(json),
     };
@@ -108,24 +110,16 @@ fn hash(json: &str) -> String {
     format!("{hash:016x}")
 }
 
-fn read_usage(usage: &Map<String, Value>) -> Result<Usage, IngestError> {
-    let path = "$.usageMetadata";
+fn read_usage(usage: &Object) -> Result<Usage, IngestError> {
+    let count = |key| Ok::<_, IngestError>(count(usage, key, "$.usageMetadata")?.unwrap_or(0));
     Ok(Usage {
-        input_tokens: count(usage, path, "promptTokenCount")?.saturating_add(count(
-            usage,
-            path,
-            "toolUsePromptTokenCount",
-        )?),
-        output_tokens: count(usage, path, "candidatesTokenCount")?.saturating_add(count(
-            usage,
-            path,
-            "thoughtsTokenCount",
-        )?),
-        cached_input_tokens: count(usage, path, "cachedContentTokenCount")?,
+        input_tokens: count("promptTokenCount")?.saturating_add(count("toolUsePromptTokenCount")?),
+        output_tokens: count("candidatesTokenCount")?.saturating_add(count("thoughtsTokenCount")?),
+        cached_input_tokens: count("cachedContentTokenCount")?,
     })
 }
 
-fn parts_of<'a>(content: &'a Map<String, Value>, path: &str) -> Result<&'a [Value], IngestError> {
+fn parts_of<'a>(content: &'a Object, path: &str) -> Result<&'a [Value], IngestError> {
     match content.get("parts") {
         None | Some(Value::Null) => Ok(&[]),
         Some(parts) => array(parts, &format!("{path}.parts")),
@@ -134,13 +128,16 @@ fn parts_of<'a>(content: &'a Map<String, Value>, path: &str) -> Result<&'a [Valu
 
 /// A `model` content as an assistant message; calls without an id get
 /// `gemini-<id_base>-<part index>`.
-fn model(content: &Map<String, Value>, path: &str, id_base: &str) -> Result<Message, IngestError> {
-    if let Some(role) = optional_string(content, path, "role")?
+fn model(content: &Object, path: &str, id_base: &str) -> Result<Message, IngestError> {
+    if let Some(role) = optional_string(content, "role", path)?
         && role != "model"
     {
         return Err(IngestError::new(
             format!("{path}.role"),
-            format!("is {}; the model's content has role \"model\"", clip(role)),
+            format!(
+                "is {}; the model's content has role \"model\"",
+                quoted(role)
+            ),
         ));
     }
     let mut message = Message::text(Role::Assistant, "");
@@ -148,10 +145,10 @@ fn model(content: &Map<String, Value>, path: &str, id_base: &str) -> Result<Mess
     for (index, part) in parts_of(content, path)?.iter().enumerate() {
         let path = format!("{path}.parts[{index}]");
         let part = object(part, &path)?;
-        let signature = optional_string(part, &path, "thoughtSignature")?;
+        let signature = optional_string(part, "thoughtSignature", &path)?;
         let key = if let Some(text) = part.get("text") {
             let text = string(text, &format!("{path}.text"))?;
-            if flag(part, &path, "thought")? {
+            if flag(part, "thought", &path)? {
                 if !message.reasoning.is_empty() && !text.is_empty() {
                     message.reasoning.push_str("\n\n");
                 }
@@ -166,7 +163,7 @@ fn model(content: &Map<String, Value>, path: &str, id_base: &str) -> Result<Mess
         } else if let Some(call) = part.get("functionCall") {
             let call_path = format!("{path}.functionCall");
             let call = object(call, &call_path)?;
-            let id = match optional_string(call, &call_path, "id")? {
+            let id = match optional_string(call, "id", &call_path)? {
                 Some(id) if !id.is_empty() => id.to_string(),
                 _ => format!("gemini-{id_base}-{index}"),
             };
@@ -179,7 +176,7 @@ fn model(content: &Map<String, Value>, path: &str, id_base: &str) -> Result<Mess
             };
             message.tool_calls.push(ToolCall {
                 id: id.clone(),
-                name: name(call, &call_path, "name")?.into(),
+                name: non_empty(call, "name", &call_path)?.into(),
                 arguments,
             });
             id
@@ -206,8 +203,8 @@ fn model(content: &Map<String, Value>, path: &str, id_base: &str) -> Result<Mess
     Ok(message)
 }
 
-fn unknown_part(path: &str, part: &Map<String, Value>, known: &str) -> IngestError {
-    let keys: Vec<String> = part.keys().take(4).map(|key| clip(key)).collect();
+fn unknown_part(path: &str, part: &Object, known: &str) -> IngestError {
+    let keys: Vec<String> = part.keys().take(4).map(|key| quoted(key)).collect();
     IngestError::new(
         path,
         format!(
@@ -221,26 +218,13 @@ fn unknown_part(path: &str, part: &Map<String, Value>, known: &str) -> IngestErr
     )
 }
 
-/// The first text is the content, any further text a part, so the parts render back as
-/// they came.
-fn add_text(message: &mut Message, text: &str) {
-    if message.content.is_empty() && message.parts.is_empty() {
-        message.content = text.to_string();
-    } else {
-        message.parts.push(Part::Text { text: text.into() });
-    }
-}
-
 /// An `inlineData` or `fileData` part as media; `None` for a part that is neither.
-fn media(part: &Map<String, Value>, path: &str) -> Result<Option<Part>, IngestError> {
+fn media(part: &Object, path: &str) -> Result<Option<Part>, IngestError> {
     if let Some(blob) = part.get("inlineData") {
         let blob_path = format!("{path}.inlineData");
         let blob = object(blob, &blob_path)?;
-        let mime_type = name(blob, &blob_path, "mimeType")?;
-        let data = string(
-            field(blob, &blob_path, "data")?,
-            &format!("{blob_path}.data"),
-        )?;
+        let mime_type = non_empty(blob, "mimeType", &blob_path)?;
+        let data = required_string(blob, "data", &blob_path)?;
         return Ok(Some(Part::Media {
             uri: data_uri(mime_type, data),
             mime_type: mime_type.into(),
@@ -251,8 +235,8 @@ fn media(part: &Map<String, Value>, path: &str) -> Result<Option<Part>, IngestEr
         let file_path = format!("{path}.fileData");
         let file = object(file, &file_path)?;
         return Ok(Some(Part::Media {
-            uri: name(file, &file_path, "fileUri")?.into(),
-            mime_type: optional_string(file, &file_path, "mimeType")?
+            uri: non_empty(file, "fileUri", &file_path)?.into(),
+            mime_type: optional_string(file, "mimeType", &file_path)?
                 .filter(|mime_type| !mime_type.is_empty())
                 .unwrap_or("application/octet-stream")
                 .into(),
@@ -281,7 +265,7 @@ impl OpenCalls {
 }
 
 pub(super) fn items(json: &str, response: &[Message]) -> Result<Ingested, IngestError> {
-    let root = parse(json, "a JSON array of Gemini contents")?;
+    let root = json::parse(json, "a JSON array of Gemini contents")?;
     let mut open = OpenCalls {
         calls: response
             .iter()
@@ -295,7 +279,7 @@ pub(super) fn items(json: &str, response: &[Message]) -> Result<Ingested, Ingest
     for (index, content) in array(&root, "$")?.iter().enumerate() {
         let path = format!("$[{index}]");
         let content = object(content, &path)?;
-        match string(field(content, &path, "role")?, &format!("{path}.role"))? {
+        match required_string(content, "role", &path)? {
             "model" => {
                 let base = format!("{}-{index}", items_hash.get_or_insert_with(|| hash(json)));
                 let message = model(content, &path, &base)?;
@@ -312,7 +296,7 @@ pub(super) fn items(json: &str, response: &[Message]) -> Result<Ingested, Ingest
             other => {
                 return Err(IngestError::new(
                     format!("{path}.role"),
-                    format!("is {}; Gemini contents are user or model", clip(other)),
+                    format!("is {}; Gemini contents are user or model", quoted(other)),
                 ));
             }
         }
@@ -324,7 +308,7 @@ pub(super) fn items(json: &str, response: &[Message]) -> Result<Ingested, Ingest
 /// media around them user messages, in order.
 fn user(
     out: &mut Ingested,
-    content: &Map<String, Value>,
+    content: &Object,
     path: &str,
     open: &mut OpenCalls,
 ) -> Result<(), IngestError> {
@@ -383,12 +367,12 @@ fn user(
 }
 
 fn function_response(
-    response: &Map<String, Value>,
+    response: &Object,
     path: &str,
     open: &mut OpenCalls,
 ) -> Result<Message, IngestError> {
-    let function = name(response, path, "name")?;
-    let id = match optional_string(response, path, "id")? {
+    let function = non_empty(response, "name", path)?;
+    let id = match optional_string(response, "id", path)? {
         Some(id) if !id.is_empty() => {
             open.answered.insert(id.to_string());
             id.to_string()
@@ -400,13 +384,13 @@ fn function_response(
                     "is missing, and no call of {} in this request is left for it to answer; \
                      send the call's id (ctxd's GEMINI body carries it as functionCall.id) \
                      or append the model's response in the same request",
-                    clip(function)
+                    quoted(function)
                 ),
             )
         })?,
     };
     let body_path = format!("{path}.response");
-    let body = object(field(response, path, "response")?, &body_path)?;
+    let body = object(required(response, "response", path)?, &body_path)?;
     let mut message = Message::text(Role::Tool, "");
     message.tool_call_id = id;
     message.name = function.into();
@@ -427,128 +411,5 @@ fn function_response(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const RESPONSE: &str = r#"{
-        "candidates": [{"content": {"role": "model", "parts": [
-            {"text": "Think.", "thought": true},
-            {"text": "Looking."},
-            {"functionCall": {"name": "bash", "args": {"command": "ls"}}, "thoughtSignature": "c2ln"},
-            {"functionCall": {"id": "given", "name": "bash", "args": {"command": "pwd"}}}
-        ]}, "finishReason": "STOP", "index": 0}],
-        "usageMetadata": {"promptTokenCount": 120, "candidatesTokenCount": 30,
-                          "thoughtsTokenCount": 12, "cachedContentTokenCount": 100,
-                          "totalTokenCount": 162},
-        "modelVersion": "gemini-2.5-flash", "responseId": "resp1"
-    }"#;
-
-    #[test]
-    fn a_response_becomes_one_assistant_message_with_usage() {
-        let read = response(RESPONSE).unwrap();
-        let message = &read.messages[0];
-        assert_eq!(message.reasoning, "Think.");
-        assert_eq!(message.content, "Looking.");
-        assert_eq!(message.tool_calls[0].id, "gemini-resp1-2");
-        assert_eq!(message.tool_calls[1].id, "given");
-        assert_eq!(message.tool_calls[1].arguments, r#"{"command":"pwd"}"#);
-        assert_eq!(
-            message.metadata[GEMINI_THOUGHT_SIGNATURES],
-            r#"{"gemini-resp1-2":"c2ln"}"#
-        );
-        assert_eq!(
-            read.usage,
-            Some(Usage {
-                input_tokens: 120,
-                output_tokens: 42,
-                cached_input_tokens: 100
-            })
-        );
-    }
-
-    #[test]
-    fn responses_without_an_id_answer_the_calls_of_their_name_in_order() {
-        let read = response(RESPONSE).unwrap();
-        let items_json = r#"[{"role": "user", "parts": [
-            {"functionResponse": {"id": "given", "name": "bash", "response": {"output": "/w"}}},
-            {"functionResponse": {"name": "bash", "response": {"error": "denied"}}},
-            {"text": "Go on."},
-            {"inlineData": {"mimeType": "image/png", "data": "QUJD"}}
-        ]}]"#;
-        let items = items(items_json, &read.messages).unwrap();
-        assert_eq!(items.messages[0].tool_call_id, "given");
-        assert_eq!(items.messages[0].content, "/w");
-        assert_eq!(items.messages[1].tool_call_id, "gemini-resp1-2");
-        assert_eq!(items.messages[1].metadata[TOOL_ERROR], "true");
-        assert_eq!(items.messages[2].role, Role::User);
-        assert_eq!(items.messages[2].parts.len(), 1);
-        assert_eq!(
-            items.paths,
-            ["$[0].parts[0]", "$[0].parts[1]", "$[0].parts[2]"]
-        );
-        // Without the response, an id-less result cannot be placed.
-        let error = super::items(items_json, &[]).unwrap_err();
-        assert_eq!(error.path, "$[0].parts[1].functionResponse.id");
-        // A response object that is not {"output"} stays whole, as JSON text.
-        let items = super::items(
-            r#"[{"role": "user", "parts": [{"functionResponse": {"id": "x", "name": "f", "response": {"a": 1, "b": [2]}}}]}]"#,
-            &[],
-        )
-        .unwrap();
-        assert_eq!(items.messages[0].content, r#"{"a":1,"b":[2]}"#);
-    }
-
-    #[test]
-    fn ids_made_up_without_a_response_id_are_stable_and_distinct() {
-        let body = RESPONSE.replace(r#""responseId": "resp1""#, r#""responseId": "a b""#);
-        let first = response(&body).unwrap().messages[0].tool_calls[0]
-            .id
-            .clone();
-        assert_eq!(first, response(&body).unwrap().messages[0].tool_calls[0].id);
-        assert!(
-            first.starts_with("gemini-") && first.ends_with("-2"),
-            "{first}"
-        );
-        let other = body.replace("Looking.", "Looking!");
-        assert_ne!(
-            first,
-            response(&other).unwrap().messages[0].tool_calls[0].id
-        );
-    }
-
-    #[test]
-    fn errors_name_the_json_path() {
-        let cases = [
-            (r#"{"candidates": []}"#, "$.candidates"),
-            (
-                r#"{"candidates": [{"finishReason": "SAFETY"}]}"#,
-                "$.candidates[0].content",
-            ),
-            (
-                r#"{"candidates": [{"content": {"parts": [{"functionCall": {"name": "f", "args": [1]}}]}}]}"#,
-                "$.candidates[0].content.parts[0].functionCall.args",
-            ),
-            (
-                r#"{"candidates": [{"content": {"parts": [{"executableCode": {}}]}}]}"#,
-                "$.candidates[0].content.parts[0]",
-            ),
-            (
-                r#"{"candidates": [{"content": {"parts": []}}], "usageMetadata": {"promptTokenCount": "1"}}"#,
-                "$.usageMetadata.promptTokenCount",
-            ),
-        ];
-        for (body, path) in cases {
-            assert_eq!(response(body).unwrap_err().path, path, "{body}");
-        }
-        let error = items(
-            r#"[{"role": "user", "parts": [{"functionResponse": {"id": "x", "response": {}}}]}]"#,
-            &[],
-        )
-        .unwrap_err();
-        assert_eq!(error.path, "$[0].parts[0].functionResponse.name");
-        let error = items(r#"[{"role": "function", "parts": []}]"#, &[]).unwrap_err();
-        assert_eq!(error.path, "$[0].role");
-        let error = items(r#"[{"role": "user"}]"#, &[]).unwrap_err();
-        assert_eq!(error.path, "$[0].parts");
-    }
-}
+#[path = "gemini_tests.rs"]
+mod tests;

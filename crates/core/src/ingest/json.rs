@@ -1,21 +1,21 @@
-//! Reading a parsed JSON body field by field, each error naming the JSON path of what
-//! is wrong with a sentence a person can act on and a clipped echo of the value.
+//! Reading a provider body parsed as JSON, field by field: each step knows its JSON
+//! path, so a wrong type or a missing field is a sentence naming where it is, with a
+//! clipped echo of the value. The readers of every provider format use it.
 use serde_json::{Map, Value};
 
 use super::IngestError;
+pub(super) use crate::error::quoted;
 use crate::validate::NUL_REASON;
-
-/// The most characters of a value an error echoes.
-const ECHO_CHARS: usize = 40;
 
 pub(super) type Object = Map<String, Value>;
 
-pub(super) fn parse(json: &str) -> Result<Value, IngestError> {
+/// The body, `what` naming what it should be (`a ChatCompletion`) for the error.
+pub(super) fn parse(json: &str, what: &str) -> Result<Value, IngestError> {
     serde_json::from_str(json).map_err(|error| {
         IngestError::new(
             "$",
             format!(
-                "is not valid JSON (line {}, column {}); send the body as the provider \
+                "is not valid JSON (line {}, column {}); send {what} as the provider \
                  returned it",
                 error.line(),
                 error.column()
@@ -29,22 +29,11 @@ pub(super) fn describe(value: &Value) -> String {
     match value {
         Value::Null => "null".to_string(),
         Value::Bool(flag) => format!("the boolean {flag}"),
-        Value::Number(number) => format!("the number {}", clip(&number.to_string())),
+        // A parsed number is an i64, a u64 or an f64: a few dozen characters at most.
+        Value::Number(number) => format!("the number {number}"),
         Value::String(text) => format!("the string {}", quoted(text)),
         Value::Array(items) => format!("an array of {}", items.len()),
         Value::Object(_) => "an object".to_string(),
-    }
-}
-
-/// A text in quotes, clipped to a few dozen characters.
-pub(super) fn quoted(text: &str) -> String {
-    format!("\"{}\"", clip(text))
-}
-
-fn clip(text: &str) -> String {
-    match text.char_indices().nth(ECHO_CHARS) {
-        Some((end, _)) => format!("{}…", text[..end].escape_debug()),
-        None => text.escape_debug().to_string(),
     }
 }
 
@@ -73,6 +62,18 @@ pub(super) fn array<'v>(value: &'v Value, path: &str) -> Result<&'v [Value], Ing
             format!("must be a JSON array, got {}", describe(value)),
         )),
     }
+}
+
+/// A body of request items: a JSON array holding at least one.
+pub(super) fn item_array(root: &Value) -> Result<&[Value], IngestError> {
+    let items = array(root, "$")?;
+    if items.is_empty() {
+        return Err(IngestError::new(
+            "$",
+            "is an empty array: leave items_json empty when there are no items",
+        ));
+    }
+    Ok(items)
 }
 
 /// A field that is present and not null.
@@ -120,7 +121,11 @@ pub(super) fn required_string<'v>(
 }
 
 /// A required, non-empty string: an id or a name.
-pub(super) fn id<'v>(map: &'v Object, key: &str, path: &str) -> Result<&'v str, IngestError> {
+pub(super) fn non_empty<'v>(
+    map: &'v Object,
+    key: &str,
+    path: &str,
+) -> Result<&'v str, IngestError> {
     let text = required_string(map, key, path)?;
     if text.is_empty() {
         return Err(IngestError::new(at(path, key), "must not be empty"));
@@ -141,6 +146,18 @@ pub(super) fn expect(
             format!("must be \"{expected}\", got {}", quoted(found)),
         )),
         _ => Ok(()),
+    }
+}
+
+/// A boolean field; absent or null is false.
+pub(super) fn flag(map: &Object, key: &str, path: &str) -> Result<bool, IngestError> {
+    match field(map, key) {
+        None => Ok(false),
+        Some(Value::Bool(flag)) => Ok(*flag),
+        Some(value) => Err(IngestError::new(
+            at(path, key),
+            format!("must be a boolean, got {}", describe(value)),
+        )),
     }
 }
 
@@ -183,74 +200,56 @@ pub(super) fn arguments(text: &str, path: &str) -> Result<(), IngestError> {
     }
 }
 
-/// The media type of an image reference: the type a `data:` URI declares, else the one
-/// its file extension names, else `image/*` (an image of unknown type).
-pub(super) fn image_type(uri: &str) -> String {
-    if let Some(rest) = uri.strip_prefix("data:") {
-        let declared = rest.split([';', ',']).next().unwrap_or_default();
-        if is_media_type(declared) {
-            return declared.to_ascii_lowercase();
-        }
-        return "image/*".to_string();
-    }
-    let path = uri.split(['?', '#']).next().unwrap_or_default();
-    let name = path.rsplit('/').next().unwrap_or_default();
-    let extension = name
-        .rsplit_once('.')
-        .map(|(_, extension)| extension.to_ascii_lowercase());
-    match extension.as_deref() {
-        Some("png") => "image/png",
-        Some("jpg" | "jpeg") => "image/jpeg",
-        Some("gif") => "image/gif",
-        Some("webp") => "image/webp",
-        _ => "image/*",
-    }
-    .to_string()
-}
-
-fn is_media_type(text: &str) -> bool {
-    let Some((kind, sub)) = text.split_once('/') else {
-        return false;
-    };
-    let token = |part: &str| {
-        !part.is_empty()
-            && part.len() <= 64
-            && part
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b))
-    };
-    token(kind) && token(sub)
-}
-
 /// Arbitrary JSON values, with the keys the readers look for, for never-panic properties.
 #[cfg(test)]
 pub(crate) fn arbitrary() -> impl proptest::strategy::Strategy<Value = Value> {
     use proptest::prelude::*;
-    let key = prop_oneof![
-        Just("role"),
-        Just("content"),
-        Just("type"),
-        Just("id"),
-        Just("call_id"),
-        Just("tool_call_id"),
-        Just("tool_calls"),
-        Just("function"),
-        Just("name"),
-        Just("arguments"),
-        Just("choices"),
-        Just("message"),
-        Just("usage"),
-        Just("output"),
-        Just("text"),
-        Just("summary"),
-        Just("image_url"),
-        Just("url"),
-        Just("image_url"),
-        Just("prompt_tokens"),
-        Just("input_tokens"),
-        Just("output"),
-        Just("x"),
-    ];
+    let key = prop::sample::select(vec![
+        // OpenAI Chat and Responses.
+        "role",
+        "content",
+        "type",
+        "id",
+        "call_id",
+        "tool_call_id",
+        "tool_calls",
+        "function",
+        "name",
+        "arguments",
+        "choices",
+        "message",
+        "usage",
+        "output",
+        "text",
+        "summary",
+        "image_url",
+        "url",
+        "prompt_tokens",
+        "input_tokens",
+        // Anthropic.
+        "thinking",
+        "signature",
+        "data",
+        "input",
+        "tool_use_id",
+        "is_error",
+        "source",
+        "media_type",
+        // Gemini.
+        "candidates",
+        "parts",
+        "thought",
+        "functionCall",
+        "functionResponse",
+        "args",
+        "response",
+        "inlineData",
+        "fileData",
+        "mimeType",
+        "fileUri",
+        "usageMetadata",
+        "x",
+    ]);
     let word = prop_oneof![
         Just("assistant"),
         Just("user"),
@@ -266,6 +265,11 @@ pub(crate) fn arbitrary() -> impl proptest::strategy::Strategy<Value = Value> {
         Just("input_image"),
         Just("text"),
         Just("image_url"),
+        Just("model"),
+        Just("tool_use"),
+        Just("tool_result"),
+        Just("image"),
+        Just("base64"),
         Just("{}"),
         Just(""),
         Just("{\"a\":1}"),
@@ -297,34 +301,21 @@ pub(crate) fn arbitrary() -> impl proptest::strategy::Strategy<Value = Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn image_types_come_from_data_uris_then_extensions() {
-        assert_eq!(image_type("data:image/png;base64,QUJD"), "image/png");
-        assert_eq!(image_type("data:IMAGE/JPEG,raw"), "image/jpeg");
-        assert_eq!(image_type("data:;base64,QUJD"), "image/*");
-        assert_eq!(
-            image_type("https://x.test/a/b.JPG?size=2#top"),
-            "image/jpeg"
-        );
-        assert_eq!(image_type("https://x.test/a.webp"), "image/webp");
-        assert_eq!(image_type("https://x.test/image"), "image/*");
-        assert_eq!(image_type("file_123"), "image/*");
-    }
+    use crate::error::ECHO_CHARS;
 
     proptest::proptest! {
         #[test]
-        fn any_uri_and_text_is_typed_and_echoed_without_panic(text in "\\PC{0,80}") {
-            let mime_type = image_type(&text);
-            proptest::prop_assert!(mime_type.starts_with("image/") || mime_type.contains('/'));
-            proptest::prop_assert!(quoted(&text).chars().count() <= ECHO_CHARS * 2 + 3);
+        fn any_value_is_described_within_the_echo_bound(text in "\\PC{0,200}", number in proptest::num::f64::ANY) {
+            let bound = "the string ".len() + ECHO_CHARS * 10 + "\"…\"".len();
+            proptest::prop_assert!(describe(&Value::String(text)).chars().count() <= bound);
+            proptest::prop_assert!(describe(&Value::from(number)).len() < 40);
         }
     }
 
     #[test]
-    fn echoes_are_clipped() {
+    fn echoes_are_clipped_and_escaped() {
         let long = Value::String("x".repeat(10_000));
-        assert!(describe(&long).len() < 60);
+        assert!(describe(&long).len() < ECHO_CHARS + 20);
         assert_eq!(
             describe(&Value::String("a\"b".into())),
             "the string \"a\\\"b\""

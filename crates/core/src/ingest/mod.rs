@@ -12,14 +12,13 @@
 //! renderers read them back.
 use thiserror::Error;
 
-use crate::message::{Message, Usage};
+use crate::message::{Message, Part, Usage};
 
 mod anthropic;
 mod gemini;
 mod json;
 mod openai_chat;
 mod openai_responses;
-mod walk;
 
 /// OpenAI Responses: the `id` of the reasoning item the message's reasoning came from.
 pub const OPENAI_REASONING_ID: &str = "ctxd.openai.reasoning_id";
@@ -58,6 +57,16 @@ fn check_size(json: &str) -> Result<(), IngestError> {
         ));
     }
     Ok(())
+}
+
+/// A message's text as a provider splits it over parts or blocks: the first text is the
+/// content, any further text a part, so the parts render back as they came.
+fn add_text(message: &mut Message, text: &str) {
+    if message.content.is_empty() && message.parts.is_empty() {
+        message.content = text.to_string();
+    } else {
+        message.parts.push(Part::Text { text: text.into() });
+    }
 }
 
 /// A provider's JSON shape.
@@ -128,4 +137,31 @@ pub fn items_after(
         Provider::AnthropicMessages => anthropic::items(json),
         Provider::Gemini => gemini::items(json, &response.messages),
     }
+}
+
+/// Checks that each body is refused at the JSON path given, for a reason holding the
+/// words given.
+#[cfg(test)]
+fn assert_refused(
+    read: impl Fn(&str) -> Result<Ingested, IngestError>,
+    cases: impl IntoIterator<Item = (serde_json::Value, &'static str, &'static str)>,
+) {
+    for (body, path, reason) in cases {
+        let error = read(&body.to_string()).expect_err("the body is refused");
+        assert_eq!(error.path, path, "{body}");
+        assert!(error.reason.contains(reason), "{body}: {}", error.reason);
+    }
+}
+
+/// The media types of a message's media parts, in order.
+#[cfg(test)]
+fn media_types(message: &Message) -> Vec<&str> {
+    message
+        .parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::Media { mime_type, .. } => Some(mime_type.as_str()),
+            Part::Text { .. } => None,
+        })
+        .collect()
 }

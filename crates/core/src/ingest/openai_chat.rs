@@ -7,14 +7,15 @@
 use serde_json::Value;
 
 use super::json::{
-    self, Object, arguments, array, at, describe, expect, field, id, index, object,
+    self, Object, arguments, array, at, describe, expect, field, index, non_empty, object,
     optional_string, quoted, required, required_count, required_string,
 };
 use super::{IngestError, Ingested};
+use crate::media::image_type;
 use crate::message::{Message, Part, Role, ToolCall, Usage};
 
 pub(super) fn response(json: &str) -> Result<Ingested, IngestError> {
-    let root = json::parse(json)?;
+    let root = json::parse(json, "an OpenAI ChatCompletion")?;
     let body = object(&root, "$")?;
     if let Some(kind) = optional_string(body, "object", "$")?
         && kind != "chat.completion"
@@ -42,7 +43,17 @@ pub(super) fn response(json: &str) -> Result<Ingested, IngestError> {
         path,
     )?;
     let usage = field(body, "usage")
-        .map(|value| usage(value, "$.usage"))
+        .map(|value| {
+            usage(
+                value,
+                "$.usage",
+                [
+                    "prompt_tokens",
+                    "completion_tokens",
+                    "prompt_tokens_details",
+                ],
+            )
+        })
         .transpose()?;
     Ok(Ingested {
         messages: vec![message],
@@ -52,14 +63,8 @@ pub(super) fn response(json: &str) -> Result<Ingested, IngestError> {
 }
 
 pub(super) fn items(json: &str) -> Result<Ingested, IngestError> {
-    let root = json::parse(json)?;
-    let items = array(&root, "$")?;
-    if items.is_empty() {
-        return Err(IngestError::new(
-            "$",
-            "is an empty array: leave items_json empty when there are no items",
-        ));
-    }
+    let root = json::parse(json, "a JSON array of OpenAI Chat messages")?;
+    let items = json::item_array(&root)?;
     let mut read = Ingested::default();
     for (position, item) in items.iter().enumerate() {
         let path = index("$", position);
@@ -78,7 +83,7 @@ fn item_message(item: &Value, path: &str) -> Result<Message, IngestError> {
         "system" | "developer" => Message::text(Role::System, ""),
         "tool" => {
             let mut message = Message::text(Role::Tool, "");
-            message.tool_call_id = id(map, "tool_call_id", path)?.to_string();
+            message.tool_call_id = non_empty(map, "tool_call_id", path)?.to_string();
             message
         }
         "function" => {
@@ -146,10 +151,10 @@ fn content_part(part: &Value, path: &str, role: Role) -> Result<Part, IngestErro
         "image_url" if role == Role::User => {
             let image_path = at(path, "image_url");
             let image = object(required(map, "image_url", path)?, &image_path)?;
-            let url = id(image, "url", &image_path)?;
+            let url = non_empty(image, "url", &image_path)?;
             Ok(Part::Media {
                 uri: url.to_string(),
-                mime_type: json::image_type(url),
+                mime_type: image_type(url),
                 token_estimate: 0,
             })
         }
@@ -221,10 +226,10 @@ fn assistant(map: &Object, path: &str) -> Result<Message, IngestError> {
 fn tool_call(call: &Value, path: &str) -> Result<ToolCall, IngestError> {
     let map = object(call, path)?;
     expect(map, "type", "function", path)?;
-    let call_id = id(map, "id", path)?;
+    let call_id = non_empty(map, "id", path)?;
     let function_path = at(path, "function");
     let function = object(required(map, "function", path)?, &function_path)?;
-    let name = id(function, "name", &function_path)?;
+    let name = non_empty(function, "name", &function_path)?;
     let text = required_string(function, "arguments", &function_path)?;
     arguments(text, &at(&function_path, "arguments"))?;
     Ok(ToolCall {
@@ -234,13 +239,20 @@ fn tool_call(call: &Value, path: &str) -> Result<ToolCall, IngestError> {
     })
 }
 
-fn usage(value: &Value, path: &str) -> Result<Usage, IngestError> {
+/// An OpenAI usage object: Chat's keys are `prompt_tokens`, `completion_tokens` and
+/// `prompt_tokens_details` (whose `cached_tokens` is the cached part), the Responses
+/// API's `input_tokens`, `output_tokens` and `input_tokens_details`.
+pub(super) fn usage(
+    value: &Value,
+    path: &str,
+    [input, output, details]: [&str; 3],
+) -> Result<Usage, IngestError> {
     let map = object(value, path)?;
-    let cached = match field(map, "prompt_tokens_details") {
-        Some(details) => {
-            let details_path = at(path, "prompt_tokens_details");
+    let cached = match field(map, details) {
+        Some(details_value) => {
+            let details_path = at(path, details);
             json::count(
-                object(details, &details_path)?,
+                object(details_value, &details_path)?,
                 "cached_tokens",
                 &details_path,
             )?
@@ -249,8 +261,8 @@ fn usage(value: &Value, path: &str) -> Result<Usage, IngestError> {
         None => 0,
     };
     Ok(Usage {
-        input_tokens: required_count(map, "prompt_tokens", path)?,
-        output_tokens: required_count(map, "completion_tokens", path)?,
+        input_tokens: required_count(map, input, path)?,
+        output_tokens: required_count(map, output, path)?,
         cached_input_tokens: cached,
     })
 }

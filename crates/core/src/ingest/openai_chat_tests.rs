@@ -2,6 +2,7 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use super::*;
+use crate::ingest::{assert_refused, media_types};
 
 fn error(result: Result<Ingested, IngestError>) -> IngestError {
     result.expect_err("the body is refused")
@@ -112,11 +113,7 @@ fn malformed_responses_name_the_json_path() {
             "non-negative integer",
         ),
     ];
-    for (body, path, reason) in cases {
-        let error = error(response(&body.to_string()));
-        assert_eq!(error.path, path, "{body}");
-        assert!(error.reason.contains(reason), "{body}: {}", error.reason);
-    }
+    assert_refused(response, cases);
     let error = error(response("{\"choices\": ["));
     assert_eq!(error.path, "$");
     assert!(error.reason.contains("not valid JSON"));
@@ -146,15 +143,10 @@ fn items_read_tool_results_user_parts_and_images() {
             text: "/work".into()
         }]
     );
-    let types: Vec<&str> = read.messages[2]
-        .parts
-        .iter()
-        .filter_map(|part| match part {
-            Part::Media { mime_type, .. } => Some(mime_type.as_str()),
-            Part::Text { .. } => None,
-        })
-        .collect();
-    assert_eq!(types, ["image/png", "image/jpeg", "image/*"]);
+    assert_eq!(
+        media_types(&read.messages[2]),
+        ["image/png", "image/jpeg", "image/*"]
+    );
     assert_eq!(read.messages[3].role, Role::System);
     assert_eq!(
         read.messages[4].parts[1],
@@ -206,11 +198,7 @@ fn malformed_items_name_the_json_path() {
             "deprecated",
         ),
     ];
-    for (body, path, reason) in cases {
-        let error = error(items(&body.to_string()));
-        assert_eq!(error.path, path, "{body}");
-        assert!(error.reason.contains(reason), "{body}: {}", error.reason);
-    }
+    assert_refused(items, cases);
 }
 
 #[test]

@@ -14,14 +14,15 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::json::{
-    self, Object, arguments, array, at, expect, field, id, index, object, optional_string, quoted,
-    required, required_count, required_string,
+    self, Object, arguments, array, at, expect, field, index, non_empty, object, optional_string,
+    quoted, required, required_string,
 };
-use super::{IngestError, Ingested, OPENAI_REASONING_ENCRYPTED, OPENAI_REASONING_ID};
-use crate::message::{Message, Part, Role, ToolCall, Usage};
+use super::{IngestError, Ingested, OPENAI_REASONING_ENCRYPTED, OPENAI_REASONING_ID, openai_chat};
+use crate::media::image_type;
+use crate::message::{Message, Part, Role, ToolCall};
 
 pub(super) fn response(json: &str) -> Result<Ingested, IngestError> {
-    let root = json::parse(json)?;
+    let root = json::parse(json, "an OpenAI Response")?;
     let body = object(&root, "$")?;
     expect(body, "object", "response", "$")?;
     if let Some(status) = optional_string(body, "status", "$")?
@@ -45,7 +46,13 @@ pub(super) fn response(json: &str) -> Result<Ingested, IngestError> {
     }
     let message = reply.finish()?;
     let usage = field(body, "usage")
-        .map(|value| usage(value, "$.usage"))
+        .map(|value| {
+            openai_chat::usage(
+                value,
+                "$.usage",
+                ["input_tokens", "output_tokens", "input_tokens_details"],
+            )
+        })
         .transpose()?;
     Ok(Ingested {
         messages: vec![message],
@@ -55,14 +62,8 @@ pub(super) fn response(json: &str) -> Result<Ingested, IngestError> {
 }
 
 pub(super) fn items(json: &str) -> Result<Ingested, IngestError> {
-    let root = json::parse(json)?;
-    let items = array(&root, "$")?;
-    if items.is_empty() {
-        return Err(IngestError::new(
-            "$",
-            "is an empty array: leave items_json empty when there are no items",
-        ));
-    }
+    let root = json::parse(json, "a JSON array of OpenAI Responses input items")?;
+    let items = json::item_array(&root)?;
     let mut read = Ingested::default();
     let mut reply: Option<Reply> = None;
     for (position, item) in items.iter().enumerate() {
@@ -101,7 +102,7 @@ fn input_item(kind: &str, map: &Object, path: &str) -> Result<Message, IngestErr
     match kind {
         "function_call_output" => {
             let mut message = Message::text(Role::Tool, "");
-            message.tool_call_id = id(map, "call_id", path)?.to_string();
+            message.tool_call_id = non_empty(map, "call_id", path)?.to_string();
             content(map, "output", path, &mut message)?;
             Ok(message)
         }
@@ -174,10 +175,10 @@ fn input_part(part: &Value, path: &str, role: Role) -> Result<Part, IngestError>
                     "images by file id are not kept: send the image_url (a URL or a data: URI)",
                 ));
             }
-            let url = id(map, "image_url", path)?;
+            let url = non_empty(map, "image_url", path)?;
             Ok(Part::Media {
                 uri: url.to_string(),
-                mime_type: json::image_type(url),
+                mime_type: image_type(url),
                 token_estimate: 0,
             })
         }
@@ -238,7 +239,7 @@ impl Reply {
             ));
         }
         self.reasoning_seen = true;
-        let item_id = id(map, "id", path)?;
+        let item_id = non_empty(map, "id", path)?;
         let mut summaries = Vec::new();
         let summary_path = at(path, "summary");
         for (position, part) in array(required(map, "summary", path)?, &summary_path)?
@@ -296,14 +297,14 @@ impl Reply {
     }
 
     fn function_call(&mut self, map: &Object, path: &str) -> Result<(), IngestError> {
-        let call_id = id(map, "call_id", path)?;
+        let call_id = non_empty(map, "call_id", path)?;
         if !self.call_ids.insert(call_id.to_string()) {
             return Err(IngestError::new(
                 at(path, "call_id"),
                 format!("{} is used by an earlier function call", quoted(call_id)),
             ));
         }
-        let name = id(map, "name", path)?;
+        let name = non_empty(map, "name", path)?;
         let text = required_string(map, "arguments", path)?;
         arguments(text, &at(path, "arguments"))?;
         self.message.tool_calls.push(ToolCall {
@@ -323,27 +324,6 @@ impl Reply {
         }
         Ok(self.message)
     }
-}
-
-fn usage(value: &Value, path: &str) -> Result<Usage, IngestError> {
-    let map = object(value, path)?;
-    let cached = match field(map, "input_tokens_details") {
-        Some(details) => {
-            let details_path = at(path, "input_tokens_details");
-            json::count(
-                object(details, &details_path)?,
-                "cached_tokens",
-                &details_path,
-            )?
-            .unwrap_or(0)
-        }
-        None => 0,
-    };
-    Ok(Usage {
-        input_tokens: required_count(map, "input_tokens", path)?,
-        output_tokens: required_count(map, "output_tokens", path)?,
-        cached_input_tokens: cached,
-    })
 }
 
 #[cfg(test)]

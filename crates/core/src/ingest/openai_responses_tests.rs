@@ -2,14 +2,12 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use super::*;
+use crate::ingest::assert_refused;
+use crate::message::Usage;
 
 const TEXT: &str = include_str!("../../../../tests/data/native/openai_response_text.json");
 const CALLS: &str =
     include_str!("../../../../tests/data/native/openai_response_function_calls.json");
-
-fn error(result: Result<Ingested, IngestError>) -> IngestError {
-    result.expect_err("the body is refused")
-}
 
 #[test]
 fn the_reference_response_gives_its_text_and_usage() {
@@ -146,11 +144,7 @@ fn malformed_responses_name_the_json_path() {
             "non-negative integer",
         ),
     ];
-    for (body, path, reason) in cases {
-        let error = error(response(&body.to_string()));
-        assert_eq!(error.path, path, "{body}");
-        assert!(error.reason.contains(reason), "{body}: {}", error.reason);
-    }
+    assert_refused(response, cases);
 }
 
 #[test]
@@ -241,11 +235,7 @@ fn malformed_items_name_the_json_path() {
             "NUL",
         ),
     ];
-    for (body, path, reason) in cases {
-        let error = error(items(&body.to_string()));
-        assert_eq!(error.path, path, "{body}");
-        assert!(error.reason.contains(reason), "{body}: {}", error.reason);
-    }
+    assert_refused(items, cases);
 }
 
 proptest! {

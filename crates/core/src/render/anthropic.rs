@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use super::{Object, is_image, media_note, serialize};
 use crate::ingest::{ANTHROPIC_REDACTED_THINKING, ANTHROPIC_THINKING_SIGNATURE, TOOL_ERROR};
+use crate::media::{self, Source};
 use crate::message::{Message, Part, Role};
 use crate::tokenize::ToolDefinition;
 
@@ -70,19 +71,11 @@ enum ImageSource<'a> {
 /// Where Anthropic finds an image: inline for a base64 `data:` URI (Anthropic fetches
 /// only http(s) URLs), else the URL; `None` for a `data:` URI it cannot take.
 fn image_source<'a>(uri: &'a str, mime_type: &'a str) -> Option<ImageSource<'a>> {
-    let Some(data_uri) = uri.strip_prefix("data:") else {
-        return Some(ImageSource::Url { url: uri });
-    };
-    let (header, data) = data_uri.split_once(',')?;
-    let media_type = header.strip_suffix(";base64")?;
-    Some(ImageSource::Base64 {
-        media_type: if media_type.is_empty() {
-            mime_type
-        } else {
-            media_type
-        },
-        data,
-    })
+    match media::source(uri, mime_type) {
+        Source::Base64 { media_type, data } => Some(ImageSource::Base64 { media_type, data }),
+        Source::Reference(url) => Some(ImageSource::Url { url }),
+        Source::Unsupported => None,
+    }
 }
 
 #[derive(Serialize)]

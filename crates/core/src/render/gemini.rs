@@ -27,6 +27,7 @@ use serde_json::value::RawValue;
 
 use super::{Object, media_note, serialize};
 use crate::ingest::{GEMINI_TEXT_PART, GEMINI_THOUGHT_PART, GEMINI_THOUGHT_SIGNATURES, TOOL_ERROR};
+use crate::media::{self, Source};
 use crate::message::{Message, Part, Role};
 use crate::tokenize::ToolDefinition;
 
@@ -253,32 +254,22 @@ fn content_parts(message: &Message) -> Vec<GeminiPart<'_>> {
 }
 
 fn media<'a>(uri: &'a str, mime_type: &'a str) -> GeminiPart<'a> {
-    let Some(data_uri) = uri.strip_prefix("data:") else {
-        return GeminiPart {
-            file_data: Some(FileData {
-                mime_type,
-                file_uri: uri,
+    match media::source(uri, mime_type) {
+        Source::Base64 { media_type, data } => GeminiPart {
+            inline_data: Some(Blob {
+                mime_type: media_type,
+                data,
             }),
             ..GeminiPart::default()
-        };
-    };
-    let inline = data_uri.split_once(',').and_then(|(header, data)| {
-        let media_type = header.strip_suffix(";base64")?;
-        Some(Blob {
-            mime_type: if media_type.is_empty() {
-                mime_type
-            } else {
-                media_type
-            },
-            data,
-        })
-    });
-    match inline {
-        Some(blob) => GeminiPart {
-            inline_data: Some(blob),
+        },
+        Source::Reference(file_uri) => GeminiPart {
+            file_data: Some(FileData {
+                mime_type,
+                file_uri,
+            }),
             ..GeminiPart::default()
         },
-        None => GeminiPart::text(Cow::Owned(media_note(uri, mime_type))),
+        Source::Unsupported => GeminiPart::text(Cow::Owned(media_note(uri, mime_type))),
     }
 }
 
