@@ -677,7 +677,14 @@ async fn build_messages(
         },
     ];
     let mut floors = Vec::new();
+    // CTXD_BENCH_BUILD_CASE=n runs only the n-th case (0-based), e.g. under a profiler.
+    let only_case: Option<usize> = std::env::var("CTXD_BENCH_BUILD_CASE")
+        .ok()
+        .and_then(|n| n.parse().ok());
     for (index, case) in cases.into_iter().enumerate() {
+        if only_case.is_some_and(|only| only != index) {
+            continue;
+        }
         let BuildCase {
             size,
             requests,

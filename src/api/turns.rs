@@ -71,14 +71,30 @@ pub(super) async fn build_messages(
         )
         .await?;
     let first_seq = built.history.first_seq();
-    let last_seq = built.history.last_seq();
+    let mut last_seq = built.history.last_seq();
     let summaries = built.summaries.iter().map(summary_to_pb).collect();
     let budget = Some(report_to_pb(&built.report));
     // A provider takes no request ending with an unanswered call: the bodies end before
     // a step the client is still running the tools of (NEUTRAL shows it).
     let history: Vec<&crate::message::Message> =
         built.history.iter().map(|(_, message)| message).collect();
-    let sendable = crate::turns::open_step(&history).unwrap_or(history.len());
+    let neutral = matches!(
+        format,
+        pb::OutputFormat::Unspecified | pb::OutputFormat::Neutral
+    );
+    let sendable = match crate::turns::open_step(&history) {
+        Some(start) if !neutral => start,
+        _ => history.len(),
+    };
+    // What the body leaves out of the view is reported as an incomplete step.
+    let open_messages = (history.len() - sendable) as i64;
+    if open_messages > 0 {
+        last_seq = built
+            .history
+            .iter()
+            .nth(sendable.wrapping_sub(1))
+            .map_or(0, |(stored, _)| stored.seq);
+    }
     let views = || {
         built
             .leading
@@ -140,9 +156,9 @@ pub(super) async fn build_messages(
         version: built.version,
         trimmed: Some(pb::Trimmed {
             turns: built.trimmed.turns,
-            messages: built.trimmed.messages,
+            messages: built.trimmed.messages + open_messages,
             tokens: built.trimmed.tokens,
-            incomplete_step_messages: built.trimmed.incomplete_step_messages,
+            incomplete_step_messages: built.trimmed.incomplete_step_messages + open_messages,
             summaries: built.trimmed.summaries,
         }),
         first_seq,

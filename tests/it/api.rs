@@ -387,9 +387,16 @@ async fn build_drops_an_incomplete_step_but_keeps_the_open_one(pool: PgPool) {
         pb::OutputFormat::AnthropicMessages,
         pb::OutputFormat::Gemini,
     ] {
-        let body = build(&mut client, "s", format).await.unwrap().json;
+        let built = build(&mut client, "s", format).await.unwrap();
+        let trimmed = built.trimmed.unwrap();
+        assert_eq!(trimmed.incomplete_step_messages, 2, "{format:?}");
+        assert_eq!(built.last_seq, 1, "{format:?}");
+        let body = built.json;
         assert!(body.contains("\"q\""), "{format:?}: {body}");
-        assert!(!body.contains("\"A\""), "{format:?} sends the open step: {body}");
+        assert!(
+            !body.contains("\"A\""),
+            "{format:?} sends the open step: {body}"
+        );
     }
     // The user moved on without answering B: the step is dropped with its partial result.
     append(&mut client, "s", vec![user("never mind"), assistant("ok")])

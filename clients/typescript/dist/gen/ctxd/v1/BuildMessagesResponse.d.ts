@@ -11,7 +11,9 @@ export interface BuildMessagesResponse {
     /**
      * The whole request body as JSON (every format but NEUTRAL). It ends before a last
      * step whose calls are not all answered yet (NEUTRAL `messages` show that step: the
-     * client is still running its tools), since no provider takes such a request.
+     * client is still running its tools), since no provider takes such a request; that
+     * step's messages are then counted in `trimmed.incomplete_step_messages` and
+     * `last_seq` is the last message the body holds.
      */
     'json'?: (string);
     /**
@@ -51,7 +53,9 @@ export interface BuildMessagesResponse__Output {
     /**
      * The whole request body as JSON (every format but NEUTRAL). It ends before a last
      * step whose calls are not all answered yet (NEUTRAL `messages` show that step: the
-     * client is still running its tools), since no provider takes such a request.
+     * client is still running its tools), since no provider takes such a request; that
+     * step's messages are then counted in `trimmed.incomplete_step_messages` and
+     * `last_seq` is the last message the body holds.
      */
     'json': (string);
     /**
