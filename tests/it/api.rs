@@ -706,7 +706,8 @@ async fn health_and_reflection(pool: PgPool) {
             "Compact",
             "GetJob",
             "Search",
-            "SubscribeEvents"
+            "SubscribeEvents",
+            "UpdateLedger"
         ]
     );
     server.stop().await;

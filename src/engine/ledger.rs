@@ -1,0 +1,104 @@
+//! The task ledger: UpdateLedger (the client's todos and notes, under the session's
+//! lock), the ledger as GetSession returns it, and its block in a build.
+use std::collections::HashSet;
+
+use super::report::session_not_found;
+use super::{Engine, SessionInfo, validate_session_id};
+use crate::error::Result;
+use crate::ledger::render::{Block, render};
+use crate::ledger::todos::{NoteUpdate, TodoUpdate, plan};
+use crate::ledger::Entry;
+use crate::message::{StoredMessage, ViewState};
+use crate::policy::Policy;
+use crate::tokenize::Counter;
+
+#[derive(Debug, Clone)]
+pub struct LedgerUpdate {
+    pub session_id: String,
+    pub todos: Vec<TodoUpdate>,
+    pub notes: Vec<NoteUpdate>,
+}
+
+#[derive(Debug, Clone)]
+pub struct LedgerUpdated {
+    pub version: i64,
+    /// Todos the request asked to leave done: they stayed done.
+    pub kept_done: Vec<String>,
+    /// The session's todos and notes after the update.
+    pub entries: Vec<Entry>,
+}
+
+impl Engine {
+    /// The session's whole ledger, in order of creation.
+    pub async fn ledger(&self, info: &SessionInfo) -> Result<Vec<Entry>> {
+        Ok(self.store.ledger(info.row.id).await?)
+    }
+
+    /// Sets todos and notes. Checked against what the session holds under its row lock;
+    /// a refused request writes nothing.
+    pub async fn update_ledger(&self, tenant_id: i64, request: LedgerUpdate) -> Result<LedgerUpdated> {
+        validate_session_id(&request.session_id)?;
+        let mut tx = self
+            .store
+            .lock_session(tenant_id, &request.session_id)
+            .await?
+            .ok_or_else(|| session_not_found(&request.session_id))?;
+        let existing = tx.client_ledger().await?;
+        // Dropping the transaction on a refusal rolls it back: nothing changes.
+        let plan = plan(
+            &existing,
+            &request.todos,
+            &request.notes,
+            tx.session.message_count,
+        )?;
+        let session_id = tx.session.id;
+        let version = tx.commit_ledger(&plan).await?;
+        // The row changed under this replica's cached copy.
+        self.store
+            .forget_cached_row(tenant_id, &request.session_id);
+        let entries = self
+            .store
+            .ledger(session_id)
+            .await?
+            .into_iter()
+            .filter(|entry| !entry.kind.is_derived())
+            .collect();
+        Ok(LedgerUpdated {
+            version,
+            kept_done: plan.kept_done,
+            entries,
+        })
+    }
+}
+
+/// The ledger's block for a build over `view`: the client's todos and notes, and what
+/// the view no longer shows verbatim (messages before it, in a summary, or cleared),
+/// within the policy's cap. Messages the view shows whole or as an eviction preview
+/// (decided at append) count as shown, so an append never changes the block; seqs past
+/// `last_seq` (appended after the view was read) too.
+pub(super) fn ledger_block(
+    entries: &[Entry],
+    view: &[StoredMessage],
+    last_seq: i64,
+    policy: &Policy,
+    counter: &Counter,
+) -> Option<Block> {
+    if entries.is_empty() {
+        return None;
+    }
+    let shown: HashSet<i64> = view
+        .iter()
+        .filter(|m| m.view_state != ViewState::Cleared)
+        .map(|m| m.seq)
+        .collect();
+    let hidden = |seq: i64| seq <= last_seq && !shown.contains(&seq);
+    let derived_hidden = entries
+        .iter()
+        .any(|e| !e.kind.is_derived() || e.seqs.iter().any(|&s| hidden(s)));
+    if !derived_hidden {
+        return None;
+    }
+    render(entries, &hidden, policy.ledger_cap_tokens(), &|text| {
+        counter.text(text)
+    })
+}
