@@ -3,9 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::ContextApi;
-use super::convert::{
-    entry_to_pb, overrides_from_pb, report_to_pb, session_to_pb, summary_to_pb,
-};
+use super::convert::{entry_to_pb, overrides_from_pb, report_to_pb, session_to_pb, summary_to_pb};
 use crate::error::Result;
 use crate::pb;
 

@@ -311,8 +311,10 @@ impl Engine {
             None => None,
         };
         // The task ledger's share of the batch, written by the same statement.
-        let sources: Vec<(i64, &Message)> =
-            new_messages.iter().map(|new| (new.seq, new.message)).collect();
+        let sources: Vec<(i64, &Message)> = new_messages
+            .iter()
+            .map(|new| (new.seq, new.message))
+            .collect();
         let ledger = crate::ledger::extract::extract(&sources);
         let notify = new_job.is_some() && self.config.notify_gate.take();
         let write = AppendWrite {

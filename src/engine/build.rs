@@ -36,9 +36,12 @@ impl Engine {
         } else {
             Vec::new()
         };
-        // The task ledger's block is rendered with the summaries and counted with them;
-        // it follows the view (what the view no longer shows), so it is rendered again
-        // whenever compaction below changes the view.
+        // The task ledger's block is rendered with the summaries and counted against the
+        // limit; it follows the view (what the view no longer shows), so it is rendered
+        // again whenever compaction below changes the view. The compaction thresholds and
+        // the low-water mark leave it out, like a cap the client chose: otherwise the
+        // block (which grows as compaction hides more) would make every compaction come
+        // sooner and go deeper, and cost the prompt cache more restarts (decision 0018).
         let entries = self.store.ledger(row.id).await?;
         let last_seq = row.message_count;
         let block_tokens = |block: &Option<crate::ledger::render::Block>| {
@@ -46,27 +49,29 @@ impl Engine {
                 .as_ref()
                 .map_or(0, |block| block.tokens + SUMMARY_FRAMING_TOKENS)
         };
-        let mut ledger = ledger_block(&entries, &stored, last_seq, &policy, &counter);
-        let mut fixed =
-            system_tokens + tool_tokens + summary_region(&summaries) + block_tokens(&ledger);
+        let mut ledger = ledger_block(&entries, &stored, &summaries, last_seq, &policy, &counter);
+        let mut fixed = system_tokens + tool_tokens + summary_region(&summaries);
         // Past the clearing threshold, old tool results become placeholders (persisted:
         // the next builds extend this view).
         let before = view_estimate(&row, &stored, fixed).total_tokens;
+        let before_with_ledger =
+            view_estimate(&row, &stored, fixed + block_tokens(&ledger)).total_tokens;
         let limit = policy.limit_tokens() - reserve;
         let mut compacted = false;
         let threshold = policy.clear_threshold_tokens();
         // Loop guard: after repeated failures automatic compaction waits for a manual
         // Compact or a new user message (the trimming below still keeps the budget).
         let paused = i64::from(row.compaction_failures) >= policy.compaction_failure_limit;
-        if before > threshold && !paused {
+        if (before > threshold || before_with_ledger > limit) && !paused {
             let target = policy.clear_target_tokens();
             // Over the limit the request cannot go out as it is: any saving helps.
-            let min_savings = if before > limit {
+            let min_savings = if before_with_ledger > limit {
                 0
             } else {
                 compaction::clear_min_savings(&policy)
             };
-            let plan = plan_clearing(&policy, &stored, before - target, min_savings);
+            let wanted = (before - target).max(before_with_ledger - limit);
+            let plan = plan_clearing(&policy, &stored, wanted, min_savings);
             if !plan.cleared.is_empty() {
                 // When the session moved on meanwhile, the trimming below still keeps
                 // this build within budget; the next build clears.
@@ -74,11 +79,8 @@ impl Engine {
                     apply_to_view(stored.to_mut(), &cleared);
                     row = cleared.row;
                     compacted = true;
-                    ledger = ledger_block(&entries, &stored, last_seq, &policy, &counter);
-                    fixed = system_tokens
-                        + tool_tokens
-                        + summary_region(&summaries)
-                        + block_tokens(&ledger);
+                    ledger =
+                        ledger_block(&entries, &stored, &summaries, last_seq, &policy, &counter);
                 }
             }
         }
@@ -98,8 +100,11 @@ impl Engine {
         let mut progress = false;
         for _ in 0..MAX_SUMMARY_PASSES {
             let total = view_estimate(&row, &stored, fixed).total_tokens;
-            summarizing |= (total > summarize_at && inline) || total > limit;
-            if paused || !summarizing || total <= low_water {
+            let with_ledger =
+                view_estimate(&row, &stored, fixed + block_tokens(&ledger)).total_tokens;
+            let over = with_ledger > limit;
+            summarizing |= (total > summarize_at && inline) || over;
+            if paused || !summarizing || (total <= low_water && !over) {
                 break;
             }
             let options = PassOptions {
@@ -124,8 +129,8 @@ impl Engine {
             stored.to_mut().drain(pass.covered.clone());
             row = pass.row;
             summaries = pass.summaries;
-            ledger = ledger_block(&entries, &stored, last_seq, &policy, &counter);
-            fixed = system_tokens + tool_tokens + summary_region(&summaries) + block_tokens(&ledger);
+            ledger = ledger_block(&entries, &stored, &summaries, last_seq, &policy, &counter);
+            fixed = system_tokens + tool_tokens + summary_region(&summaries);
             progress = true;
         }
         // A build where compaction was due but took nothing off is a failure; any

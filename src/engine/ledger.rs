@@ -7,9 +7,10 @@ use super::{Engine, SessionInfo, validate_session_id};
 use crate::error::Result;
 use crate::ledger::render::{Block, render};
 use crate::ledger::todos::{NoteUpdate, TodoUpdate, plan};
-use crate::ledger::Entry;
+use crate::ledger::{Entry, Kind};
 use crate::message::{StoredMessage, ViewState};
 use crate::policy::Policy;
+use crate::session::Summary;
 use crate::tokenize::Counter;
 
 #[derive(Debug, Clone)]
@@ -36,7 +37,11 @@ impl Engine {
 
     /// Sets todos and notes. Checked against what the session holds under its row lock;
     /// a refused request writes nothing.
-    pub async fn update_ledger(&self, tenant_id: i64, request: LedgerUpdate) -> Result<LedgerUpdated> {
+    pub async fn update_ledger(
+        &self,
+        tenant_id: i64,
+        request: LedgerUpdate,
+    ) -> Result<LedgerUpdated> {
         validate_session_id(&request.session_id)?;
         let mut tx = self
             .store
@@ -54,8 +59,7 @@ impl Engine {
         let session_id = tx.session.id;
         let version = tx.commit_ledger(&plan).await?;
         // The row changed under this replica's cached copy.
-        self.store
-            .forget_cached_row(tenant_id, &request.session_id);
+        self.store.forget_cached_row(tenant_id, &request.session_id);
         let entries = self
             .store
             .ledger(session_id)
@@ -71,14 +75,16 @@ impl Engine {
     }
 }
 
-/// The ledger's block for a build over `view`: the client's todos and notes, and what
-/// the view no longer shows verbatim (messages before it, in a summary, or cleared),
-/// within the policy's cap. Messages the view shows whole or as an eviction preview
-/// (decided at append) count as shown, so an append never changes the block; seqs past
-/// `last_seq` (appended after the view was read) too.
+/// The ledger's block for a build over `view` and `summaries`: the client's todos and
+/// notes, and what the request no longer shows verbatim — files, commands and errors of
+/// messages before the view, in a summary, or cleared, except files and errors a
+/// summary's text names as they are — within the policy's cap. Messages the view shows whole or as an
+/// eviction preview (decided at append) count as shown, so an append never changes the
+/// block; seqs past `last_seq` (appended after the view was read) too.
 pub(super) fn ledger_block(
     entries: &[Entry],
     view: &[StoredMessage],
+    summaries: &[Summary],
     last_seq: i64,
     policy: &Policy,
     counter: &Counter,
@@ -86,6 +92,16 @@ pub(super) fn ledger_block(
     if entries.is_empty() {
         return None;
     }
+    // A command stays even when a summary names it: the block adds its exit status.
+    let mentioned = |entry: &Entry| {
+        entry.kind != Kind::Command && summaries.iter().any(|s| s.content.contains(&entry.key))
+    };
+    let entries: Vec<Entry> = entries
+        .iter()
+        .filter(|entry| !entry.kind.is_derived() || !mentioned(entry))
+        .cloned()
+        .collect();
+    let entries = entries.as_slice();
     let shown: HashSet<i64> = view
         .iter()
         .filter(|m| m.view_state != ViewState::Cleared)

@@ -112,7 +112,7 @@ impl Default for Policy {
             summarizer_profile: "extractive".to_string(),
             media_item_tokens: 1_000,
             compaction_failure_limit: 3,
-            ledger_fraction: 0.05,
+            ledger_fraction: 0.01,
         }
     }
 }
