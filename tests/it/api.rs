@@ -700,6 +700,7 @@ async fn health_and_reflection(pool: PgPool) {
             "GetSession",
             "DeleteSession",
             "AppendTurn",
+            "AppendNative",
             "BuildMessages",
             "CheckBudget",
             "Expand",

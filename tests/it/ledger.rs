@@ -366,10 +366,10 @@ async fn entries_expand_to_the_messages_they_came_from(pool: PgPool) {
     create(&mut client, "e", ledger_policy()).await;
     // The call in one append, its result in the next (the exit status finds the entry).
     let mut first = turn(0, true, 2);
-    let result = first.remove(2);
+    let answered = first.remove(2);
     let answer = first.remove(2);
     append(&mut client, "e", first).await.unwrap();
-    append(&mut client, "e", vec![result, answer])
+    append(&mut client, "e", vec![answered, answer])
         .await
         .unwrap();
     let entries = ledger(&mut client, "e").await;

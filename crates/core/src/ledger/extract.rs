@@ -224,6 +224,8 @@ fn command_of(
         }
         _ => return None,
     };
+    // Arguments may spell U+0000 as an escape; PostgreSQL stores no NUL in text.
+    let command = command.replace('\0', "");
     let trimmed = command.trim();
     if trimmed.is_empty() || (has_path && !trimmed.contains(char::is_whitespace)) {
         return None;
@@ -424,7 +426,7 @@ pub fn errors(text: &str) -> Vec<String> {
             error_line(trimmed)
         };
         if let Some(error) = error {
-            let line = clip(&collapse(error), MAX_DERIVED_CHARS);
+            let line = clip(&collapse(&error.replace('\0', "")), MAX_DERIVED_CHARS);
             found.retain(|seen| *seen != line);
             found.push(line);
         }

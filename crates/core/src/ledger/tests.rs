@@ -325,12 +325,20 @@ fn arb_message() -> impl Strategy<Value = Message> {
         "[a-zA-Z0-9_./: \\n<>-]{0,80}",
         Just(TRACEBACK_RESULT.to_string()),
     ];
-    (0..3usize, text.clone(), text, "[a-c]").prop_map(|(role, content, args, id)| match role {
+    (0..4usize, text.clone(), text, "[a-c]").prop_map(|(role, content, args, id)| match role {
         0 => call(
             &id,
             &format!("{{\"command\": {}}}", serde_json::Value::String(args)),
         ),
         1 => call(&id, &args),
+        // U+0000 spelled as an escape in the arguments.
+        2 => call(
+            &id,
+            &format!(
+                "{{\"command\": \"ls \\u0000{}\", \"path\": \"a\\u0000b\"}}",
+                args.len()
+            ),
+        ),
         _ => result(&id, &content),
     })
 }
@@ -375,6 +383,7 @@ proptest! {
         for found in &out.entries {
             prop_assert!(found.key.chars().count() <= MAX_DERIVED_CHARS + 2);
             prop_assert!(!found.key.is_empty());
+            prop_assert!(!found.key.contains('\0') && !found.text.contains('\0'));
             prop_assert!(found.seqs.windows(2).all(|w| w[0] < w[1]));
             prop_assert!(found.seqs.iter().all(|s| (1..=messages.len() as i64).contains(s)));
         }
