@@ -7,7 +7,7 @@ use ctxd::pb;
 use proptest::prelude::*;
 use sqlx::PgPool;
 
-use super::{assert_block_holds, keys, ledger, ledger_policy, todo, turn, update};
+use super::{assert_block_holds, keys, ledger, ledger_policy, run, todo, turn, update};
 use crate::harness::*;
 use crate::recorded::{corpus_files, load};
 
@@ -212,4 +212,44 @@ fn every_build_keeps_the_ledger_whatever_the_compactions() {
         })?;
     });
     runtime.block_on(server.stop());
+}
+
+/// A command rerun across many appends (its result in the append after its call): the
+/// entry keeps its first seq, the newest others (32 in all) and its 8 newest runs.
+#[sqlx::test]
+async fn a_rerun_command_keeps_its_first_seq_and_newest_runs(pool: PgPool) {
+    let server = TestServer::start(pool).await;
+    let mut client = server.client.clone();
+    create(&mut client, "m", ledger_policy()).await;
+    append(&mut client, "m", vec![user("Run it until it passes.")])
+        .await
+        .unwrap();
+    for n in 0..20 {
+        let id = format!("c{n}");
+        append(&mut client, "m", vec![run(&id, "make test")])
+            .await
+            .unwrap();
+        let output = format!("<returncode>{}</returncode>", n % 3);
+        append(&mut client, "m", vec![result(&id, &output)])
+            .await
+            .unwrap();
+    }
+    let entries = ledger(&mut client, "m").await;
+    let command = entries
+        .iter()
+        .find(|e| e.kind == pb::LedgerEntryKind::Command as i32)
+        .unwrap();
+    assert_eq!(command.seqs.len(), 32);
+    assert_eq!(command.seqs[0], 2, "the first call");
+    assert_eq!(command.seqs.last(), Some(&41), "the newest result");
+    assert!(command.seqs.windows(2).all(|w| w[0] < w[1]));
+    assert_eq!(
+        command.exit_seqs,
+        (27..=41).step_by(2).collect::<Vec<i64>>()
+    );
+    assert_eq!(
+        command.exit_codes,
+        (12..20).map(|n| n % 3).collect::<Vec<i32>>()
+    );
+    server.stop().await;
 }

@@ -4,7 +4,7 @@
 //! `Error: …` or `error[E…]` line).
 use std::collections::HashMap;
 
-use super::{Kind, MAX_DERIVED_CHARS, Run, merge_seqs};
+use super::{Kind, MAX_DERIVED_CHARS, MAX_ENTRY_RUNS, Run, merge_seqs};
 use crate::message::{Message, Role};
 
 /// Files one message may add (the first ones).
@@ -172,6 +172,8 @@ pub fn extract(messages: &[(i64, &Message)]) -> Extracted {
                         result_seq: seq,
                         exit_code,
                     });
+                    let excess = found.runs.len().saturating_sub(MAX_ENTRY_RUNS);
+                    found.runs.drain(..excess);
                 }
                 None if !message.tool_call_id.is_empty() => out.outcomes.push(Outcome {
                     call_id: message.tool_call_id.clone(),

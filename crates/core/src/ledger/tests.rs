@@ -385,6 +385,7 @@ proptest! {
             prop_assert!(!found.key.is_empty());
             prop_assert!(!found.key.contains('\0') && !found.text.contains('\0'));
             prop_assert!(found.seqs.windows(2).all(|w| w[0] < w[1]));
+            prop_assert!(found.seqs.len() <= MAX_ENTRY_SEQS && found.runs.len() <= MAX_ENTRY_RUNS);
             prop_assert!(found.seqs.iter().all(|s| (1..=messages.len() as i64).contains(s)));
         }
     }
@@ -463,4 +464,33 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn a_command_run_many_times_keeps_its_first_seq_and_newest_runs() {
+    let mut messages = Vec::new();
+    for i in 0..40 {
+        let id = format!("c{i}");
+        messages.push(call(&id, r#"{"command": "make test"}"#));
+        messages.push(result(&id, &format!("exit code {}", i % 3)));
+    }
+    let seqs: Vec<(i64, &Message)> = messages
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (i as i64 + 1, m))
+        .collect();
+    let out = extract(&seqs);
+    let command = &out.entries[0];
+    assert_eq!(command.key, "make test");
+    assert_eq!(command.seqs.len(), MAX_ENTRY_SEQS);
+    assert_eq!(command.seqs[0], 1);
+    assert_eq!(command.seqs.last(), Some(&80));
+    assert_eq!(command.runs.len(), MAX_ENTRY_RUNS);
+    assert_eq!(
+        command.runs.last(),
+        Some(&Run {
+            result_seq: 80,
+            exit_code: 39 % 3
+        })
+    );
 }
