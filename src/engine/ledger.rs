@@ -57,6 +57,15 @@ impl Engine {
             tx.session.message_count,
         )?;
         let session_id = tx.session.id;
+        if plan.upserts.is_empty() && plan.removed_notes.is_empty() {
+            // Nothing to change (no todo, or only removals of notes it does not have):
+            // the session keeps its version.
+            return Ok(LedgerUpdated {
+                version: tx.session.version,
+                kept_done: plan.kept_done,
+                entries: existing,
+            });
+        }
         let version = tx.commit_ledger(&plan).await?;
         // The row changed under this replica's cached copy.
         self.store.forget_cached_row(tenant_id, &request.session_id);

@@ -521,6 +521,9 @@ async fn bad_updates_are_refused_naming_the_field_and_change_nothing(pool: PgPoo
     }
     assert_eq!(ledger(&mut client, "b").await, before, "nothing changed");
     assert_eq!(session(&mut client, "b").await.version, version);
+    // An update with nothing to change keeps the version.
+    let empty = update(&mut client, "b", vec![], vec![]).await.unwrap();
+    assert_eq!((empty.version, empty.entries.len()), (version, 1));
     let missing = update(&mut client, "nope", vec![], vec![])
         .await
         .unwrap_err();
