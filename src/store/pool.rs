@@ -62,6 +62,8 @@ impl Pool {
     /// for a connection any more).
     pub(crate) async fn begin(&self) -> Result<Transaction<'static, Postgres>, sqlx::Error> {
         let connection = self.acquire().await?;
+        // What `PgPool::begin` does after its own acquire (public, though left out of
+        // sqlx's documentation).
         Transaction::begin(connection, None).await
     }
 
