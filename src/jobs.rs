@@ -5,7 +5,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use sqlx::postgres::PgListener;
 use tokio::sync::{Notify, Semaphore, broadcast, mpsc, oneshot};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -100,7 +99,7 @@ async fn listen<R: Runner>(
 ) {
     let mut delay = Duration::from_millis(100);
     while !shutdown.is_cancelled() {
-        let mut listener = match PgListener::connect_with(engine.store().listen_pool()).await {
+        let mut listener = match engine.store().listener().await {
             Ok(listener) => listener,
             Err(error) => {
                 tracing::warn!(%error, "job listener cannot connect; polling meanwhile");
@@ -121,16 +120,20 @@ async fn listen<R: Runner>(
         wake.notify_waiters();
         loop {
             let notification = tokio::select! {
-                notification = listener.recv() => notification,
+                notification = listener.try_recv() => notification,
                 _ = shutdown.cancelled() => return,
             };
             match notification {
-                Ok(notification) if notification.channel() == JOB_DONE_CHANNEL => {
+                Ok(Some(notification)) if notification.channel() == JOB_DONE_CHANNEL => {
                     if let Ok(id) = notification.payload().parse::<i64>() {
                         let _ = job_done.send(id);
                     }
                 }
-                Ok(_) => wake.notify_waiters(),
+                Ok(Some(_)) => wake.notify_waiters(),
+                Ok(None) => {
+                    tracing::warn!("job listener lost its connection; reconnecting");
+                    break;
+                }
                 Err(error) => {
                     tracing::warn!(%error, "job listener lost its connection; reconnecting");
                     break;

@@ -67,7 +67,7 @@ async fn listen(hub: Arc<Hub>, poll_interval: Duration) {
     let mut held_retry = Duration::ZERO;
     loop {
         if listener.is_none() {
-            match PgListener::connect_with(hub.store.listen_pool()).await {
+            match hub.store.listener().await {
                 Ok(mut connected) => match connected.listen(EVENTS_CHANNEL).await {
                     Ok(()) => listener = Some(connected),
                     Err(error) => tracing::warn!(%error, "event hub cannot LISTEN; polling"),
@@ -114,11 +114,15 @@ async fn listen(hub: Arc<Hub>, poll_interval: Duration) {
         };
         let notified = async {
             match listener.as_mut() {
-                Some(l) => match l.recv().await {
-                    Ok(_) => {
+                Some(l) => match l.try_recv().await {
+                    Ok(Some(_)) => {
                         // Coalesce a burst: one read serves every notification queued.
                         while l.next_buffered().is_some() {}
                         true
+                    }
+                    Ok(None) => {
+                        tracing::warn!("event hub lost its connection; reconnecting");
+                        false
                     }
                     Err(error) => {
                         tracing::warn!(%error, "event hub lost its connection; reconnecting");

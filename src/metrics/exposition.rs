@@ -305,12 +305,14 @@ mod tests {
                 size: 5,
                 idle: 3,
                 max: 32,
+                pending: 0,
             },
             append: None,
             listen: Some(PoolFigures {
                 size: 2,
                 idle: 0,
                 max: 4,
+                pending: 7,
             }),
             view_cache_bytes: 4096,
             view_cache_entries: 2,
@@ -347,6 +349,7 @@ mod tests {
             "ctxd_view_cache_entries",
             "db_client_connection_count",
             "db_client_connection_max",
+            "db_client_connection_pending_requests",
             "ctxd_quota_rejections_total",
             "target_info",
         ] {
@@ -404,6 +407,17 @@ mod tests {
         assert!(
             has(
                 "db_client_connection_count{db_client_connection_pool_name=\"main\",db_client_connection_state=\"used\"} 2"
+            ),
+            "{text}"
+        );
+        // A pool with no request waiting has its series (0), not none.
+        assert!(
+            has("db_client_connection_pending_requests{db_client_connection_pool_name=\"main\"} 0"),
+            "{text}"
+        );
+        assert!(
+            has(
+                "db_client_connection_pending_requests{db_client_connection_pool_name=\"listen\"} 7"
             ),
             "{text}"
         );

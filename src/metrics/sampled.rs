@@ -1,7 +1,7 @@
 //! Gauges read when metrics are collected: the job queue (from the latest reading of
 //! the jobs table, which the job workers' sampler refreshes every few seconds — a scrape
-//! never queries the database), the database pool and the view cache (read in memory
-//! from the store).
+//! never queries the database), the database pools (their connections and the requests
+//! waiting for one) and the view cache (read in memory from the store).
 use std::sync::{Arc, Mutex, OnceLock};
 
 use opentelemetry::KeyValue;
@@ -28,6 +28,8 @@ pub struct PoolFigures {
     pub idle: usize,
     /// The pool's maximum.
     pub max: u32,
+    /// Requests waiting for a connection.
+    pub pending: usize,
 }
 
 /// The database pools and the view cache, as the store sees them.
@@ -172,6 +174,23 @@ pub(super) fn register(
         })
         .build();
     let pool = Arc::clone(sampled);
+    let pending = meter
+        .i64_observable_gauge("db.client.connection.pending_requests")
+        .with_unit("{request}")
+        .with_description("Requests waiting for a connection of this replica's pool")
+        .with_callback(move |observer| {
+            let Some(sample) = pool.pool() else {
+                return;
+            };
+            for (name, figures) in sample.pools() {
+                observer.observe(
+                    i64::try_from(figures.pending).unwrap_or(i64::MAX),
+                    &[KeyValue::new("db.client.connection.pool.name", name)],
+                );
+            }
+        })
+        .build();
+    let pool = Arc::clone(sampled);
     let cache_bytes = meter
         .i64_observable_gauge("ctxd.view_cache.size")
         .with_unit("By")
@@ -199,6 +218,7 @@ pub(super) fn register(
             depth,
             connections,
             max,
+            pending,
             cache_bytes,
             cache_entries,
         ],

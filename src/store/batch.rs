@@ -13,10 +13,11 @@
 use std::collections::{HashSet, VecDeque};
 use std::sync::LazyLock;
 
-use sqlx::{FromRow, PgPool, Row};
+use sqlx::{FromRow, Row};
 use tokio::sync::{mpsc, oneshot};
 
 use super::append_write::{AppendWrite, CallRows, MessageColumns, call_rows};
+use super::pool::Pool;
 use super::pooler::{Db, Pooler};
 use super::sessions::{SessionRow, SessionUpdate, with_session_columns};
 use crate::message::Role;
@@ -102,7 +103,7 @@ pub(super) struct Batcher {
 impl Batcher {
     /// Starts the writer: at most `writers` batch statements in flight on `pool`
     /// (behind `pooler`).
-    pub(super) fn start(pool: PgPool, pooler: Pooler, writers: usize) -> Batcher {
+    pub(super) fn start(pool: Pool, pooler: Pooler, writers: usize) -> Batcher {
         let (queue, pending) = mpsc::unbounded_channel();
         tokio::spawn(dispatch(pool, pooler, writers.max(1), pending));
         Batcher { queue }
@@ -124,7 +125,7 @@ impl Batcher {
 /// wait, in order, for a later batch. Ends when the store is dropped and nothing is
 /// left to write.
 async fn dispatch(
-    pool: PgPool,
+    pool: Pool,
     pooler: Pooler,
     writers: usize,
     mut pending: mpsc::UnboundedReceiver<Pending>,

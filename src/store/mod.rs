@@ -10,6 +10,7 @@ mod jobs;
 mod keys;
 mod ledger;
 mod messages;
+mod pool;
 mod pooler;
 mod quotas;
 mod search;
@@ -31,6 +32,7 @@ pub use error::{StoreError, StoreResult};
 pub use events::EVENTS_CHANNEL;
 pub use jobs::{Finished, JOB_DONE_CHANNEL, JOBS_CHANNEL, JobEnding, NewJob, NotifyGate};
 pub use keys::{ActiveKey, KeyRecord, NewKey, Rotation};
+use pool::Pool;
 pub use pooler::Pooler;
 use pooler::{Conn, Db};
 pub use search::{SearchHit, SearchQuery};
@@ -46,17 +48,17 @@ pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 /// The database handle shared by the engine and the API.
 #[derive(Clone, Debug)]
 pub struct Store {
-    pool: PgPool,
+    pool: Pool,
     /// Connections for AppendTurn's read and write, which run with generic plans
     /// ([`append_options`]); the same pool as `pool` unless [`Store::connect_with`]
     /// made one.
-    append_pool: PgPool,
+    append_pool: Pool,
     /// Whether `append_pool` is a pool of its own (else a clone of `pool`).
     own_append_pool: bool,
     /// Connections that LISTEN: straight to PostgreSQL, since notifications do not
     /// pass through a transaction pooler. The same pool as `pool` unless
     /// [`Endpoints::direct`] names a server of its own.
-    listen_pool: PgPool,
+    listen_pool: Pool,
     /// Whether `listen_pool` is a pool of its own.
     own_listen_pool: bool,
     /// What sits between `pool` (and `append_pool`) and PostgreSQL.
@@ -189,6 +191,7 @@ impl Store {
     /// A store on one pool (appends and LISTEN included) straight to PostgreSQL, with a
     /// view cache of the default size.
     pub fn new(pool: PgPool) -> Store {
+        let pool = Pool::new(pool);
         Store {
             append_pool: pool.clone(),
             own_append_pool: false,
@@ -270,27 +273,30 @@ impl Store {
             .acquire_timeout(Duration::from_secs(10))
             .connect_lazy_with(append_options);
         let own_listen_pool = direct.is_some();
+        let store = Store::new(pool);
         let listen_pool = match direct {
-            Some(direct) => PgPoolOptions::new()
-                .max_connections(LISTEN_CONNECTIONS)
-                .connect_lazy_with(direct.application_name("ctxd-listen")),
-            None => pool.clone(),
+            Some(direct) => Pool::new(
+                PgPoolOptions::new()
+                    .max_connections(LISTEN_CONNECTIONS)
+                    .connect_lazy_with(direct.application_name("ctxd-listen")),
+            ),
+            None => store.pool.clone(),
         };
         Ok(Store {
-            append_pool,
+            append_pool: Pool::new(append_pool),
             own_append_pool: true,
             own_listen_pool,
             listen_pool,
             pooler,
-            ..Store::new(pool)
+            ..store
         })
     }
 
     /// Closes the store's connections.
     pub async fn close(&self) {
-        self.pool.close().await;
-        self.append_pool.close().await;
-        self.listen_pool.close().await;
+        self.pool.inner().close().await;
+        self.append_pool.inner().close().await;
+        self.listen_pool.inner().close().await;
     }
 
     /// The batch writer of appends (started on first use).
@@ -300,15 +306,17 @@ impl Store {
         })
     }
 
-    /// The main pool. The store's own statements go through [`Store::db`], which keeps
-    /// them safe behind a transaction pooler.
+    /// The main pool, to build another store on. The store's own statements go through
+    /// [`Store::db`], which keeps them safe behind a transaction pooler and counts the
+    /// requests waiting for a connection.
     pub fn pool(&self) -> &PgPool {
-        &self.pool
+        self.pool.inner()
     }
 
-    /// Where LISTEN connections come from: PostgreSQL itself.
-    pub fn listen_pool(&self) -> &PgPool {
-        &self.listen_pool
+    /// A LISTEN connection, straight to PostgreSQL. It does not reconnect by itself:
+    /// once `try_recv` reports the connection lost (`Ok(None)`), take a new one here.
+    pub async fn listener(&self) -> StoreResult<sqlx::postgres::PgListener> {
+        Ok(self.listen_pool.listener().await?)
     }
 
     /// The main pool as the store's statements use it.
@@ -324,10 +332,11 @@ impl Store {
     /// The pools' connections and the view cache's size, for the metrics' gauges (read
     /// in memory).
     pub fn pool_sample(&self) -> crate::metrics::PoolSample {
-        let figures = |pool: &PgPool| crate::metrics::PoolFigures {
-            size: pool.size(),
-            idle: pool.num_idle(),
-            max: pool.options().get_max_connections(),
+        let figures = |pool: &Pool| crate::metrics::PoolFigures {
+            size: pool.inner().size(),
+            idle: pool.inner().num_idle(),
+            max: pool.inner().options().get_max_connections(),
+            pending: pool.pending(),
         };
         let (view_cache_entries, view_cache_bytes) = self.views.usage();
         crate::metrics::PoolSample {

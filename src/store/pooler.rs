@@ -22,7 +22,9 @@ use sqlx::error::BoxDynError;
 use sqlx::postgres::{
     PgArguments, PgConnectOptions, PgQueryResult, PgRow, PgStatement, PgTypeInfo,
 };
-use sqlx::{Either, Execute, Executor, PgConnection, PgPool, Postgres, SqlStr};
+use sqlx::{Either, Execute, Executor, PgConnection, Postgres, SqlStr};
+
+use super::pool::Pool;
 
 /// What sits between ctxd's pools and PostgreSQL.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -78,17 +80,18 @@ impl<'q, E: Execute<'q, Postgres>> Execute<'q, Postgres> for Unnamed<E> {
     }
 }
 
-/// The store's statements on a pool: as sqlx runs them when the pool reaches
+/// The store's statements on a pool, each on a connection from [`Pool::acquire`] (so
+/// that requests waiting for one are counted): as sqlx runs them when the pool reaches
 /// PostgreSQL directly; through a transaction pooler each one unnamed, in a transaction
 /// of its own.
 #[derive(Debug, Clone, Copy)]
 pub struct Db<'p> {
-    pool: &'p PgPool,
+    pool: &'p Pool,
     pooler: Pooler,
 }
 
 impl<'p> Db<'p> {
-    pub(super) fn new(pool: &'p PgPool, pooler: Pooler) -> Db<'p> {
+    pub(super) fn new(pool: &'p Pool, pooler: Pooler) -> Db<'p> {
         Db { pool, pooler }
     }
 }
@@ -96,6 +99,8 @@ impl<'p> Db<'p> {
 impl<'p> Executor<'p> for Db<'p> {
     type Database = Postgres;
 
+    /// The results, read to the end before the first is passed on (as `fetch_all` and
+    /// `execute` would), on a connection returned to the pool as soon as they are read.
     fn fetch_many<'e, 'q: 'e, E>(
         self,
         query: E,
@@ -104,14 +109,20 @@ impl<'p> Executor<'p> for Db<'p> {
         'p: 'e,
         E: 'q + Execute<'q, Postgres>,
     {
-        if self.pooler == Pooler::None {
-            return self.pool.fetch_many(query);
-        }
-        let pool = self.pool;
+        let Db { pool, pooler } = self;
         let results = async move {
-            let mut tx = pool.begin().await?;
-            let results: Vec<_> = (&mut *tx).fetch_many(Unnamed(query)).try_collect().await?;
-            tx.commit().await?;
+            let results: Vec<_> = match pooler {
+                Pooler::None => {
+                    let mut conn = pool.acquire().await?;
+                    conn.fetch_many(query).try_collect().await?
+                }
+                Pooler::Transaction => {
+                    let mut tx = pool.begin().await?;
+                    let results = (&mut *tx).fetch_many(Unnamed(query)).try_collect().await?;
+                    tx.commit().await?;
+                    results
+                }
+            };
             Ok::<_, sqlx::Error>(futures::stream::iter(results.into_iter().map(Ok)))
         };
         futures::stream::once(results).try_flatten().boxed()
@@ -125,15 +136,17 @@ impl<'p> Executor<'p> for Db<'p> {
         'p: 'e,
         E: 'q + Execute<'q, Postgres>,
     {
-        if self.pooler == Pooler::None {
-            return self.pool.fetch_optional(query);
-        }
-        let pool = self.pool;
+        let Db { pool, pooler } = self;
         Box::pin(async move {
-            let mut tx = pool.begin().await?;
-            let row = (&mut *tx).fetch_optional(Unnamed(query)).await?;
-            tx.commit().await?;
-            Ok(row)
+            match pooler {
+                Pooler::None => pool.acquire().await?.fetch_optional(query).await,
+                Pooler::Transaction => {
+                    let mut tx = pool.begin().await?;
+                    let row = (&mut *tx).fetch_optional(Unnamed(query)).await?;
+                    tx.commit().await?;
+                    Ok(row)
+                }
+            }
         })
     }
 
@@ -145,8 +158,11 @@ impl<'p> Executor<'p> for Db<'p> {
     where
         'p: 'e,
     {
+        let pool = self.pool;
         match self.pooler {
-            Pooler::None => self.pool.prepare_with(sql, parameters),
+            Pooler::None => {
+                Box::pin(async move { pool.acquire().await?.prepare_with(sql, parameters).await })
+            }
             Pooler::Transaction => Box::pin(async { Err(not_through_pooler()) }),
         }
     }
@@ -158,8 +174,9 @@ impl<'p> Executor<'p> for Db<'p> {
     where
         'p: 'e,
     {
+        let pool = self.pool;
         match self.pooler {
-            Pooler::None => self.pool.describe(sql),
+            Pooler::None => Box::pin(async move { pool.acquire().await?.describe(sql).await }),
             Pooler::Transaction => Box::pin(async { Err(not_through_pooler()) }),
         }
     }

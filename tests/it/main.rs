@@ -22,6 +22,7 @@ mod native_openai;
 mod native_other;
 mod otlp;
 mod pgbouncer;
+mod pool_waiters;
 mod properties;
 mod quotas;
 mod recorded;

@@ -225,6 +225,13 @@ async fn prometheus_scrapes_rpc_and_compaction_metrics() {
         .await
         .unwrap();
     promtool_check(&text);
+    // The pool's waiting requests are exported while none waits (0), not left out.
+    assert!(
+        text.lines().any(|line| line.starts_with(
+            "db_client_connection_pending_requests{db_client_connection_pool_name=\"main\"} "
+        )),
+        "no pending requests gauge for the main pool:\n{text}"
+    );
 
     let rpcs = wait_for(
         &http,
@@ -274,6 +281,15 @@ async fn prometheus_scrapes_rpc_and_compaction_metrics() {
         &web,
         "sum(db_client_connection_max)",
         |value| value >= 1.0,
+        dir.path(),
+    )
+    .await;
+    // Exported while no request waits (0), so the series exists from the first scrape.
+    wait_for(
+        &http,
+        &web,
+        "count(db_client_connection_pending_requests{db_client_connection_pool_name=\"main\"})",
+        |value| value == 1.0,
         dir.path(),
     )
     .await;
