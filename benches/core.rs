@@ -752,20 +752,27 @@ async fn build_messages(
                         .await
                         .expect("BuildMessages")
                         .into_inner();
-                    let tool_messages = neutral
+                    // The body ends where the NEUTRAL view's open last step (if any)
+                    // starts: the body's last_seq.
+                    let sent: Vec<&pb::Message> = neutral
                         .messages
+                        .iter()
+                        .filter(|m| m.seq <= sample.last_seq)
+                        .collect();
+                    let tool_messages = sent
                         .iter()
                         .filter(|m| m.role == pb::Role::Tool as i32)
                         .count();
                     assert_eq!(results, tool_messages, "every tool result is in the body");
-                    neutral.messages.len()
+                    sent.len()
                 }
                 _ => sample.messages.len(),
             };
             assert_eq!(
                 built + trimmed.incomplete_step_messages as usize,
                 messages.len(),
-                "the whole session is built"
+                "the whole session is built: {format:?}, {trimmed:?}, last seq {}",
+                sample.last_seq
             );
         } else {
             assert!(!sample.summaries.is_empty(), "the view is compacted");
