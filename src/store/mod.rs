@@ -8,7 +8,6 @@ mod error;
 mod events;
 mod jobs;
 mod keys;
-mod ledger;
 mod messages;
 mod pool;
 mod pooler;

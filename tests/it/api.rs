@@ -726,8 +726,7 @@ async fn health_and_reflection(pool: PgPool) {
             "Compact",
             "GetJob",
             "Search",
-            "SubscribeEvents",
-            "UpdateLedger"
+            "SubscribeEvents"
         ]
     );
     server.stop().await;

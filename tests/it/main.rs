@@ -15,7 +15,6 @@ mod harness;
 mod hostile;
 mod jobs;
 mod keys;
-mod ledger;
 mod metrics;
 mod model_server;
 mod native_openai;

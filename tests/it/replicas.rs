@@ -820,13 +820,7 @@ fn one_more<'a>(
     ([new], update)
 }
 
-/// No task-ledger rows.
-static NO_LEDGER: ctxd::ledger::extract::Extracted = ctxd::ledger::extract::Extracted {
-    entries: Vec::new(),
-    outcomes: Vec::new(),
-};
-
-/// A write of messages alone (no tool calls, events, key, job or ledger rows).
+/// A write of messages alone (no tool calls, events, key or job).
 fn only_messages<'a>(
     batch: &'a [ctxd::store::NewMessage<'a>],
     update: ctxd::store::SessionUpdate,
@@ -840,6 +834,5 @@ fn only_messages<'a>(
         budget_status: None,
         idempotency: None,
         job: None,
-        ledger: &NO_LEDGER,
     }
 }
