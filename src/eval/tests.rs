@@ -233,8 +233,19 @@ fn context_editing_clears_past_half_the_window_only_when_it_saves_the_minimum() 
         .filter(|m| m.role == Role::Tool && m.content != super::context_editing::CLEARED)
         .count();
     assert_eq!(kept, 3);
-    // Tiny results: clearing them all saves less than the minimum, so nothing is cleared.
-    let messages = session(60, 120, 1);
+    // Small results: clearing them all saves something, but less than the minimum, so
+    // nothing is cleared.
+    let messages = session(60, 120, 6);
+    let placeholder = setup.counter.text(super::context_editing::CLEARED);
+    let saving: i64 = messages[..messages.len() - 6]
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| setup.counter.text(&m.content) - placeholder)
+        .sum();
+    assert!(
+        saving > 0 && saving < setup.effective.clear_min_savings_tokens,
+        "{saving}"
+    );
     let mut strategy = ContextEditing::new(setup, SYSTEM);
     for step in steps(&messages) {
         assert_eq!(strategy.build(&messages[..step]).messages, messages[..step]);
