@@ -142,6 +142,13 @@ pub fn svg(results: &Results) -> String {
             COLOURS[index % COLOURS.len()],
             escape(STRATEGIES[index]),
         ));
+        out.push_str(&format!(
+            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" fill=\"{}\">{}k</text>\n",
+            x(cost) + radius + 2.0,
+            y(retention) + 3.0,
+            COLOURS[index % COLOURS.len()],
+            window / 1000
+        ));
     }
     let legend_x = left + plot_w + 20.0;
     for (index, name) in STRATEGIES.iter().enumerate() {
