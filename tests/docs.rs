@@ -98,7 +98,10 @@ fn the_readmes_typescript_loop_is_the_checked_example() {
         .nth(1)
         .and_then(|rest| rest.split("```\n").next())
         .expect("a TypeScript block in the README");
-    assert_eq!(block, example, "README.md's TypeScript loop differs from the example");
+    assert_eq!(
+        block, example,
+        "README.md's TypeScript loop differs from the example"
+    );
 }
 
 #[test]

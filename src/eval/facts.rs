@@ -163,11 +163,15 @@ impl SessionFacts {
 }
 
 /// Facts counted at one build, by kind: how many were due (their message is no longer
-/// verbatim) and how many of those the request still shows.
+/// verbatim) and how many of those the request still shows; summed over builds, with
+/// the sum of each build's kept / due (by kind, then all kinds: index 4) and how many
+/// builds had any due, for the mean over builds.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Count {
     pub due: [u64; 4],
     pub kept: [u64; 4],
+    pub ratio_sum: [f64; 5],
+    pub ratio_builds: [u64; 5],
 }
 
 impl Count {
@@ -176,14 +180,37 @@ impl Count {
             self.due[kind] += other.due[kind];
             self.kept[kind] += other.kept[kind];
         }
+        for kind in 0..5 {
+            self.ratio_sum[kind] += other.ratio_sum[kind];
+            self.ratio_builds[kind] += other.ratio_builds[kind];
+        }
     }
 
-    pub fn pct(&self, kind: Option<usize>) -> Option<f64> {
-        let (due, kept) = match kind {
-            Some(kind) => (self.due[kind], self.kept[kind]),
-            None => (self.due.iter().sum(), self.kept.iter().sum()),
-        };
-        (due > 0).then(|| kept as f64 * 100.0 / due as f64)
+    /// Adds one build's count, and its share kept to the means.
+    pub fn add_build(&mut self, build: &Count) {
+        self.add(build);
+        let all = (
+            build.due.iter().sum::<u64>(),
+            build.kept.iter().sum::<u64>(),
+        );
+        for (kind, (due, kept)) in (0..4)
+            .map(|kind| (build.due[kind], build.kept[kind]))
+            .chain(std::iter::once(all))
+            .enumerate()
+        {
+            if due > 0 {
+                self.ratio_sum[kind] += kept as f64 / due as f64;
+                self.ratio_builds[kind] += 1;
+            }
+        }
+    }
+
+    /// The mean over builds with facts due of the share kept, in percent (`None`: all
+    /// kinds together).
+    pub fn mean_pct(&self, kind: Option<usize>) -> Option<f64> {
+        let kind = kind.unwrap_or(4);
+        (self.ratio_builds[kind] > 0)
+            .then(|| self.ratio_sum[kind] * 100.0 / self.ratio_builds[kind] as f64)
     }
 }
 

@@ -161,7 +161,7 @@ impl<'a> Meter<'a> {
         let count = self
             .checker
             .count(self.session, history, &build.system, &build.messages);
-        totals.retention.add(&count);
+        totals.retention.add_build(&count);
         self.previous = Some((text, keys));
     }
 }

@@ -29,7 +29,7 @@ pub fn markdown(results: &Results) -> String {
                 continue;
             };
             let kinds: Vec<String> = (0..KINDS.len())
-                .map(|kind| pct(t.retention.pct(Some(kind))))
+                .map(|kind| pct(t.retention.mean_pct(Some(kind))))
                 .collect();
             let summarizer = if t.summarizer_estimated > 0 {
                 format!(
@@ -50,7 +50,7 @@ pub fn markdown(results: &Results) -> String {
                 t.use_peak * 100.0,
                 t.over_budget,
                 t.orphans,
-                pct(t.retention.pct(None)),
+                pct(t.retention.mean_pct(None)),
                 kinds.join(" | "),
             ));
         }
@@ -84,7 +84,7 @@ pub fn svg(results: &Results) -> String {
         .iter()
         .filter_map(|(&(index, window), t)| {
             t.retention
-                .pct(None)
+                .mean_pct(None)
                 .map(|retention| (index, window, dollars(t.units), retention))
         })
         .collect();

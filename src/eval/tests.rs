@@ -300,6 +300,20 @@ fn retention_counts_the_facts_of_what_is_no_longer_verbatim() {
     request.extend_from_slice(&messages[3..]);
     let count = checker.count(&facts, messages.len(), SYSTEM, &request);
     assert_eq!((count.due[0], count.kept[0]), (1, 0));
+    // The mean is over builds with facts due: all commands kept in one, none in the
+    // other, 50 %.
+    let mut totals = super::facts::Count::default();
+    totals.add_build(&whole);
+    totals.add_build(&checker.count(&facts, messages.len(), SYSTEM, &{
+        let mut request = vec![
+            messages[0].clone(),
+            Message::text(Role::User, "cat src/module_0.py"),
+        ];
+        request.extend_from_slice(&messages[3..]);
+        request
+    }));
+    totals.add_build(&count);
+    assert_eq!(totals.mean_pct(Some(0)), Some(50.0));
 }
 
 #[test]

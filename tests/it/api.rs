@@ -389,7 +389,10 @@ async fn build_drops_an_incomplete_step_but_keeps_the_open_one(pool: PgPool) {
     ] {
         let body = build(&mut client, "s", format).await.unwrap().json;
         assert!(body.contains("\"q\""), "{format:?}: {body}");
-        assert!(!body.contains("\"A\""), "{format:?} sends the open step: {body}");
+        assert!(
+            !body.contains("\"A\""),
+            "{format:?} sends the open step: {body}"
+        );
     }
     // The user moved on without answering B: the step is dropped with its partial result.
     append(&mut client, "s", vec![user("never mind"), assistant("ok")])
