@@ -241,6 +241,27 @@ impl Checker {
         system: &str,
         messages: &[Message],
     ) -> Count {
+        self.check(session, history, system, messages).0
+    }
+
+    /// The facts due and not kept, by id.
+    pub fn lost(
+        &mut self,
+        session: &SessionFacts,
+        history: usize,
+        system: &str,
+        messages: &[Message],
+    ) -> Vec<u32> {
+        self.check(session, history, system, messages).1
+    }
+
+    fn check(
+        &mut self,
+        session: &SessionFacts,
+        history: usize,
+        system: &str,
+        messages: &[Message],
+    ) -> (Count, Vec<u32>) {
         let mut claimed = vec![false; history];
         let mut derived: Vec<u64> = Vec::new();
         remember(collapse(system), &mut derived, &mut self.texts);
@@ -257,6 +278,7 @@ impl Checker {
             }
         }
         let mut count = Count::default();
+        let mut lost = Vec::new();
         for (fact, _) in due.iter().enumerate().filter(|(_, due)| **due) {
             let (kind, text) = &session.facts[fact];
             count.due[*kind] += 1;
@@ -271,7 +293,10 @@ impl Checker {
                         .or_insert_with(|| self.texts[id].contains(text.as_str()))
                 });
             count.kept[*kind] += u64::from(kept);
+            if !kept {
+                lost.push(fact as u32);
+            }
         }
-        count
+        (count, lost)
     }
 }

@@ -30,6 +30,9 @@ pub struct Totals {
     pub over_budget: u64,
     pub orphans: u64,
     pub retention: Count,
+    /// Search recall of the facts the last request lost (ctxd only): found, asked.
+    pub recall_found: u64,
+    pub recall_asked: u64,
 }
 
 impl Totals {
@@ -47,6 +50,8 @@ impl Totals {
         self.over_budget += other.over_budget;
         self.orphans += other.orphans;
         self.retention.add(&other.retention);
+        self.recall_found += other.recall_found;
+        self.recall_asked += other.recall_asked;
     }
 
     pub fn stable_pct(&self) -> f64 {

@@ -11,6 +11,7 @@ pub mod cost;
 pub mod deepagents;
 pub mod facts;
 pub mod meter;
+pub mod recall;
 pub mod report;
 pub mod seahorse;
 pub mod server;
@@ -266,6 +267,7 @@ pub async fn run(options: &Options) -> Result<String, BoxError> {
                 &session.recorded,
                 &tools,
                 window,
+                &session.facts,
             )
             .await?;
             let measured = tokio::task::spawn_blocking(move || {
@@ -279,6 +281,8 @@ pub async fn run(options: &Options) -> Result<String, BoxError> {
                 meter.totals.units += unseen as f64;
                 meter.totals.summarizer_input += unseen;
                 meter.totals.summarizer_estimated += unseen;
+                meter.totals.recall_found += replayed.recall.0;
+                meter.totals.recall_asked += replayed.recall.1;
                 let shown = replayed.summaries_written - replayed.unseen.len() as i64;
                 Ok::<_, String>((window, meter.totals, replayed.summaries_written, shown))
             })

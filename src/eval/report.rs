@@ -55,6 +55,20 @@ pub fn markdown(results: &Results) -> String {
             ));
         }
     }
+    for &window in &results.windows {
+        if let Some(t) = results.totals.get(&(0, window))
+            && t.recall_asked > 0
+        {
+            out.push_str(&format!(
+                "\nSearch recall, window {window}: of {} facts ctxd's last request of a session no longer showed (at most {} per session, spread evenly), Search (the fact's words, top 5) found the source message of {} ({:.1} %).",
+                t.recall_asked,
+                super::recall::SAMPLE,
+                t.recall_found,
+                t.recall_found as f64 * 100.0 / t.recall_asked as f64
+            ));
+        }
+    }
+    out.push('\n');
     out.push_str(&format!(
         "\nctxd wrote {} summaries; for the {} its requests showed, the summarizer input is what ctxd reports they replaced; for the {} written and condensed between two requests it is estimated (in brackets: a leaf's recorded messages whole, an upper bound since ctxd summarizes the view, where old results may be placeholders already; a condensed one's children at their level's target). Run time {:.0} s.\n",
         results.summaries_written,

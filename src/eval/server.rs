@@ -13,7 +13,7 @@ use crate::replay::BoxError;
 
 pub type Client = ContextServiceClient<tonic::transport::Channel>;
 
-fn with_key<T>(message: T, api_key: Option<&str>) -> Result<tonic::Request<T>, BoxError> {
+pub fn with_key<T>(message: T, api_key: Option<&str>) -> Result<tonic::Request<T>, BoxError> {
     let mut request = tonic::Request::new(message);
     if let Some(key) = api_key {
         request
@@ -55,6 +55,8 @@ pub struct Replayed {
     pub unseen: Vec<(i32, i64, i64)>,
     /// Every summary written, as (depth, first_seq, last_seq).
     pub all: Vec<(i32, i64, i64)>,
+    /// Search recall of what the last request lost: (found, asked).
+    pub recall: (u64, u64),
 }
 
 /// Replays `messages` (pb form, recorded order) in a new session with `window`.
@@ -65,6 +67,7 @@ pub async fn replay(
     messages: &[pb::Message],
     tools: &pb::Tools,
     window: i64,
+    facts: &super::facts::SessionFacts,
 ) -> Result<Replayed, BoxError> {
     let session_id = format!("eval-{}", uuid::Uuid::new_v4().simple());
     let create = pb::CreateSessionRequest {
@@ -77,7 +80,13 @@ pub async fn replay(
         ..Default::default()
     };
     client.create_session(with_key(create, api_key)?).await?;
-    let result = replay_into(client, api_key, &session_id, system, messages, tools).await;
+    let mut result = replay_into(client, api_key, &session_id, system, messages, tools).await;
+    if let Ok(replayed) = &mut result
+        && let Some((history, last)) = replayed.builds.last()
+    {
+        replayed.recall =
+            super::recall::measure(client, api_key, &session_id, facts, *history, last).await?;
+    }
     let delete = pb::DeleteSessionRequest { session_id };
     client.delete_session(with_key(delete, api_key)?).await?;
     result
@@ -98,6 +107,7 @@ async fn replay_into(
         summaries_written: 0,
         unseen: Vec::new(),
         all: Vec::new(),
+        recall: (0, 0),
     };
     let started = std::time::SystemTime::now();
     for (index, message) in messages.iter().enumerate() {

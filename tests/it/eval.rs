@@ -1,6 +1,6 @@
 //! `ctxd eval` against a real server: every strategy gets a row with a request before
 //! each recorded assistant message, ctxd's requests are never over budget and never
-//! orphan a tool pair, and the picture is written with one point per strategy.
+//! orphan a tool pair, Search finds what they lost, and the picture is written with one point per strategy.
 use std::path::PathBuf;
 
 /// The cells of the table row of `strategy` in `window`.
@@ -59,6 +59,15 @@ async fn eval_measures_every_strategy_and_ctxd_stays_in_budget_without_orphans(p
     assert_eq!(ctxd[10], "0", "ctxd orphans: {ctxd:?}");
     // ctxd compacts this session in a 16 000 window: its summarizer read something.
     assert!(!ctxd[5].starts_with("0.000"), "{ctxd:?}");
+    // Search found the source of some fact ctxd's last request no longer showed.
+    let recall = table
+        .lines()
+        .find(|line| line.starts_with("Search recall, window 16000: of "))
+        .unwrap_or_else(|| panic!("no Search recall in:\n{table}"));
+    assert!(
+        !recall.contains("found the source message of 0 "),
+        "{recall}"
+    );
     let written = std::fs::read_to_string(out.join("compaction-eval.md")).unwrap();
     assert_eq!(written, table);
     let svg = std::fs::read_to_string(out.join("compaction-eval.svg")).unwrap();
