@@ -260,16 +260,34 @@ pub async fn run(options: &Options) -> Result<String, BoxError> {
         let tools = tools.clone();
         let api_key = options.api_key.clone();
         async move {
-            let replayed = server::replay(
-                &mut client,
-                api_key.as_deref(),
-                &session.system,
-                &session.recorded,
-                &tools,
-                window,
-                &session.facts,
-            )
-            .await?;
+            let key = api_key.as_deref();
+            let session_id = server::create(&mut client, key, window).await?;
+            let replayed = async {
+                let mut replayed = server::replay_into(
+                    &mut client,
+                    key,
+                    &session_id,
+                    &session.system,
+                    &session.recorded,
+                    &tools,
+                )
+                .await?;
+                if let Some((history, last)) = replayed.builds.last() {
+                    replayed.recall = recall::measure(
+                        &mut client,
+                        key,
+                        &session_id,
+                        &session.facts,
+                        *history,
+                        last,
+                    )
+                    .await?;
+                }
+                Ok::<_, BoxError>(replayed)
+            }
+            .await;
+            server::delete(&mut client, key, session_id).await?;
+            let replayed = replayed?;
             let measured = tokio::task::spawn_blocking(move || {
                 let bash = [bash_tool()];
                 let setup = Setup::new(window, &session.system, &bash)?;

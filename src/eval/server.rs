@@ -59,16 +59,12 @@ pub struct Replayed {
     pub recall: (u64, u64),
 }
 
-/// Replays `messages` (pb form, recorded order) in a new session with `window`.
-pub async fn replay(
+/// Creates a session for a replay in `window`; returns its id.
+pub async fn create(
     client: &mut Client,
     api_key: Option<&str>,
-    system: &str,
-    messages: &[pb::Message],
-    tools: &pb::Tools,
     window: i64,
-    facts: &super::facts::SessionFacts,
-) -> Result<Replayed, BoxError> {
+) -> Result<String, BoxError> {
     let session_id = format!("eval-{}", uuid::Uuid::new_v4().simple());
     let create = pb::CreateSessionRequest {
         session_id: session_id.clone(),
@@ -80,19 +76,21 @@ pub async fn replay(
         ..Default::default()
     };
     client.create_session(with_key(create, api_key)?).await?;
-    let mut result = replay_into(client, api_key, &session_id, system, messages, tools).await;
-    if let Ok(replayed) = &mut result
-        && let Some((history, last)) = replayed.builds.last()
-    {
-        replayed.recall =
-            super::recall::measure(client, api_key, &session_id, facts, *history, last).await?;
-    }
-    let delete = pb::DeleteSessionRequest { session_id };
-    client.delete_session(with_key(delete, api_key)?).await?;
-    result
+    Ok(session_id)
 }
 
-async fn replay_into(
+pub async fn delete(
+    client: &mut Client,
+    api_key: Option<&str>,
+    session_id: String,
+) -> Result<(), BoxError> {
+    let delete = pb::DeleteSessionRequest { session_id };
+    client.delete_session(with_key(delete, api_key)?).await?;
+    Ok(())
+}
+
+/// Replays `messages` (pb form, recorded order) into the new session `session_id`.
+pub async fn replay_into(
     client: &mut Client,
     api_key: Option<&str>,
     session_id: &str,
