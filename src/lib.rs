@@ -20,6 +20,7 @@ pub mod codec;
 pub mod config;
 pub mod connections;
 pub mod engine;
+pub mod eval;
 pub mod events;
 pub mod indexer;
 pub mod inspect;

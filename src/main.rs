@@ -79,6 +79,37 @@ enum Command {
         #[command(flatten)]
         tls: ClientTls,
     },
+    /// Measure compaction against the anchors' strategies (OpenCode, Codex, deepagents,
+    /// PicoClaw's seahorse, Anthropic context editing) on recorded sessions: ctxd through
+    /// a running server, the others re-implemented in process with ctxd's summarizer;
+    /// prints billed input with caching, cache-stable %, window use, over-budget
+    /// requests, orphans and retention per strategy and window (Markdown).
+    Eval {
+        /// The server's address.
+        #[arg(long, default_value = "127.0.0.1:50051")]
+        addr: String,
+        /// Directory of recorded sessions (OpenAI chat histories, JSON, gzip or not).
+        #[arg(long, default_value = "tests/data/swe-trajectories")]
+        corpus: std::path::PathBuf,
+        /// How many sessions (the first by file name); 0: all.
+        #[arg(long, default_value_t = 0)]
+        sessions: usize,
+        /// Context windows, comma-separated.
+        #[arg(long, value_delimiter = ',', default_values_t = [8_000, 16_000, 32_000],
+              value_parser = clap::value_parser!(i64).range(1_000..=10_000_000))]
+        windows: Vec<i64>,
+        /// Sessions replayed at once.
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=64))]
+        jobs: u16,
+        /// Also write compaction-eval.md and compaction-eval.svg into this directory.
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+        /// API key (when the server has keys).
+        #[arg(long, env = "CTXD_API_KEY")]
+        api_key: Option<String>,
+        #[command(flatten)]
+        tls: ClientTls,
+    },
     /// Manage tenants (also while `ctxd serve` runs on the same data directory).
     Tenant {
         #[command(subcommand)]
@@ -131,6 +162,31 @@ fn main() -> ExitCode {
                     keep,
                 };
                 ctxd::replay::run(&files, &options)
+                    .await
+                    .map(|table| print!("{table}"))
+            }
+            Some(Command::Eval {
+                addr,
+                corpus,
+                sessions,
+                windows,
+                jobs,
+                out,
+                api_key,
+                tls,
+            }) => {
+                let options = ctxd::eval::Options {
+                    addr,
+                    tls,
+                    api_key,
+                    corpus,
+                    sessions,
+                    windows,
+                    jobs: usize::from(jobs),
+                    out,
+                    progress: std::io::stderr().is_terminal(),
+                };
+                ctxd::eval::run(&options)
                     .await
                     .map(|table| print!("{table}"))
             }

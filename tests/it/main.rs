@@ -8,6 +8,7 @@ mod compose;
 mod connections;
 mod corpus;
 mod decode;
+mod eval;
 mod events;
 mod expand;
 mod hardening;

@@ -1,0 +1,189 @@
+//! The eval's report: a Markdown table, one row per strategy and window, and a picture
+//! of cost against retention (an SVG, one point per strategy and window).
+use super::cost::{PRICE_LIST, dollars};
+use super::facts::KINDS;
+use super::{Results, STRATEGIES};
+
+fn pct(value: Option<f64>) -> String {
+    value.map_or_else(|| "n/a".to_string(), |v| format!("{v:.1}"))
+}
+
+pub fn markdown(results: &Results) -> String {
+    let mut out = format!(
+        "{} recorded sessions, windows {}; prices: {PRICE_LIST}.\n\n",
+        results.sessions,
+        results
+            .windows
+            .iter()
+            .map(|w| w.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    out.push_str(
+        "| strategy | window | requests | billed input (M token units) | of which summarizer input (M) | billed $ | cache-stable % | window use mean / peak % | over budget | orphans | retention % | commands | paths | identifiers | errors |\n",
+    );
+    out.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for &window in &results.windows {
+        for (index, name) in STRATEGIES.iter().enumerate() {
+            let Some(t) = results.totals.get(&(index, window)) else {
+                continue;
+            };
+            let kinds: Vec<String> = (0..KINDS.len())
+                .map(|kind| pct(t.retention.mean_pct(Some(kind))))
+                .collect();
+            let summarizer = if t.summarizer_estimated > 0 {
+                format!(
+                    "{:.3} ({:.3} estimated)",
+                    t.summarizer_input as f64 / 1e6,
+                    t.summarizer_estimated as f64 / 1e6
+                )
+            } else {
+                format!("{:.3}", t.summarizer_input as f64 / 1e6)
+            };
+            out.push_str(&format!(
+                "| {name} | {window} | {} | {:.3} | {summarizer} | {:.2} | {:.1} | {:.1} / {:.1} | {} | {} | {} | {} |\n",
+                t.requests,
+                t.units / 1e6,
+                dollars(t.units),
+                t.stable_pct(),
+                t.use_mean_pct(),
+                t.use_peak * 100.0,
+                t.over_budget,
+                t.orphans,
+                pct(t.retention.mean_pct(None)),
+                kinds.join(" | "),
+            ));
+        }
+    }
+    for &window in &results.windows {
+        if let Some(t) = results.totals.get(&(0, window))
+            && t.recall_asked > 0
+        {
+            out.push_str(&format!(
+                "\nSearch recall, window {window}: of {} facts ctxd's last request of a session no longer showed (at most {} per session, spread evenly), Search (the fact's words, top 5) found the source message of {} ({:.1} %).",
+                t.recall_asked,
+                super::recall::SAMPLE,
+                t.recall_found,
+                t.recall_found as f64 * 100.0 / t.recall_asked as f64
+            ));
+        }
+    }
+    out.push('\n');
+    out.push_str(&format!(
+        "\nctxd wrote {} summaries; for the {} its requests showed, the summarizer input is what ctxd reports they replaced; for the {} written and condensed between two requests it is estimated (in brackets: a leaf's recorded messages whole, an upper bound since ctxd summarizes the view, where old results may be placeholders already; a condensed one's children at their level's target). Run time {:.0} s.\n",
+        results.summaries_written,
+        results.summaries_seen,
+        results.summaries_written - results.summaries_seen,
+        results.elapsed.as_secs_f64()
+    ));
+    out
+}
+
+const COLOURS: [&str; 6] = [
+    "#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
+];
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// Billed dollars (x) against retention (y), one point per strategy and window; the
+/// windows get marker sizes, the strategies colours.
+pub fn svg(results: &Results) -> String {
+    let (width, height, left, right, top, bottom) = (760.0, 480.0, 70.0, 180.0, 30.0, 50.0);
+    let points: Vec<(usize, i64, f64, f64)> = results
+        .totals
+        .iter()
+        .filter_map(|(&(index, window), t)| {
+            t.retention
+                .mean_pct(None)
+                .map(|retention| (index, window, dollars(t.units), retention))
+        })
+        .collect();
+    let max_x = points.iter().map(|p| p.2).fold(0.0_f64, f64::max) * 1.1;
+    let max_x = if max_x > 0.0 { max_x } else { 1.0 };
+    let min_y = points.iter().map(|p| p.3).fold(100.0_f64, f64::min);
+    let min_y = ((min_y - 5.0) / 10.0).floor().clamp(0.0, 9.0) * 10.0;
+    let plot_w = width - left - right;
+    let plot_h = height - top - bottom;
+    let x = |v: f64| left + v / max_x * plot_w;
+    let y = |v: f64| top + (100.0 - v) / (100.0 - min_y) * plot_h;
+    let mut out = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+    );
+    out.push_str(&format!(
+        "<line x1=\"{left}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n<line x1=\"{left}\" y1=\"{top}\" x2=\"{left}\" y2=\"{}\" stroke=\"black\"/>\n",
+        top + plot_h,
+        left + plot_w,
+        top + plot_h,
+        top + plot_h
+    ));
+    for step in 0..=5 {
+        let value = max_x * step as f64 / 5.0;
+        out.push_str(&format!(
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{value:.2}</text>\n",
+            x(value),
+            top + plot_h + 16.0
+        ));
+        let value = min_y + (100.0 - min_y) * step as f64 / 5.0;
+        out.push_str(&format!(
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{value:.0}</text>\n",
+            left - 6.0,
+            y(value) + 4.0
+        ));
+    }
+    out.push_str(&format!(
+        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">billed input, $ ({} sessions)</text>\n<text x=\"16\" y=\"{:.1}\" text-anchor=\"middle\" transform=\"rotate(-90 16 {:.1})\">retention of what is no longer verbatim, %</text>\n",
+        left + plot_w / 2.0,
+        height - 10.0,
+        results.sessions,
+        top + plot_h / 2.0,
+        top + plot_h / 2.0
+    ));
+    for &(index, window, cost, retention) in &points {
+        let position = results
+            .windows
+            .iter()
+            .position(|w| *w == window)
+            .unwrap_or(0);
+        let radius = 3.5 + 2.5 * position as f64;
+        out.push_str(&format!(
+            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"{radius:.1}\" fill=\"{}\" fill-opacity=\"0.75\"><title>{} {window}: ${cost:.2}, {retention:.1} %</title></circle>\n",
+            x(cost),
+            y(retention),
+            COLOURS[index % COLOURS.len()],
+            escape(STRATEGIES[index]),
+        ));
+        out.push_str(&format!(
+            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" fill=\"{}\">{}k</text>\n",
+            x(cost) + radius + 2.0,
+            y(retention) + 3.0,
+            COLOURS[index % COLOURS.len()],
+            window / 1000
+        ));
+    }
+    let legend_x = left + plot_w + 20.0;
+    for (index, name) in STRATEGIES.iter().enumerate() {
+        let ly = top + 10.0 + index as f64 * 20.0;
+        out.push_str(&format!(
+            "<circle cx=\"{legend_x}\" cy=\"{ly}\" r=\"6\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">{}</text>\n",
+            COLOURS[index],
+            legend_x + 12.0,
+            ly + 4.0,
+            escape(name)
+        ));
+    }
+    for (position, window) in results.windows.iter().enumerate() {
+        let ly = top + 150.0 + position as f64 * 24.0;
+        out.push_str(&format!(
+            "<circle cx=\"{legend_x}\" cy=\"{ly}\" r=\"{:.1}\" fill=\"none\" stroke=\"black\"/><text x=\"{}\" y=\"{}\">window {window}</text>\n",
+            3.5 + 2.5 * position as f64,
+            legend_x + 14.0,
+            ly + 4.0
+        ));
+    }
+    out.push_str("</svg>\n");
+    out
+}
