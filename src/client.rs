@@ -1,6 +1,7 @@
-//! How the subcommands that call a running server (`healthcheck`, `inspect`, `replay`)
-//! reach it: plaintext, or TLS verifying the server's certificate against a given CA
-//! (and presenting a client certificate to a server with mutual TLS).
+//! How the subcommands that call a running server (`healthcheck`, `inspect`, `replay`,
+//! `eval`) reach it: plaintext, or TLS verifying the server's certificate against a
+//! given CA (and presenting a client certificate to a server with mutual TLS), with the
+//! API key as a bearer token.
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -32,6 +33,17 @@ pub struct ClientTls {
     /// Name the server's certificate must be valid for [default: the host of --addr].
     #[arg(long, env = "CTXD_TLS_SERVER_NAME", requires = "tls_ca")]
     pub tls_server_name: Option<String>,
+}
+
+/// `message` as a request carrying `api_key` (when given) as its bearer token.
+pub fn with_key<T>(message: T, api_key: Option<&str>) -> Result<tonic::Request<T>, BoxError> {
+    let mut request = tonic::Request::new(message);
+    if let Some(key) = api_key {
+        request
+            .metadata_mut()
+            .insert("authorization", format!("Bearer {key}").parse()?);
+    }
+    Ok(request)
 }
 
 /// A channel to the server at `addr` (HOST:PORT), connected.

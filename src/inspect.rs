@@ -26,15 +26,13 @@ pub async fn run(
     )
     .await?;
     let mut client = ContextServiceClient::new(channel);
-    let mut request = tonic::Request::new(pb::GetSessionRequest {
-        session_id: session_id.into(),
-        include_view: true,
-    });
-    if let Some(key) = api_key {
-        request
-            .metadata_mut()
-            .insert("authorization", format!("Bearer {key}").parse()?);
-    }
+    let request = crate::client::with_key(
+        pb::GetSessionRequest {
+            session_id: session_id.into(),
+            include_view: true,
+        },
+        api_key,
+    )?;
     let response = client
         .get_session(request)
         .await

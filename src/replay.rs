@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::client::with_key;
 use crate::pb;
 use crate::pb::context_service_client::ContextServiceClient;
 use crate::policy::TokenizerKind;
@@ -169,16 +170,6 @@ pub fn orphans(messages: &[pb::Message]) -> usize {
         open.extend(message.tool_calls.iter().map(|call| call.id.clone()));
     }
     orphans
-}
-
-fn with_key<T>(message: T, api_key: Option<&str>) -> Result<tonic::Request<T>, BoxError> {
-    let mut request = tonic::Request::new(message);
-    if let Some(key) = api_key {
-        request
-            .metadata_mut()
-            .insert("authorization", format!("Bearer {key}").parse()?);
-    }
-    Ok(request)
 }
 
 /// Replays `files` one after another and returns the report table.

@@ -1,9 +1,6 @@
 //! AppendNative: a provider's own response body and request items, read by
 //! `ingest` into messages and appended as AppendTurn appends them.
 
-use prost::Message as _;
-use sha2::{Digest, Sha256};
-
 use super::ContextApi;
 use crate::engine;
 use crate::error::{Error, Result};
@@ -38,11 +35,8 @@ pub(super) async fn append_native(
                 .map(|path| format!("items_json: {path}")),
         );
     }
-    let idempotency = (!req.idempotency_key.is_empty()).then(|| {
-        let mut payload = req.clone();
-        payload.idempotency_key.clear();
-        let hash = Sha256::digest(payload.encode_to_vec()).to_vec();
-        (req.idempotency_key.clone(), hash)
+    let idempotency = super::turns::idempotency(&req, &req.idempotency_key, |unkeyed| {
+        unkeyed.idempotency_key.clear()
     });
     let Ingested {
         messages,
@@ -63,14 +57,7 @@ pub(super) async fn append_native(
         )
         .await
         .map_err(|error| at_path(error, &paths, provider))?;
-    Ok(pb::AppendTurnResponse {
-        version: outcome.version,
-        seqs: outcome.seqs,
-        budget: Some(super::convert::report_to_pb(&outcome.report)),
-        replayed: outcome.replayed,
-        evicted_seqs: outcome.evicted_seqs,
-        summarization_job_id: outcome.summarization_job_id.unwrap_or(0),
-    })
+    Ok(super::turns::append_response(outcome))
 }
 
 fn provider(format: i32) -> Result<Provider> {

@@ -1,6 +1,5 @@
 //! AppendTurn, BuildMessages and CheckBudget.
 
-use prost::Message as _;
 use sha2::{Digest, Sha256};
 
 use super::ContextApi;
@@ -17,11 +16,8 @@ pub(super) async fn append_turn(
     tenant: i64,
     req: pb::AppendTurnRequest,
 ) -> Result<pb::AppendTurnResponse> {
-    let idempotency = (!req.idempotency_key.is_empty()).then(|| {
-        let mut payload = req.clone();
-        payload.idempotency_key.clear();
-        let hash = Sha256::digest(payload.encode_to_vec()).to_vec();
-        (req.idempotency_key.clone(), hash)
+    let idempotency = idempotency(&req, &req.idempotency_key, |unkeyed| {
+        unkeyed.idempotency_key.clear()
     });
     let usage = req.usage.map(|usage| engine::Usage {
         input_tokens: usage.input_tokens,
@@ -41,14 +37,36 @@ pub(super) async fn append_turn(
             },
         )
         .await?;
-    Ok(pb::AppendTurnResponse {
+    Ok(append_response(outcome))
+}
+
+/// A request's idempotency key with the hash of the request without it (a retry with
+/// the same key must carry the same payload); `None` without a key.
+pub(super) fn idempotency<R: prost::Message + Clone>(
+    request: &R,
+    key: &str,
+    clear_key: impl FnOnce(&mut R),
+) -> Option<(String, Vec<u8>)> {
+    (!key.is_empty()).then(|| {
+        let mut unkeyed = request.clone();
+        clear_key(&mut unkeyed);
+        (
+            key.to_string(),
+            Sha256::digest(unkeyed.encode_to_vec()).to_vec(),
+        )
+    })
+}
+
+/// What AppendTurn and AppendNative answer.
+pub(super) fn append_response(outcome: engine::AppendOutcome) -> pb::AppendTurnResponse {
+    pb::AppendTurnResponse {
         version: outcome.version,
         seqs: outcome.seqs,
         budget: Some(report_to_pb(&outcome.report)),
         replayed: outcome.replayed,
         evicted_seqs: outcome.evicted_seqs,
         summarization_job_id: outcome.summarization_job_id.unwrap_or(0),
-    })
+    }
 }
 
 pub(super) async fn build_messages(

@@ -2,8 +2,9 @@
 //! many Search finds the source of — the words of the fact, as a query over the
 //! session's messages, have a message containing the fact among the top 5 hits.
 use super::facts::{Checker, SessionFacts, collapse};
-use super::server::{Client, with_key};
+use super::server::Client;
 use super::strategies::Build;
+use crate::client::with_key;
 use crate::pb;
 use crate::replay::BoxError;
 

@@ -7,21 +7,12 @@ use std::collections::HashSet;
 use ctxd_core::message::{Message, Role, ToolCall};
 
 use super::strategies::Build;
+use crate::client::with_key;
 use crate::pb;
 use crate::pb::context_service_client::ContextServiceClient;
 use crate::replay::BoxError;
 
 pub type Client = ContextServiceClient<tonic::transport::Channel>;
-
-pub fn with_key<T>(message: T, api_key: Option<&str>) -> Result<tonic::Request<T>, BoxError> {
-    let mut request = tonic::Request::new(message);
-    if let Some(key) = api_key {
-        request
-            .metadata_mut()
-            .insert("authorization", format!("Bearer {key}").parse()?);
-    }
-    Ok(request)
-}
 
 pub fn to_core(message: &pb::Message) -> Message {
     let role = match pb::Role::try_from(message.role) {

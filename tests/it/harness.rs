@@ -401,3 +401,33 @@ pub fn database_url(pool: &PgPool) -> String {
         .map_or(head.len(), |at| authority + at);
     format!("{}/{name}{query}", &head[..path])
 }
+
+/// AppendNative with a provider's response body and request items (either may be empty).
+pub async fn append_native(
+    client: &mut Client,
+    id: &str,
+    format: pb::OutputFormat,
+    response: &str,
+    items: &str,
+) -> Result<pb::AppendTurnResponse, tonic::Status> {
+    client
+        .append_native(pb::AppendNativeRequest {
+            session_id: id.into(),
+            format: format as i32,
+            response_json: response.into(),
+            items_json: items.into(),
+            ..Default::default()
+        })
+        .await
+        .map(tonic::Response::into_inner)
+}
+
+/// The JSON body BuildMessages gives in `format`.
+pub async fn json_body(
+    client: &mut Client,
+    id: &str,
+    format: pb::OutputFormat,
+) -> serde_json::Value {
+    let built = build(client, id, format).await.unwrap();
+    serde_json::from_str(&built.json).unwrap()
+}

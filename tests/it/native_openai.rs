@@ -59,30 +59,6 @@ fn fixture(name: &str) -> String {
     std::fs::read_to_string(path).unwrap()
 }
 
-async fn native(
-    client: &mut Client,
-    id: &str,
-    format: pb::OutputFormat,
-    response: &str,
-    items: &str,
-) -> Result<pb::AppendTurnResponse, tonic::Status> {
-    client
-        .append_native(pb::AppendNativeRequest {
-            session_id: id.into(),
-            format: format as i32,
-            response_json: response.into(),
-            items_json: items.into(),
-            ..Default::default()
-        })
-        .await
-        .map(tonic::Response::into_inner)
-}
-
-async fn body(client: &mut Client, id: &str, format: pb::OutputFormat) -> Value {
-    let built = build(client, id, format).await.unwrap();
-    serde_json::from_str(&built.json).unwrap()
-}
-
 fn list(body: &Value, key: &str) -> Vec<Value> {
     body[key].as_array().unwrap().clone()
 }
@@ -114,7 +90,7 @@ async fn recorded_chat_completions_append_and_build_in_both_formats(pool: PgPool
         .unwrap();
 
     for step in &steps[..3] {
-        let appended = native(
+        let appended = append_native(
             &mut client,
             "chat",
             pb::OutputFormat::OpenaiChat,
@@ -148,7 +124,7 @@ async fn recorded_chat_completions_append_and_build_in_both_formats(pool: PgPool
     assert_eq!(total.output_tokens, sum("completion_tokens"));
 
     // OPENAI_CHAT: each reply is sent back as Chat takes it, its results after it.
-    let chat = body(&mut client, "chat", pb::OutputFormat::OpenaiChat).await;
+    let chat = json_body(&mut client, "chat", pb::OutputFormat::OpenaiChat).await;
     let messages = list(&chat, "messages");
     let mut expected = vec![
         json!({"role": "system", "content": "You are a careful coding agent."}),
@@ -161,7 +137,7 @@ async fn recorded_chat_completions_append_and_build_in_both_formats(pool: PgPool
     assert_eq!(messages, expected);
 
     // OPENAI_RESPONSES: the same calls as function_call items, answered by call id.
-    let responses = body(&mut client, "chat", pb::OutputFormat::OpenaiResponses).await;
+    let responses = json_body(&mut client, "chat", pb::OutputFormat::OpenaiResponses).await;
     assert_eq!(responses["instructions"], "You are a careful coding agent.");
     let input = list(&responses, "input");
     let call = &steps[0].response["choices"][0]["message"]["tool_calls"][0];
@@ -177,7 +153,7 @@ async fn recorded_chat_completions_append_and_build_in_both_formats(pool: PgPool
     );
 
     // The round trip: the next reply extends the body; what was sent is its prefix.
-    native(
+    append_native(
         &mut client,
         "chat",
         pb::OutputFormat::OpenaiChat,
@@ -187,7 +163,7 @@ async fn recorded_chat_completions_append_and_build_in_both_formats(pool: PgPool
     .await
     .unwrap();
     let next = list(
-        &body(&mut client, "chat", pb::OutputFormat::OpenaiChat).await,
+        &json_body(&mut client, "chat", pb::OutputFormat::OpenaiChat).await,
         "messages",
     );
     assert_eq!(next[..messages.len()], messages[..]);
@@ -210,7 +186,7 @@ async fn responses_replies_round_trip_with_their_reasoning(pool: PgPool) {
     .await
     .unwrap();
     let first = list(
-        &body(&mut client, "resp", pb::OutputFormat::OpenaiResponses).await,
+        &json_body(&mut client, "resp", pb::OutputFormat::OpenaiResponses).await,
         "input",
     );
 
@@ -220,7 +196,7 @@ async fn responses_replies_round_trip_with_their_reasoning(pool: PgPool) {
         {"type": "function_call_output", "call_id": "call_12345xyz", "output": "14°C"},
         {"type": "function_call_output", "call_id": "call_67890abc", "output": "19°C"},
     ]);
-    native(
+    append_native(
         &mut client,
         "resp",
         pb::OutputFormat::OpenaiResponses,
@@ -233,7 +209,7 @@ async fn responses_replies_round_trip_with_their_reasoning(pool: PgPool) {
     assert_eq!(estimator.anchor_input_tokens, 1024);
 
     let second = list(
-        &body(&mut client, "resp", pb::OutputFormat::OpenaiResponses).await,
+        &json_body(&mut client, "resp", pb::OutputFormat::OpenaiResponses).await,
         "input",
     );
     assert_eq!(second[..first.len()], first[..]);
@@ -250,7 +226,7 @@ async fn responses_replies_round_trip_with_their_reasoning(pool: PgPool) {
 
     // The same session in OPENAI_CHAT: the summary is the reasoning_content.
     let chat = list(
-        &body(&mut client, "resp", pb::OutputFormat::OpenaiChat).await,
+        &json_body(&mut client, "resp", pb::OutputFormat::OpenaiChat).await,
         "messages",
     );
     assert_eq!(
@@ -264,7 +240,7 @@ async fn responses_replies_round_trip_with_their_reasoning(pool: PgPool) {
     let user_items = json!([{"role": "user", "content": [
         {"type": "input_text", "text": "And this?"},
         {"type": "input_image", "image_url": "data:image/png;base64,QUJD", "detail": "auto"}]}]);
-    native(
+    append_native(
         &mut client,
         "resp",
         pb::OutputFormat::OpenaiResponses,
@@ -274,7 +250,7 @@ async fn responses_replies_round_trip_with_their_reasoning(pool: PgPool) {
     .await
     .unwrap();
     let third = list(
-        &body(&mut client, "resp", pb::OutputFormat::OpenaiResponses).await,
+        &json_body(&mut client, "resp", pb::OutputFormat::OpenaiResponses).await,
         "input",
     );
     assert_eq!(third[..second.len()], second[..]);
@@ -368,7 +344,7 @@ async fn malformed_bodies_name_the_json_path_and_write_nothing(pool: PgPool) {
         (chat, String::new(), huge, "items_json: $"),
     ];
     for (format, response, items, field) in cases {
-        let status = native(&mut client, "bad", format, &response, &items)
+        let status = append_native(&mut client, "bad", format, &response, &items)
             .await
             .unwrap_err();
         assert_eq!(status.code(), Code::InvalidArgument, "{field}: {status:?}");

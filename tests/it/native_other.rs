@@ -17,7 +17,7 @@ async fn native(
     response: &Value,
     items: &Value,
 ) -> Result<pb::AppendTurnResponse, tonic::Status> {
-    native_text(client, id, format, &json_text(response), &json_text(items)).await
+    append_native(client, id, format, &json_text(response), &json_text(items)).await
 }
 
 fn json_text(value: &Value) -> String {
@@ -26,30 +26,6 @@ fn json_text(value: &Value) -> String {
     } else {
         value.to_string()
     }
-}
-
-async fn native_text(
-    client: &mut Client,
-    id: &str,
-    format: pb::OutputFormat,
-    response: &str,
-    items: &str,
-) -> Result<pb::AppendTurnResponse, tonic::Status> {
-    client
-        .append_native(pb::AppendNativeRequest {
-            session_id: id.into(),
-            format: format as i32,
-            response_json: response.into(),
-            items_json: items.into(),
-            ..Default::default()
-        })
-        .await
-        .map(tonic::Response::into_inner)
-}
-
-async fn body(client: &mut Client, id: &str, format: pb::OutputFormat) -> Value {
-    let built = build(client, id, format).await.unwrap();
-    serde_json::from_str(&built.json).unwrap()
 }
 
 fn anthropic_reply() -> Value {
@@ -91,7 +67,7 @@ async fn anthropic_reply_and_results_extend_the_body(pool: PgPool) {
     )
     .await
     .unwrap();
-    let before = body(
+    let before = json_body(
         &mut client,
         "anthropic",
         pb::OutputFormat::AnthropicMessages,
@@ -119,7 +95,7 @@ async fn anthropic_reply_and_results_extend_the_body(pool: PgPool) {
         (1040, 900, 60)
     );
 
-    let after = body(
+    let after = json_body(
         &mut client,
         "anthropic",
         pb::OutputFormat::AnthropicMessages,
@@ -139,7 +115,7 @@ async fn anthropic_reply_and_results_extend_the_body(pool: PgPool) {
     );
 
     // The same session as a Gemini body: the calls keep their ids, results their names.
-    let gemini = body(&mut client, "anthropic", pb::OutputFormat::Gemini).await;
+    let gemini = json_body(&mut client, "anthropic", pb::OutputFormat::Gemini).await;
     let contents = gemini["contents"].as_array().unwrap();
     assert_eq!(
         contents[1]["parts"],
@@ -189,7 +165,7 @@ async fn gemini_reply_and_results_extend_the_body(pool: PgPool) {
     )
     .await
     .unwrap();
-    let before = body(&mut client, "gemini", pb::OutputFormat::Gemini).await;
+    let before = json_body(&mut client, "gemini", pb::OutputFormat::Gemini).await;
     // Results without ids, in the same request as the reply whose calls they answer.
     let results = json!([{"role": "user", "parts": [
         {"functionResponse": {"name": "bash", "response": {"output": "Cargo.toml"}}},
@@ -214,7 +190,7 @@ async fn gemini_reply_and_results_extend_the_body(pool: PgPool) {
         (1200, 1000, 50)
     );
 
-    let after = body(&mut client, "gemini", pb::OutputFormat::Gemini).await;
+    let after = json_body(&mut client, "gemini", pb::OutputFormat::Gemini).await;
     let (old, new) = (
         before["contents"].as_array().unwrap(),
         after["contents"].as_array().unwrap(),
@@ -259,7 +235,7 @@ async fn gemini_reply_and_results_extend_the_body(pool: PgPool) {
     .unwrap();
 
     // As an Anthropic body: the Gemini thought has no Anthropic signature, so it is not sent.
-    let anthropic = body(&mut client, "gemini", pb::OutputFormat::AnthropicMessages).await;
+    let anthropic = json_body(&mut client, "gemini", pb::OutputFormat::AnthropicMessages).await;
     let messages = anthropic["messages"].as_array().unwrap();
     assert_eq!(messages[0]["content"][1]["source"]["type"], "base64");
     assert_eq!(
@@ -313,7 +289,7 @@ async fn bodies_not_in_the_provider_shape_name_the_json_path_and_write_nothing(p
          "items_json: $[0].parts[0].functionResponse.id"),
     ];
     for (format, response, items, path) in cases {
-        let status = native_text(&mut client, "bad", format, &response, &items)
+        let status = append_native(&mut client, "bad", format, &response, &items)
             .await
             .unwrap_err();
         assert_eq!(
