@@ -7,8 +7,9 @@
 //!
 //! No timer: a batch is whatever is queued when one of the `writers` statements in
 //! flight finishes, so an append on an idle replica is written at once, alone. Appends
-//! with an event, a budget-status change, a job or an idempotency key, and appends
-//! under the row lock, are written alone by their own statement (`Item::of`).
+//! with an event, a budget-status change, a job, an idempotency key or task-ledger
+//! rows, and appends under the row lock, are written alone by their own statement
+//! (`Item::of`).
 use std::collections::{HashSet, VecDeque};
 use std::sync::LazyLock;
 
@@ -39,7 +40,7 @@ pub(super) struct Item {
 impl Item {
     /// `write` as a batch item, decided on `session` at `row_version`; `None` when it
     /// has parts a batch does not carry (events, a budget status, a job, an
-    /// idempotency key), so it is written alone.
+    /// idempotency key, ledger rows), so it is written alone.
     pub(super) fn of(
         session: &Session,
         row_version: &str,
@@ -50,6 +51,7 @@ impl Item {
             || write.idempotency.is_some()
             || !write.events.is_empty()
             || write.budget_status.is_some()
+            || write.has_ledger()
         {
             return None;
         }

@@ -820,7 +820,13 @@ fn one_more<'a>(
     ([new], update)
 }
 
-/// A write of messages alone (no tool calls, events, key or job).
+/// No task-ledger rows.
+static NO_LEDGER: ctxd::ledger::extract::Extracted = ctxd::ledger::extract::Extracted {
+    entries: Vec::new(),
+    outcomes: Vec::new(),
+};
+
+/// A write of messages alone (no tool calls, events, key, job or ledger rows).
 fn only_messages<'a>(
     batch: &'a [ctxd::store::NewMessage<'a>],
     update: ctxd::store::SessionUpdate,
@@ -834,5 +840,6 @@ fn only_messages<'a>(
         budget_status: None,
         idempotency: None,
         job: None,
+        ledger: &NO_LEDGER,
     }
 }
