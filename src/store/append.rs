@@ -366,7 +366,8 @@ async fn write_append<'c>(
         .map(|(id, seq)| (id.as_str(), *seq))
         .unzip();
 
-    let (ledger_entries, ledger_runs) = super::ledger::append_parameters(write.ledger);
+    let mut ledger = super::ledger::LedgerParameters::default();
+    ledger.push(0, write.ledger);
     let update = &write.update;
     let anchor = update.anchor.as_ref();
     let sql = append_sql(write, assumed);
@@ -432,8 +433,8 @@ async fn write_append<'c>(
         .bind(JOBS_CHANNEL)
         .bind(session.builds)
         .bind(update.content_bytes)
-        .bind(Json(ledger_entries))
-        .bind(Json(ledger_runs));
+        .bind(Json(&ledger.entries))
+        .bind(Json(&ledger.runs));
     let row = write_query.fetch_one(conn).await?;
     if !row.try_get::<bool, _>("applied")? {
         return Ok((Appended::Raced, None));

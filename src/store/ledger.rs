@@ -1,7 +1,5 @@
 //! The task ledger's rows: read per session, written by the append's statement
 //! (`sql/append/ledger.sql`) and by UpdateLedger under the session's row lock.
-use serde_json::{Value, json};
-
 use super::StoreResult;
 use super::{SessionTx, Store};
 use crate::ledger::extract::Extracted;
@@ -47,36 +45,76 @@ impl EntryRow {
 const SELECT: &str = "select id, kind, key, text, seqs, run_seqs, run_codes, status \
     from ledger_entries where session_id = $1";
 
-/// The append statement's ledger parameters: the entries the batch yields, and the exit
-/// statuses it shows for calls of earlier appends.
-pub(super) fn append_parameters(extracted: &Extracted) -> (Value, Value) {
-    let entries = extracted
+/// A ledger entry an append yields, as the append statements' JSON parameter carries
+/// it (`sql/append/ledger.sql`, `sql/append/batch_ledger.sql`); `item` names the batch
+/// item it belongs to (the single statement ignores it).
+#[derive(serde::Serialize)]
+pub(super) struct EntryParameter<'a> {
+    item: i32,
+    kind: i16,
+    key: &'a str,
+    text: &'a str,
+    seqs: &'a [i64],
+    run_seqs: Vec<i64>,
+    run_codes: Vec<i32>,
+    call_id: Option<&'a str>,
+}
+
+/// An exit status an append's result shows for a call of an earlier append.
+#[derive(serde::Serialize)]
+pub(super) struct RunParameter<'a> {
+    item: i32,
+    call_id: &'a str,
+    seq: i64,
+    exit_code: i32,
+}
+
+/// The append statements' ledger parameters: the entries the appends yield, and the
+/// exit statuses they show for calls of earlier appends.
+#[derive(Default)]
+pub(super) struct LedgerParameters<'a> {
+    pub entries: Vec<EntryParameter<'a>>,
+    pub runs: Vec<RunParameter<'a>>,
+}
+
+impl<'a> LedgerParameters<'a> {
+    /// Adds `extracted`'s rows as batch item `item`'s.
+    pub(super) fn push(&mut self, item: i32, extracted: &'a Extracted) {
+        self.entries
+            .extend(extracted.entries.iter().map(|found| EntryParameter {
+                item,
+                kind: found.kind as i16,
+                key: &found.key,
+                text: &found.text,
+                seqs: &found.seqs,
+                run_seqs: found.runs.iter().map(|run| run.result_seq).collect(),
+                run_codes: found.runs.iter().map(|run| run.exit_code).collect(),
+                call_id: found.call_id.as_deref(),
+            }));
+        self.runs
+            .extend(extracted.outcomes.iter().map(|outcome| RunParameter {
+                item,
+                call_id: &outcome.call_id,
+                seq: outcome.seq,
+                exit_code: outcome.exit_code,
+            }));
+    }
+}
+
+/// The bytes of `extracted`'s texts (what its rows add to a statement).
+pub(super) fn ledger_bytes(extracted: &Extracted) -> usize {
+    extracted
         .entries
         .iter()
         .map(|found| {
-            json!({
-                "kind": found.kind as i16,
-                "key": found.key,
-                "text": found.text,
-                "seqs": found.seqs,
-                "run_seqs": found.runs.iter().map(|run| run.result_seq).collect::<Vec<_>>(),
-                "run_codes": found.runs.iter().map(|run| run.exit_code).collect::<Vec<_>>(),
-                "call_id": found.call_id,
-            })
+            found.key.len() + found.text.len() + found.call_id.as_ref().map_or(0, String::len)
         })
-        .collect();
-    let outcomes = extracted
-        .outcomes
-        .iter()
-        .map(|outcome| {
-            json!({
-                "call_id": outcome.call_id,
-                "seq": outcome.seq,
-                "exit_code": outcome.exit_code,
-            })
-        })
-        .collect();
-    (Value::Array(entries), Value::Array(outcomes))
+        .sum::<usize>()
+        + extracted
+            .outcomes
+            .iter()
+            .map(|outcome| outcome.call_id.len())
+            .sum::<usize>()
 }
 
 impl Store {
