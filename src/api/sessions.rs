@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::ContextApi;
-use super::convert::{overrides_from_pb, report_to_pb, session_to_pb, summary_to_pb};
+use super::convert::{entry_to_pb, overrides_from_pb, report_to_pb, session_to_pb, summary_to_pb};
 use crate::error::Result;
 use crate::pb;
 
@@ -38,10 +38,12 @@ pub(super) async fn get_session(
     } else {
         (Vec::new(), None)
     };
+    let ledger = api.engine.ledger(&info).await?;
     Ok(pb::GetSessionResponse {
         session: Some(session_to_pb(&info)),
         summaries,
         budget,
+        ledger: ledger.iter().map(entry_to_pb).collect(),
     })
 }
 

@@ -6,7 +6,7 @@
 //! uses: `sessions` (create, get, view, delete), `append`, `build` (BuildMessages and
 //! CheckBudget), `compact`, `expand`, `summary_jobs` (enqueueing and running
 //! summarization jobs), and the compaction passes they share, `clearing` and
-//! `summary_pass`. `request` counts what a request carries; `report` holds the budget
+//! `summary_pass`; `ledger` (UpdateLedger and the task ledger's block). `request` counts what a request carries; `report` holds the budget
 //! helpers over a session row. The public request and response types live here.
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -30,6 +30,7 @@ use crate::store::{NotifyGate, Store, View};
 use crate::summarizer::model::ModelSummarizer;
 use crate::tokenize::{TextCounts, ToolDefinition};
 pub use crate::validate::validate_session_id;
+pub use ledger::{LedgerUpdate, LedgerUpdated};
 pub use search::{Scope, SearchRequest};
 pub use subscribe::SubscribeRequest;
 
@@ -38,6 +39,7 @@ mod build;
 mod clearing;
 mod compact;
 mod expand;
+mod ledger;
 mod report;
 mod request;
 mod search;

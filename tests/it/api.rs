@@ -726,7 +726,8 @@ async fn health_and_reflection(pool: PgPool) {
             "Compact",
             "GetJob",
             "Search",
-            "SubscribeEvents"
+            "SubscribeEvents",
+            "UpdateLedger"
         ]
     );
     server.stop().await;
