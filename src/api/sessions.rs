@@ -29,19 +29,27 @@ pub(super) async fn get_session(
     req: pb::GetSessionRequest,
 ) -> Result<pb::GetSessionResponse> {
     let info = api.engine.get_session(tenant, &req.session_id).await?;
-    let (summaries, budget) = if req.include_view {
-        let (summaries, report) = api.engine.session_view(&info).await?;
+    let (summaries, budget, reverted_summaries) = if req.include_view {
+        let view = api.engine.session_view(&info).await?;
         (
-            summaries.iter().map(summary_to_pb).collect(),
-            Some(report_to_pb(&report)),
+            view.summaries.iter().map(summary_to_pb).collect(),
+            Some(report_to_pb(&view.report)),
+            view.reverted_summaries
+                .iter()
+                .map(|summary| pb::Summary {
+                    reverted: true,
+                    ..summary_to_pb(summary)
+                })
+                .collect(),
         )
     } else {
-        (Vec::new(), None)
+        (Vec::new(), None, Vec::new())
     };
     Ok(pb::GetSessionResponse {
         session: Some(session_to_pb(&info)),
         summaries,
         budget,
+        reverted_summaries,
     })
 }
 

@@ -4,7 +4,7 @@
 //!
 //! One file per operation group, each an `impl Engine` block with the helpers only it
 //! uses: `sessions` (create, get, view, delete), `append`, `build` (BuildMessages and
-//! CheckBudget), `compact`, `expand`, `summary_jobs` (enqueueing and running
+//! CheckBudget), `compact`, `revert` (RevertCompaction), `expand`, `summary_jobs` (enqueueing and running
 //! summarization jobs), and the compaction passes they share, `clearing` and
 //! `summary_pass`. `request` counts what a request carries; `report` holds the budget
 //! helpers over a session row. The public request and response types live here.
@@ -30,7 +30,9 @@ use crate::store::{NotifyGate, Store, View};
 use crate::summarizer::model::ModelSummarizer;
 use crate::tokenize::{TextCounts, ToolDefinition};
 pub use crate::validate::validate_session_id;
+pub use revert::{RevertRequest, RevertTarget, Reverted};
 pub use search::{Scope, SearchRequest};
+pub use sessions::SessionView;
 pub use subscribe::SubscribeRequest;
 
 mod append;
@@ -40,6 +42,7 @@ mod compact;
 mod expand;
 mod report;
 mod request;
+mod revert;
 mod search;
 mod sessions;
 mod subscribe;
