@@ -28,5 +28,6 @@ mod quotas;
 mod recorded;
 mod replicas;
 mod retention;
+mod revert;
 mod small_window;
 mod tls;
