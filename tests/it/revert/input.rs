@@ -62,22 +62,15 @@ async fn bad_input_is_refused_naming_the_field_and_changes_nothing(pool: PgPool)
     let pass = of_kind(&events, pb::EventKind::CompactionCompleted).remove(0);
     let others_clearing = of_kind(&other, pb::EventKind::ToolResultsCleared).remove(0);
     let others_pass = of_kind(&other, pb::EventKind::CompactionCompleted).remove(0);
-    // A tenant stream's cursor of the other session's pass.
-    let mut tenant_stream = client
-        .subscribe_events(pb::SubscribeEventsRequest {
-            heartbeat_interval_ms: 200,
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let tenant_events = crate::events::until_live(&mut tenant_stream).await;
-    let others_tenant_cursor = tenant_events
-        .iter()
-        .find(|e| e.session_id == "t" && e.session_seq == others_pass.session_seq)
-        .unwrap()
-        .cursor
-        .clone();
+    // A tenant stream's cursor (`<tx>.<id>`) of the other session's pass, as the table
+    // holds it (a tenant stream delivers it once settled).
+    let (tx, event_id): (i64, i64) =
+        sqlx::query_as("select tx, id from events where external_id = 't' and session_seq = $1")
+            .bind(others_pass.session_seq)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    let others_tenant_cursor = format!("{tx}.{event_id}");
     // The other session's clearing as if committed by a server from before reverts:
     // no record.
     sqlx::query(
@@ -170,6 +163,11 @@ async fn bad_input_is_refused_naming_the_field_and_changes_nothing(pool: PgPool)
             .unwrap_err();
         assert_eq!(dry.code(), code, "{what} (dry run)");
     }
+    // A tenant stream's cursor names the compaction as its session's cursor does.
+    let dry = revert(&mut client, by_cursor("t", &others_tenant_cursor, true))
+        .await
+        .unwrap();
+    assert_eq!(dry.reverted.last().unwrap().event_cursor, others_pass.cursor);
     // Another tenant: the session does not exist for it.
     let mut keyed = tonic::Request::new(by_cursor("s", &pass.cursor, false));
     keyed
