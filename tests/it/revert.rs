@@ -275,7 +275,7 @@ async fn a_reverted_clearing_gives_back_the_build_byte_for_byte(pool: PgPool) {
     let count = corpus_session(&mut client, "s", &[0, 1, 2], corpus_policy()).await as i64;
     let before = snapshot(&mut client, "s").await;
     let appended = as_appended(log(&mut client, "s", count).await);
-    let tokens = before.builds[0].budget.clone().unwrap().breakdown.unwrap().total_tokens;
+    let tokens = before.builds[0].budget.unwrap().breakdown.unwrap().total_tokens;
 
     let cleared = compact(&mut client, "s", pb::CompactMode::ClearToolResults, tokens / 2).await;
     assert!(cleared.applied && cleared.cleared_seqs.len() > 3, "{cleared:?}");
@@ -309,7 +309,7 @@ async fn a_reverted_clearing_gives_back_the_build_byte_for_byte(pool: PgPool) {
     assert_restored(&snapshot(&mut client, "s").await, &before, "reverted clearing");
     assert_aggregates_add_up(&pool, "s").await;
     // The estimate is anchored again: the provider's count belongs to this view.
-    let breakdown = before.builds[0].budget.clone().unwrap().breakdown.unwrap();
+    let breakdown = before.builds[0].budget.unwrap().breakdown.unwrap();
     assert_eq!(breakdown.estimate_source, pb::EstimateSource::Anchored as i32);
     assert_eq!(as_appended(log(&mut client, "s", count).await), appended);
 
@@ -356,7 +356,7 @@ async fn reverted_summaries_leaf_and_condensed_give_back_each_earlier_build(pool
     let mut snapshots = vec![snapshot(&mut client, "s").await];
     let mut firsts: Vec<pb::Event> = Vec::new();
     let mut seen = 0;
-    let start = snapshots[0].builds[0].budget.clone().unwrap().breakdown.unwrap().total_tokens;
+    let start = snapshots[0].builds[0].budget.unwrap().breakdown.unwrap().total_tokens;
     for fraction in [80, 55, 35] {
         let done = compact(&mut client, "s", pb::CompactMode::Summarize, start * fraction / 100).await;
         assert!(done.applied, "{done:?}");
@@ -428,7 +428,7 @@ async fn step_summaries_of_one_long_turn_come_back_into_the_view(pool: PgPool) {
     // One trajectory: one turn, so summarizing takes its older steps.
     let count = corpus_session(&mut client, "s", &[6], corpus_policy()).await as i64;
     let before = snapshot(&mut client, "s").await;
-    let tokens = before.builds[0].budget.clone().unwrap().breakdown.unwrap().total_tokens;
+    let tokens = before.builds[0].budget.unwrap().breakdown.unwrap().total_tokens;
     let done = compact(&mut client, "s", pb::CompactMode::Summarize, tokens / 2).await;
     assert!(done.applied, "{done:?}");
     let summarized = log(&mut client, "s", count).await;
@@ -457,7 +457,7 @@ async fn reverting_an_earlier_compaction_reverts_every_later_one(pool: PgPool) {
     let mut client = server.client.clone();
     let count = corpus_session(&mut client, "s", &[0, 7, 9, 15], corpus_policy()).await as i64;
     let before = snapshot(&mut client, "s").await;
-    let tokens = before.builds[0].budget.clone().unwrap().breakdown.unwrap().total_tokens;
+    let tokens = before.builds[0].budget.unwrap().breakdown.unwrap().total_tokens;
     compact(&mut client, "s", pb::CompactMode::ClearToolResults, tokens * 8 / 10).await;
     compact(&mut client, "s", pb::CompactMode::Summarize, tokens * 5 / 10).await;
     compact(&mut client, "s", pb::CompactMode::ClearToolResults, tokens * 3 / 10).await;

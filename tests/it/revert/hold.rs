@@ -24,7 +24,7 @@ async fn compactions(client: &mut Client, id: &str) -> Vec<pb::Event> {
 /// A build within the window's limit and provider-valid.
 async fn checked_build(client: &mut Client, id: &str, limit: i64) -> pb::BuildMessagesResponse {
     let built = build(client, id, pb::OutputFormat::Neutral).await.unwrap();
-    let total = built.budget.clone().unwrap().breakdown.unwrap().total_tokens;
+    let total = built.budget.unwrap().breakdown.unwrap().total_tokens;
     assert!(total <= limit, "{total} > {limit}");
     assert_provider_valid(&built.messages);
     built

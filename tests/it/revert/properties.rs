@@ -91,7 +91,7 @@ async fn view(client: &mut Client, id: &str) -> View {
 async fn checked_build(client: &mut Client, id: &str, limit: i64) -> Option<Vec<u8>> {
     match build(client, id, pb::OutputFormat::OpenaiChat).await {
         Ok(mut built) => {
-            let total = built.budget.clone().unwrap().breakdown.unwrap().total_tokens;
+            let total = built.budget.unwrap().breakdown.unwrap().total_tokens;
             assert!(total <= limit, "{total} > {limit}");
             assert_provider_valid(&built.messages);
             built.version = 0;

@@ -12,6 +12,12 @@ export interface GetSessionResponse {
      * of the latest BuildMessages.
      */
     'budget'?: (_ctxd_v1_BudgetReport | null);
+    /**
+     * With include_view: the summaries RevertCompaction took out of the view (each with
+     * reverted set), most recently reverted first, at most 100. Expand with their
+     * summary_id still returns what they cover.
+     */
+    'revertedSummaries'?: (_ctxd_v1_Summary)[];
 }
 export interface GetSessionResponse__Output {
     'session': (_ctxd_v1_Session__Output | null);
@@ -24,4 +30,10 @@ export interface GetSessionResponse__Output {
      * of the latest BuildMessages.
      */
     'budget': (_ctxd_v1_BudgetReport__Output | null);
+    /**
+     * With include_view: the summaries RevertCompaction took out of the view (each with
+     * reverted set), most recently reverted first, at most 100. Expand with their
+     * summary_id still returns what they cover.
+     */
+    'revertedSummaries': (_ctxd_v1_Summary__Output)[];
 }
