@@ -9,7 +9,7 @@
 //! names (`ctxd::message`, `ctxd::policy`, ...).
 pub use ctxd_core::{
     budget, chunks, compaction, error, ingest, job, ledger, limits, message, policy, quota, render,
-    session, summarize, tokenize, turns, validate,
+    revert, session, summarize, tokenize, turns, validate,
 };
 
 pub mod admin;

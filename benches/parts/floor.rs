@@ -138,6 +138,13 @@ impl ContextService for Floor {
         no_work()
     }
 
+    async fn revert_compaction(
+        &self,
+        _: Request<pb::RevertCompactionRequest>,
+    ) -> Result<Response<pb::RevertCompactionResponse>, Status> {
+        no_work()
+    }
+
     async fn compact(
         &self,
         _: Request<pb::CompactRequest>,

@@ -2,11 +2,12 @@
 //! and wraps every RPC in a span that records the session and the outcome.
 //!
 //! Each RPC's handler is in the file of its group (`sessions`, `turns`, `compaction`,
-//! `search`, `subscribe`, `native` for AppendNative); the proto ⇄ core conversions are in `convert/`.
+//! `revert` for RevertCompaction, `search`, `subscribe`, `native` for AppendNative); the proto ⇄ core conversions are in `convert/`.
 mod compaction;
 mod convert;
 mod ledger;
 mod native;
+mod revert;
 mod search;
 mod sessions;
 mod status;
@@ -231,6 +232,21 @@ impl pb::context_service_server::ContextService for ContextApi {
         rpc(self, "Compact", &session_id, request, |tenant, req| {
             compaction::compact(self, tenant, req)
         })
+        .await
+    }
+
+    async fn revert_compaction(
+        &self,
+        request: Request<pb::RevertCompactionRequest>,
+    ) -> std::result::Result<Response<pb::RevertCompactionResponse>, Status> {
+        let session_id = request.get_ref().session_id.clone();
+        rpc(
+            self,
+            "RevertCompaction",
+            &session_id,
+            request,
+            |tenant, req| revert::revert_compaction(self, tenant, req),
+        )
         .await
     }
 

@@ -29,14 +29,21 @@ pub(super) async fn get_session(
     req: pb::GetSessionRequest,
 ) -> Result<pb::GetSessionResponse> {
     let info = api.engine.get_session(tenant, &req.session_id).await?;
-    let (summaries, budget) = if req.include_view {
-        let (summaries, report) = api.engine.session_view(&info).await?;
+    let (summaries, budget, reverted_summaries) = if req.include_view {
+        let view = api.engine.session_view(&info).await?;
         (
-            summaries.iter().map(summary_to_pb).collect(),
-            Some(report_to_pb(&report)),
+            view.summaries.iter().map(summary_to_pb).collect(),
+            Some(report_to_pb(&view.report)),
+            view.reverted_summaries
+                .iter()
+                .map(|summary| pb::Summary {
+                    reverted: true,
+                    ..summary_to_pb(summary)
+                })
+                .collect(),
         )
     } else {
-        (Vec::new(), None)
+        (Vec::new(), None, Vec::new())
     };
     let ledger = api.engine.ledger(&info).await?;
     Ok(pb::GetSessionResponse {
@@ -44,6 +51,7 @@ pub(super) async fn get_session(
         summaries,
         budget,
         ledger: ledger.iter().map(entry_to_pb).collect(),
+        reverted_summaries,
     })
 }
 

@@ -259,6 +259,7 @@ impl Engine {
             && !request.messages.iter().any(|m| m.role == Role::User);
         let wants_job = report.estimate.total_tokens > summarize_at
             && !paused
+            && !session.compaction_held()
             && self.model_for(&policy)?.is_some();
         if wants_job && state.assumed {
             // Whether a job is pending was not read: decide with a read.

@@ -60,8 +60,10 @@ impl Engine {
         let mut compacted = false;
         let threshold = policy.clear_threshold_tokens();
         // Loop guard: after repeated failures automatic compaction waits for a manual
-        // Compact or a new user message (the trimming below still keeps the budget).
-        let paused = i64::from(row.compaction_failures) >= policy.compaction_failure_limit;
+        // Compact or a new user message; after a revert, until the session has grown or
+        // a manual Compact (the trimming below still keeps the budget).
+        let paused = i64::from(row.compaction_failures) >= policy.compaction_failure_limit
+            || row.compaction_held();
         if (before > threshold || before_with_ledger > limit) && !paused {
             let target = policy.clear_target_tokens();
             // Over the limit the request cannot go out as it is: any saving helps.

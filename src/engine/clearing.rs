@@ -11,7 +11,8 @@ use crate::message::{Role, StoredMessage, ViewState};
 use crate::metrics::{CompactionMetric, metrics};
 use crate::policy::Policy;
 use crate::session::Session;
-use crate::store::Clearing;
+use crate::revert::Compaction;
+use crate::store::{Clearing, NewCompaction};
 use crate::tokenize::REPLY_PRIMING;
 
 /// Tool results to clear: (seq, tokens as a placeholder), and the tokens saved.
@@ -55,6 +56,18 @@ impl Engine {
             tokens_before,
             tokens_after: tokens_before - plan.saved,
         });
+        // Recorded (with the results' view before) so that RevertCompaction can undo it.
+        let record = NewCompaction {
+            compaction: Compaction::Clearing,
+            event_seq: tx.queued_event_seq(),
+            view_tokens_delta: -plan.saved,
+            summary_tokens_delta: 0,
+            seqs: plan.cleared.iter().map(|(seq, _)| *seq).collect(),
+            summary_ids: Vec::new(),
+            first_seq: 0,
+            last_seq: 0,
+        };
+        tx.record_compaction(&record).await?;
         note_budget(&mut tx, &row_report(policy, &after));
         tx.commit_clearing(&Clearing {
             cleared: plan.cleared.clone(),

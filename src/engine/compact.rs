@@ -24,6 +24,12 @@ impl Engine {
         }
         let mut row = self.session_row(tenant_id, &request.session_id).await?;
         let policy = policy_of(&row)?;
+        // A manual Compact lifts the wait of automatic compaction after a revert (before
+        // its job is enqueued, which would otherwise find it held).
+        if !request.dry_run && row.compaction_resume_log_tokens != 0 {
+            self.store.lift_compaction_hold(row.id).await?;
+            row.compaction_resume_log_tokens = 0;
+        }
         let mut stored = self.store.view(&row).await?;
         let mut summaries = if row.summaries_written > 0 {
             self.store.active_summaries(row.id).await?

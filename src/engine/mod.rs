@@ -4,7 +4,7 @@
 //!
 //! One file per operation group, each an `impl Engine` block with the helpers only it
 //! uses: `sessions` (create, get, view, delete), `append`, `build` (BuildMessages and
-//! CheckBudget), `compact`, `expand`, `summary_jobs` (enqueueing and running
+//! CheckBudget), `compact`, `revert` (RevertCompaction), `expand`, `summary_jobs` (enqueueing and running
 //! summarization jobs), and the compaction passes they share, `clearing` and
 //! `summary_pass`; `ledger` (UpdateLedger and the task ledger's block). `request` counts what a request carries; `report` holds the budget
 //! helpers over a session row. The public request and response types live here.
@@ -31,7 +31,9 @@ use crate::summarizer::model::ModelSummarizer;
 use crate::tokenize::{TextCounts, ToolDefinition};
 pub use crate::validate::validate_session_id;
 pub use ledger::{LedgerUpdate, LedgerUpdated};
+pub use revert::{RevertRequest, RevertTarget, Reverted};
 pub use search::{Scope, SearchRequest};
+pub use sessions::SessionView;
 pub use subscribe::SubscribeRequest;
 
 mod append;
@@ -42,6 +44,7 @@ mod expand;
 mod ledger;
 mod report;
 mod request;
+mod revert;
 mod search;
 mod sessions;
 mod subscribe;

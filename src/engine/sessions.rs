@@ -13,6 +13,20 @@ use crate::store::Creation;
 use crate::tokenize::REPLY_PRIMING;
 use crate::validate::{NUL_REASON, validate_session_id};
 
+/// Reverted summaries GetSession lists at most.
+const MAX_REVERTED_SUMMARIES: i64 = 100;
+
+/// What GetSession shows of a session's view.
+#[derive(Debug, Clone)]
+pub struct SessionView {
+    /// The active summaries, oldest first.
+    pub summaries: Vec<Summary>,
+    /// The budget of the next request.
+    pub report: Report,
+    /// The summaries reverts took out of the view, most recently reverted first.
+    pub reverted_summaries: Vec<Summary>,
+}
+
 impl Engine {
     pub async fn create_session(
         &self,
@@ -74,10 +88,15 @@ impl Engine {
         Ok(SessionInfo { row, policy })
     }
 
-    /// The active summaries and the budget of the next request (read-only).
-    pub async fn session_view(&self, info: &SessionInfo) -> Result<(Vec<Summary>, Report)> {
+    /// The active summaries, the budget of the next request and the summaries reverts
+    /// took out of the view (read-only).
+    pub async fn session_view(&self, info: &SessionInfo) -> Result<SessionView> {
         let row = &info.row;
         let summaries = self.store.active_summaries(row.id).await?;
+        let reverted_summaries = self
+            .store
+            .reverted_summaries(row.id, MAX_REVERTED_SUMMARIES)
+            .await?;
         let regions = Regions {
             system_tokens: row.last_build_system_tokens.max(REPLY_PRIMING),
             summary_tokens: row.summary_tokens,
@@ -91,7 +110,11 @@ impl Engine {
             regions,
             row.last_turn_tokens,
         );
-        Ok((summaries, report))
+        Ok(SessionView {
+            summaries,
+            report,
+            reverted_summaries,
+        })
     }
 
     pub async fn delete_session(&self, tenant_id: i64, session_id: &str) -> Result<i64> {

@@ -175,10 +175,15 @@ impl Engine {
         let tokens_before = state.total(around);
         let summarize_at = policy.summarize_threshold_tokens();
         let paused = i64::from(state.row.compaction_failures) >= policy.compaction_failure_limit;
-        if args.reason != JobReason::Compact && (tokens_before <= summarize_at || paused) {
-            // Already done (by BuildMessages' fallback or an earlier job), or paused.
+        // A revert after the job was enqueued holds it too, even a Compact's (a Compact
+        // after the revert lifted the hold before enqueueing).
+        let held = state.row.compaction_held();
+        if held || (args.reason != JobReason::Compact && (tokens_before <= summarize_at || paused)) {
+            // Already done (by BuildMessages' fallback or an earlier job), paused, or
+            // held after a revert.
             return Ok(JobEnd::Completed(serde_json::json!({
                 "due": false,
+                "held": held,
                 "tokens_before": tokens_before,
                 "tokens_after": tokens_before,
             })));
@@ -236,6 +241,11 @@ impl Engine {
                 break;
             }
             let row = self.session_row(job.tenant_id, &job.external_id).await?;
+            if row.compaction_held() {
+                // What got in first was a revert: the job does not redo what it undid.
+                state = self.view_now(row).await?;
+                break;
+            }
             state = self.view_now(row).await?;
         }
         let tokens_after = state.total(around);

@@ -10,7 +10,8 @@ use crate::message::{Message, StoredMessage};
 use crate::metrics::{CompactionMetric, metrics};
 use crate::policy::Policy;
 use crate::session::{Session, Summary};
-use crate::store::{NewJob, NewSummary, SummarizedUpdate, View};
+use crate::revert::Compaction;
+use crate::store::{NewCompaction, NewJob, NewSummary, SummarizedUpdate, View};
 use crate::summarizer::{self, Writer};
 use crate::tokenize::REPLY_PRIMING;
 use crate::turns;
@@ -357,10 +358,6 @@ impl Engine {
             ids.push(id);
             written += 1;
         }
-        if let Span::Steps(..) = span {
-            let seqs: Vec<i64> = view[covered.clone()].iter().map(|m| m.seq).collect();
-            tx.mark_summarized(&seqs).await?;
-        }
         if let Some(job) = &options.follow_up {
             tx.enqueue_job(job, &self.config.notify_gate).await?;
         }
@@ -402,6 +399,28 @@ impl Engine {
             duration_ms: started.elapsed().as_millis() as i64,
             job_id: options.job_id,
         });
+        // Recorded (with the view of the messages it takes out before) so that
+        // RevertCompaction can undo it; then the older steps leave the view.
+        let step_seqs: Vec<i64> = match span {
+            Span::Steps(..) => view[covered.clone()].iter().map(|m| m.seq).collect(),
+            Span::Turns(_) => Vec::new(),
+        };
+        let mut written_ids = vec![leaf_id];
+        written_ids.extend(&ids);
+        let record = NewCompaction {
+            compaction: Compaction::Summary(options.compaction),
+            event_seq: tx.queued_event_seq(),
+            view_tokens_delta: after.view_tokens - tx.session.view_tokens,
+            summary_tokens_delta: summary_tokens - tx.session.summary_tokens,
+            seqs: step_seqs,
+            summary_ids: written_ids,
+            first_seq,
+            last_seq,
+        };
+        tx.record_compaction(&record).await?;
+        if !record.seqs.is_empty() {
+            tx.mark_summarized(&record.seqs).await?;
+        }
         note_budget(&mut tx, &row_report(policy, &after));
         tx.commit_summarized(SummarizedUpdate {
             view_first_seq: after.view_first_seq,

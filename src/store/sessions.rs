@@ -59,6 +59,7 @@ pub(super) struct SessionRow {
     compaction_failures: i32,
     event_seq: i64,
     budget_status: i16,
+    compaction_resume_log_tokens: i64,
     created_at: chrono::DateTime<chrono::Utc>,
     updated_at: chrono::DateTime<chrono::Utc>,
 }
@@ -110,6 +111,7 @@ impl From<SessionRow> for Session {
             compaction_failures: row.compaction_failures,
             event_seq: row.event_seq,
             budget_status: row.budget_status,
+            compaction_resume_log_tokens: row.compaction_resume_log_tokens,
             created_at: row.created_at,
             updated_at: row.updated_at,
         }
@@ -172,7 +174,8 @@ pub(super) const SESSION_COLUMNS: &str = "id, tenant_id, external_id, policy, me
     anchor_delta_ratio, est_samples, est_abs_err_sum, est_max_abs_err, est_last_err, \
     usage_input_tokens, usage_output_tokens, usage_cached_tokens, cleared_messages, \
     evicted_messages, last_build_view_epoch, builds, extending_builds, summary_tokens, \
-    summaries_written, compaction_failures, event_seq, budget_status, created_at, updated_at";
+    summaries_written, compaction_failures, event_seq, budget_status, compaction_resume_log_tokens, \
+    created_at, updated_at";
 
 /// `sql` with its `{columns}` as [`SESSION_COLUMNS`].
 pub(super) fn with_session_columns(sql: &str) -> String {

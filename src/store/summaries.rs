@@ -66,16 +66,44 @@ pub struct SummarizedUpdate {
 const COLUMNS: &str = "id, depth, first_seq, last_seq, content, token_count, level, source_tokens, facts, facts_lost, \
     retention";
 
+/// The active summaries of a session (not covered by a higher one, not reverted), oldest
+/// first.
+pub(super) async fn active<'e>(
+    executor: impl sqlx::PgExecutor<'e>,
+    session_id: i64,
+) -> StoreResult<Vec<Summary>> {
+    let rows: Vec<SummaryRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "select {COLUMNS} from summaries where session_id = $1 and parent_id is null \
+         and reverted_at is null order by first_seq"
+    )))
+    .bind(session_id)
+    .fetch_all(executor)
+    .await?;
+    Ok(rows.into_iter().map(Summary::from).collect())
+}
+
+/// The summaries reverts took out of a session's view, most recently reverted first, at
+/// most `limit`.
+pub(super) async fn reverted<'e>(
+    executor: impl sqlx::PgExecutor<'e>,
+    session_id: i64,
+    limit: i64,
+) -> StoreResult<Vec<Summary>> {
+    let rows: Vec<SummaryRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "select {COLUMNS} from summaries where session_id = $1 and reverted_at is not null \
+         order by reverted_at desc, id desc limit $2"
+    )))
+    .bind(session_id)
+    .bind(limit)
+    .fetch_all(executor)
+    .await?;
+    Ok(rows.into_iter().map(Summary::from).collect())
+}
+
 impl Store {
-    /// The active summaries (not covered by a higher one), oldest first.
+    /// The active summaries (not covered by a higher one, not reverted), oldest first.
     pub async fn active_summaries(&self, session_id: i64) -> StoreResult<Vec<Summary>> {
-        let rows: Vec<SummaryRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-            "select {COLUMNS} from summaries where session_id = $1 and parent_id is null order by first_seq"
-        )))
-        .bind(session_id)
-        .fetch_all(self.db())
-        .await?;
-        Ok(rows.into_iter().map(Summary::from).collect())
+        active(self.db(), session_id).await
     }
 
     /// One summary of a session.

@@ -724,6 +724,7 @@ async fn health_and_reflection(pool: PgPool) {
             "CheckBudget",
             "Expand",
             "Compact",
+            "RevertCompaction",
             "GetJob",
             "Search",
             "SubscribeEvents",

@@ -137,6 +137,7 @@ const UNARY: [&str; 11] = [
     "CheckBudget",
     "Expand",
     "Compact",
+    "RevertCompaction",
     "GetJob",
     "Search",
     "UpdateLedger",

@@ -29,5 +29,6 @@ mod quotas;
 mod recorded;
 mod replicas;
 mod retention;
+mod revert;
 mod small_window;
 mod tls;

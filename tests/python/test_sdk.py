@@ -167,6 +167,29 @@ class Helpers(unittest.TestCase):
         (cleared,) = events.take(1)
         self.assertEqual(cleared.kind, pb.EVENT_KIND_TOOL_RESULTS_CLEARED)
         self.assertEqual(list(cleared.tool_results_cleared.seqs), list(done.cleared_seqs))
+        # Reverting the clearing by its event's cursor: a dry run first (nothing changes),
+        # then the view is back as it was, and automatic compaction waits.
+        version = session.get().version
+        dry = session.revert_compaction(cleared.cursor, dry_run=True)
+        self.assertFalse(dry.applied)
+        self.assertEqual(list(dry.restored_seqs), list(done.cleared_seqs))
+        self.assertEqual(session.get().version, version)
+        reverted = session.revert_compaction(cleared.cursor)
+        self.assertTrue(reverted.applied)
+        self.assertEqual([r.event_cursor for r in reverted.reverted], [cleared.cursor])
+        self.assertEqual(reverted.tokens_after, done.tokens_before)
+        views = session.expand(list(done.cleared_seqs)).messages
+        self.assertEqual({m.view_state for m in views}, {pb.VIEW_STATE_EVICTED})
+        stats = session.get().compaction
+        self.assertTrue(stats.compaction_held)
+        self.assertEqual(stats.cleared_messages, 0)
+        (undone,) = events.take(1)
+        self.assertEqual(undone.kind, pb.EVENT_KIND_COMPACTION_REVERTED)
+        self.assertEqual(list(undone.compaction_reverted.event_seqs), [cleared.session_seq])
+        with self.assertRaises(ctxd.FailedPrecondition):
+            session.revert_compaction(cleared.cursor)
+        with self.assertRaises(ValueError):
+            session.revert_compaction(cleared.cursor, summary_id=3)
         # A session's events end with its deletion: so does the iterator.
         self.assertEqual(session.delete(), 10)
         (deleted,) = events.take(1)
@@ -515,6 +538,8 @@ class Events(unittest.TestCase):
                 self.assertEqual((await session.check()).status, pb.BUDGET_STATUS_OK)
                 self.assertEqual((await session.expand([1])).messages[0].content, "read the logs")
                 self.assertEqual(len(await session.search("logs")), 1)
+                with self.assertRaises(ctxd.NotFound):
+                    await session.revert_compaction(summary_id=10**9)
                 self.assertEqual(await session.delete(), 9)
 
         asyncio.run(scenario())

@@ -3,13 +3,14 @@ export { AlreadyExistsError, ConflictError, CtxdError, DoesNotFitError, InvalidA
 export { EventStream, type Event, type EventsOptions } from './events.js';
 export type { RetryOptions } from './retry.js';
 export type { SearchHit, SearchOptions } from './search.js';
-export { Session, type AppendOptions, type AppendResponseOptions, type AppendTurnOptions, type BuildOptions, type Built, type CheckOptions, type CompactModeName, type CompactOptions, type ExpandTarget, type NativeOptions, type RequestDefaults, } from './session.js';
+export { Session, type AppendOptions, type AppendResponseOptions, type AppendTurnOptions, type BuildOptions, type Built, type CheckOptions, type CompactModeName, type CompactOptions, type ExpandTarget, type NativeOptions, type RequestDefaults, type RevertOptions, type RevertTarget, } from './session.js';
 export { ToolResult, type Format, type JsonFormat, type MessageInput, type RoleName, type ToolInput, type ToolsInput } from './types.js';
 export type { AppendTurnResponse__Output as AppendResult } from './gen/ctxd/v1/AppendTurnResponse.js';
 export type { BudgetReport__Output as BudgetReport } from './gen/ctxd/v1/BudgetReport.js';
 export type { CompactResponse__Output as CompactResult } from './gen/ctxd/v1/CompactResponse.js';
 export type { EventKind } from './gen/ctxd/v1/EventKind.js';
 export type { ExpandResponse__Output as ExpandResult } from './gen/ctxd/v1/ExpandResponse.js';
+export type { RevertCompactionResponse__Output as RevertResult } from './gen/ctxd/v1/RevertCompactionResponse.js';
 export type { GetSessionResponse__Output as SessionState } from './gen/ctxd/v1/GetSessionResponse.js';
 export type { Job__Output as Job } from './gen/ctxd/v1/Job.js';
 export type { Message__Output as Message } from './gen/ctxd/v1/Message.js';

@@ -8,6 +8,7 @@ import type { DeleteSessionResponse__Output } from './gen/ctxd/v1/DeleteSessionR
 import type { ExpandResponse__Output } from './gen/ctxd/v1/ExpandResponse.js';
 import type { GetSessionResponse__Output } from './gen/ctxd/v1/GetSessionResponse.js';
 import type { Message__Output } from './gen/ctxd/v1/Message.js';
+import type { RevertCompactionResponse__Output } from './gen/ctxd/v1/RevertCompactionResponse.js';
 import type { Session__Output } from './gen/ctxd/v1/Session.js';
 import type { Usage } from './gen/ctxd/v1/Usage.js';
 import { type SearchHit, type SearchOptions } from './search.js';
@@ -60,6 +61,18 @@ export interface CompactOptions {
     wait?: boolean;
     waitTimeoutMs?: number;
 }
+/** The compaction to revert: its event's cursor, or a summary it wrote. */
+export type RevertTarget = {
+    eventCursor: string;
+} | {
+    summaryId: number;
+};
+export interface RevertOptions {
+    /** Say what would be restored; change nothing. */
+    dryRun?: boolean;
+    /** Revert only at this session version (ABORTED otherwise). */
+    expectedVersion?: number;
+}
 /** What to expand: an inclusive seq range, a list of seqs, or a summary's originals. */
 export type ExpandTarget = {
     firstSeq: number;
@@ -107,6 +120,11 @@ export declare class Session {
     check(options?: CheckOptions): Promise<BudgetReport__Output>;
     /** Shrinks the model's view now (or says what it would do, with dryRun). */
     compact(options?: CompactOptions): Promise<CompactResponse__Output>;
+    /**
+     * Undoes a compaction (a TOOL_RESULTS_CLEARED or COMPACTION_COMPLETED event's cursor,
+     * or a summary it wrote) and every later one: the view as it was before it.
+     */
+    revertCompaction(target: RevertTarget, options?: RevertOptions): Promise<RevertCompactionResponse__Output>;
     /** The original messages, byte-exact, whatever the view shows of them. */
     expand(target: ExpandTarget, options?: {
         maxTokens?: number;

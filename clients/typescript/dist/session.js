@@ -1,5 +1,5 @@
-// A session handle: build the request, append what happened, check, compact, expand,
-// search, and follow its events.
+// A session handle: build the request, append what happened, check, compact, revert a
+// compaction, expand, search, and follow its events.
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { CtxdError } from './errors.js';
@@ -123,6 +123,20 @@ export class Session {
             wait: options.wait ?? false,
             waitTimeoutMs: options.waitTimeoutMs ?? 0,
         }, waitMs > 0 ? { timeoutMs: waitMs + COMPACT_MARGIN_MS } : {});
+    }
+    /**
+     * Undoes a compaction (a TOOL_RESULTS_CLEARED or COMPACTION_COMPLETED event's cursor,
+     * or a summary it wrote) and every later one: the view as it was before it.
+     */
+    revertCompaction(target, options = {}) {
+        const request = { sessionId: this.id, dryRun: options.dryRun ?? false };
+        if ('eventCursor' in target)
+            request['eventCursor'] = target.eventCursor;
+        else
+            request['summaryId'] = target.summaryId;
+        if (options.expectedVersion !== undefined)
+            request['expectedVersion'] = options.expectedVersion;
+        return this.client.call('RevertCompaction', request);
     }
     /** The original messages, byte-exact, whatever the view shows of them. */
     expand(target, options = {}) {

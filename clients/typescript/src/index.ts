@@ -32,6 +32,8 @@ export {
   type ExpandTarget,
   type NativeOptions,
   type RequestDefaults,
+  type RevertOptions,
+  type RevertTarget,
 } from './session.js';
 export { ToolResult, type Format, type JsonFormat, type MessageInput, type RoleName, type ToolInput, type ToolsInput } from './types.js';
 export type { AppendTurnResponse__Output as AppendResult } from './gen/ctxd/v1/AppendTurnResponse.js';
@@ -39,6 +41,7 @@ export type { BudgetReport__Output as BudgetReport } from './gen/ctxd/v1/BudgetR
 export type { CompactResponse__Output as CompactResult } from './gen/ctxd/v1/CompactResponse.js';
 export type { EventKind } from './gen/ctxd/v1/EventKind.js';
 export type { ExpandResponse__Output as ExpandResult } from './gen/ctxd/v1/ExpandResponse.js';
+export type { RevertCompactionResponse__Output as RevertResult } from './gen/ctxd/v1/RevertCompactionResponse.js';
 export type { GetSessionResponse__Output as SessionState } from './gen/ctxd/v1/GetSessionResponse.js';
 export type { Job__Output as Job } from './gen/ctxd/v1/Job.js';
 export type { Message__Output as Message } from './gen/ctxd/v1/Message.js';

@@ -1,5 +1,5 @@
-// A session handle: build the request, append what happened, check, compact, expand,
-// search, and follow its events.
+// A session handle: build the request, append what happened, check, compact, revert a
+// compaction, expand, search, and follow its events.
 import { randomUUID } from 'node:crypto';
 
 import * as grpc from '@grpc/grpc-js';
@@ -17,6 +17,7 @@ import type { DeleteSessionResponse__Output } from './gen/ctxd/v1/DeleteSessionR
 import type { ExpandResponse__Output } from './gen/ctxd/v1/ExpandResponse.js';
 import type { GetSessionResponse__Output } from './gen/ctxd/v1/GetSessionResponse.js';
 import type { Message__Output } from './gen/ctxd/v1/Message.js';
+import type { RevertCompactionResponse__Output } from './gen/ctxd/v1/RevertCompactionResponse.js';
 import type { Session__Output } from './gen/ctxd/v1/Session.js';
 import type { Usage } from './gen/ctxd/v1/Usage.js';
 import { searchRequest, type SearchHit, type SearchOptions } from './search.js';
@@ -88,6 +89,16 @@ export interface CompactOptions {
   /** Wait for a summarization job (up to waitTimeoutMs). */
   wait?: boolean;
   waitTimeoutMs?: number;
+}
+
+/** The compaction to revert: its event's cursor, or a summary it wrote. */
+export type RevertTarget = { eventCursor: string } | { summaryId: number };
+
+export interface RevertOptions {
+  /** Say what would be restored; change nothing. */
+  dryRun?: boolean;
+  /** Revert only at this session version (ABORTED otherwise). */
+  expectedVersion?: number;
 }
 
 /** What to expand: an inclusive seq range, a list of seqs, or a summary's originals. */
@@ -229,6 +240,18 @@ export class Session {
       },
       waitMs > 0 ? { timeoutMs: waitMs + COMPACT_MARGIN_MS } : {},
     );
+  }
+
+  /**
+   * Undoes a compaction (a TOOL_RESULTS_CLEARED or COMPACTION_COMPLETED event's cursor,
+   * or a summary it wrote) and every later one: the view as it was before it.
+   */
+  revertCompaction(target: RevertTarget, options: RevertOptions = {}): Promise<RevertCompactionResponse__Output> {
+    const request: Record<string, unknown> = { sessionId: this.id, dryRun: options.dryRun ?? false };
+    if ('eventCursor' in target) request['eventCursor'] = target.eventCursor;
+    else request['summaryId'] = target.summaryId;
+    if (options.expectedVersion !== undefined) request['expectedVersion'] = options.expectedVersion;
+    return this.client.call('RevertCompaction', request);
   }
 
   /** The original messages, byte-exact, whatever the view shows of them. */

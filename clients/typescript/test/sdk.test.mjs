@@ -149,6 +149,23 @@ describe('session helpers', () => {
     assert.equal(state.session.version, cleared.version);
     assert.equal(state.session.compaction.clearedMessages, 1);
 
+    // The clearing undone by its event's cursor: a dry run first, then for real.
+    let clearing;
+    for await (const event of session.events({ kinds: ['EVENT_KIND_TOOL_RESULTS_CLEARED'] })) {
+      clearing = event;
+      break;
+    }
+    const preview = await session.revertCompaction({ eventCursor: clearing.cursor }, { dryRun: true });
+    assert.equal(preview.applied, false);
+    assert.deepEqual(preview.restoredSeqs, [3]);
+    const reverted = await session.revertCompaction({ eventCursor: clearing.cursor });
+    assert.equal(reverted.applied, true);
+    assert.equal(reverted.version, cleared.version + 1);
+    assert.equal((await session.build()).messages[2].viewState, 'VIEW_STATE_FULL');
+    const held = await session.get();
+    assert.equal(held.session.compaction.clearedMessages, 0);
+    assert.equal(held.session.compaction.compactionHeld, true);
+
     const handle = client.session(id);
     assert.equal((await handle.get()).session.sessionId, id);
     const deleted = await session.delete();

@@ -18,6 +18,7 @@ pub enum EventKind {
     OutputEvicted = 5,
     BudgetThresholdCrossed = 6,
     SessionDeleted = 7,
+    CompactionReverted = 8,
 }
 
 /// The proto's CompactionKind numbers.
@@ -77,6 +78,35 @@ pub enum EventDetail {
         context_window: i64,
     },
     SessionDeleted,
+    /// RevertCompaction undid these compactions (their events' session_seqs, oldest
+    /// first): the view is as it was before the oldest.
+    CompactionReverted {
+        event_seqs: Vec<i64>,
+        summary_ids: Vec<i64>,
+        restored_seqs: Vec<i64>,
+        view_first_seq: i64,
+        tokens_before: i64,
+        tokens_after: i64,
+        resume_at_log_tokens: i64,
+    },
+}
+
+impl EventKind {
+    /// The kind an event row's number stands for.
+    pub fn from_i16(number: i16) -> Option<EventKind> {
+        [
+            EventKind::CompactionStarted,
+            EventKind::CompactionCompleted,
+            EventKind::CompactionFailed,
+            EventKind::ToolResultsCleared,
+            EventKind::OutputEvicted,
+            EventKind::BudgetThresholdCrossed,
+            EventKind::SessionDeleted,
+            EventKind::CompactionReverted,
+        ]
+        .into_iter()
+        .find(|kind| *kind as i16 == number)
+    }
 }
 
 impl EventDetail {
@@ -89,6 +119,7 @@ impl EventDetail {
             EventDetail::OutputEvicted { .. } => EventKind::OutputEvicted,
             EventDetail::BudgetThresholdCrossed { .. } => EventKind::BudgetThresholdCrossed,
             EventDetail::SessionDeleted => EventKind::SessionDeleted,
+            EventDetail::CompactionReverted { .. } => EventKind::CompactionReverted,
         }
     }
 }

@@ -11,7 +11,8 @@
 //! `render` (provider formats), `ingest` (provider bodies read back as messages), both
 //! over `media` (data: URIs, image types),
 //! `validate` (request checks), `limits` (server bounds), `quota` (per-tenant quotas),
-//! `events` (what an event says, cursors), `error` (the domain error).
+//! `events` (what an event says, cursors), `revert` (undoing compactions: the record,
+//! the aggregates restored, when automatic compaction resumes), `error` (the domain error).
 //!
 //! This crate's manifest lacks every network, database and runtime crate, so the
 //! compiler keeps it pure; `tests/modules.rs` checks its dependency tree too.
@@ -29,6 +30,7 @@ pub mod message;
 pub mod policy;
 pub mod quota;
 pub mod render;
+pub mod revert;
 pub mod session;
 pub mod summarize;
 pub mod tokenize;

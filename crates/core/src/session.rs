@@ -56,11 +56,20 @@ pub struct Session {
     pub compaction_failures: i32,
     pub event_seq: i64,
     pub budget_status: i16,
+    /// After a revert, automatic compaction waits until `log_tokens` reaches this (0:
+    /// no wait).
+    pub compaction_resume_log_tokens: i64,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub updated_at: chrono::DateTime<chrono::Utc>,
 }
 
 impl Session {
+    /// Whether automatic compaction waits after a revert (until the log has grown, or
+    /// a manual Compact).
+    pub fn compaction_held(&self) -> bool {
+        self.log_tokens < self.compaction_resume_log_tokens
+    }
+
     /// The anchor of the session's last usage report, if it has reported.
     pub fn anchor(&self) -> Option<Anchor> {
         (self.anchor_reported_tokens > 0).then_some(Anchor {

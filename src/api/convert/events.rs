@@ -16,6 +16,7 @@ pub(in crate::api) fn event_kind_from_pb(kind: i32) -> Option<EventKind> {
         pb::EventKind::OutputEvicted => EventKind::OutputEvicted,
         pb::EventKind::BudgetThresholdCrossed => EventKind::BudgetThresholdCrossed,
         pb::EventKind::SessionDeleted => EventKind::SessionDeleted,
+        pb::EventKind::CompactionReverted => EventKind::CompactionReverted,
     })
 }
 
@@ -130,6 +131,23 @@ pub(in crate::api) fn event_to_pb(row: &crate::events::Event, cursor: String) ->
             context_window,
         }),
         EventDetail::SessionDeleted => Detail::SessionDeleted(pb::SessionDeleted {}),
+        EventDetail::CompactionReverted {
+            event_seqs,
+            summary_ids,
+            restored_seqs,
+            view_first_seq,
+            tokens_before,
+            tokens_after,
+            resume_at_log_tokens,
+        } => Detail::CompactionReverted(pb::CompactionReverted {
+            event_seqs,
+            summary_ids,
+            restored_seqs,
+            view_first_seq,
+            tokens_before,
+            tokens_after,
+            resume_at_log_tokens,
+        }),
     };
     pb::Event {
         event_id: row.id,

@@ -46,6 +46,8 @@ pub(in crate::api) fn session_to_pb(info: &engine::SessionInfo) -> pb::Session {
             summary_tokens: row.summary_tokens,
             consecutive_failures: i64::from(row.compaction_failures),
             paused: i64::from(row.compaction_failures) >= info.policy.compaction_failure_limit,
+            compaction_held: row.compaction_held(),
+            resume_at_log_tokens: row.compaction_resume_log_tokens,
             cache_stable_pct: if row.builds > 1 {
                 row.extending_builds as f64 * 100.0 / (row.builds - 1) as f64
             } else {
@@ -72,6 +74,7 @@ pub(in crate::api) fn summary_to_pb(summary: &crate::session::Summary) -> pb::Su
         commands_lost: summary.retention.commands_lost,
         identifiers: summary.retention.identifiers,
         identifiers_lost: summary.retention.identifiers_lost,
+        reverted: false,
     }
 }
 

@@ -187,6 +187,9 @@ class Client:
         timeout = self.timeout_s + (request.wait_timeout_ms or 60_000) / 1000 if request.wait else None
         return self._call("Compact", request, pb.CompactResponse, timeout_s=timeout)
 
+    def revert_compaction(self, request: pb.RevertCompactionRequest) -> pb.RevertCompactionResponse:
+        return self._call("RevertCompaction", request, pb.RevertCompactionResponse)
+
     def search(
         self,
         query: str,
@@ -380,6 +383,20 @@ class Session:
     ) -> pb.CompactResponse:
         request = requests.compact(self.id, mode, target_tokens, dry_run, wait, wait_timeout_ms)
         return self.client.compact(request)
+
+    def revert_compaction(
+        self,
+        event_cursor: Optional[str] = None,
+        *,
+        summary_id: Optional[int] = None,
+        dry_run: bool = False,
+        expected_version: Optional[int] = None,
+    ) -> pb.RevertCompactionResponse:
+        """Undoes a compaction, named by its event's cursor (a TOOL_RESULTS_CLEARED or
+        COMPACTION_COMPLETED event) or a summary it wrote, and every later one: the view
+        as it was before it. With dry_run, what would be restored; nothing changes."""
+        request = requests.revert_compaction(self.id, event_cursor, summary_id, dry_run, expected_version)
+        return self.client.revert_compaction(request)
 
     def expand(
         self,

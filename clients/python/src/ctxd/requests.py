@@ -157,6 +157,25 @@ def compact(
     )
 
 
+def revert_compaction(
+    session_id: str,
+    event_cursor: Optional[str],
+    summary_id: Optional[int],
+    dry_run: bool,
+    expected_version: Optional[int],
+) -> pb.RevertCompactionRequest:
+    if (event_cursor is None) == (summary_id is None):
+        raise ValueError("revert_compaction: give exactly one of event_cursor or summary_id")
+    request = pb.RevertCompactionRequest(session_id=session_id, dry_run=dry_run)
+    if event_cursor is not None:
+        request.event_cursor = event_cursor
+    elif summary_id is not None:
+        request.summary_id = summary_id
+    if expected_version is not None:
+        request.expected_version = expected_version
+    return request
+
+
 def expand(
     session_id: str,
     seqs: Optional[Sequence[int]],

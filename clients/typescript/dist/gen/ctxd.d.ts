@@ -14,6 +14,7 @@ import type { CompactRequest as _ctxd_v1_CompactRequest, CompactRequest__Output 
 import type { CompactResponse as _ctxd_v1_CompactResponse, CompactResponse__Output as _ctxd_v1_CompactResponse__Output } from './ctxd/v1/CompactResponse.js';
 import type { CompactionCompleted as _ctxd_v1_CompactionCompleted, CompactionCompleted__Output as _ctxd_v1_CompactionCompleted__Output } from './ctxd/v1/CompactionCompleted.js';
 import type { CompactionFailed as _ctxd_v1_CompactionFailed, CompactionFailed__Output as _ctxd_v1_CompactionFailed__Output } from './ctxd/v1/CompactionFailed.js';
+import type { CompactionReverted as _ctxd_v1_CompactionReverted, CompactionReverted__Output as _ctxd_v1_CompactionReverted__Output } from './ctxd/v1/CompactionReverted.js';
 import type { CompactionStarted as _ctxd_v1_CompactionStarted, CompactionStarted__Output as _ctxd_v1_CompactionStarted__Output } from './ctxd/v1/CompactionStarted.js';
 import type { CompactionStats as _ctxd_v1_CompactionStats, CompactionStats__Output as _ctxd_v1_CompactionStats__Output } from './ctxd/v1/CompactionStats.js';
 import type { ContentPart as _ctxd_v1_ContentPart, ContentPart__Output as _ctxd_v1_ContentPart__Output } from './ctxd/v1/ContentPart.js';
@@ -38,6 +39,9 @@ import type { MediaRef as _ctxd_v1_MediaRef, MediaRef__Output as _ctxd_v1_MediaR
 import type { Message as _ctxd_v1_Message, Message__Output as _ctxd_v1_Message__Output } from './ctxd/v1/Message.js';
 import type { OutputEvicted as _ctxd_v1_OutputEvicted, OutputEvicted__Output as _ctxd_v1_OutputEvicted__Output } from './ctxd/v1/OutputEvicted.js';
 import type { Policy as _ctxd_v1_Policy, Policy__Output as _ctxd_v1_Policy__Output } from './ctxd/v1/Policy.js';
+import type { RevertCompactionRequest as _ctxd_v1_RevertCompactionRequest, RevertCompactionRequest__Output as _ctxd_v1_RevertCompactionRequest__Output } from './ctxd/v1/RevertCompactionRequest.js';
+import type { RevertCompactionResponse as _ctxd_v1_RevertCompactionResponse, RevertCompactionResponse__Output as _ctxd_v1_RevertCompactionResponse__Output } from './ctxd/v1/RevertCompactionResponse.js';
+import type { RevertedCompaction as _ctxd_v1_RevertedCompaction, RevertedCompaction__Output as _ctxd_v1_RevertedCompaction__Output } from './ctxd/v1/RevertedCompaction.js';
 import type { SearchHit as _ctxd_v1_SearchHit, SearchHit__Output as _ctxd_v1_SearchHit__Output } from './ctxd/v1/SearchHit.js';
 import type { SearchRequest as _ctxd_v1_SearchRequest, SearchRequest__Output as _ctxd_v1_SearchRequest__Output } from './ctxd/v1/SearchRequest.js';
 import type { SearchResponse as _ctxd_v1_SearchResponse, SearchResponse__Output as _ctxd_v1_SearchResponse__Output } from './ctxd/v1/SearchResponse.js';
@@ -81,6 +85,7 @@ export interface ProtoGrpcType {
             CompactionCompleted: MessageTypeDefinition<_ctxd_v1_CompactionCompleted, _ctxd_v1_CompactionCompleted__Output>;
             CompactionFailed: MessageTypeDefinition<_ctxd_v1_CompactionFailed, _ctxd_v1_CompactionFailed__Output>;
             CompactionKind: EnumTypeDefinition;
+            CompactionReverted: MessageTypeDefinition<_ctxd_v1_CompactionReverted, _ctxd_v1_CompactionReverted__Output>;
             CompactionStarted: MessageTypeDefinition<_ctxd_v1_CompactionStarted, _ctxd_v1_CompactionStarted__Output>;
             CompactionStats: MessageTypeDefinition<_ctxd_v1_CompactionStats, _ctxd_v1_CompactionStats__Output>;
             ContentPart: MessageTypeDefinition<_ctxd_v1_ContentPart, _ctxd_v1_ContentPart__Output>;
@@ -116,6 +121,9 @@ export interface ProtoGrpcType {
             OutputFormat: EnumTypeDefinition;
             Policy: MessageTypeDefinition<_ctxd_v1_Policy, _ctxd_v1_Policy__Output>;
             RecommendedAction: EnumTypeDefinition;
+            RevertCompactionRequest: MessageTypeDefinition<_ctxd_v1_RevertCompactionRequest, _ctxd_v1_RevertCompactionRequest__Output>;
+            RevertCompactionResponse: MessageTypeDefinition<_ctxd_v1_RevertCompactionResponse, _ctxd_v1_RevertCompactionResponse__Output>;
+            RevertedCompaction: MessageTypeDefinition<_ctxd_v1_RevertedCompaction, _ctxd_v1_RevertedCompaction__Output>;
             Role: EnumTypeDefinition;
             SearchHit: MessageTypeDefinition<_ctxd_v1_SearchHit, _ctxd_v1_SearchHit__Output>;
             SearchRequest: MessageTypeDefinition<_ctxd_v1_SearchRequest, _ctxd_v1_SearchRequest__Output>;

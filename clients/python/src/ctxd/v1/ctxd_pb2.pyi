@@ -125,6 +125,7 @@ class EventKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     EVENT_KIND_OUTPUT_EVICTED: _ClassVar[EventKind]
     EVENT_KIND_BUDGET_THRESHOLD_CROSSED: _ClassVar[EventKind]
     EVENT_KIND_SESSION_DELETED: _ClassVar[EventKind]
+    EVENT_KIND_COMPACTION_REVERTED: _ClassVar[EventKind]
 
 class CompactionKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -206,6 +207,7 @@ EVENT_KIND_TOOL_RESULTS_CLEARED: EventKind
 EVENT_KIND_OUTPUT_EVICTED: EventKind
 EVENT_KIND_BUDGET_THRESHOLD_CROSSED: EventKind
 EVENT_KIND_SESSION_DELETED: EventKind
+EVENT_KIND_COMPACTION_REVERTED: EventKind
 COMPACTION_KIND_UNSPECIFIED: CompactionKind
 COMPACTION_KIND_SUMMARIZE: CompactionKind
 COMPACTION_KIND_FALLBACK: CompactionKind
@@ -396,16 +398,18 @@ class GetSessionRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., include_view: _Optional[bool] = ...) -> None: ...
 
 class GetSessionResponse(_message.Message):
-    __slots__ = ("summaries", "budget", "session", "ledger")
+    __slots__ = ("summaries", "reverted_summaries", "budget", "session", "ledger")
     SUMMARIES_FIELD_NUMBER: _ClassVar[int]
+    REVERTED_SUMMARIES_FIELD_NUMBER: _ClassVar[int]
     BUDGET_FIELD_NUMBER: _ClassVar[int]
     SESSION_FIELD_NUMBER: _ClassVar[int]
     LEDGER_FIELD_NUMBER: _ClassVar[int]
     summaries: _containers.RepeatedCompositeFieldContainer[Summary]
+    reverted_summaries: _containers.RepeatedCompositeFieldContainer[Summary]
     budget: BudgetReport
     session: Session
     ledger: _containers.RepeatedCompositeFieldContainer[LedgerEntry]
-    def __init__(self, summaries: _Optional[_Iterable[_Union[Summary, _Mapping]]] = ..., budget: _Optional[_Union[BudgetReport, _Mapping]] = ..., session: _Optional[_Union[Session, _Mapping]] = ..., ledger: _Optional[_Iterable[_Union[LedgerEntry, _Mapping]]] = ...) -> None: ...
+    def __init__(self, summaries: _Optional[_Iterable[_Union[Summary, _Mapping]]] = ..., reverted_summaries: _Optional[_Iterable[_Union[Summary, _Mapping]]] = ..., budget: _Optional[_Union[BudgetReport, _Mapping]] = ..., session: _Optional[_Union[Session, _Mapping]] = ..., ledger: _Optional[_Iterable[_Union[LedgerEntry, _Mapping]]] = ...) -> None: ...
 
 class LedgerEntry(_message.Message):
     __slots__ = ("kind", "key", "text", "seqs", "status", "exit_codes", "exit_seqs")
@@ -529,7 +533,7 @@ class Session(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., policy: _Optional[_Union[Policy, _Mapping]] = ..., version: _Optional[int] = ..., message_count: _Optional[int] = ..., turn_count: _Optional[int] = ..., log_tokens: _Optional[int] = ..., view_tokens: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., estimator: _Optional[_Union[EstimatorStats, _Mapping]] = ..., usage_total: _Optional[_Union[Usage, _Mapping]] = ..., compaction: _Optional[_Union[CompactionStats, _Mapping]] = ..., requested_policy: _Optional[_Union[Policy, _Mapping]] = ...) -> None: ...
 
 class CompactionStats(_message.Message):
-    __slots__ = ("cleared_messages", "evicted_messages", "builds", "extending_builds", "cache_stable_pct", "summaries_written", "summary_tokens", "consecutive_failures", "paused")
+    __slots__ = ("cleared_messages", "evicted_messages", "builds", "extending_builds", "cache_stable_pct", "summaries_written", "summary_tokens", "consecutive_failures", "paused", "compaction_held", "resume_at_log_tokens")
     CLEARED_MESSAGES_FIELD_NUMBER: _ClassVar[int]
     EVICTED_MESSAGES_FIELD_NUMBER: _ClassVar[int]
     BUILDS_FIELD_NUMBER: _ClassVar[int]
@@ -539,6 +543,8 @@ class CompactionStats(_message.Message):
     SUMMARY_TOKENS_FIELD_NUMBER: _ClassVar[int]
     CONSECUTIVE_FAILURES_FIELD_NUMBER: _ClassVar[int]
     PAUSED_FIELD_NUMBER: _ClassVar[int]
+    COMPACTION_HELD_FIELD_NUMBER: _ClassVar[int]
+    RESUME_AT_LOG_TOKENS_FIELD_NUMBER: _ClassVar[int]
     cleared_messages: int
     evicted_messages: int
     builds: int
@@ -548,7 +554,9 @@ class CompactionStats(_message.Message):
     summary_tokens: int
     consecutive_failures: int
     paused: bool
-    def __init__(self, cleared_messages: _Optional[int] = ..., evicted_messages: _Optional[int] = ..., builds: _Optional[int] = ..., extending_builds: _Optional[int] = ..., cache_stable_pct: _Optional[float] = ..., summaries_written: _Optional[int] = ..., summary_tokens: _Optional[int] = ..., consecutive_failures: _Optional[int] = ..., paused: _Optional[bool] = ...) -> None: ...
+    compaction_held: bool
+    resume_at_log_tokens: int
+    def __init__(self, cleared_messages: _Optional[int] = ..., evicted_messages: _Optional[int] = ..., builds: _Optional[int] = ..., extending_builds: _Optional[int] = ..., cache_stable_pct: _Optional[float] = ..., summaries_written: _Optional[int] = ..., summary_tokens: _Optional[int] = ..., consecutive_failures: _Optional[int] = ..., paused: _Optional[bool] = ..., compaction_held: _Optional[bool] = ..., resume_at_log_tokens: _Optional[int] = ...) -> None: ...
 
 class BudgetBreakdown(_message.Message):
     __slots__ = ("system_tokens", "summary_tokens", "history_tokens", "tool_tokens", "output_reserve_tokens", "total_tokens", "context_window_tokens", "headroom_tokens", "estimate_source", "tokenizer_total_tokens")
@@ -741,7 +749,7 @@ class ExpandResponse(_message.Message):
     def __init__(self, messages: _Optional[_Iterable[_Union[Message, _Mapping]]] = ..., total_tokens: _Optional[int] = ..., next_seq: _Optional[int] = ...) -> None: ...
 
 class Summary(_message.Message):
-    __slots__ = ("summary_id", "depth", "first_seq", "last_seq", "content", "token_count", "source_tokens", "facts", "facts_lost", "paths", "paths_lost", "commands", "commands_lost", "identifiers", "identifiers_lost")
+    __slots__ = ("summary_id", "depth", "first_seq", "last_seq", "content", "token_count", "source_tokens", "facts", "facts_lost", "paths", "paths_lost", "commands", "commands_lost", "identifiers", "identifiers_lost", "reverted")
     SUMMARY_ID_FIELD_NUMBER: _ClassVar[int]
     DEPTH_FIELD_NUMBER: _ClassVar[int]
     FIRST_SEQ_FIELD_NUMBER: _ClassVar[int]
@@ -757,6 +765,7 @@ class Summary(_message.Message):
     COMMANDS_LOST_FIELD_NUMBER: _ClassVar[int]
     IDENTIFIERS_FIELD_NUMBER: _ClassVar[int]
     IDENTIFIERS_LOST_FIELD_NUMBER: _ClassVar[int]
+    REVERTED_FIELD_NUMBER: _ClassVar[int]
     summary_id: int
     depth: int
     first_seq: int
@@ -772,7 +781,8 @@ class Summary(_message.Message):
     commands_lost: int
     identifiers: int
     identifiers_lost: int
-    def __init__(self, summary_id: _Optional[int] = ..., depth: _Optional[int] = ..., first_seq: _Optional[int] = ..., last_seq: _Optional[int] = ..., content: _Optional[str] = ..., token_count: _Optional[int] = ..., source_tokens: _Optional[int] = ..., facts: _Optional[int] = ..., facts_lost: _Optional[int] = ..., paths: _Optional[int] = ..., paths_lost: _Optional[int] = ..., commands: _Optional[int] = ..., commands_lost: _Optional[int] = ..., identifiers: _Optional[int] = ..., identifiers_lost: _Optional[int] = ...) -> None: ...
+    reverted: bool
+    def __init__(self, summary_id: _Optional[int] = ..., depth: _Optional[int] = ..., first_seq: _Optional[int] = ..., last_seq: _Optional[int] = ..., content: _Optional[str] = ..., token_count: _Optional[int] = ..., source_tokens: _Optional[int] = ..., facts: _Optional[int] = ..., facts_lost: _Optional[int] = ..., paths: _Optional[int] = ..., paths_lost: _Optional[int] = ..., commands: _Optional[int] = ..., commands_lost: _Optional[int] = ..., identifiers: _Optional[int] = ..., identifiers_lost: _Optional[int] = ..., reverted: _Optional[bool] = ...) -> None: ...
 
 class CompactRequest(_message.Message):
     __slots__ = ("session_id", "mode", "target_tokens", "dry_run", "wait", "wait_timeout_ms")
@@ -813,6 +823,60 @@ class CompactResponse(_message.Message):
     job_id: int
     job: Job
     def __init__(self, tokens_before: _Optional[int] = ..., tokens_after: _Optional[int] = ..., cleared_seqs: _Optional[_Iterable[int]] = ..., summarized_first_seq: _Optional[int] = ..., summarized_last_seq: _Optional[int] = ..., version: _Optional[int] = ..., applied: _Optional[bool] = ..., no_progress: _Optional[bool] = ..., job_id: _Optional[int] = ..., job: _Optional[_Union[Job, _Mapping]] = ...) -> None: ...
+
+class RevertCompactionRequest(_message.Message):
+    __slots__ = ("session_id", "event_cursor", "summary_id", "dry_run", "expected_version")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    EVENT_CURSOR_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_ID_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_VERSION_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    event_cursor: str
+    summary_id: int
+    dry_run: bool
+    expected_version: int
+    def __init__(self, session_id: _Optional[str] = ..., event_cursor: _Optional[str] = ..., summary_id: _Optional[int] = ..., dry_run: _Optional[bool] = ..., expected_version: _Optional[int] = ...) -> None: ...
+
+class RevertedCompaction(_message.Message):
+    __slots__ = ("event_cursor", "kind", "compaction", "seqs", "summary_ids", "first_seq", "last_seq")
+    EVENT_CURSOR_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    COMPACTION_FIELD_NUMBER: _ClassVar[int]
+    SEQS_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_IDS_FIELD_NUMBER: _ClassVar[int]
+    FIRST_SEQ_FIELD_NUMBER: _ClassVar[int]
+    LAST_SEQ_FIELD_NUMBER: _ClassVar[int]
+    event_cursor: str
+    kind: EventKind
+    compaction: CompactionKind
+    seqs: _containers.RepeatedScalarFieldContainer[int]
+    summary_ids: _containers.RepeatedScalarFieldContainer[int]
+    first_seq: int
+    last_seq: int
+    def __init__(self, event_cursor: _Optional[str] = ..., kind: _Optional[_Union[EventKind, str]] = ..., compaction: _Optional[_Union[CompactionKind, str]] = ..., seqs: _Optional[_Iterable[int]] = ..., summary_ids: _Optional[_Iterable[int]] = ..., first_seq: _Optional[int] = ..., last_seq: _Optional[int] = ...) -> None: ...
+
+class RevertCompactionResponse(_message.Message):
+    __slots__ = ("reverted", "restored_seqs", "view_first_seq", "summaries", "tokens_before", "tokens_after", "version", "applied", "resume_at_log_tokens")
+    REVERTED_FIELD_NUMBER: _ClassVar[int]
+    RESTORED_SEQS_FIELD_NUMBER: _ClassVar[int]
+    VIEW_FIRST_SEQ_FIELD_NUMBER: _ClassVar[int]
+    SUMMARIES_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_AFTER_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    APPLIED_FIELD_NUMBER: _ClassVar[int]
+    RESUME_AT_LOG_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    reverted: _containers.RepeatedCompositeFieldContainer[RevertedCompaction]
+    restored_seqs: _containers.RepeatedScalarFieldContainer[int]
+    view_first_seq: int
+    summaries: _containers.RepeatedCompositeFieldContainer[Summary]
+    tokens_before: int
+    tokens_after: int
+    version: int
+    applied: bool
+    resume_at_log_tokens: int
+    def __init__(self, reverted: _Optional[_Iterable[_Union[RevertedCompaction, _Mapping]]] = ..., restored_seqs: _Optional[_Iterable[int]] = ..., view_first_seq: _Optional[int] = ..., summaries: _Optional[_Iterable[_Union[Summary, _Mapping]]] = ..., tokens_before: _Optional[int] = ..., tokens_after: _Optional[int] = ..., version: _Optional[int] = ..., applied: _Optional[bool] = ..., resume_at_log_tokens: _Optional[int] = ...) -> None: ...
 
 class GetJobRequest(_message.Message):
     __slots__ = ("job_id",)
@@ -990,8 +1054,26 @@ class SessionDeleted(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
+class CompactionReverted(_message.Message):
+    __slots__ = ("event_seqs", "summary_ids", "restored_seqs", "view_first_seq", "tokens_before", "tokens_after", "resume_at_log_tokens")
+    EVENT_SEQS_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_IDS_FIELD_NUMBER: _ClassVar[int]
+    RESTORED_SEQS_FIELD_NUMBER: _ClassVar[int]
+    VIEW_FIRST_SEQ_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_AFTER_FIELD_NUMBER: _ClassVar[int]
+    RESUME_AT_LOG_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    event_seqs: _containers.RepeatedScalarFieldContainer[int]
+    summary_ids: _containers.RepeatedScalarFieldContainer[int]
+    restored_seqs: _containers.RepeatedScalarFieldContainer[int]
+    view_first_seq: int
+    tokens_before: int
+    tokens_after: int
+    resume_at_log_tokens: int
+    def __init__(self, event_seqs: _Optional[_Iterable[int]] = ..., summary_ids: _Optional[_Iterable[int]] = ..., restored_seqs: _Optional[_Iterable[int]] = ..., view_first_seq: _Optional[int] = ..., tokens_before: _Optional[int] = ..., tokens_after: _Optional[int] = ..., resume_at_log_tokens: _Optional[int] = ...) -> None: ...
+
 class Event(_message.Message):
-    __slots__ = ("event_id", "cursor", "session_id", "session_seq", "kind", "created_at", "session_version", "compaction_started", "compaction_completed", "compaction_failed", "tool_results_cleared", "output_evicted", "budget_threshold_crossed", "session_deleted")
+    __slots__ = ("event_id", "cursor", "session_id", "session_seq", "kind", "created_at", "session_version", "compaction_started", "compaction_completed", "compaction_failed", "tool_results_cleared", "output_evicted", "budget_threshold_crossed", "session_deleted", "compaction_reverted")
     EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     CURSOR_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -1006,6 +1088,7 @@ class Event(_message.Message):
     OUTPUT_EVICTED_FIELD_NUMBER: _ClassVar[int]
     BUDGET_THRESHOLD_CROSSED_FIELD_NUMBER: _ClassVar[int]
     SESSION_DELETED_FIELD_NUMBER: _ClassVar[int]
+    COMPACTION_REVERTED_FIELD_NUMBER: _ClassVar[int]
     event_id: int
     cursor: str
     session_id: str
@@ -1020,7 +1103,8 @@ class Event(_message.Message):
     output_evicted: OutputEvicted
     budget_threshold_crossed: BudgetThresholdCrossed
     session_deleted: SessionDeleted
-    def __init__(self, event_id: _Optional[int] = ..., cursor: _Optional[str] = ..., session_id: _Optional[str] = ..., session_seq: _Optional[int] = ..., kind: _Optional[_Union[EventKind, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., session_version: _Optional[int] = ..., compaction_started: _Optional[_Union[CompactionStarted, _Mapping]] = ..., compaction_completed: _Optional[_Union[CompactionCompleted, _Mapping]] = ..., compaction_failed: _Optional[_Union[CompactionFailed, _Mapping]] = ..., tool_results_cleared: _Optional[_Union[ToolResultsCleared, _Mapping]] = ..., output_evicted: _Optional[_Union[OutputEvicted, _Mapping]] = ..., budget_threshold_crossed: _Optional[_Union[BudgetThresholdCrossed, _Mapping]] = ..., session_deleted: _Optional[_Union[SessionDeleted, _Mapping]] = ...) -> None: ...
+    compaction_reverted: CompactionReverted
+    def __init__(self, event_id: _Optional[int] = ..., cursor: _Optional[str] = ..., session_id: _Optional[str] = ..., session_seq: _Optional[int] = ..., kind: _Optional[_Union[EventKind, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., session_version: _Optional[int] = ..., compaction_started: _Optional[_Union[CompactionStarted, _Mapping]] = ..., compaction_completed: _Optional[_Union[CompactionCompleted, _Mapping]] = ..., compaction_failed: _Optional[_Union[CompactionFailed, _Mapping]] = ..., tool_results_cleared: _Optional[_Union[ToolResultsCleared, _Mapping]] = ..., output_evicted: _Optional[_Union[OutputEvicted, _Mapping]] = ..., budget_threshold_crossed: _Optional[_Union[BudgetThresholdCrossed, _Mapping]] = ..., session_deleted: _Optional[_Union[SessionDeleted, _Mapping]] = ..., compaction_reverted: _Optional[_Union[CompactionReverted, _Mapping]] = ...) -> None: ...
 
 class SubscribeEventsRequest(_message.Message):
     __slots__ = ("session_id", "kinds", "after", "from_now", "heartbeat_interval_ms")

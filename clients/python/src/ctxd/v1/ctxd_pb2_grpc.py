@@ -80,6 +80,11 @@ class ContextServiceStub:
                 request_serializer=ctxd_dot_v1_dot_ctxd__pb2.CompactRequest.SerializeToString,
                 response_deserializer=ctxd_dot_v1_dot_ctxd__pb2.CompactResponse.FromString,
                 _registered_method=True)
+        self.RevertCompaction = channel.unary_unary(
+                '/ctxd.v1.ContextService/RevertCompaction',
+                request_serializer=ctxd_dot_v1_dot_ctxd__pb2.RevertCompactionRequest.SerializeToString,
+                response_deserializer=ctxd_dot_v1_dot_ctxd__pb2.RevertCompactionResponse.FromString,
+                _registered_method=True)
         self.GetJob = channel.unary_unary(
                 '/ctxd.v1.ContextService/GetJob',
                 request_serializer=ctxd_dot_v1_dot_ctxd__pb2.GetJobRequest.SerializeToString,
@@ -177,6 +182,19 @@ class ContextServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RevertCompaction(self, request, context):
+        """Undoes a compaction (a clearing or a summarization pass, named by its event's cursor
+        or a summary it wrote) and every later one still in force: the model's view is as
+        it was before it, with the messages appended since. The log is never changed; the
+        summaries taken out of the view stay readable (Expand, Search; GetSession lists
+        them as reverted). Automatic compaction then waits until the session has grown
+        (CompactionStats.compaction_held) or a Compact. With dry_run, says what it would
+        restore and changes nothing.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetJob(self, request, context):
         """Reads a background job (a summarization), e.g. the one Compact or AppendTurn
         enqueued. NOT_FOUND for another tenant's job or one pruned after its retention.
@@ -196,7 +214,7 @@ class ContextServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def SubscribeEvents(self, request, context):
-        """What ctxd did to a session (compactions, clearing, eviction, budget thresholds,
+        """What ctxd did to a session (compactions and their reverts, clearing, eviction, budget thresholds,
         deletion), as a stream: the backlog after a cursor first, then live. At-least-once
         and in order; resumable from the last event's cursor after a disconnect or a server
         restart with nothing missing.
@@ -264,6 +282,11 @@ def add_ContextServiceServicer_to_server(servicer, server):
                     servicer.Compact,
                     request_deserializer=ctxd_dot_v1_dot_ctxd__pb2.CompactRequest.FromString,
                     response_serializer=ctxd_dot_v1_dot_ctxd__pb2.CompactResponse.SerializeToString,
+            ),
+            'RevertCompaction': grpc.unary_unary_rpc_method_handler(
+                    servicer.RevertCompaction,
+                    request_deserializer=ctxd_dot_v1_dot_ctxd__pb2.RevertCompactionRequest.FromString,
+                    response_serializer=ctxd_dot_v1_dot_ctxd__pb2.RevertCompactionResponse.SerializeToString,
             ),
             'GetJob': grpc.unary_unary_rpc_method_handler(
                     servicer.GetJob,
@@ -530,6 +553,33 @@ class ContextService:
             '/ctxd.v1.ContextService/Compact',
             ctxd_dot_v1_dot_ctxd__pb2.CompactRequest.SerializeToString,
             ctxd_dot_v1_dot_ctxd__pb2.CompactResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RevertCompaction(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ctxd.v1.ContextService/RevertCompaction',
+            ctxd_dot_v1_dot_ctxd__pb2.RevertCompactionRequest.SerializeToString,
+            ctxd_dot_v1_dot_ctxd__pb2.RevertCompactionResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -37,6 +37,19 @@ export interface CompactionStats {
      * automatic compaction is paused until a manual Compact or a new user message.
      */
     'paused'?: (boolean);
+    /**
+     * True after a RevertCompaction while the log is below resume_at_log_tokens:
+     * automatic compaction (clearing and summarizing in BuildMessages, jobs at
+     * AppendTurn) waits, so it does not redo at once what was undone; BuildMessages still
+     * keeps every request within budget by leaving out the oldest turns. A Compact lifts
+     * the wait.
+     */
+    'compactionHeld'?: (boolean);
+    /**
+     * The log_tokens at which automatic compaction resumes after the latest revert: the
+     * log then plus a tenth of what the restored view held. 0 when none.
+     */
+    'resumeAtLogTokens'?: (number | string | Long);
 }
 export interface CompactionStats__Output {
     /**
@@ -76,4 +89,17 @@ export interface CompactionStats__Output {
      * automatic compaction is paused until a manual Compact or a new user message.
      */
     'paused': (boolean);
+    /**
+     * True after a RevertCompaction while the log is below resume_at_log_tokens:
+     * automatic compaction (clearing and summarizing in BuildMessages, jobs at
+     * AppendTurn) waits, so it does not redo at once what was undone; BuildMessages still
+     * keeps every request within budget by leaving out the oldest turns. A Compact lifts
+     * the wait.
+     */
+    'compactionHeld': (boolean);
+    /**
+     * The log_tokens at which automatic compaction resumes after the latest revert: the
+     * log then plus a tenth of what the restored view held. 0 when none.
+     */
+    'resumeAtLogTokens': (number);
 }

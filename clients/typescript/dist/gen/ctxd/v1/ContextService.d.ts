@@ -19,6 +19,8 @@ import type { GetJobRequest as _ctxd_v1_GetJobRequest, GetJobRequest__Output as 
 import type { GetSessionRequest as _ctxd_v1_GetSessionRequest, GetSessionRequest__Output as _ctxd_v1_GetSessionRequest__Output } from '../../ctxd/v1/GetSessionRequest.js';
 import type { GetSessionResponse as _ctxd_v1_GetSessionResponse, GetSessionResponse__Output as _ctxd_v1_GetSessionResponse__Output } from '../../ctxd/v1/GetSessionResponse.js';
 import type { Job as _ctxd_v1_Job, Job__Output as _ctxd_v1_Job__Output } from '../../ctxd/v1/Job.js';
+import type { RevertCompactionRequest as _ctxd_v1_RevertCompactionRequest, RevertCompactionRequest__Output as _ctxd_v1_RevertCompactionRequest__Output } from '../../ctxd/v1/RevertCompactionRequest.js';
+import type { RevertCompactionResponse as _ctxd_v1_RevertCompactionResponse, RevertCompactionResponse__Output as _ctxd_v1_RevertCompactionResponse__Output } from '../../ctxd/v1/RevertCompactionResponse.js';
 import type { SearchRequest as _ctxd_v1_SearchRequest, SearchRequest__Output as _ctxd_v1_SearchRequest__Output } from '../../ctxd/v1/SearchRequest.js';
 import type { SearchResponse as _ctxd_v1_SearchResponse, SearchResponse__Output as _ctxd_v1_SearchResponse__Output } from '../../ctxd/v1/SearchResponse.js';
 import type { SubscribeEventsRequest as _ctxd_v1_SubscribeEventsRequest, SubscribeEventsRequest__Output as _ctxd_v1_SubscribeEventsRequest__Output } from '../../ctxd/v1/SubscribeEventsRequest.js';
@@ -188,6 +190,32 @@ export interface ContextServiceClient extends grpc.Client {
     getSession(argument: _ctxd_v1_GetSessionRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_GetSessionResponse__Output>): grpc.ClientUnaryCall;
     getSession(argument: _ctxd_v1_GetSessionRequest, callback: grpc.requestCallback<_ctxd_v1_GetSessionResponse__Output>): grpc.ClientUnaryCall;
     /**
+     * Undoes a compaction (a clearing or a summarization pass, named by its event's cursor
+     * or a summary it wrote) and every later one still in force: the model's view is as
+     * it was before it, with the messages appended since. The log is never changed; the
+     * summaries taken out of the view stay readable (Expand, Search; GetSession lists
+     * them as reverted). Automatic compaction then waits until the session has grown
+     * (CompactionStats.compaction_held) or a Compact. With dry_run, says what it would
+     * restore and changes nothing.
+     */
+    RevertCompaction(argument: _ctxd_v1_RevertCompactionRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_RevertCompactionResponse__Output>): grpc.ClientUnaryCall;
+    RevertCompaction(argument: _ctxd_v1_RevertCompactionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_RevertCompactionResponse__Output>): grpc.ClientUnaryCall;
+    RevertCompaction(argument: _ctxd_v1_RevertCompactionRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_RevertCompactionResponse__Output>): grpc.ClientUnaryCall;
+    RevertCompaction(argument: _ctxd_v1_RevertCompactionRequest, callback: grpc.requestCallback<_ctxd_v1_RevertCompactionResponse__Output>): grpc.ClientUnaryCall;
+    /**
+     * Undoes a compaction (a clearing or a summarization pass, named by its event's cursor
+     * or a summary it wrote) and every later one still in force: the model's view is as
+     * it was before it, with the messages appended since. The log is never changed; the
+     * summaries taken out of the view stay readable (Expand, Search; GetSession lists
+     * them as reverted). Automatic compaction then waits until the session has grown
+     * (CompactionStats.compaction_held) or a Compact. With dry_run, says what it would
+     * restore and changes nothing.
+     */
+    revertCompaction(argument: _ctxd_v1_RevertCompactionRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_RevertCompactionResponse__Output>): grpc.ClientUnaryCall;
+    revertCompaction(argument: _ctxd_v1_RevertCompactionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_RevertCompactionResponse__Output>): grpc.ClientUnaryCall;
+    revertCompaction(argument: _ctxd_v1_RevertCompactionRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_RevertCompactionResponse__Output>): grpc.ClientUnaryCall;
+    revertCompaction(argument: _ctxd_v1_RevertCompactionRequest, callback: grpc.requestCallback<_ctxd_v1_RevertCompactionResponse__Output>): grpc.ClientUnaryCall;
+    /**
      * Full-text search over the archive: every message ever appended (whatever the view
      * shows of it) and every summary, of one session or all of the tenant's. Hits point
      * to Expand (by seq, or by summary id). Each text is indexed whole up to 50 000
@@ -208,7 +236,7 @@ export interface ContextServiceClient extends grpc.Client {
     search(argument: _ctxd_v1_SearchRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_SearchResponse__Output>): grpc.ClientUnaryCall;
     search(argument: _ctxd_v1_SearchRequest, callback: grpc.requestCallback<_ctxd_v1_SearchResponse__Output>): grpc.ClientUnaryCall;
     /**
-     * What ctxd did to a session (compactions, clearing, eviction, budget thresholds,
+     * What ctxd did to a session (compactions and their reverts, clearing, eviction, budget thresholds,
      * deletion), as a stream: the backlog after a cursor first, then live. At-least-once
      * and in order; resumable from the last event's cursor after a disconnect or a server
      * restart with nothing missing.
@@ -216,7 +244,7 @@ export interface ContextServiceClient extends grpc.Client {
     SubscribeEvents(argument: _ctxd_v1_SubscribeEventsRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_ctxd_v1_SubscribeEventsResponse__Output>;
     SubscribeEvents(argument: _ctxd_v1_SubscribeEventsRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_ctxd_v1_SubscribeEventsResponse__Output>;
     /**
-     * What ctxd did to a session (compactions, clearing, eviction, budget thresholds,
+     * What ctxd did to a session (compactions and their reverts, clearing, eviction, budget thresholds,
      * deletion), as a stream: the backlog after a cursor first, then live. At-least-once
      * and in order; resumable from the last event's cursor after a disconnect or a server
      * restart with nothing missing.
@@ -302,6 +330,16 @@ export interface ContextServiceHandlers extends grpc.UntypedServiceImplementatio
      */
     GetSession: grpc.handleUnaryCall<_ctxd_v1_GetSessionRequest__Output, _ctxd_v1_GetSessionResponse>;
     /**
+     * Undoes a compaction (a clearing or a summarization pass, named by its event's cursor
+     * or a summary it wrote) and every later one still in force: the model's view is as
+     * it was before it, with the messages appended since. The log is never changed; the
+     * summaries taken out of the view stay readable (Expand, Search; GetSession lists
+     * them as reverted). Automatic compaction then waits until the session has grown
+     * (CompactionStats.compaction_held) or a Compact. With dry_run, says what it would
+     * restore and changes nothing.
+     */
+    RevertCompaction: grpc.handleUnaryCall<_ctxd_v1_RevertCompactionRequest__Output, _ctxd_v1_RevertCompactionResponse>;
+    /**
      * Full-text search over the archive: every message ever appended (whatever the view
      * shows of it) and every summary, of one session or all of the tenant's. Hits point
      * to Expand (by seq, or by summary id). Each text is indexed whole up to 50 000
@@ -309,7 +347,7 @@ export interface ContextServiceHandlers extends grpc.UntypedServiceImplementatio
      */
     Search: grpc.handleUnaryCall<_ctxd_v1_SearchRequest__Output, _ctxd_v1_SearchResponse>;
     /**
-     * What ctxd did to a session (compactions, clearing, eviction, budget thresholds,
+     * What ctxd did to a session (compactions and their reverts, clearing, eviction, budget thresholds,
      * deletion), as a stream: the backlog after a cursor first, then live. At-least-once
      * and in order; resumable from the last event's cursor after a disconnect or a server
      * restart with nothing missing.
@@ -336,6 +374,7 @@ export interface ContextServiceDefinition extends grpc.ServiceDefinition {
     Expand: MethodDefinition<_ctxd_v1_ExpandRequest, _ctxd_v1_ExpandResponse, _ctxd_v1_ExpandRequest__Output, _ctxd_v1_ExpandResponse__Output>;
     GetJob: MethodDefinition<_ctxd_v1_GetJobRequest, _ctxd_v1_Job, _ctxd_v1_GetJobRequest__Output, _ctxd_v1_Job__Output>;
     GetSession: MethodDefinition<_ctxd_v1_GetSessionRequest, _ctxd_v1_GetSessionResponse, _ctxd_v1_GetSessionRequest__Output, _ctxd_v1_GetSessionResponse__Output>;
+    RevertCompaction: MethodDefinition<_ctxd_v1_RevertCompactionRequest, _ctxd_v1_RevertCompactionResponse, _ctxd_v1_RevertCompactionRequest__Output, _ctxd_v1_RevertCompactionResponse__Output>;
     Search: MethodDefinition<_ctxd_v1_SearchRequest, _ctxd_v1_SearchResponse, _ctxd_v1_SearchRequest__Output, _ctxd_v1_SearchResponse__Output>;
     SubscribeEvents: MethodDefinition<_ctxd_v1_SubscribeEventsRequest, _ctxd_v1_SubscribeEventsResponse, _ctxd_v1_SubscribeEventsRequest__Output, _ctxd_v1_SubscribeEventsResponse__Output>;
     UpdateLedger: MethodDefinition<_ctxd_v1_UpdateLedgerRequest, _ctxd_v1_UpdateLedgerResponse, _ctxd_v1_UpdateLedgerRequest__Output, _ctxd_v1_UpdateLedgerResponse__Output>;

@@ -31,6 +31,10 @@ export declare const EventKind: {
      * The session was deleted. The last event of a session; its stream ends after it.
      */
     readonly EVENT_KIND_SESSION_DELETED: 'EVENT_KIND_SESSION_DELETED';
+    /**
+     * RevertCompaction undid compactions: the view is as it was before the oldest.
+     */
+    readonly EVENT_KIND_COMPACTION_REVERTED: 'EVENT_KIND_COMPACTION_REVERTED';
 };
 export type EventKind = 'EVENT_KIND_UNSPECIFIED' | 0
 /**
@@ -63,5 +67,9 @@ export type EventKind = 'EVENT_KIND_UNSPECIFIED' | 0
 /**
  * The session was deleted. The last event of a session; its stream ends after it.
  */
- | 'EVENT_KIND_SESSION_DELETED' | 7;
+ | 'EVENT_KIND_SESSION_DELETED' | 7
+/**
+ * RevertCompaction undid compactions: the view is as it was before the oldest.
+ */
+ | 'EVENT_KIND_COMPACTION_REVERTED' | 8;
 export type EventKind__Output = typeof EventKind[keyof typeof EventKind];

@@ -31,4 +31,8 @@ export const EventKind = {
      * The session was deleted. The last event of a session; its stream ends after it.
      */
     EVENT_KIND_SESSION_DELETED: 'EVENT_KIND_SESSION_DELETED',
+    /**
+     * RevertCompaction undid compactions: the view is as it was before the oldest.
+     */
+    EVENT_KIND_COMPACTION_REVERTED: 'EVENT_KIND_COMPACTION_REVERTED',
 };

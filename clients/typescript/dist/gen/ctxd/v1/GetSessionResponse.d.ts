@@ -18,6 +18,12 @@ export interface GetSessionResponse {
      * is the part the view no longer shows, within the policy's ledger_fraction).
      */
     'ledger'?: (_ctxd_v1_LedgerEntry)[];
+    /**
+     * With include_view: the summaries RevertCompaction took out of the view (each with
+     * reverted set), most recently reverted first, at most 100. Expand with their
+     * summary_id still returns what they cover.
+     */
+    'revertedSummaries'?: (_ctxd_v1_Summary)[];
 }
 export interface GetSessionResponse__Output {
     'session': (_ctxd_v1_Session__Output | null);
@@ -35,4 +41,10 @@ export interface GetSessionResponse__Output {
      * is the part the view no longer shows, within the policy's ledger_fraction).
      */
     'ledger': (_ctxd_v1_LedgerEntry__Output)[];
+    /**
+     * With include_view: the summaries RevertCompaction took out of the view (each with
+     * reverted set), most recently reverted first, at most 100. Expand with their
+     * summary_id still returns what they cover.
+     */
+    'revertedSummaries': (_ctxd_v1_Summary__Output)[];
 }

@@ -37,6 +37,11 @@ export interface Summary {
     'commandsLost'?: (number | string | Long);
     'identifiers'?: (number | string | Long);
     'identifiersLost'?: (number | string | Long);
+    /**
+     * True for a summary RevertCompaction took out of the view (GetSession's
+     * reverted_summaries); it is never in a built request again.
+     */
+    'reverted'?: (boolean);
 }
 /**
  * A summary in the view.
@@ -76,4 +81,9 @@ export interface Summary__Output {
     'commandsLost': (number);
     'identifiers': (number);
     'identifiersLost': (number);
+    /**
+     * True for a summary RevertCompaction took out of the view (GetSession's
+     * reverted_summaries); it is never in a built request again.
+     */
+    'reverted': (boolean);
 }
