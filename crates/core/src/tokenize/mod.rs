@@ -8,6 +8,8 @@
 //! tokens for the reply. Tool calls and tool definitions are counted from their name,
 //! description, arguments and JSON schema plus a small fixed overhead each.
 mod memo;
+mod openai;
+mod pretokenize;
 mod vocabularies;
 
 pub use memo::TextCounts;

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use bpe_openai::byte_pair_encoding::BytePairEncoding;
 
 use super::Tokenizer;
+use super::openai::{CL100K_BASE, O200K_BASE};
 
 /// Whether each exact tokenizer's vocabulary is built: o200k, cl100k, deepseek_v3.
 static LOADED: [AtomicBool; 3] = [
@@ -39,8 +40,8 @@ pub fn load(tokenizer: Tokenizer) {
         return;
     };
     match tokenizer {
-        Tokenizer::O200kBase => bpe_openai::o200k_base().count("load"),
-        Tokenizer::Cl100kBase => bpe_openai::cl100k_base().count("load"),
+        Tokenizer::O200kBase => O200K_BASE.count("load"),
+        Tokenizer::Cl100kBase => CL100K_BASE.count("load"),
         Tokenizer::DeepseekV3 => DEEPSEEK_V3.count("load"),
         Tokenizer::Heuristic { .. } => 0,
     };
@@ -130,8 +131,8 @@ static DEEPSEEK_V3: LazyLock<bpe_openai::Tokenizer> = LazyLock::new(|| {
 /// vocabulary (the caller counts it).
 pub(super) fn count(tokenizer: Tokenizer, text: &str) -> usize {
     match tokenizer {
-        Tokenizer::O200kBase => bpe_openai::o200k_base().count(text),
-        Tokenizer::Cl100kBase => bpe_openai::cl100k_base().count(text),
+        Tokenizer::O200kBase => O200K_BASE.count(text),
+        Tokenizer::Cl100kBase => CL100K_BASE.count(text),
         Tokenizer::DeepseekV3 => DEEPSEEK_V3.count(text),
         Tokenizer::Heuristic { .. } => 0,
     }
