@@ -7,6 +7,7 @@
 //! 3 tokens plus its role, a name costs 1 more, and every request is primed with 3
 //! tokens for the reply. Tool calls and tool definitions are counted from their name,
 //! description, arguments and JSON schema plus a small fixed overhead each.
+mod classes;
 mod memo;
 mod openai;
 mod pretokenize;

@@ -76,7 +76,7 @@ impl Encoding {
         tokenizer: &'static bpe_openai::Tokenizer,
         remember_as: u128,
     ) -> Encoding {
-        pretokenize::load();
+        super::classes::get();
         let bpe = &tokenizer.bpe;
         let tokens = u32::try_from(bpe.num_tokens()).expect("fewer than 2^32 tokens");
         let mut pairs = vec![u32::MAX; 1 << 16].into_boxed_slice();
@@ -113,11 +113,17 @@ impl Encoding {
 
     /// Tokens of `text`, as tiktoken's `encode_ordinary` makes them.
     pub(super) fn count(&self, text: &str) -> usize {
-        REMEMBERED.with_borrow_mut(|remembered| {
+        let count = |remembered: &mut Remembered| {
             pretokenize::pieces(self.pattern, text)
                 .map(|piece| self.count_piece(piece, remembered))
                 .sum()
-        })
+        };
+        // This thread's memo; a fresh one where it is gone (a thread's end) or in use.
+        REMEMBERED
+            .try_with(|memo| memo.try_borrow_mut().ok().map(|mut memo| count(&mut memo)))
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| count(&mut Remembered::new()))
     }
 
     fn count_piece(&self, piece: &[u8], remembered: &mut Remembered) -> usize {
@@ -225,13 +231,17 @@ struct Remembered {
 const REMEMBERED_SLOTS: usize = 1 << 12;
 
 thread_local! {
-    static REMEMBERED: std::cell::RefCell<Remembered> = std::cell::RefCell::new(Remembered {
-        keys: vec![0; REMEMBERED_SLOTS].into_boxed_slice(),
-        counts: vec![0; REMEMBERED_SLOTS].into_boxed_slice(),
-    });
+    static REMEMBERED: std::cell::RefCell<Remembered> = std::cell::RefCell::new(Remembered::new());
 }
 
 impl Remembered {
+    fn new() -> Remembered {
+        Remembered {
+            keys: vec![0; REMEMBERED_SLOTS].into_boxed_slice(),
+            counts: vec![0; REMEMBERED_SLOTS].into_boxed_slice(),
+        }
+    }
+
     #[inline(always)]
     fn slot(key: u128) -> usize {
         let mixed = ((key as u64) ^ ((key >> 64) as u64).rotate_left(29)).wrapping_mul(SEED);

@@ -18,12 +18,10 @@
 //! of times, so splitting is linear in the text (see `piece_end_o200k`'s first word
 //! alternative for the one place that reads ahead and gives back).
 //!
-//! Character classes come from the tables of `regex-syntax`, the crate behind the regex
-//! engines of tiktoken and of `bpe-openai`, so a character is a letter, a mark, a number
-//! or whitespace exactly when their patterns say so. The tests check the pieces against
-//! `bpe-openai`'s regex pre-tokenizer on arbitrary text.
-use std::collections::HashMap;
-use std::sync::LazyLock;
+//! Which characters are letters, marks, numbers or whitespace is [`super::classes`]'
+//! business. The tests check the pieces against `bpe-openai`'s regex pre-tokenizer on
+//! arbitrary text.
+use super::classes::{self, Class, Class::*, Classes};
 
 /// Which encoding's pattern cuts the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,133 +30,12 @@ pub(super) enum Pattern {
     Cl100k,
 }
 
-/// What the patterns ask of a character. The general categories are disjoint, and no
-/// White_Space character is a letter, mark or number, so every character has one class.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-enum Class {
-    /// `\p{Lu}`, `\p{Lt}`: only in o200k's leading ("upper") letter class.
-    Upper,
-    /// `\p{Ll}`: only in o200k's trailing ("lower") letter class.
-    Lower,
-    /// `\p{Lm}`, `\p{Lo}`: letters in both of o200k's classes.
-    Letter,
-    /// `\p{M}`: in both of o200k's letter classes, but not `\p{L}`.
-    Mark,
-    /// `\p{N}`.
-    Number,
-    /// `\r`, `\n`.
-    Newline,
-    /// Every other `\s` (White_Space) character.
-    Space,
-    /// Everything else: punctuation, symbols, controls, unassigned code points.
-    Other,
-}
-
-use Class::*;
-
-impl Class {
-    /// `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]`.
-    fn o200k_upper(self) -> bool {
-        matches!(self, Upper | Letter | Mark)
-    }
-
-    /// `[\p{Ll}\p{Lm}\p{Lo}\p{M}]`.
-    fn o200k_lower(self) -> bool {
-        matches!(self, Lower | Letter | Mark)
-    }
-
-    /// `\p{L}`.
-    fn letter(self) -> bool {
-        matches!(self, Upper | Lower | Letter)
-    }
-
-    /// `[^\r\n\p{L}\p{N}]`: what may precede a word.
-    fn word_prefix(self) -> bool {
-        matches!(self, Mark | Space | Other)
-    }
-
-    /// `[^\s\p{L}\p{N}]`: punctuation and the like.
-    fn punctuation(self) -> bool {
-        matches!(self, Mark | Other)
-    }
-
-    /// `\s`.
-    fn space(self) -> bool {
-        matches!(self, Newline | Space)
-    }
-}
-
-/// Every code point's class, in blocks of 256 code points; identical blocks are stored
-/// once (about 60 blocks of 256 bytes in all).
-struct Classes {
-    /// The block of each run of 256 code points.
-    index: Vec<u16>,
-    blocks: Vec<[Class; 256]>,
-}
-
-const CODE_POINTS: usize = 0x11_0000;
-
-impl Classes {
-    fn build() -> Classes {
-        let mut all = vec![Other; CODE_POINTS];
-        for (pattern, class) in [
-            (r"\p{Lu}", Upper),
-            (r"\p{Lt}", Upper),
-            (r"\p{Ll}", Lower),
-            (r"\p{Lm}", Letter),
-            (r"\p{Lo}", Letter),
-            (r"\p{M}", Mark),
-            (r"\p{N}", Number),
-            (r"\s", Space),
-            (r"[\r\n]", Newline),
-        ] {
-            let hir = regex_syntax::parse(pattern).expect("a valid class");
-            let regex_syntax::hir::HirKind::Class(regex_syntax::hir::Class::Unicode(set)) =
-                hir.kind()
-            else {
-                unreachable!("{pattern} is a Unicode class");
-            };
-            for range in set.ranges() {
-                for code in u32::from(range.start())..=u32::from(range.end()) {
-                    all[code as usize] = class;
-                }
-            }
-        }
-        let mut index = Vec::with_capacity(CODE_POINTS / 256);
-        let mut blocks: Vec<[Class; 256]> = Vec::new();
-        let mut seen: HashMap<[Class; 256], u16> = HashMap::new();
-        for chunk in all.chunks_exact(256) {
-            let block: [Class; 256] = chunk.try_into().expect("256 classes");
-            let at = *seen.entry(block).or_insert_with(|| {
-                blocks.push(block);
-                u16::try_from(blocks.len() - 1).expect("fewer than 65 536 distinct blocks")
-            });
-            index.push(at);
-        }
-        Classes { index, blocks }
-    }
-
-    #[inline(always)]
-    fn of(&self, code: u32) -> Class {
-        let block = self.index[(code >> 8) as usize];
-        self.blocks[usize::from(block)][(code & 0xFF) as usize]
-    }
-}
-
-static CLASSES: LazyLock<Classes> = LazyLock::new(Classes::build);
-
-/// Builds the character classes now (a few milliseconds), not on the first count.
-pub(super) fn load() {
-    LazyLock::force(&CLASSES);
-}
-
 /// The pieces of `text`, in order, as byte ranges of it.
 pub(super) fn pieces(pattern: Pattern, text: &str) -> Pieces<'_> {
     Pieces {
         scan: Scan {
             text: text.as_bytes(),
-            classes: &CLASSES,
+            classes: classes::get(),
         },
         pattern,
         at: 0,
@@ -198,23 +75,7 @@ impl Scan<'_> {
     /// The class and byte length of the character at `at`, `None` at the end.
     #[inline(always)]
     fn at(&self, at: usize) -> Option<(Class, usize)> {
-        let s = self.text;
-        let &b0 = s.get(at)?;
-        if b0 < 0x80 {
-            return Some((ASCII[usize::from(b0)], 1));
-        }
-        let tail = |i: usize| u32::from(s[at + i] & 0x3F);
-        let (code, len) = if b0 < 0xE0 {
-            (u32::from(b0 & 0x1F) << 6 | tail(1), 2)
-        } else if b0 < 0xF0 {
-            (u32::from(b0 & 0x0F) << 12 | tail(1) << 6 | tail(2), 3)
-        } else {
-            (
-                u32::from(b0 & 0x07) << 18 | tail(1) << 12 | tail(2) << 6 | tail(3),
-                4,
-            )
-        };
-        Some((self.classes.of(code), len))
+        self.classes.at(self.text, at)
     }
 
     /// The end of the run of characters from `at` that `keep` accepts.
@@ -352,14 +213,17 @@ impl Scan<'_> {
                 return end + self.contraction(end);
             }
             Some(b) if b.is_ascii_uppercase() => {
+                // The second alternative always takes an upper-case letter.
                 return self
                     .o200k_lower_word(start)
                     .or_else(|| self.o200k_upper_word(start))
-                    .expect("an upper-case letter starts a word");
+                    .unwrap_or(start + 1);
             }
             _ => {}
         }
-        let (first, len) = self.at(at).expect("a character at a piece's start");
+        let Some((first, len)) = self.at(at) else {
+            return at;
+        };
         let after = at + len;
         let next = self.at(after).map(|(class, _)| class);
         let prefixed = first.word_prefix();
@@ -389,12 +253,13 @@ impl Scan<'_> {
         }
         match first {
             Number => self.number(after),
-            _ if first.punctuation() => self.punctuation(at, true),
+            Mark | Other => self.punctuation(at, true),
             Space if self.text[at] == b' ' && next.is_some_and(Class::punctuation) => {
                 self.punctuation(after, true)
             }
             Newline | Space => self.whitespace(at),
-            _ => unreachable!("every class starts one of the alternatives"),
+            // Not reached: a word alternative took every letter.
+            Upper | Lower | Letter => after,
         }
     }
 
@@ -403,7 +268,9 @@ impl Scan<'_> {
         if contraction > 0 {
             return at + contraction;
         }
-        let (first, len) = self.at(at).expect("a character at a piece's start");
+        let Some((first, len)) = self.at(at) else {
+            return at;
+        };
         let after = at + len;
         if first.letter() {
             return self.run(after, Class::letter);
@@ -414,33 +281,16 @@ impl Scan<'_> {
         }
         match first {
             Number => self.number(after),
-            _ if first.punctuation() => self.punctuation(at, false),
+            Mark | Other => self.punctuation(at, false),
             Space if self.text[at] == b' ' && next.is_some_and(Class::punctuation) => {
                 self.punctuation(after, false)
             }
             Newline | Space => self.whitespace(at),
-            _ => unreachable!("every class starts one of the alternatives"),
+            // Not reached: the word alternative took every letter.
+            Upper | Lower | Letter => after,
         }
     }
 }
-
-/// The classes of ASCII, as the Unicode tables have them (checked by a test).
-const ASCII: [Class; 128] = {
-    let mut table = [Other; 128];
-    let mut b = 0;
-    while b < 128 {
-        table[b] = match b as u8 {
-            b'A'..=b'Z' => Upper,
-            b'a'..=b'z' => Lower,
-            b'0'..=b'9' => Number,
-            b'\r' | b'\n' => Newline,
-            b'\t' | 0x0B | 0x0C | b' ' => Space,
-            _ => Other,
-        };
-        b += 1;
-    }
-    table
-};
 
 #[cfg(test)]
 pub(super) mod tests {
@@ -460,81 +310,15 @@ pub(super) mod tests {
     /// (Mn, Mc, Me), numbers (Nd, Nl, No), each kind of whitespace, contractions in both
     /// cases, slashes, punctuation, emoji (with a modifier, a flag), format, control,
     /// private-use and unassigned code points.
+    #[rustfmt::skip]
     pub(in crate::tokenize) const TRICKY: &[&str] = &[
-        "a",
-        "z",
-        "A",
-        "Z",
-        "ǅ",
-        "ß",
-        "é",
-        "ſ",
-        "K",
-        "ʰ",
-        "ª",
-        "中",
-        "あ",
-        "ア",
-        "한",
-        "\u{0301}",
-        "\u{0903}",
-        "\u{20DD}",
-        "0",
-        "9",
-        "²",
-        "Ⅻ",
-        "١",
-        "½",
-        " ",
-        "  ",
-        "\t",
-        "\n",
-        "\r",
-        "\r\n",
-        "\u{0B}",
-        "\u{0C}",
-        "\u{85}",
-        "\u{A0}",
-        "\u{1680}",
-        "\u{2028}",
-        "\u{3000}",
-        "\u{200B}",
-        "\u{200D}",
-        "'",
-        "’",
-        "s",
-        "S",
-        "t",
-        "re",
-        "RE",
-        "ve",
-        "m",
-        "ll",
-        "LL",
-        "d",
-        "/",
-        "//",
-        ".",
-        "-",
-        "_",
-        "\"",
-        "(",
-        "{",
-        "<|endoftext|>",
-        "😀",
-        "👍🏽",
-        "🇩🇪",
-        "\u{0}",
-        "\u{1F}",
-        "\u{7F}",
-        "\u{FFFD}",
-        "\u{E000}",
-        "\u{10FFFF}",
-        "\u{378}",
-        "hello",
-        "World",
-        "HTTPServer",
-        "12345",
+        "a", "z", "A", "Z", "ǅ", "ß", "é", "ſ", "K", "ʰ", "ª", "中", "あ", "ア", "한",
+        "\u{0301}", "\u{0903}", "\u{20DD}", "0", "9", "²", "Ⅻ", "١", "½", " ", "  ", "\t",
+        "\n", "\r", "\r\n", "\u{0B}", "\u{0C}", "\u{85}", "\u{A0}", "\u{1680}", "\u{2028}",
+        "\u{3000}", "\u{200B}", "\u{200D}", "'", "’", "s", "S", "t", "re", "RE", "ve",
+        "m", "ll", "LL", "d", "/", "//", ".", "-", "_", "\"", "(", "{", "<|endoftext|>",
+        "😀", "👍🏽", "🇩🇪", "\u{0}", "\u{1F}", "\u{7F}", "\u{FFFD}", "\u{E000}",
+        "\u{10FFFF}", "\u{378}", "hello", "World", "HTTPServer", "12345",
     ];
 
     /// Text made of [`TRICKY`] pieces.
@@ -565,29 +349,6 @@ pub(super) mod tests {
         fn pieces_are_the_regex_pieces_on_any_text(text in "(?s).{0,300}") {
             same_pieces(Pattern::O200k, &text)?;
             same_pieces(Pattern::Cl100k, &text)?;
-        }
-    }
-
-    #[test]
-    fn ascii_classes_are_the_unicode_tables_classes() {
-        let classes = Classes::build();
-        for b in 0..128u8 {
-            assert_eq!(ASCII[usize::from(b)], classes.of(u32::from(b)), "{b:#x}");
-        }
-        // Spot checks of the tables themselves.
-        for (c, class) in [
-            ('ǅ', Upper),
-            ('ʰ', Letter),
-            ('中', Letter),
-            ('\u{0301}', Mark),
-            ('Ⅻ', Number),
-            ('\u{85}', Space),
-            ('\u{3000}', Space),
-            ('\u{200B}', Other),
-            ('😀', Other),
-            ('\u{10FFFF}', Other),
-        ] {
-            assert_eq!(classes.of(u32::from(c)), class, "{c:?}");
         }
     }
 
