@@ -37,6 +37,8 @@ mod queue;
 mod recorded;
 #[path = "parts/metrics.rs"]
 mod recording;
+#[path = "parts/counting.rs"]
+mod tokens;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -50,7 +52,6 @@ use ctxd::pb::context_service_client::ContextServiceClient;
 use ctxd::policy::Policy;
 use ctxd::store::Store;
 use ctxd::summarizer::model::{ModelSummarizer, Profile};
-use ctxd::tokenize::{Counter, TextCounts, Tokenizer, ToolDefinition};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgPool, Row};
 use tokio::net::TcpListener;
@@ -163,7 +164,7 @@ async fn run(
     let only = std::env::var("CTXD_BENCH_ONLY").ok();
     let part = |name: &str| only.as_deref().is_none_or(|only| only == name);
     if part("counting") {
-        counting(&texts, scale);
+        tokens::counting(&texts, scale.counting_rounds, full);
     }
 
     let temp = tempfile::tempdir().expect("temp dir");
@@ -309,157 +310,6 @@ fn corpus_texts() -> Vec<String> {
         }
     }
     texts
-}
-
-fn counting(texts: &[String], scale: &Scale) {
-    let bytes: usize = texts.iter().map(String::len).sum();
-    println!("## Token counting");
-    println!();
-    println!(
-        "Corpus: {} texts, {:.2} MB. 1 MB inputs have no whitespace. Best of {} rounds.",
-        texts.len(),
-        bytes as f64 / 1e6,
-        scale.counting_rounds
-    );
-    println!();
-    println!(
-        "tokenizer | vocabulary load ms | corpus MB/s | corpus tokens | 1 MB 'a' ms | 1 MB random [a-z0-9] ms"
-    );
-    println!("---|---|---|---|---|---");
-    let repeated = "a".repeat(1 << 20);
-    let random = pseudo_random_text(1 << 20);
-    for (name, tokenizer) in [
-        ("o200k_base", Tokenizer::O200kBase),
-        ("cl100k_base", Tokenizer::Cl100kBase),
-        ("deepseek_v3", Tokenizer::DeepseekV3),
-    ] {
-        let counter = Counter::new(tokenizer, 0);
-        // Nothing has used the vocabulary yet in this process.
-        let started = Instant::now();
-        counter.text("warm the vocabulary");
-        let load = started.elapsed();
-        let mut tokens = 0;
-        let corpus = best_of(scale.counting_rounds, || {
-            tokens = texts.iter().map(|text| counter.text(text)).sum::<i64>();
-        });
-        let same = best_of(scale.counting_rounds, || {
-            counter.text(&repeated);
-        });
-        let mixed = best_of(scale.counting_rounds, || {
-            counter.text(&random);
-        });
-        println!(
-            "{name} | {:.0} | {:.1} | {tokens} | {:.1} | {:.1}",
-            load.as_secs_f64() * 1e3,
-            bytes as f64 / 1e6 / corpus.as_secs_f64(),
-            same.as_secs_f64() * 1e3,
-            mixed.as_secs_f64() * 1e3
-        );
-    }
-    println!();
-    request_counting(texts, scale);
-}
-
-/// What counting an agent-sized request's system prompt and tool definitions costs the
-/// first time, and once the replica remembers them (every later BuildMessages and
-/// CheckBudget with the same prompt and tools).
-fn request_counting(texts: &[String], scale: &Scale) {
-    // A 16 KB system prompt and 24 tools of 1 KB description and 0.5 KB schema each, cut
-    // from the corpus' text: about the size of a coding agent's.
-    let mut corpus = texts.iter().flat_map(|text| text.chars());
-    let mut take = |bytes: usize| {
-        let mut text = String::new();
-        while text.len() < bytes {
-            match corpus.next() {
-                Some(c) => text.push(c),
-                None => break,
-            }
-        }
-        text
-    };
-    let prompt = take(16 * 1024);
-    let tools: Vec<ToolDefinition> = (0..24)
-        .map(|index| ToolDefinition {
-            name: format!("tool_{index}"),
-            description: take(1024),
-            parameters_json_schema: serde_json::json!({
-                "type": "object",
-                "properties": {"input": {"type": "string", "description": take(440)}},
-                "required": ["input"],
-            })
-            .to_string(),
-        })
-        .collect();
-    let request_bytes = prompt.len()
-        + tools
-            .iter()
-            .map(|t| t.name.len() + t.description.len() + t.parameters_json_schema.len())
-            .sum::<usize>();
-    println!(
-        "A request's system prompt and tool definitions ({:.1} KB of corpus text: a 16 KB \
-         prompt, 24 tools), counted as BuildMessages and CheckBudget count them: the first \
-         time, and once the replica remembers their counts. Best of {} rounds of 100.",
-        request_bytes as f64 / 1024.0,
-        scale.counting_rounds
-    );
-    println!();
-    println!("tokenizer | tokens | first time µs | remembered µs");
-    println!("---|---|---|---");
-    for (name, tokenizer) in [
-        ("o200k_base", Tokenizer::O200kBase),
-        ("cl100k_base", Tokenizer::Cl100kBase),
-        ("deepseek_v3", Tokenizer::DeepseekV3),
-    ] {
-        let counter = Counter::new(tokenizer, 0);
-        let count = |memo: &TextCounts| {
-            counter.system_prompt(&prompt, memo) + counter.tool_definitions(&tools, memo)
-        };
-        let none = TextCounts::new(0);
-        let memo = TextCounts::new(16 << 20);
-        let tokens = count(&memo);
-        assert_eq!(tokens, count(&none), "a remembered count is the count");
-        // The first time: counted, then kept (an empty memo each time).
-        let first = best_of(scale.counting_rounds, || {
-            for _ in 0..100 {
-                std::hint::black_box(count(&TextCounts::new(16 << 20)));
-            }
-        });
-        let remembered = best_of(scale.counting_rounds, || {
-            for _ in 0..100 {
-                std::hint::black_box(count(&memo));
-            }
-        });
-        println!(
-            "{name} | {tokens} | {:.0} | {:.1}",
-            first.as_secs_f64() * 1e6 / 100.0,
-            remembered.as_secs_f64() * 1e6 / 100.0
-        );
-    }
-    println!();
-}
-
-fn pseudo_random_text(len: usize) -> String {
-    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
-    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-    (0..len)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            ALPHABET[(state % ALPHABET.len() as u64) as usize] as char
-        })
-        .collect()
-}
-
-fn best_of(rounds: usize, mut work: impl FnMut()) -> Duration {
-    (0..rounds.max(1))
-        .map(|_| {
-            let started = Instant::now();
-            work();
-            started.elapsed()
-        })
-        .min()
-        .unwrap()
 }
 
 async fn admin(url: &str) -> (PgPool, PgConnectOptions) {
