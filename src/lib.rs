@@ -9,7 +9,7 @@
 //! names (`ctxd::message`, `ctxd::policy`, ...).
 pub use ctxd_core::{
     budget, chunks, compaction, error, ingest, job, limits, message, policy, quota, render,
-    session, summarize, tokenize, turns, validate,
+    session, summarize, tokenize, tree, turns, validate,
 };
 
 pub mod admin;

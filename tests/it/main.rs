@@ -29,4 +29,5 @@ mod recorded;
 mod replicas;
 mod retention;
 mod small_window;
+mod subagents;
 mod tls;

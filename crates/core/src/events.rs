@@ -18,6 +18,7 @@ pub enum EventKind {
     OutputEvicted = 5,
     BudgetThresholdCrossed = 6,
     SessionDeleted = 7,
+    SessionFinished = 8,
 }
 
 /// The proto's CompactionKind numbers.
@@ -77,6 +78,17 @@ pub enum EventDetail {
         context_window: i64,
     },
     SessionDeleted,
+    /// A subagent session was finished (FinishSession); written on the child and, while
+    /// it exists, on its parent, in the same transaction.
+    SessionFinished {
+        child_session_id: String,
+        /// Empty when the child has no parent (any more).
+        parent_session_id: String,
+        parent_tool_call_id: String,
+        /// The seq of the tool result the final answer became in the parent; 0 when
+        /// it was not appended.
+        result_seq: i64,
+    },
 }
 
 impl EventDetail {
@@ -89,6 +101,7 @@ impl EventDetail {
             EventDetail::OutputEvicted { .. } => EventKind::OutputEvicted,
             EventDetail::BudgetThresholdCrossed { .. } => EventKind::BudgetThresholdCrossed,
             EventDetail::SessionDeleted => EventKind::SessionDeleted,
+            EventDetail::SessionFinished { .. } => EventKind::SessionFinished,
         }
     }
 }

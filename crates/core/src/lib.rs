@@ -10,7 +10,8 @@
 //! `render` (provider formats), `ingest` (provider bodies read back as messages), both
 //! over `media` (data: URIs, image types),
 //! `validate` (request checks), `limits` (server bounds), `quota` (per-tenant quotas),
-//! `events` (what an event says, cursors), `error` (the domain error).
+//! `events` (what an event says, cursors), `tree` (subagent sessions' links to their
+//! parents), `error` (the domain error).
 //!
 //! This crate's manifest lacks every network, database and runtime crate, so the
 //! compiler keeps it pure; `tests/modules.rs` checks its dependency tree too.
@@ -30,5 +31,6 @@ pub mod render;
 pub mod session;
 pub mod summarize;
 pub mod tokenize;
+pub mod tree;
 pub mod turns;
 pub mod validate;

@@ -56,6 +56,8 @@ pub struct Session {
     pub compaction_failures: i32,
     pub event_seq: i64,
     pub budget_status: i16,
+    /// When FinishSession ended the session (it takes no more appends); None while open.
+    pub finished_at: Option<chrono::DateTime<chrono::Utc>>,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub updated_at: chrono::DateTime<chrono::Utc>,
 }

@@ -16,6 +16,7 @@ pub(in crate::api) fn event_kind_from_pb(kind: i32) -> Option<EventKind> {
         pb::EventKind::OutputEvicted => EventKind::OutputEvicted,
         pb::EventKind::BudgetThresholdCrossed => EventKind::BudgetThresholdCrossed,
         pb::EventKind::SessionDeleted => EventKind::SessionDeleted,
+        pb::EventKind::SessionFinished => EventKind::SessionFinished,
     })
 }
 
@@ -130,6 +131,17 @@ pub(in crate::api) fn event_to_pb(row: &crate::events::Event, cursor: String) ->
             context_window,
         }),
         EventDetail::SessionDeleted => Detail::SessionDeleted(pb::SessionDeleted {}),
+        EventDetail::SessionFinished {
+            child_session_id,
+            parent_session_id,
+            parent_tool_call_id,
+            result_seq,
+        } => Detail::SessionFinished(pb::SessionFinished {
+            child_session_id,
+            parent_session_id,
+            parent_tool_call_id,
+            result_seq,
+        }),
     };
     pb::Event {
         event_id: row.id,
