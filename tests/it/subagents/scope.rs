@@ -114,6 +114,48 @@ async fn get_session_lists_parent_and_children_and_sums_the_subtree(pool: PgPool
         a.subtree.unwrap(),
         expected(&[2, 4], log_tokens(&["a", "a1"]).await)
     );
+    // `ctxd inspect` shows the same place.
+    let inspect = |id: &'static str| {
+        let addr = server.addr.to_string();
+        async move {
+            ctxd::inspect::run(&addr, &Default::default(), None, id)
+                .await
+                .unwrap()
+        }
+    };
+    let shown = inspect("a").await;
+    assert!(
+        shown
+            .contains("\ntree: child of r (its tool call ca), depth 1; open\nchildren (1 of 1):\n"),
+        "{shown}"
+    );
+    assert!(
+        shown
+            .lines()
+            .any(|line| line.split_whitespace().collect::<Vec<_>>()
+                == ["a1", "tool", "call", "ca1", "open"]),
+        "{shown}"
+    );
+    let a_logs = log_tokens(&["a", "a1"]).await;
+    assert!(
+        shown.contains(&format!(
+            "subtree: 2 sessions, {a_logs} log tokens; usage reported 6000 input (60 cached), 600 output"
+        )),
+        "{shown}"
+    );
+    let shown = inspect("r").await;
+    assert!(
+        shown.contains("\ntree: a root; open\nchildren (2 of 2):\n"),
+        "{shown}"
+    );
+    assert!(
+        shown
+            .lines()
+            .any(|line| line.split_whitespace().collect::<Vec<_>>()
+                == ["b", "tool", "call", "cb", "finished"]),
+        "{shown}"
+    );
+
     let a1 = get(&mut client, "a1").await;
     assert_eq!(a1.session.unwrap().depth, 2);
     assert!(a1.children.is_empty());
