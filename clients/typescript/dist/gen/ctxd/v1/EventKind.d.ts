@@ -31,6 +31,10 @@ export declare const EventKind: {
      * The session was deleted. The last event of a session; its stream ends after it.
      */
     readonly EVENT_KIND_SESSION_DELETED: 'EVENT_KIND_SESSION_DELETED';
+    /**
+     * FinishSession ended a session: written on it and on its parent (while it exists).
+     */
+    readonly EVENT_KIND_SESSION_FINISHED: 'EVENT_KIND_SESSION_FINISHED';
 };
 export type EventKind = 'EVENT_KIND_UNSPECIFIED' | 0
 /**
@@ -63,5 +67,9 @@ export type EventKind = 'EVENT_KIND_UNSPECIFIED' | 0
 /**
  * The session was deleted. The last event of a session; its stream ends after it.
  */
- | 'EVENT_KIND_SESSION_DELETED' | 7;
+ | 'EVENT_KIND_SESSION_DELETED' | 7
+/**
+ * FinishSession ended a session: written on it and on its parent (while it exists).
+ */
+ | 'EVENT_KIND_SESSION_FINISHED' | 8;
 export type EventKind__Output = typeof EventKind[keyof typeof EventKind];

@@ -31,4 +31,8 @@ export const EventKind = {
      * The session was deleted. The last event of a session; its stream ends after it.
      */
     EVENT_KIND_SESSION_DELETED: 'EVENT_KIND_SESSION_DELETED',
+    /**
+     * FinishSession ended a session: written on it and on its parent (while it exists).
+     */
+    EVENT_KIND_SESSION_FINISHED: 'EVENT_KIND_SESSION_FINISHED',
 };
