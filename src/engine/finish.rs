@@ -106,10 +106,12 @@ impl Engine {
             appended,
         };
         let Some(mut answer) = answer else {
+            // Under the child's row lock it is still open: the write applies.
             let version = self
                 .store
                 .finish_alone(finish, &record(link.as_ref(), 0))
-                .await?;
+                .await?
+                .ok_or_else(|| session_finished(&child))?;
             return Ok(outcome(version, None));
         };
 

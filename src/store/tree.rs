@@ -122,20 +122,20 @@ impl Store {
         .await
     }
 
-    /// Finishes the child without an append and commits: the child's new version.
+    /// Finishes the child without an append and commits: the child's new version
+    /// (`None`: it was finished already, nothing written).
     pub async fn finish_alone(
         &self,
         mut finish: FinishTx,
         record: &ChildFinish,
-    ) -> StoreResult<i64> {
+    ) -> StoreResult<Option<i64>> {
         let (version, events) =
             write_finish(Conn::new(&mut finish.tx, self.pooler), record).await?;
         finish.tx.commit().await?;
         count_finish_events(record, events);
         self.rows
             .forget(finish.child.tenant_id, &finish.child.external_id);
-        // Under the row lock the child was open: the write applied.
-        Ok(version.unwrap_or(finish.child.version + 1))
+        Ok(version)
     }
 
     /// A session's place in its tree: its link, its children (the oldest
