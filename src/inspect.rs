@@ -1,7 +1,8 @@
 //! `ctxd inspect SESSION`: what a person looks at when a session misbehaves — the
 //! window by region against the thresholds, the summaries with their depth and
-//! coverage, what compaction did, and how well estimates track the provider. Read-only:
-//! it calls GetSession on a running server.
+//! coverage, what compaction did, how well estimates track the provider, and the
+//! session's place in its tree (parent, children, what the subtree used). Read-only: it
+//! calls GetSession on a running server.
 use std::fmt::Write as _;
 
 use crate::client::ClientTls;
@@ -38,12 +39,84 @@ pub async fn run(
         .await
         .map_err(|status| format!("GetSession: {}", status.message()))?
         .into_inner();
-    let session = response.session.ok_or("the server returned no session")?;
-    Ok(report(
-        &session,
-        &response.summaries,
-        response.budget.as_ref(),
-    ))
+    let session = response
+        .session
+        .as_ref()
+        .ok_or("the server returned no session")?;
+    let mut text = report(session, &response.summaries, response.budget.as_ref());
+    text.push_str(&tree_report(&response));
+    Ok(text)
+}
+
+/// The session's place in its tree: its parent, its children, its subtree's totals.
+pub fn tree_report(response: &pb::GetSessionResponse) -> String {
+    let mut out = String::new();
+    let Some(session) = &response.session else {
+        return out;
+    };
+    let _ = write!(out, "\ntree: ");
+    if session.depth == 0 {
+        let _ = write!(out, "a root");
+    } else if session.parent_session_id.is_empty() {
+        let _ = write!(
+            out,
+            "child of a deleted session (its tool call {}), depth {}",
+            session.parent_tool_call_id, session.depth
+        );
+    } else {
+        let _ = write!(
+            out,
+            "child of {} (its tool call {}), depth {}",
+            session.parent_session_id, session.parent_tool_call_id, session.depth
+        );
+    }
+    match &session.finished_at {
+        Some(at) => {
+            let _ = writeln!(out, "; finished at {}", time(at));
+        }
+        None => {
+            let _ = writeln!(out, "; open");
+        }
+    }
+    let _ = writeln!(
+        out,
+        "children ({} of {}):",
+        response.children.len(),
+        response.children_total
+    );
+    for child in &response.children {
+        let _ = writeln!(
+            out,
+            "  {:<32} tool call {:<24} {}",
+            child.session_id,
+            child.parent_tool_call_id,
+            if child.finished { "finished" } else { "open" }
+        );
+    }
+    if let Some(subtree) = &response.subtree {
+        let usage = subtree.usage_total.unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "subtree: {} sessions, {} log tokens; usage reported {} input ({} cached), {} output",
+            subtree.sessions,
+            subtree.log_tokens,
+            usage.input_tokens,
+            usage.cached_input_tokens,
+            usage.output_tokens
+        );
+    }
+    out
+}
+
+/// A timestamp as RFC 3339, seconds.
+fn time(at: &prost_types::Timestamp) -> String {
+    u32::try_from(at.nanos)
+        .ok()
+        .and_then(|nanos| chrono::DateTime::from_timestamp(at.seconds, nanos))
+        .map_or_else(
+            || "?".to_string(),
+            |at| at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        )
 }
 
 fn pct(part: i64, whole: i64) -> f64 {

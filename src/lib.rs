@@ -9,7 +9,7 @@
 //! names (`ctxd::message`, `ctxd::policy`, ...).
 pub use ctxd_core::{
     budget, chunks, compaction, error, ingest, job, ledger, limits, message, policy, quota, render,
-    revert, session, summarize, tokenize, turns, validate,
+    revert, session, summarize, tokenize, tree, turns, validate,
 };
 
 pub mod admin;

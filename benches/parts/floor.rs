@@ -98,6 +98,13 @@ impl ContextService for Floor {
         no_work()
     }
 
+    async fn finish_session(
+        &self,
+        _: Request<pb::FinishSessionRequest>,
+    ) -> Result<Response<pb::FinishSessionResponse>, Status> {
+        no_work()
+    }
+
     async fn append_turn(
         &self,
         request: Request<pb::AppendTurnRequest>,

@@ -176,6 +176,21 @@ impl pb::context_service_server::ContextService for ContextApi {
         .await
     }
 
+    async fn finish_session(
+        &self,
+        request: Request<pb::FinishSessionRequest>,
+    ) -> std::result::Result<Response<pb::FinishSessionResponse>, Status> {
+        let session_id = request.get_ref().session_id.clone();
+        rpc(
+            self,
+            "FinishSession",
+            &session_id,
+            request,
+            |tenant, req| sessions::finish_session(self, tenant, req),
+        )
+        .await
+    }
+
     async fn append_turn(
         &self,
         request: Request<pb::AppendTurnRequest>,

@@ -44,6 +44,7 @@ pub(super) async fn search(
             tenant,
             SearchRequest {
                 session_id: req.session_id,
+                tree_root_session_id: req.tree_root_session_id,
                 query: req.query,
                 roles,
                 since: req.since.map(|t| time_from_pb("since", t)).transpose()?,

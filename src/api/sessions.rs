@@ -1,9 +1,14 @@
-//! CreateSession, GetSession and DeleteSession.
+//! CreateSession, GetSession, DeleteSession and FinishSession.
 
 use std::collections::BTreeMap;
 
 use super::ContextApi;
-use super::convert::{entry_to_pb, overrides_from_pb, report_to_pb, session_to_pb, summary_to_pb};
+use super::convert::{
+    child_to_pb, entry_to_pb, overrides_from_pb, report_to_pb, session_to_pb, subtree_to_pb,
+    summary_to_pb, with_link,
+};
+use super::turns::append_response;
+use crate::engine::FinishRequest;
 use crate::error::Result;
 use crate::pb;
 
@@ -14,12 +19,19 @@ pub(super) async fn create_session(
 ) -> Result<pb::CreateSessionResponse> {
     let overrides = overrides_from_pb(req.policy.unwrap_or_default())?;
     let metadata: BTreeMap<String, String> = req.metadata.into_iter().collect();
-    let info = api
+    let (info, link) = api
         .engine
-        .create_session(tenant, &req.session_id, overrides, metadata)
+        .create_session(
+            tenant,
+            &req.session_id,
+            overrides,
+            metadata,
+            &req.parent_session_id,
+            &req.parent_tool_call_id,
+        )
         .await?;
     Ok(pb::CreateSessionResponse {
-        session: Some(session_to_pb(&info)),
+        session: Some(with_link(session_to_pb(&info), link.as_ref())),
     })
 }
 
@@ -29,6 +41,7 @@ pub(super) async fn get_session(
     req: pb::GetSessionRequest,
 ) -> Result<pb::GetSessionResponse> {
     let info = api.engine.get_session(tenant, &req.session_id).await?;
+    let place = api.engine.place(&info).await?;
     let (summaries, budget, reverted_summaries) = if req.include_view {
         let view = api.engine.session_view(&info).await?;
         (
@@ -47,11 +60,14 @@ pub(super) async fn get_session(
     };
     let ledger = api.engine.ledger(&info).await?;
     Ok(pb::GetSessionResponse {
-        session: Some(session_to_pb(&info)),
+        session: Some(with_link(session_to_pb(&info), place.link.as_ref())),
         summaries,
         budget,
         ledger: ledger.iter().map(entry_to_pb).collect(),
         reverted_summaries,
+        children: place.children.iter().map(child_to_pb).collect(),
+        children_total: place.children_total,
+        subtree: Some(subtree_to_pb(&place.subtree)),
     })
 }
 
@@ -62,4 +78,28 @@ pub(super) async fn delete_session(
 ) -> Result<pb::DeleteSessionResponse> {
     let deleted_messages = api.engine.delete_session(tenant, &req.session_id).await?;
     Ok(pb::DeleteSessionResponse { deleted_messages })
+}
+
+pub(super) async fn finish_session(
+    api: &ContextApi,
+    tenant: i64,
+    req: pb::FinishSessionRequest,
+) -> Result<pb::FinishSessionResponse> {
+    let outcome = api
+        .engine
+        .finish_session(
+            tenant,
+            FinishRequest {
+                session_id: req.session_id,
+                final_answer: req.final_answer,
+                append_to_parent: req.append_to_parent,
+            },
+        )
+        .await?;
+    Ok(pb::FinishSessionResponse {
+        version: outcome.version,
+        parent_session_id: outcome.parent_session_id.unwrap_or_default(),
+        parent_tool_call_id: outcome.parent_tool_call_id.unwrap_or_default(),
+        parent_append: outcome.appended.map(append_response),
+    })
 }

@@ -1,6 +1,7 @@
 //! The one mapping from the domain error to a gRPC status: the code, the message
 //! clipped, and the google.rpc details a client can act on (BadRequest for a field,
-//! ErrorInfo for a version conflict or a request that does not fit, QuotaFailure for a
+//! ErrorInfo for a version conflict or a request that does not fit, PreconditionFailure
+//! naming the field whose state refuses the request, QuotaFailure for a
 //! server limit or a tenant's quota, with RetryInfo when a rate will have room). Internal and database causes are logged here and never sent.
 use std::collections::HashMap;
 
@@ -54,6 +55,14 @@ pub fn status(error: Error) -> Status {
                 .map(|(name, value)| (name.to_string(), value.to_string()))
                 .collect();
             let details = ErrorDetails::with_error_info("DOES_NOT_FIT", "ctxd", metadata);
+            Status::with_error_details(Code::FailedPrecondition, message, details)
+        }
+        Error::Precondition { field, reason } => {
+            let details = ErrorDetails::with_precondition_failure_violation(
+                "STATE",
+                clipped(field, MAX_FIELD_BYTES),
+                clipped(reason, MAX_REASON_BYTES),
+            );
             Status::with_error_details(Code::FailedPrecondition, message, details)
         }
         Error::Unauthenticated(_) => Status::unauthenticated(message),

@@ -23,7 +23,7 @@ pub(super) async fn subscribe_events(
             event_kind_from_pb(kind).ok_or_else(|| {
                 Error::invalid(
                     format!("kinds[{index}]"),
-                    format!("{kind} is not an event kind (1 to 7)"),
+                    format!("{kind} is not an event kind (1 to 9)"),
                 )
             })
         })
@@ -34,6 +34,7 @@ pub(super) async fn subscribe_events(
             tenant,
             SubscribeRequest {
                 session_id: req.session_id,
+                tree_root_session_id: req.tree_root_session_id,
                 kinds,
                 after: req.after,
                 from_now: req.from_now,

@@ -2,7 +2,7 @@
 //! then under the row lock), announce evictions and budget crossings.
 use std::collections::HashSet;
 
-use super::report::{budget_crossing, policy_of, row_report, session_not_found};
+use super::report::{budget_crossing, policy_of, row_report, session_finished, session_not_found};
 use super::request::count_messages;
 use super::{AppendOutcome, AppendRequest, Engine, JobReason, SUMMARIZE_JOB};
 use crate::budget::{self, Anchor};
@@ -130,8 +130,9 @@ impl Engine {
     }
 
     /// Decides one append from what `state` read and writes it; `None` when the session
-    /// changed after the read (nothing written).
-    async fn append_once(
+    /// changed after the read (nothing written). FinishSession appends its answer to the
+    /// parent through here too, with a state read under the parent's lock.
+    pub(super) async fn append_once(
         &self,
         request: &AppendRequest,
         usage_index: Option<usize>,
@@ -156,6 +157,9 @@ impl Engine {
         // A copy: `state` lends its transaction to a tool-name lookup further down.
         let session = state.session.clone();
         let session = &session;
+        if session.finished_at.is_some() {
+            return Err(session_finished(session));
+        }
         if let Some(expected) = request.expected_version
             && expected != session.version
         {

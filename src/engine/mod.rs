@@ -3,10 +3,12 @@
 //! between the wire and these types.
 //!
 //! One file per operation group, each an `impl Engine` block with the helpers only it
-//! uses: `sessions` (create, get, view, delete), `append`, `build` (BuildMessages and
-//! CheckBudget), `compact`, `revert` (RevertCompaction), `expand`, `summary_jobs` (enqueueing and running
-//! summarization jobs), and the compaction passes they share, `clearing` and
-//! `summary_pass`; `ledger` (UpdateLedger and the task ledger's block). `request` counts what a request carries; `report` holds the budget
+//! uses: `sessions` (create, get, view, delete, a session's place in its tree),
+//! `finish` (FinishSession: a subagent's end, its answer appended to its parent),
+//! `append`, `build` (BuildMessages and CheckBudget), `compact`, `revert`
+//! (RevertCompaction), `expand`, `summary_jobs` (enqueueing and running summarization
+//! jobs), and the compaction passes they share, `clearing` and `summary_pass`; `ledger`
+//! (UpdateLedger and the task ledger's block). `request` counts what a request carries; `report` holds the budget
 //! helpers over a session row. The public request and response types live here.
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -30,6 +32,7 @@ use crate::store::{NotifyGate, Store, View};
 use crate::summarizer::model::ModelSummarizer;
 use crate::tokenize::{TextCounts, ToolDefinition};
 pub use crate::validate::validate_session_id;
+pub use finish::{FinishOutcome, FinishRequest, SUBAGENT_SESSION_KEY};
 pub use ledger::{LedgerUpdate, LedgerUpdated};
 pub use revert::{RevertRequest, RevertTarget, Reverted};
 pub use search::{Scope, SearchRequest};
@@ -41,6 +44,7 @@ mod build;
 mod clearing;
 mod compact;
 mod expand;
+mod finish;
 mod ledger;
 mod report;
 mod request;

@@ -70,6 +70,26 @@ pub(super) fn session_not_found(session_id: &str) -> Error {
     Error::not_found(format!("session {}", quoted(session_id)))
 }
 
+/// FAILED_PRECONDITION for an append to a session FinishSession ended.
+pub(super) fn session_finished(session: &Session) -> Error {
+    let at = session
+        .finished_at
+        .map(|at| {
+            format!(
+                " at {}",
+                at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            )
+        })
+        .unwrap_or_default();
+    Error::precondition(
+        "session_id",
+        format!(
+            "session {} was finished{at}: a finished session takes no more appends",
+            quoted(&session.external_id)
+        ),
+    )
+}
+
 pub(super) fn policy_of(row: &Session) -> Result<Policy> {
     serde_json::from_value(row.policy.clone()).map_err(Error::internal)
 }

@@ -29,6 +29,8 @@ pub enum Scope {
 pub struct SearchRequest {
     /// Empty: every session of the tenant.
     pub session_id: String,
+    /// Non-empty: only this session and its descendants (not with `session_id`).
+    pub tree_root_session_id: String,
     pub query: String,
     pub roles: Vec<Role>,
     pub since: Option<chrono::DateTime<chrono::Utc>>,
@@ -36,6 +38,40 @@ pub struct SearchRequest {
     pub scope: Scope,
     /// 0: the default.
     pub limit: u32,
+}
+
+impl Engine {
+    /// The sessions.id of a tree-scoped request's root (None when `tree_root_session_id`
+    /// is empty); INVALID_ARGUMENT with a session scope too, NOT_FOUND for a session the
+    /// tenant does not have.
+    pub(super) async fn tree_root(
+        &self,
+        tenant_id: i64,
+        tree_root_session_id: &str,
+        with_session: bool,
+    ) -> Result<Option<i64>> {
+        if tree_root_session_id.is_empty() {
+            return Ok(None);
+        }
+        if with_session {
+            return Err(Error::invalid(
+                "tree_root_session_id",
+                "cannot be combined with session_id: scope to one session or to one tree",
+            ));
+        }
+        validate_session_id(tree_root_session_id).map_err(|error| match error {
+            Error::InvalidArgument { reason, .. } => Error::invalid("tree_root_session_id", reason),
+            other => other,
+        })?;
+        match self.get_session(tenant_id, tree_root_session_id).await {
+            Ok(info) => Ok(Some(info.row.id)),
+            Err(Error::NotFound { .. }) => Err(Error::not_found(format!(
+                "tree_root_session_id: session {}",
+                crate::error::quoted(tree_root_session_id)
+            ))),
+            Err(other) => Err(other),
+        }
+    }
 }
 
 /// The best hits, best first. Any query text is safe: it is parsed as web-search syntax,
@@ -82,6 +118,13 @@ impl Engine {
                     .id,
             )
         };
+        let tree_root = self
+            .tree_root(
+                tenant_id,
+                &request.tree_root_session_id,
+                !request.session_id.is_empty(),
+            )
+            .await?;
         // Messages appended since the indexer's last batch are indexed now: nothing in the
         // scope is missed.
         while self
@@ -98,6 +141,7 @@ impl Engine {
         let query = SearchQuery {
             tenant_id,
             session_id,
+            tree_root,
             query: &request.query,
             roles: request.roles.iter().map(|role| *role as i16).collect(),
             since: request.since,

@@ -9,8 +9,9 @@ use crate::events::kinds::EventDetail;
 use crate::policy::{Policy, PolicyOverrides};
 use crate::quota::live_sessions_full;
 use crate::session::{Session, Summary};
-use crate::store::Creation;
+use crate::store::{Creation, NewLink, StoreError};
 use crate::tokenize::REPLY_PRIMING;
+use crate::tree::{self, Link};
 use crate::validate::{NUL_REASON, validate_session_id};
 
 /// Reverted summaries GetSession lists at most.
@@ -28,19 +29,25 @@ pub struct SessionView {
 }
 
 impl Engine {
+    /// Creates a session; with `parent_session_id` and `parent_tool_call_id`, as the
+    /// child of that session spawned by that tool call (checked in the tenant, under a
+    /// lock that keeps the parent from being deleted meanwhile). Returns the link too.
     pub async fn create_session(
         &self,
         tenant_id: i64,
         session_id: &str,
         overrides: PolicyOverrides,
         metadata: BTreeMap<String, String>,
-    ) -> Result<SessionInfo> {
+        parent_session_id: &str,
+        parent_tool_call_id: &str,
+    ) -> Result<(SessionInfo, Option<Link>)> {
         let session_id = if session_id.is_empty() {
             uuid::Uuid::new_v4().to_string()
         } else {
             validate_session_id(session_id)?;
             session_id.to_string()
         };
+        let parent = tree::parent_request(&session_id, parent_session_id, parent_tool_call_id)?;
         if let Some((key, _)) = metadata
             .iter()
             .find(|(key, value)| key.contains('\0') || value.contains('\0'))
@@ -54,32 +61,84 @@ impl Engine {
         self.model_for(&policy)?;
         let policy_json = serde_json::to_value(&policy).map_err(Error::internal)?;
         let live_sessions = self.quotas.quotas(tenant_id).await?.live_sessions;
-        let created = if live_sessions == 0 {
-            self.store
+        let created = match (&parent, live_sessions) {
+            (None, 0) => self
+                .store
                 .create_session(tenant_id, &session_id, &policy_json, &metadata)
                 .await
-                .map(|row| Creation::Created(Box::new(row)))
-        } else {
+                .map(|row| (Creation::Created(Box::new(row)), None)),
             // Counted under the tenant's row lock: exact across replicas.
-            self.store
-                .create_session_within(
-                    tenant_id,
-                    &session_id,
-                    &policy_json,
-                    &metadata,
-                    live_sessions,
-                )
+            (None, quota) => self
+                .store
+                .create_session_within(tenant_id, &session_id, &policy_json, &metadata, quota)
                 .await
+                .map(|creation| (creation, None)),
+            (Some(parent), quota) => {
+                return self
+                    .create_child(
+                        tenant_id,
+                        &session_id,
+                        &policy_json,
+                        &metadata,
+                        parent,
+                        quota,
+                    )
+                    .await
+                    .map(|(row, link)| (SessionInfo { row, policy }, Some(link)));
+            }
         };
         match created {
-            Ok(Creation::Created(row)) => Ok(SessionInfo { row: *row, policy }),
-            Ok(Creation::Full { live }) => Err(live_sessions_full(live, live_sessions)),
-            Err(error) if error.is_unique_violation() => Err(Error::AlreadyExists(format!(
-                "session_id: a session named {} already exists",
-                quoted(&session_id)
-            ))),
-            Err(error) => Err(error.into()),
+            Ok((Creation::Created(row), link)) => Ok((SessionInfo { row: *row, policy }, link)),
+            Ok((Creation::Full { live }, _)) => Err(live_sessions_full(live, live_sessions)),
+            Err(error) => Err(taken(error, &session_id)),
         }
+    }
+
+    /// Creates a child of `parent`: the parent is found in the tenant (another
+    /// tenant's is NOT_FOUND as an unknown one is) and the link decided by the core
+    /// before anything is written.
+    async fn create_child(
+        &self,
+        tenant_id: i64,
+        session_id: &str,
+        policy_json: &serde_json::Value,
+        metadata: &BTreeMap<String, String>,
+        parent: &tree::ParentRequest,
+        live_sessions: u64,
+    ) -> Result<(Session, Link)> {
+        let mut create = self
+            .store
+            .begin_create(tenant_id, live_sessions > 0)
+            .await?;
+        if let Some(live) = create.live.filter(|&live| live >= live_sessions) {
+            return Err(live_sessions_full(live, live_sessions));
+        }
+        let call_id = &parent.parent_tool_call_id;
+        let found = create
+            .parent(&parent.parent_session_id, call_id)
+            .await?
+            .ok_or_else(|| {
+                Error::not_found(format!(
+                    "parent_session_id: session {}",
+                    quoted(&parent.parent_session_id)
+                ))
+            })?;
+        let ancestors = tree::child_ancestors(&found, call_id)?;
+        let link = Link {
+            parent_session_id: Some(found.external_id),
+            parent_tool_call_id: call_id.clone(),
+            depth: ancestors.len() as i64,
+        };
+        let new_link = NewLink {
+            parent_id: found.id,
+            parent_tool_call_id: call_id.clone(),
+            ancestors,
+        };
+        let row = create
+            .insert(session_id, policy_json, metadata, Some(&new_link))
+            .await
+            .map_err(|error| taken(error, session_id))?;
+        Ok((row, link))
     }
 
     pub async fn get_session(&self, tenant_id: i64, session_id: &str) -> Result<SessionInfo> {
@@ -125,6 +184,15 @@ impl Engine {
             .ok_or_else(|| session_not_found(session_id))
     }
 
+    /// A session's place in its tree: its parent, its children, the sums over its
+    /// subtree.
+    pub async fn place(&self, info: &SessionInfo) -> Result<tree::Place> {
+        Ok(self
+            .store
+            .place(&info.row, tree::MAX_CHILDREN_LISTED)
+            .await?)
+    }
+
     pub(super) async fn session_row(&self, tenant_id: i64, session_id: &str) -> Result<Session> {
         validate_session_id(session_id)?;
         self.store
@@ -132,4 +200,15 @@ impl Engine {
             .await?
             .ok_or_else(|| session_not_found(session_id))
     }
+}
+
+/// ALREADY_EXISTS when a create found the id taken; any other store error as it is.
+fn taken(error: StoreError, session_id: &str) -> Error {
+    if error.is_unique_violation() {
+        return Error::AlreadyExists(format!(
+            "session_id: a session named {} already exists",
+            quoted(session_id)
+        ));
+    }
+    error.into()
 }

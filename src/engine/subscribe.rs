@@ -11,6 +11,8 @@ use crate::events::{Cursor, EventKind, Position, Subscription, check_retained, c
 pub struct SubscribeRequest {
     /// Empty: every session of the tenant.
     pub session_id: String,
+    /// Non-empty: only this session and its descendants (not with `session_id`).
+    pub tree_root_session_id: String,
     pub kinds: Vec<EventKind>,
     pub after: String,
     pub from_now: bool,
@@ -49,6 +51,13 @@ impl Engine {
                 "cannot be combined with after: resume from a cursor, or start from now",
             ));
         }
+        let tree_root = self
+            .tree_root(
+                tenant_id,
+                &request.tree_root_session_id,
+                !request.session_id.is_empty(),
+            )
+            .await?;
         let session = if request.session_id.is_empty() {
             None
         } else {
@@ -70,6 +79,7 @@ impl Engine {
         let subscription = Subscription {
             tenant_id,
             session_id: session.map(|(id, _)| id),
+            tree_root,
             kinds: request.kinds,
             cursor,
             heartbeat: Duration::from_millis(u64::from(heartbeat_ms)),

@@ -140,7 +140,8 @@ async fn listen(hub: Arc<Hub>, poll_interval: Duration) {
     }
 }
 
-/// Deletes events past the retention, every few minutes (at most an hour apart).
+/// Deletes events past the retention, every few minutes (at most an hour apart), and
+/// then the tree links nothing refers to any more.
 async fn prune(hub: Arc<Hub>, retention: Duration) {
     let every = (retention / 10).clamp(Duration::from_secs(1), Duration::from_secs(3600));
     loop {
@@ -152,6 +153,12 @@ async fn prune(hub: Arc<Hub>, retention: Duration) {
             Ok(0) => {}
             Ok(pruned) => tracing::info!(pruned, "pruned events past their retention"),
             Err(error) => tracing::warn!(%error, "pruning events failed"),
+        }
+        // Then the tree links of deleted sessions whose last events just went.
+        match hub.store.prune_links().await {
+            Ok(0) => {}
+            Ok(pruned) => tracing::info!(pruned, "pruned the tree links of deleted sessions"),
+            Err(error) => tracing::warn!(%error, "pruning tree links failed"),
         }
     }
 }

@@ -17,6 +17,9 @@ pub struct Subscription {
     pub tenant_id: i64,
     /// sessions.id of a session stream; None for the tenant's.
     pub session_id: Option<i64>,
+    /// A tenant stream of one tree: sessions.id of its root (the stream has the root's
+    /// events and its descendants', deleted ones included).
+    pub tree_root: Option<i64>,
     /// Kinds delivered (empty: all).
     pub kinds: Vec<EventKind>,
     pub cursor: Cursor,
@@ -90,6 +93,7 @@ async fn run(
 ) -> Result<bool> {
     // Subscribed before the backlog is read: nothing committed in between is missed.
     let mut live = hub.subscribe();
+    let mut members = Members::default();
     let mut ended = false;
     backlog(&hub.store, &mut subscription, &out, &mut ended).await?;
     if ended
@@ -119,6 +123,11 @@ async fn run(
                     if row.tenant_id != subscription.tenant_id
                         || (subscription.session_id.is_none() && !settled)
                         || subscription.session_id.is_some_and(|id| id != row.session_id)
+                    {
+                        continue;
+                    }
+                    if let Some(root) = subscription.tree_root
+                        && !members.contains(&hub.store, root, row.session_id).await?
                     {
                         continue;
                     }
@@ -196,13 +205,22 @@ async fn backlog(
             (Cursor::Session(seq), Some(session_id)) => {
                 store.session_events(session_id, seq, PAGE).await?
             }
-            (Cursor::Tenant(position), None) => store
-                .events_after(Some(subscription.tenant_id), position, PAGE)
-                .await?
-                .into_iter()
-                .take_while(|(_, visible)| *visible)
-                .map(|(row, _)| row)
-                .collect(),
+            (Cursor::Tenant(position), None) => match subscription.tree_root {
+                None => {
+                    store
+                        .events_after(Some(subscription.tenant_id), position, PAGE)
+                        .await?
+                }
+                Some(root) => {
+                    store
+                        .tree_events_after(subscription.tenant_id, root, position, PAGE)
+                        .await?
+                }
+            }
+            .into_iter()
+            .take_while(|(_, visible)| *visible)
+            .map(|(row, _)| row)
+            .collect(),
             _ => {
                 return Err(Error::internal(
                     "a stream's cursor does not match its scope",
@@ -222,5 +240,31 @@ async fn backlog(
         if count < PAGE {
             return Ok(());
         }
+    }
+}
+
+/// Which sessions a tree stream's root holds, as the stream has looked them up. A
+/// session's ancestors are fixed when it is created (its link never changes), so an
+/// answer, either way, stays true: each session is looked up once per stream.
+#[derive(Debug, Default)]
+struct Members {
+    known: std::collections::HashMap<i64, bool>,
+}
+
+/// Sessions a stream remembers before it starts over (a lookup is one indexed read).
+const MEMBERS_REMEMBERED: usize = 65_536;
+
+impl Members {
+    async fn contains(&mut self, store: &Store, root: i64, session_id: i64) -> Result<bool> {
+        if let Some(&member) = self.known.get(&session_id) {
+            return Ok(member);
+        }
+        let member = session_id == root
+            || crate::tree::in_tree(root, session_id, &store.ancestors(session_id).await?);
+        if self.known.len() >= MEMBERS_REMEMBERED {
+            self.known.clear();
+        }
+        self.known.insert(session_id, member);
+        Ok(member)
     }
 }

@@ -9,13 +9,15 @@ use std::sync::LazyLock;
 use sqlx::types::Json;
 use sqlx::{FromRow, Postgres, Row, Transaction};
 
-use super::StoreResult;
-use super::append_write::{AppendWrite, MessageColumns, call_rows};
+use super::append_write::{
+    AppendWrite, ChildFinish, MessageColumns, call_rows, count_finish_events, write_finish,
+};
 use super::batch;
 use super::jobs::JOBS_CHANNEL;
 use super::pooler::Conn;
 use super::sessions::{SessionRow, with_session_columns};
 use super::{EVENTS_CHANNEL, Store};
+use super::{StoreError, StoreResult};
 use crate::events::kinds::EventDetail;
 use crate::message::Role;
 use crate::metrics::metrics;
@@ -40,6 +42,9 @@ pub struct AppendState {
     /// write checks both assumptions with the row version, and writes nothing when any
     /// fails.
     pub assumed: bool,
+    /// A child session FinishSession ends with this append (which carries its final
+    /// answer): written after the append, before the commit. Only with `locked`.
+    pub(super) finish: Option<ChildFinish>,
 }
 
 /// Session rows with their row version (xmin) as this replica's own statements on them
@@ -113,6 +118,7 @@ impl Store {
             idempotent: None,
             locked: None,
             assumed: true,
+            finish: None,
         })
     }
 
@@ -132,56 +138,89 @@ impl Store {
         key: Option<&str>,
         lock: bool,
     ) -> StoreResult<Option<AppendState>> {
-        let query = sqlx::query(STATE_SQL.as_str())
+        if lock {
+            let tx = self.append_pool.begin().await?;
+            return self
+                .locked_append_state(tx, tenant_id, external_id, call_ids, key)
+                .await;
+        }
+        let row = sqlx::query(STATE_SQL.as_str())
             .bind(tenant_id)
             .bind(external_id)
             .bind(call_ids)
-            .bind(key);
-        let (row, locked) = if lock {
-            let mut tx = self.append_pool.begin().await?;
-            // The lock first, the read in a statement of its own: a `for update` that
-            // waited for another writer returns that writer's row, but its subqueries
-            // would still read the tables as they were before the wait.
-            let found: Option<i64> = sqlx::query_scalar(
-                "select id from sessions where tenant_id = $1 and external_id = $2 for update",
-            )
-            .bind(tenant_id)
-            .bind(external_id)
-            .fetch_optional(Conn::new(&mut tx, self.pooler))
+            .bind(key)
+            .fetch_optional(self.append_db())
             .await?;
-            if found.is_none() {
-                return Ok(None);
-            }
-            let row = query
-                .fetch_optional(Conn::new(&mut tx, self.pooler))
-                .await?;
-            (row, Some(tx))
-        } else {
-            (query.fetch_optional(self.append_db()).await?, None)
-        };
         let Some(row) = row else {
             return Ok(None);
         };
-        let pending: Option<Json<HashMap<String, i64>>> = row.try_get("pending_jobs")?;
-        // [call id, seq of its result or null] per known call.
-        type KnownCalls = Vec<(String, Option<i64>)>;
-        let known: Option<Json<KnownCalls>> = row.try_get("known_calls")?;
-        let idempotent: Option<Json<(String, serde_json::Value)>> = row.try_get("idempotent")?;
-        Ok(Some(AppendState {
-            session: Session::from(SessionRow::from_row(&row)?),
-            row_version: row.try_get("row_version")?,
-            pending_jobs: pending.map(|Json(pending)| pending).unwrap_or_default(),
-            known_calls: known
-                .map(|Json(known)| known.into_iter().collect())
-                .unwrap_or_default(),
-            idempotent: idempotent.and_then(|Json((hash, response))| {
-                hex::decode(hash).ok().map(|hash| (hash, response))
-            }),
-            locked,
-            assumed: false,
-        }))
+        Ok(Some(append_state_of(&row, None)?))
     }
 
+    /// The append's read in `tx`, after taking the session's row lock there (held until
+    /// the write commits); `None` when the tenant has no such session.
+    pub(super) async fn locked_append_state(
+        &self,
+        mut tx: Transaction<'static, Postgres>,
+        tenant_id: i64,
+        external_id: &str,
+        call_ids: &[String],
+        key: Option<&str>,
+    ) -> StoreResult<Option<AppendState>> {
+        // The lock first, the read in a statement of its own: a `for update` that
+        // waited for another writer returns that writer's row, but its subqueries
+        // would still read the tables as they were before the wait.
+        let found: Option<i64> = sqlx::query_scalar(
+            "select id from sessions where tenant_id = $1 and external_id = $2 for update",
+        )
+        .bind(tenant_id)
+        .bind(external_id)
+        .fetch_optional(Conn::new(&mut tx, self.pooler))
+        .await?;
+        if found.is_none() {
+            return Ok(None);
+        }
+        let row = sqlx::query(STATE_SQL.as_str())
+            .bind(tenant_id)
+            .bind(external_id)
+            .bind(call_ids)
+            .bind(key)
+            .fetch_optional(Conn::new(&mut tx, self.pooler))
+            .await?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        Ok(Some(append_state_of(&row, Some(tx))?))
+    }
+}
+
+/// The append's state from the row [`STATE_SQL`] read, holding `locked` when read under
+/// the row lock.
+fn append_state_of(
+    row: &sqlx::postgres::PgRow,
+    locked: Option<Transaction<'static, Postgres>>,
+) -> StoreResult<AppendState> {
+    let pending: Option<Json<HashMap<String, i64>>> = row.try_get("pending_jobs")?;
+    // [call id, seq of its result or null] per known call.
+    type KnownCalls = Vec<(String, Option<i64>)>;
+    let known: Option<Json<KnownCalls>> = row.try_get("known_calls")?;
+    let idempotent: Option<Json<(String, serde_json::Value)>> = row.try_get("idempotent")?;
+    Ok(AppendState {
+        session: Session::from(SessionRow::from_row(row)?),
+        row_version: row.try_get("row_version")?,
+        pending_jobs: pending.map(|Json(pending)| pending).unwrap_or_default(),
+        known_calls: known
+            .map(|Json(known)| known.into_iter().collect())
+            .unwrap_or_default(),
+        idempotent: idempotent
+            .and_then(|Json((hash, response))| hex::decode(hash).ok().map(|hash| (hash, response))),
+        locked,
+        assumed: false,
+        finish: None,
+    })
+}
+
+impl Store {
     /// The function name of a tool call the session of `state` has seen ("" when
     /// unknown); read in `state`'s transaction when it holds the lock.
     pub async fn tool_name(&self, state: &mut AppendState, call_id: &str) -> StoreResult<String> {
@@ -206,14 +245,25 @@ impl Store {
             row_version,
             locked,
             assumed,
+            finish,
             ..
         } = state;
+        let mut finished_events = 0;
         let (appended, after) = match locked {
             Some(mut tx) => {
                 let conn = Conn::new(&mut tx, self.pooler);
                 let written = write_append(conn, &session, &row_version, assumed, &write).await?;
+                if let (Some(finish), Appended::Applied { .. }) = (&finish, written.0) {
+                    let conn = Conn::new(&mut tx, self.pooler);
+                    finished_events = write_finish(conn, finish).await?.1;
+                }
                 tx.commit().await?;
                 written
+            }
+            None if finish.is_some() => {
+                return Err(StoreError::Other(sqlx::Error::Protocol(
+                    "a session's finish rides only on an append under the row lock".into(),
+                )));
             }
             None => {
                 let batched = match batch::Item::of(&session, &row_version, assumed, &write) {
@@ -239,9 +289,16 @@ impl Store {
                 metrics().event_written(event.kind() as i16);
             }
         }
-        match after {
-            Some((row, version)) => self.rows.put(row, version),
-            None => self.rows.forget(session.tenant_id, &session.external_id),
+        match (after, &finish) {
+            // The finish wrote the parent's row again (its event seq) and the child's.
+            (Some(_), Some(finish)) => {
+                count_finish_events(finish, finished_events);
+                self.rows.forget(session.tenant_id, &session.external_id);
+                self.rows
+                    .forget(session.tenant_id, &finish.child_external_id);
+            }
+            (Some((row, version)), None) => self.rows.put(row, version),
+            (None, _) => self.rows.forget(session.tenant_id, &session.external_id),
         }
         Ok(appended)
     }

@@ -148,3 +148,41 @@ fn json_or_null<T: serde::Serialize>(items: &[T]) -> Option<String> {
     }
     serde_json::to_string(items).ok()
 }
+
+/// A session finished by FinishSession: the child's row gets its end and a new version,
+/// and SESSION_FINISHED goes on the child and on its parent. Written after the parent
+/// append that carries its final answer, in that append's transaction — or alone.
+#[derive(Debug, Clone)]
+pub struct ChildFinish {
+    /// sessions.id of the child, whose row lock the transaction holds, and its name.
+    pub child_id: i64,
+    pub child_external_id: String,
+    /// sessions.id of the parent; None when it has none (any more).
+    pub parent_id: Option<i64>,
+    pub detail: EventDetail,
+}
+
+/// Writes `finish` in the transaction of `conn`: the child's new version (`None` when
+/// the child was already finished: nothing written) and how many events it wrote, to
+/// count once the transaction commits.
+pub(super) async fn write_finish<'c>(
+    conn: impl sqlx::Executor<'c, Database = sqlx::Postgres>,
+    finish: &ChildFinish,
+) -> super::StoreResult<(Option<i64>, i64)> {
+    let (version, events): (Option<i64>, i64) = sqlx::query_as(include_str!("sql/tree/finish.sql"))
+        .bind(finish.child_id)
+        .bind(finish.parent_id)
+        .bind(finish.detail.kind() as i16)
+        .bind(sqlx::types::Json(&finish.detail))
+        .bind(super::EVENTS_CHANNEL)
+        .fetch_one(conn)
+        .await?;
+    Ok((version, events))
+}
+
+/// Counts the events a committed [`write_finish`] wrote.
+pub(super) fn count_finish_events(finish: &ChildFinish, events: i64) {
+    for _ in 0..events {
+        crate::metrics::metrics().event_written(finish.detail.kind() as i16);
+    }
+}

@@ -54,6 +54,8 @@ static SESSION_EVENTS_SQL: LazyLock<String> =
     LazyLock::new(|| with_columns(include_str!("sql/events/session_events.sql"), EVENT_COLUMNS));
 static EVENTS_AFTER_SQL: LazyLock<String> =
     LazyLock::new(|| with_columns(include_str!("sql/events/after.sql"), EVENT_COLUMNS));
+static TREE_EVENTS_AFTER_SQL: LazyLock<String> =
+    LazyLock::new(|| with_columns(include_str!("sql/events/after_tree.sql"), EVENT_COLUMNS));
 
 impl SessionTx {
     /// Queues an event for this transaction; it is written just before the commit,
@@ -150,6 +152,29 @@ impl Store {
             .bind(after.tx)
             .bind(after.id)
             .bind(limit)
+            .fetch_all(self.db())
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| (Event::from(r.row), r.visible))
+            .collect())
+    }
+
+    /// [`Store::events_after`] of one tenant, only the events of the session `root`
+    /// (sessions.id) and of its descendants (deleted ones included).
+    pub async fn tree_events_after(
+        &self,
+        tenant_id: i64,
+        root: i64,
+        after: Position,
+        limit: i64,
+    ) -> StoreResult<Vec<(Event, bool)>> {
+        let rows: Vec<VisibleRow> = sqlx::query_as(TREE_EVENTS_AFTER_SQL.as_str())
+            .bind(tenant_id)
+            .bind(after.tx)
+            .bind(after.id)
+            .bind(limit)
+            .bind(root)
             .fetch_all(self.db())
             .await?;
         Ok(rows

@@ -18,6 +18,7 @@ mod search;
 mod sessions;
 mod summaries;
 mod tenants;
+mod tree;
 mod views;
 
 use std::time::Duration;
@@ -28,7 +29,7 @@ use sqlx::{PgPool, Postgres, Transaction};
 use crate::session::Session;
 
 pub use append::{AppendState, Appended};
-pub use append_write::{AppendWrite, NewMessage};
+pub use append_write::{AppendWrite, ChildFinish, NewMessage};
 pub use error::{StoreError, StoreResult};
 pub use events::EVENTS_CHANNEL;
 pub use jobs::{Finished, JOB_DONE_CHANNEL, JOBS_CHANNEL, JobEnding, NewJob, NotifyGate};
@@ -38,9 +39,12 @@ pub use pooler::Pooler;
 use pooler::{Conn, Db};
 pub use revert::{NewCompaction, Recount, RevertUpdate};
 pub use search::{SearchHit, SearchQuery};
-pub use sessions::{AnchorUpdate, BuildRecord, Clearing, Creation, SessionUpdate};
+pub use sessions::{
+    AnchorUpdate, BuildRecord, Clearing, CreateTx, Creation, NewLink, SessionUpdate,
+};
 pub use summaries::{NewSummary, SummarizedUpdate};
 pub use tenants::TenantRecord;
+pub use tree::{FinishLink, FinishTx};
 pub use views::View;
 use views::ViewCache;
 

@@ -19,6 +19,8 @@ pub struct SearchQuery<'a> {
     pub tenant_id: i64,
     /// sessions.id; None: every session of the tenant.
     pub session_id: Option<i64>,
+    /// sessions.id of a tree's root: only it and its descendants; None: no such bound.
+    pub tree_root: Option<i64>,
     /// Web-search syntax (websearch_to_tsquery: never a syntax error).
     pub query: &'a str,
     /// Message roles (the proto's numbers); empty: all.
@@ -92,6 +94,7 @@ impl Store {
             .bind(query.summaries)
             .bind(query.limit)
             .bind(query.ledger)
+            .bind(query.tree_root)
             .fetch_all(self.db())
             .await
             .map_err(StoreError::from)

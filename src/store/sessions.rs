@@ -60,6 +60,7 @@ pub(super) struct SessionRow {
     event_seq: i64,
     budget_status: i16,
     compaction_resume_log_tokens: i64,
+    finished_at: Option<chrono::DateTime<chrono::Utc>>,
     created_at: chrono::DateTime<chrono::Utc>,
     updated_at: chrono::DateTime<chrono::Utc>,
 }
@@ -112,6 +113,7 @@ impl From<SessionRow> for Session {
             event_seq: row.event_seq,
             budget_status: row.budget_status,
             compaction_resume_log_tokens: row.compaction_resume_log_tokens,
+            finished_at: row.finished_at,
             created_at: row.created_at,
             updated_at: row.updated_at,
         }
@@ -175,7 +177,7 @@ pub(super) const SESSION_COLUMNS: &str = "id, tenant_id, external_id, policy, me
     usage_input_tokens, usage_output_tokens, usage_cached_tokens, cleared_messages, \
     evicted_messages, last_build_view_epoch, builds, extending_builds, summary_tokens, \
     summaries_written, compaction_failures, event_seq, budget_status, compaction_resume_log_tokens, \
-    created_at, updated_at";
+    finished_at, created_at, updated_at";
 
 /// `sql` with its `{columns}` as [`SESSION_COLUMNS`].
 pub(super) fn with_session_columns(sql: &str) -> String {
@@ -212,6 +214,54 @@ pub(super) async fn lock(
         Session::from(SessionRow::from_row(&row)?),
         pending.map(|pending| pending.0).unwrap_or_default(),
     )))
+}
+
+/// A session's creation in progress (see [`Store::begin_create`]): nothing is written
+/// until [`CreateTx::insert`] commits; dropped, it writes nothing.
+pub struct CreateTx {
+    pub(super) tx: sqlx::Transaction<'static, sqlx::Postgres>,
+    pub(super) pooler: super::Pooler,
+    pub(super) tenant_id: i64,
+    /// The tenant's sessions, counted under its row lock; None when not counted.
+    pub live: Option<u64>,
+}
+
+/// A new session's link to its parent (`session_links`).
+#[derive(Debug, Clone)]
+pub struct NewLink {
+    /// sessions.id of the parent.
+    pub parent_id: i64,
+    pub parent_tool_call_id: String,
+    /// sessions.id of every ancestor, root first, the parent last.
+    pub ancestors: Vec<i64>,
+}
+
+static CREATE_LINKED_SQL: LazyLock<String> =
+    LazyLock::new(|| with_session_columns(include_str!("sql/sessions/create_linked.sql")));
+
+impl CreateTx {
+    /// Inserts the session (and its link to a parent, when it has one) and commits. A
+    /// taken id surfaces as a unique violation.
+    pub async fn insert(
+        mut self,
+        external_id: &str,
+        policy: &serde_json::Value,
+        metadata: &std::collections::BTreeMap<String, String>,
+        link: Option<&NewLink>,
+    ) -> StoreResult<Session> {
+        let row: SessionRow = sqlx::query_as(CREATE_LINKED_SQL.as_str())
+            .bind(self.tenant_id)
+            .bind(external_id)
+            .bind(Json(policy))
+            .bind(Json(metadata))
+            .bind(link.map(|link| link.parent_id))
+            .bind(link.map(|link| link.parent_tool_call_id.as_str()))
+            .bind(link.map(|link| link.ancestors.as_slice()))
+            .fetch_one(Conn::new(&mut self.tx, self.pooler))
+            .await?;
+        self.tx.commit().await?;
+        Ok(Session::from(row))
+    }
 }
 
 /// What a create under the live-sessions quota did.
@@ -254,30 +304,40 @@ impl Store {
         metadata: &std::collections::BTreeMap<String, String>,
         live_sessions: u64,
     ) -> StoreResult<Creation> {
-        let mut tx = self.pool.begin().await?;
-        sqlx::query("select 1 from tenants where id = $1 for update")
-            .bind(tenant_id)
-            .execute(Conn::new(&mut tx, self.pooler))
-            .await?;
-        // A statement of its own, after the lock: its snapshot sees every create that
-        // committed before this one got the lock.
-        let live: i64 = sqlx::query_scalar("select count(*) from sessions where tenant_id = $1")
-            .bind(tenant_id)
-            .fetch_one(Conn::new(&mut tx, self.pooler))
-            .await?;
-        let live = u64::try_from(live).unwrap_or(0);
-        if live >= live_sessions {
+        let create = self.begin_create(tenant_id, true).await?;
+        if let Some(live) = create.live.filter(|&live| live >= live_sessions) {
             return Ok(Creation::Full { live });
         }
-        let row: SessionRow = sqlx::query_as(CREATE_SQL.as_str())
-            .bind(tenant_id)
-            .bind(external_id)
-            .bind(Json(policy))
-            .bind(Json(metadata))
-            .fetch_one(Conn::new(&mut tx, self.pooler))
-            .await?;
-        tx.commit().await?;
-        Ok(Creation::Created(Box::new(Session::from(row))))
+        let session = create.insert(external_id, policy, metadata, None).await?;
+        Ok(Creation::Created(Box::new(session)))
+    }
+
+    /// Starts a session's creation in a transaction of its own. With `count_live`, it
+    /// first takes the tenant's row lock and counts the tenant's sessions under it
+    /// (`live`), so creates on every replica queue there and a quota's count is exact.
+    pub async fn begin_create(&self, tenant_id: i64, count_live: bool) -> StoreResult<CreateTx> {
+        let mut tx = self.pool.begin().await?;
+        let mut live = None;
+        if count_live {
+            sqlx::query("select 1 from tenants where id = $1 for update")
+                .bind(tenant_id)
+                .execute(Conn::new(&mut tx, self.pooler))
+                .await?;
+            // A statement of its own, after the lock: its snapshot sees every create that
+            // committed before this one got the lock.
+            let count: i64 =
+                sqlx::query_scalar("select count(*) from sessions where tenant_id = $1")
+                    .bind(tenant_id)
+                    .fetch_one(Conn::new(&mut tx, self.pooler))
+                    .await?;
+            live = Some(u64::try_from(count).unwrap_or(0));
+        }
+        Ok(CreateTx {
+            tx,
+            pooler: self.pooler,
+            tenant_id,
+            live,
+        })
     }
 
     pub async fn session(&self, tenant_id: i64, external_id: &str) -> StoreResult<Option<Session>> {

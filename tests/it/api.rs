@@ -718,6 +718,7 @@ async fn health_and_reflection(pool: PgPool) {
             "CreateSession",
             "GetSession",
             "DeleteSession",
+            "FinishSession",
             "AppendTurn",
             "AppendNative",
             "BuildMessages",

@@ -128,10 +128,11 @@ async fn undecodable_requests_are_invalid_argument_without_decoder_text(pool: Pg
 }
 
 /// The unary methods of the service, by path.
-const UNARY: [&str; 12] = [
+const UNARY: [&str; 13] = [
     "CreateSession",
     "GetSession",
     "DeleteSession",
+    "FinishSession",
     "AppendTurn",
     "BuildMessages",
     "CheckBudget",

@@ -180,6 +180,7 @@ pub async fn create(
             session_id: id.into(),
             policy: Some(policy),
             metadata: Default::default(),
+            ..Default::default()
         })
         .await
         .unwrap()

@@ -35,6 +35,7 @@ fn text() -> BoxedStrategy<String> {
         Just(String::new()),
         Just("s".to_string()),
         Just("call-1".to_string()),
+        Just("call-2".to_string()),
         ".{0,24}",
         "[a-z0-9_:.-]{1,16}",
         (any::<char>(), 100..12_000usize).prop_map(|(c, n)| c.to_string().repeat(n)),
@@ -197,6 +198,7 @@ enum Call {
     Compact(pb::CompactRequest),
     Job(pb::GetJobRequest),
     Search(pb::SearchRequest),
+    Finish(pb::FinishSessionRequest),
 }
 
 fn calls() -> BoxedStrategy<Call> {
@@ -215,15 +217,28 @@ fn calls() -> BoxedStrategy<Call> {
         (
             text(),
             policy(),
-            prop::collection::hash_map(text(), text(), 0..2)
+            prop::collection::hash_map(text(), text(), 0..2),
+            text(),
+            text()
         )
-            .prop_map(|(session_id, policy, metadata)| Call::Create(
-                pb::CreateSessionRequest {
-                    session_id,
-                    policy,
-                    metadata,
+            .prop_map(
+                |(session_id, policy, metadata, parent_session_id, parent_tool_call_id)| {
+                    Call::Create(pb::CreateSessionRequest {
+                        session_id,
+                        policy,
+                        metadata,
+                        parent_session_id,
+                        parent_tool_call_id,
+                    })
                 }
-            )),
+            ),
+        (text(), text(), any::<bool>()).prop_map(|(session_id, final_answer, append_to_parent)| {
+            Call::Finish(pb::FinishSessionRequest {
+                session_id,
+                final_answer,
+                append_to_parent,
+            })
+        }),
         (text(), any::<bool>()).prop_map(|(session_id, include_view)| Call::Get(
             pb::GetSessionRequest {
                 session_id,
@@ -311,19 +326,23 @@ fn calls() -> BoxedStrategy<Call> {
             timestamp(),
             timestamp(),
             enum_value(),
-            number()
+            number(),
+            text()
         )
-            .prop_map(|(session_id, query, roles, since, until, scope, limit)| {
-                Call::Search(pb::SearchRequest {
-                    session_id,
-                    query,
-                    roles,
-                    since,
-                    until,
-                    scope,
-                    limit: limit as u32,
-                })
-            }),
+            .prop_map(
+                |(session_id, query, roles, since, until, scope, limit, tree_root_session_id)| {
+                    Call::Search(pb::SearchRequest {
+                        session_id,
+                        query,
+                        roles,
+                        since,
+                        until,
+                        scope,
+                        limit: limit as u32,
+                        tree_root_session_id,
+                    })
+                }
+            ),
     ]
     .boxed()
 }
@@ -340,12 +359,13 @@ async fn send(client: &mut Client, call: Call) -> Result<(), tonic::Status> {
         Call::Compact(request) => client.compact(request).await.map(drop),
         Call::Job(request) => client.get_job(request).await.map(drop),
         Call::Search(request) => client.search(request).await.map(drop),
+        Call::Finish(request) => client.finish_session(request).await.map(drop),
     }
 }
 
 /// Random values in every field of every unary RPC, against a server holding a session
-/// ("s") with a tool call ("call-1") and its result, so that some requests reach past
-/// validation.
+/// ("s") with a tool call ("call-1") and its result and an open one ("call-2"), so that
+/// some requests reach past validation.
 #[sqlx::test]
 async fn random_field_values_never_answer_internal(pool: PgPool) {
     let server = TestServer::start(pool).await;
@@ -358,6 +378,10 @@ async fn random_field_values_never_answer_internal(pool: PgPool) {
         .await
         .unwrap();
     append(&mut client, "s", vec![result("call-1", "a.txt\nb.txt")])
+        .await
+        .unwrap();
+    // An open call, which random children can be created for and finish into.
+    append(&mut client, "s", vec![call(&["call-2"])])
         .await
         .unwrap();
 

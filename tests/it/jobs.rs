@@ -328,7 +328,7 @@ async fn get_job_is_tenant_scoped_and_validated(pool: PgPool) {
                 summarizer_profile: Some("nope".into()),
                 ..Default::default()
             }),
-            metadata: Default::default(),
+            ..Default::default()
         })
         .await
         .unwrap_err();

@@ -549,7 +549,7 @@ async fn bad_updates_are_refused_naming_the_field_and_change_nothing(pool: PgPoo
                 ledger_fraction: Some(0.5),
                 ..Default::default()
             }),
-            metadata: Default::default(),
+            ..Default::default()
         })
         .await
         .unwrap_err();

@@ -31,4 +31,5 @@ mod replicas;
 mod retention;
 mod revert;
 mod small_window;
+mod subagents;
 mod tls;

@@ -47,6 +47,7 @@ async fn create_session(client: &mut Client, id: &str) -> Result<pb::Session, to
             session_id: id.into(),
             policy: Some(window(100_000, 1_000)),
             metadata: Default::default(),
+            ..Default::default()
         })
         .await
         .map(|response| response.into_inner().session.unwrap())
@@ -370,6 +371,7 @@ async fn the_tenant_quota_command_sets_resets_and_applies(pool: PgPool) {
             session_id: id.into(),
             policy: Some(window(100_000, 1_000)),
             metadata: Default::default(),
+            ..Default::default()
         });
         request
             .metadata_mut()

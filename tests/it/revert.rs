@@ -42,7 +42,12 @@ pub(crate) async fn corpus_session(
         append(client, id, chunk.to_vec()).await.unwrap();
     }
     let built = build(client, id, pb::OutputFormat::Neutral).await.unwrap();
-    let counted = built.budget.unwrap().breakdown.unwrap().tokenizer_total_tokens;
+    let counted = built
+        .budget
+        .unwrap()
+        .breakdown
+        .unwrap()
+        .tokenizer_total_tokens;
     client
         .append_turn(pb::AppendTurnRequest {
             session_id: id.into(),
@@ -83,7 +88,10 @@ pub(crate) struct Snapshot {
 
 pub(crate) async fn snapshot(client: &mut Client, id: &str) -> Snapshot {
     let mut builds = Vec::new();
-    for format in [pb::OutputFormat::Neutral, pb::OutputFormat::AnthropicMessages] {
+    for format in [
+        pb::OutputFormat::Neutral,
+        pb::OutputFormat::AnthropicMessages,
+    ] {
         let mut built = build(client, id, format).await.unwrap();
         built.version = 0;
         builds.push(built);
@@ -129,8 +137,14 @@ pub(crate) fn assert_restored(got: &Snapshot, want: &Snapshot, what: &str) {
                 "{what}: build {index} differs: messages {:?} vs {:?}; summaries {:?} vs {:?}; budget {:?} vs {:?}",
                 seqs(got).len(),
                 seqs(want).len(),
-                got.summaries.iter().map(|s| s.summary_id).collect::<Vec<_>>(),
-                want.summaries.iter().map(|s| s.summary_id).collect::<Vec<_>>(),
+                got.summaries
+                    .iter()
+                    .map(|s| s.summary_id)
+                    .collect::<Vec<_>>(),
+                want.summaries
+                    .iter()
+                    .map(|s| s.summary_id)
+                    .collect::<Vec<_>>(),
                 got.budget,
                 want.budget
             );
@@ -275,42 +289,79 @@ async fn a_reverted_clearing_gives_back_the_build_byte_for_byte(pool: PgPool) {
     let count = corpus_session(&mut client, "s", &[0, 1, 2], corpus_policy()).await as i64;
     let before = snapshot(&mut client, "s").await;
     let appended = as_appended(log(&mut client, "s", count).await);
-    let tokens = before.builds[0].budget.unwrap().breakdown.unwrap().total_tokens;
+    let tokens = before.builds[0]
+        .budget
+        .unwrap()
+        .breakdown
+        .unwrap()
+        .total_tokens;
 
-    let cleared = compact(&mut client, "s", pb::CompactMode::ClearToolResults, tokens / 2).await;
-    assert!(cleared.applied && cleared.cleared_seqs.len() > 3, "{cleared:?}");
+    let cleared = compact(
+        &mut client,
+        "s",
+        pb::CompactMode::ClearToolResults,
+        tokens / 2,
+    )
+    .await;
+    assert!(
+        cleared.applied && cleared.cleared_seqs.len() > 3,
+        "{cleared:?}"
+    );
     let compacted = snapshot(&mut client, "s").await;
     assert_ne!(compacted.aggregates, before.aggregates);
     let events = session_events(&mut client, "s").await;
-    let clearing = of_kind(&events, pb::EventKind::ToolResultsCleared).pop().unwrap();
+    let clearing = of_kind(&events, pb::EventKind::ToolResultsCleared)
+        .pop()
+        .unwrap();
 
     // A dry run says what would come back and changes nothing.
     let version = info(&mut client, "s").await.version;
-    let dry = revert(&mut client, by_cursor("s", &clearing.cursor, true)).await.unwrap();
+    let dry = revert(&mut client, by_cursor("s", &clearing.cursor, true))
+        .await
+        .unwrap();
     assert!(!dry.applied);
     assert_eq!(dry.version, version);
     assert_eq!(dry.restored_seqs, cleared.cleared_seqs);
     assert_eq!(dry.reverted.len(), 1);
     assert_eq!(dry.reverted[0].event_cursor, clearing.cursor);
-    assert_eq!(dry.reverted[0].kind, pb::EventKind::ToolResultsCleared as i32);
+    assert_eq!(
+        dry.reverted[0].kind,
+        pb::EventKind::ToolResultsCleared as i32
+    );
     assert_eq!(dry.reverted[0].seqs, cleared.cleared_seqs);
     assert!(dry.tokens_after > dry.tokens_before);
-    assert_restored(&snapshot(&mut client, "s").await, &compacted, "after a dry run");
+    assert_restored(
+        &snapshot(&mut client, "s").await,
+        &compacted,
+        "after a dry run",
+    );
     let session = info(&mut client, "s").await;
     assert_eq!(session.version, version);
     assert!(!session.compaction.unwrap().compaction_held);
     assert_eq!(session_events(&mut client, "s").await.len(), events.len());
 
-    let done = revert(&mut client, by_cursor("s", &clearing.cursor, false)).await.unwrap();
+    let done = revert(&mut client, by_cursor("s", &clearing.cursor, false))
+        .await
+        .unwrap();
     assert!(done.applied);
     assert_eq!(done.version, version + 1);
     assert_eq!(done.restored_seqs, cleared.cleared_seqs);
-    assert_eq!((done.tokens_before, done.tokens_after), (dry.tokens_before, dry.tokens_after));
-    assert_restored(&snapshot(&mut client, "s").await, &before, "reverted clearing");
+    assert_eq!(
+        (done.tokens_before, done.tokens_after),
+        (dry.tokens_before, dry.tokens_after)
+    );
+    assert_restored(
+        &snapshot(&mut client, "s").await,
+        &before,
+        "reverted clearing",
+    );
     assert_aggregates_add_up(&pool, "s").await;
     // The estimate is anchored again: the provider's count belongs to this view.
     let breakdown = before.builds[0].budget.unwrap().breakdown.unwrap();
-    assert_eq!(breakdown.estimate_source, pb::EstimateSource::Anchored as i32);
+    assert_eq!(
+        breakdown.estimate_source,
+        pb::EstimateSource::Anchored as i32
+    );
     assert_eq!(as_appended(log(&mut client, "s", count).await), appended);
 
     let events = session_events(&mut client, "s").await;
@@ -334,14 +385,34 @@ async fn a_reverted_clearing_gives_back_the_build_byte_for_byte(pool: PgPool) {
         .await
         .unwrap_err();
     assert_eq!(status.code(), Code::FailedPrecondition, "{status:?}");
-    assert!(status.message().contains("already reverted"), "{}", status.message());
+    assert!(
+        status.message().contains("already reverted"),
+        "{}",
+        status.message()
+    );
     assert_eq!(info(&mut client, "s").await.version, version + 1);
 
     // An explicit Compact lifts the wait and clears the same results again.
-    let again = compact(&mut client, "s", pb::CompactMode::ClearToolResults, tokens / 2).await;
+    let again = compact(
+        &mut client,
+        "s",
+        pb::CompactMode::ClearToolResults,
+        tokens / 2,
+    )
+    .await;
     assert_eq!(again.cleared_seqs, cleared.cleared_seqs);
-    assert!(!info(&mut client, "s").await.compaction.unwrap().compaction_held);
-    assert_restored(&snapshot(&mut client, "s").await, &compacted, "cleared again");
+    assert!(
+        !info(&mut client, "s")
+            .await
+            .compaction
+            .unwrap()
+            .compaction_held
+    );
+    assert_restored(
+        &snapshot(&mut client, "s").await,
+        &compacted,
+        "cleared again",
+    );
     server.stop().await;
 }
 
@@ -356,12 +427,29 @@ async fn reverted_summaries_leaf_and_condensed_give_back_each_earlier_build(pool
     let mut snapshots = vec![snapshot(&mut client, "s").await];
     let mut firsts: Vec<pb::Event> = Vec::new();
     let mut seen = 0;
-    let start = snapshots[0].builds[0].budget.unwrap().breakdown.unwrap().total_tokens;
+    let start = snapshots[0].builds[0]
+        .budget
+        .unwrap()
+        .breakdown
+        .unwrap()
+        .total_tokens;
     for fraction in [80, 55, 35] {
-        let done = compact(&mut client, "s", pb::CompactMode::Summarize, start * fraction / 100).await;
+        let done = compact(
+            &mut client,
+            "s",
+            pb::CompactMode::Summarize,
+            start * fraction / 100,
+        )
+        .await;
         assert!(done.applied, "{done:?}");
-        let events = of_kind(&session_events(&mut client, "s").await, pb::EventKind::CompactionCompleted);
-        assert!(events.len() > seen, "Compact to {fraction}% committed nothing");
+        let events = of_kind(
+            &session_events(&mut client, "s").await,
+            pb::EventKind::CompactionCompleted,
+        );
+        assert!(
+            events.len() > seen,
+            "Compact to {fraction}% committed nothing"
+        );
         firsts.push(events[seen].clone());
         seen = events.len();
         snapshots.push(snapshot(&mut client, "s").await);
@@ -371,7 +459,10 @@ async fn reverted_summaries_leaf_and_condensed_give_back_each_earlier_build(pool
     assert!(
         summaries.iter().any(|s| s.depth >= 1),
         "no condensed summary: {:?}",
-        summaries.iter().map(|s| (s.depth, s.first_seq, s.last_seq)).collect::<Vec<_>>()
+        summaries
+            .iter()
+            .map(|s| (s.depth, s.first_seq, s.last_seq))
+            .collect::<Vec<_>>()
     );
     assert!(snapshots[3].aggregates[6].1 > snapshots[0].aggregates[6].1);
 
@@ -381,26 +472,55 @@ async fn reverted_summaries_leaf_and_condensed_give_back_each_earlier_build(pool
         let Some(pb::event::Detail::CompactionCompleted(completed)) = &firsts[index].detail else {
             panic!("{:?}", firsts[index]);
         };
-        let dry = revert(&mut client, by_summary("s", completed.summary_id, true)).await.unwrap();
+        let dry = revert(&mut client, by_summary("s", completed.summary_id, true))
+            .await
+            .unwrap();
         assert!(!dry.applied);
-        assert_restored(&snapshot(&mut client, "s").await, &snapshots[index + 1], "dry run");
-        let done = revert(&mut client, by_summary("s", completed.summary_id, false)).await.unwrap();
+        assert_restored(
+            &snapshot(&mut client, "s").await,
+            &snapshots[index + 1],
+            "dry run",
+        );
+        let done = revert(&mut client, by_summary("s", completed.summary_id, false))
+            .await
+            .unwrap();
         assert!(done.applied);
-        assert_eq!(done.reverted.last().unwrap().event_cursor, firsts[index].cursor);
-        assert!(done.reverted.iter().all(|r| r.kind == pb::EventKind::CompactionCompleted as i32));
+        assert_eq!(
+            done.reverted.last().unwrap().event_cursor,
+            firsts[index].cursor
+        );
+        assert!(
+            done.reverted
+                .iter()
+                .all(|r| r.kind == pb::EventKind::CompactionCompleted as i32)
+        );
         assert_eq!(done.summaries, snapshots[index].summaries);
-        assert_restored(&snapshot(&mut client, "s").await, &snapshots[index], "reverted summaries");
+        assert_restored(
+            &snapshot(&mut client, "s").await,
+            &snapshots[index],
+            "reverted summaries",
+        );
         assert_aggregates_add_up(&pool, "s").await;
         // The reverted summaries stay readable, marked.
         let view = client
-            .get_session(pb::GetSessionRequest { session_id: "s".into(), include_view: true })
+            .get_session(pb::GetSessionRequest {
+                session_id: "s".into(),
+                include_view: true,
+            })
             .await
             .unwrap()
             .into_inner();
-        let written: Vec<i64> = done.reverted.iter().flat_map(|r| r.summary_ids.clone()).collect();
+        let written: Vec<i64> = done
+            .reverted
+            .iter()
+            .flat_map(|r| r.summary_ids.clone())
+            .collect();
         for id in &written {
             let listed = view.reverted_summaries.iter().find(|s| s.summary_id == *id);
-            assert!(listed.is_some_and(|s| s.reverted), "summary {id} not listed as reverted");
+            assert!(
+                listed.is_some_and(|s| s.reverted),
+                "summary {id} not listed as reverted"
+            );
             let covered = client
                 .expand(pb::ExpandRequest {
                     session_id: "s".into(),
@@ -415,7 +535,11 @@ async fn reverted_summaries_leaf_and_condensed_give_back_each_earlier_build(pool
     }
     assert_eq!(as_appended(log(&mut client, "s", count).await), appended);
     assert_eq!(
-        of_kind(&session_events(&mut client, "s").await, pb::EventKind::CompactionReverted).len(),
+        of_kind(
+            &session_events(&mut client, "s").await,
+            pb::EventKind::CompactionReverted
+        )
+        .len(),
         3
     );
     server.stop().await;
@@ -428,7 +552,12 @@ async fn step_summaries_of_one_long_turn_come_back_into_the_view(pool: PgPool) {
     // One trajectory: one turn, so summarizing takes its older steps.
     let count = corpus_session(&mut client, "s", &[6], corpus_policy()).await as i64;
     let before = snapshot(&mut client, "s").await;
-    let tokens = before.builds[0].budget.unwrap().breakdown.unwrap().total_tokens;
+    let tokens = before.builds[0]
+        .budget
+        .unwrap()
+        .breakdown
+        .unwrap()
+        .total_tokens;
     let done = compact(&mut client, "s", pb::CompactMode::Summarize, tokens / 2).await;
     assert!(done.applied, "{done:?}");
     let summarized = log(&mut client, "s", count).await;
@@ -441,13 +570,26 @@ async fn step_summaries_of_one_long_turn_come_back_into_the_view(pool: PgPool) {
     let events = session_events(&mut client, "s").await;
     let first = of_kind(&events, pb::EventKind::CompactionCompleted).remove(0);
 
-    let reverted = revert(&mut client, by_cursor("s", &first.cursor, false)).await.unwrap();
-    assert!(reverted.reverted.iter().all(|r| !r.seqs.is_empty()), "step passes take messages out");
+    let reverted = revert(&mut client, by_cursor("s", &first.cursor, false))
+        .await
+        .unwrap();
+    assert!(
+        reverted.reverted.iter().all(|r| !r.seqs.is_empty()),
+        "step passes take messages out"
+    );
     assert!(taken.iter().all(|seq| reverted.restored_seqs.contains(seq)));
-    assert_restored(&snapshot(&mut client, "s").await, &before, "reverted step summaries");
+    assert_restored(
+        &snapshot(&mut client, "s").await,
+        &before,
+        "reverted step summaries",
+    );
     assert_aggregates_add_up(&pool, "s").await;
     let restored = log(&mut client, "s", count).await;
-    assert!(restored.iter().all(|m| m.view_state != pb::ViewState::Summarized as i32));
+    assert!(
+        restored
+            .iter()
+            .all(|m| m.view_state != pb::ViewState::Summarized as i32)
+    );
     server.stop().await;
 }
 
@@ -457,29 +599,65 @@ async fn reverting_an_earlier_compaction_reverts_every_later_one(pool: PgPool) {
     let mut client = server.client.clone();
     let count = corpus_session(&mut client, "s", &[0, 7, 9, 15], corpus_policy()).await as i64;
     let before = snapshot(&mut client, "s").await;
-    let tokens = before.builds[0].budget.unwrap().breakdown.unwrap().total_tokens;
-    compact(&mut client, "s", pb::CompactMode::ClearToolResults, tokens * 8 / 10).await;
-    compact(&mut client, "s", pb::CompactMode::Summarize, tokens * 5 / 10).await;
-    compact(&mut client, "s", pb::CompactMode::ClearToolResults, tokens * 3 / 10).await;
+    let tokens = before.builds[0]
+        .budget
+        .unwrap()
+        .breakdown
+        .unwrap()
+        .total_tokens;
+    compact(
+        &mut client,
+        "s",
+        pb::CompactMode::ClearToolResults,
+        tokens * 8 / 10,
+    )
+    .await;
+    compact(
+        &mut client,
+        "s",
+        pb::CompactMode::Summarize,
+        tokens * 5 / 10,
+    )
+    .await;
+    compact(
+        &mut client,
+        "s",
+        pb::CompactMode::ClearToolResults,
+        tokens * 3 / 10,
+    )
+    .await;
     let events = session_events(&mut client, "s").await;
     let clearings = of_kind(&events, pb::EventKind::ToolResultsCleared);
     let passes = of_kind(&events, pb::EventKind::CompactionCompleted);
     assert_eq!(clearings.len(), 2, "two clearings");
     assert!(!passes.is_empty());
 
-    let done = revert(&mut client, by_cursor("s", &clearings[0].cursor, false)).await.unwrap();
-    let cursors: Vec<&str> = done.reverted.iter().map(|r| r.event_cursor.as_str()).collect();
+    let done = revert(&mut client, by_cursor("s", &clearings[0].cursor, false))
+        .await
+        .unwrap();
+    let cursors: Vec<&str> = done
+        .reverted
+        .iter()
+        .map(|r| r.event_cursor.as_str())
+        .collect();
     let mut expected: Vec<&pb::Event> = clearings.iter().chain(&passes).collect();
     expected.sort_by_key(|e| std::cmp::Reverse(e.session_seq));
     let expected: Vec<&str> = expected.iter().map(|e| e.cursor.as_str()).collect();
     assert_eq!(cursors, expected, "newest first, every later compaction");
     assert_restored(&snapshot(&mut client, "s").await, &before, "all reverted");
     assert_aggregates_add_up(&pool, "s").await;
-    assert!(log(&mut client, "s", count).await.iter().all(|m| m.view_state == pb::ViewState::Full as i32));
+    assert!(
+        log(&mut client, "s", count)
+            .await
+            .iter()
+            .all(|m| m.view_state == pb::ViewState::Full as i32)
+    );
 
     // Each of the later ones is now reverted too.
     for event in clearings.iter().chain(&passes) {
-        let status = revert(&mut client, by_cursor("s", &event.cursor, false)).await.unwrap_err();
+        let status = revert(&mut client, by_cursor("s", &event.cursor, false))
+            .await
+            .unwrap_err();
         assert_eq!(status.code(), Code::FailedPrecondition, "{}", event.cursor);
     }
     server.stop().await;

@@ -545,6 +545,87 @@ class Events(unittest.TestCase):
         asyncio.run(scenario())
 
 
+class Subagents(unittest.TestCase):
+    """A subagent's session through the protocol: spawned for the lead's tool call with a
+    policy of its own, finished with its answer appended as that call's result."""
+
+    LEAD = {"context_window_tokens": 100000, "max_output_tokens": 8000}
+    SMALL = {"context_window_tokens": 8000, "max_output_tokens": 1000}
+
+    def setUp(self):
+        self.client = ctxd.Client(server().addr)
+
+    def tearDown(self):
+        self.client.close()
+
+    def test_a_subagent_answers_its_leads_tool_call(self):
+        lead = self.client.create_session(f"lead-{time.monotonic_ns()}", policy=self.LEAD)
+        lead.append(
+            ctxd.user("Why does the build fail?"),
+            ctxd.assistant(tool_calls=[ctxd.tool_call("call-r", "research", {"question": "the build"})]),
+        )
+        child = lead.spawn("call-r", policy=self.SMALL)
+        self.assertEqual(
+            (child.info.parent_session_id, child.info.parent_tool_call_id, child.info.depth),
+            (lead.id, "call-r", 1),
+        )
+        self.assertEqual(child.info.policy.context_window_tokens, 8000)
+        child.append(ctxd.user("read the build log"), ctxd.assistant("src/lib.rs misses a semicolon"),
+                     usage={"input_tokens": 120, "output_tokens": 30})
+        answer = "The build fails: src/lib.rs misses a semicolon at line 12."
+        done = child.finish(answer)
+        self.assertEqual(list(done.parent_append.seqs), [3])
+        self.assertEqual(done.parent_session_id, lead.id)
+        body = lead.build(ctxd.Format.OPENAI_CHAT)
+        last = body["messages"][-1]
+        self.assertEqual((last["role"], last["tool_call_id"], last["content"]), ("tool", "call-r", answer))
+        tree = lead.tree()
+        self.assertEqual(
+            [(c.session_id, c.parent_tool_call_id, c.finished) for c in tree.children], [(child.id, "call-r", True)]
+        )
+        self.assertEqual(tree.subtree.sessions, 2)
+        self.assertEqual(tree.subtree.usage_total.input_tokens, 120)
+        self.assertTrue(child.get().HasField("finished_at"))
+        hits = self.client.search("semicolon", tree_root_session_id=lead.id)
+        self.assertEqual({hit.session_id for hit in hits}, {lead.id, child.id})
+
+        # A finished session takes no appends; the lead's answered call spawns nothing.
+        with self.assertRaises(ctxd.FailedPrecondition) as finished:
+            child.append(ctxd.user("one more thing"))
+        self.assertEqual(finished.exception.field, "session_id")
+        with self.assertRaises(ctxd.FailedPrecondition) as again:
+            child.finish()
+        self.assertEqual(again.exception.field, "session_id")
+        with self.assertRaises(ctxd.InvalidArgument) as answered:
+            lead.spawn("call-r")
+        self.assertEqual([v.field for v in answered.exception.violations], ["parent_tool_call_id"])
+        with self.assertRaises(ctxd.NotFound):
+            self.client.create_session(parent_session_id="nobody", parent_tool_call_id="call-r")
+        with self.assertRaises(ctxd.FailedPrecondition) as rootless:
+            lead.finish("an answer for no one")
+        self.assertEqual(rootless.exception.field, "append_to_parent")
+
+    def test_the_async_client_spawns_and_finishes(self):
+        async def scenario():
+            async with ctxd.AsyncClient(server().addr) as client:
+                lead = await client.create_session(f"alead-{time.monotonic_ns()}", policy=self.LEAD)
+                await lead.append(
+                    ctxd.user("Summarize the logs."),
+                    ctxd.assistant(tool_calls=[ctxd.tool_call("call-a", "research", {"topic": "logs"})]),
+                )
+                child = await lead.spawn("call-a", f"{lead.id}.sub", policy=self.SMALL)
+                self.assertEqual(child.info.parent_session_id, lead.id)
+                done = await child.finish("nothing unusual in the logs")
+                self.assertEqual(list(done.parent_append.seqs), [3])
+                expanded = await lead.expand([3])
+                self.assertEqual(expanded.messages[0].content, "nothing unusual in the logs")
+                self.assertEqual(expanded.messages[0].metadata["ctxd.subagent_session_id"], child.id)
+                tree = await child.tree()
+                self.assertEqual((tree.session.parent_session_id, tree.subtree.sessions), (lead.id, 1))
+
+        asyncio.run(scenario())
+
+
 def main():
     started = time.monotonic()
     suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])

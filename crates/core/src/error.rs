@@ -23,6 +23,10 @@ pub enum Error {
         /// Figures a client can act on (region -> tokens).
         figures: Vec<(&'static str, i64)>,
     },
+    /// The request is well formed but the state of what it names refuses it (a finished
+    /// session, a parent too deep in its tree): the field that names it, and why.
+    #[error("{field}: {reason}")]
+    Precondition { field: String, reason: String },
     #[error("{0}")]
     Unauthenticated(String),
     #[error("{0}")]
@@ -62,6 +66,13 @@ pub fn quoted(value: &str) -> String {
 impl Error {
     pub fn invalid(field: impl Into<String>, reason: impl Into<String>) -> Error {
         Error::InvalidArgument {
+            field: field.into(),
+            reason: reason.into(),
+        }
+    }
+
+    pub fn precondition(field: impl Into<String>, reason: impl Into<String>) -> Error {
+        Error::Precondition {
             field: field.into(),
             reason: reason.into(),
         }

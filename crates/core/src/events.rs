@@ -19,6 +19,7 @@ pub enum EventKind {
     BudgetThresholdCrossed = 6,
     SessionDeleted = 7,
     CompactionReverted = 8,
+    SessionFinished = 9,
 }
 
 /// The proto's CompactionKind numbers.
@@ -89,6 +90,17 @@ pub enum EventDetail {
         tokens_after: i64,
         resume_at_log_tokens: i64,
     },
+    /// A subagent session was finished (FinishSession); written on the child and, while
+    /// it exists, on its parent, in the same transaction.
+    SessionFinished {
+        child_session_id: String,
+        /// Empty when the child has no parent (any more).
+        parent_session_id: String,
+        parent_tool_call_id: String,
+        /// The seq of the tool result the final answer became in the parent; 0 when
+        /// it was not appended.
+        result_seq: i64,
+    },
 }
 
 impl EventKind {
@@ -103,6 +115,7 @@ impl EventKind {
             EventKind::BudgetThresholdCrossed,
             EventKind::SessionDeleted,
             EventKind::CompactionReverted,
+            EventKind::SessionFinished,
         ]
         .into_iter()
         .find(|kind| *kind as i16 == number)
@@ -120,6 +133,7 @@ impl EventDetail {
             EventDetail::BudgetThresholdCrossed { .. } => EventKind::BudgetThresholdCrossed,
             EventDetail::SessionDeleted => EventKind::SessionDeleted,
             EventDetail::CompactionReverted { .. } => EventKind::CompactionReverted,
+            EventDetail::SessionFinished { .. } => EventKind::SessionFinished,
         }
     }
 }

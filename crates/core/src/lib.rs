@@ -12,7 +12,8 @@
 //! over `media` (data: URIs, image types),
 //! `validate` (request checks), `limits` (server bounds), `quota` (per-tenant quotas),
 //! `events` (what an event says, cursors), `revert` (undoing compactions: the record,
-//! the aggregates restored, when automatic compaction resumes), `error` (the domain error).
+//! the aggregates restored, when automatic compaction resumes), `tree` (subagent
+//! sessions' links to their parents), `error` (the domain error).
 //!
 //! This crate's manifest lacks every network, database and runtime crate, so the
 //! compiler keeps it pure; `tests/modules.rs` checks its dependency tree too.
@@ -34,5 +35,6 @@ pub mod revert;
 pub mod session;
 pub mod summarize;
 pub mod tokenize;
+pub mod tree;
 pub mod turns;
 pub mod validate;

@@ -59,6 +59,8 @@ pub struct Session {
     /// After a revert, automatic compaction waits until `log_tokens` reaches this (0:
     /// no wait).
     pub compaction_resume_log_tokens: i64,
+    /// When FinishSession ended the session (it takes no more appends); None while open.
+    pub finished_at: Option<chrono::DateTime<chrono::Utc>>,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub updated_at: chrono::DateTime<chrono::Utc>,
 }

@@ -17,6 +17,7 @@ pub(in crate::api) fn event_kind_from_pb(kind: i32) -> Option<EventKind> {
         pb::EventKind::BudgetThresholdCrossed => EventKind::BudgetThresholdCrossed,
         pb::EventKind::SessionDeleted => EventKind::SessionDeleted,
         pb::EventKind::CompactionReverted => EventKind::CompactionReverted,
+        pb::EventKind::SessionFinished => EventKind::SessionFinished,
     })
 }
 
@@ -147,6 +148,17 @@ pub(in crate::api) fn event_to_pb(row: &crate::events::Event, cursor: String) ->
             tokens_before,
             tokens_after,
             resume_at_log_tokens,
+        }),
+        EventDetail::SessionFinished {
+            child_session_id,
+            parent_session_id,
+            parent_tool_call_id,
+            result_seq,
+        } => Detail::SessionFinished(pb::SessionFinished {
+            child_session_id,
+            parent_session_id,
+            parent_tool_call_id,
+            result_seq,
         }),
     };
     pb::Event {

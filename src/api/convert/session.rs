@@ -5,6 +5,7 @@ use super::timestamp;
 use crate::budget::{self, Report};
 use crate::engine;
 use crate::pb;
+use crate::tree;
 
 pub(in crate::api) fn session_to_pb(info: &engine::SessionInfo) -> pb::Session {
     let row = &info.row;
@@ -32,6 +33,11 @@ pub(in crate::api) fn session_to_pb(info: &engine::SessionInfo) -> pb::Session {
             last_error_pct: row.est_last_err * 100.0,
             anchor_input_tokens: row.anchor_reported_tokens,
         }),
+        // The link is the tree's: `with_link` fills it in.
+        parent_session_id: String::new(),
+        parent_tool_call_id: String::new(),
+        depth: 0,
+        finished_at: row.finished_at.map(timestamp),
         usage_total: Some(pb::Usage {
             input_tokens: row.usage_input_tokens,
             output_tokens: row.usage_output_tokens,
@@ -53,6 +59,41 @@ pub(in crate::api) fn session_to_pb(info: &engine::SessionInfo) -> pb::Session {
             } else {
                 100.0
             },
+        }),
+    }
+}
+
+/// `session` with its link to its parent (None: a root).
+pub(in crate::api) fn with_link(
+    mut session: pb::Session,
+    link: Option<&tree::Link>,
+) -> pb::Session {
+    if let Some(link) = link {
+        session.parent_session_id = link.parent_session_id.clone().unwrap_or_default();
+        session.parent_tool_call_id = link.parent_tool_call_id.clone();
+        session.depth = i32::try_from(link.depth).unwrap_or(i32::MAX);
+    }
+    session
+}
+
+pub(in crate::api) fn child_to_pb(child: &tree::Child) -> pb::ChildSession {
+    pb::ChildSession {
+        session_id: child.session_id.clone(),
+        parent_tool_call_id: child.parent_tool_call_id.clone(),
+        finished: child.finished_at.is_some(),
+        finished_at: child.finished_at.map(timestamp),
+        created_at: Some(timestamp(child.created_at)),
+    }
+}
+
+pub(in crate::api) fn subtree_to_pb(rollup: &tree::Rollup) -> pb::SubtreeTotals {
+    pb::SubtreeTotals {
+        sessions: rollup.sessions,
+        log_tokens: rollup.log_tokens,
+        usage_total: Some(pb::Usage {
+            input_tokens: rollup.input_tokens,
+            output_tokens: rollup.output_tokens,
+            cached_input_tokens: rollup.cached_input_tokens,
         }),
     }
 }

@@ -125,12 +125,16 @@ class AsyncClient:
         metadata: Optional[Mapping[str, str]] = None,
         system_prompt: str = "",
         tools: ToolsLike = None,
+        parent_session_id: str = "",
+        parent_tool_call_id: str = "",
     ) -> AsyncSession:
         """Creates a session (with a generated id when none is given) and returns its
         helper; `session.info` is the created Session. A retry that finds the id taken
-        (the first attempt did create it) reads the session instead."""
+        (the first attempt did create it) reads the session instead. With
+        `parent_session_id` and `parent_tool_call_id` the session is a subagent's: the
+        child of that session, spawned by that (unanswered) tool call of it."""
         chosen = session_id or f"s-{uuid.uuid4().hex}"
-        request = requests.create_session(chosen, policy, metadata)
+        request = requests.create_session(chosen, policy, metadata, parent_session_id, parent_tool_call_id)
 
         async def created_before(error: CtxdError) -> Optional[pb.CreateSessionResponse]:
             if isinstance(error, AlreadyExists):
@@ -157,6 +161,23 @@ class AsyncClient:
         retried: a retry after a lost answer would say NOT_FOUND."""
         request = pb.DeleteSessionRequest(session_id=session_id)
         return (await self._call("DeleteSession", request, pb.DeleteSessionResponse, retry=False)).deleted_messages
+
+    async def finish_session(
+        self, session_id: str, final_answer: str = "", *, append_to_parent: Optional[bool] = None
+    ) -> pb.FinishSessionResponse:
+        """Ends a session (it takes no more appends); with `append_to_parent` (by default:
+        when there is a `final_answer`) the answer becomes the result of the parent's tool
+        call that spawned it, in the same transaction (`parent_append` says where). Not
+        retried: a retry after a lost answer would find the session finished
+        (FailedPrecondition); get_session's `finished_at` says whether it was."""
+        request = requests.finish_session(session_id, final_answer, append_to_parent)
+        return await self._call("FinishSession", request, pb.FinishSessionResponse, retry=False)
+
+    async def tree(self, session_id: str) -> pb.GetSessionResponse:
+        """A session's place in its tree: `session` (parent_session_id, depth,
+        finished_at), `children` (id, tool call, finished), `children_total` and `subtree`
+        (sessions, log tokens and reported usage of it and its descendants)."""
+        return await self._call("GetSession", pb.GetSessionRequest(session_id=session_id), pb.GetSessionResponse)
 
     async def get_job(self, job_id: int) -> pb.Job:
         return await self._call("GetJob", pb.GetJobRequest(job_id=job_id), pb.Job)
@@ -199,9 +220,11 @@ class AsyncClient:
         roles: Sequence[int] = (),
         scope: int = pb.SEARCH_SCOPE_BOTH,
         limit: int = 0,
+        tree_root_session_id: str = "",
     ) -> list[pb.SearchHit]:
-        """Full-text search over one session (session_id) or all of the tenant's."""
-        request = requests.search(session_id, query, roles, scope, limit)
+        """Full-text search over one session (session_id), one tree (tree_root_session_id:
+        that session and its descendants) or all of the tenant's."""
+        request = requests.search(session_id, query, roles, scope, limit, tree_root_session_id)
         return list((await self._call("Search", request, pb.SearchResponse)).hits)
 
     async def events(
@@ -213,10 +236,12 @@ class AsyncClient:
         from_now: bool = False,
         heartbeat_interval_ms: int = 0,
         retry: RetryPolicy = EVENTS_RETRY,
+        tree_root_session_id: str = "",
     ) -> AsyncIterator[pb.Event]:
-        """The events of one session (or the tenant's), in order, resuming after the last
-        one received whenever the stream breaks (UNAVAILABLE: a server restart, a dropped
-        connection; a reset stream). The subscription opens at the first item asked for.
+        """The events of one session, one tree (tree_root_session_id: that session and its
+        descendants, with a tenant stream's cursors) or the tenant's, in order, resuming
+        after the last one received whenever the stream breaks (UNAVAILABLE: a server
+        restart, a dropped connection; a reset stream). The subscription opens at the first item asked for.
         Ends after a session's SESSION_DELETED; otherwise runs until the caller stops
         iterating, or the server stays away past `retry`. A session stream resumed after
         its session was deleted raises NotFound (the server keeps no session to follow)."""
@@ -224,7 +249,9 @@ class AsyncClient:
         method = self._method("SubscribeEvents", pb.SubscribeEventsResponse, stream=True)
         delays = retry.delays()
         while True:
-            request = requests.subscribe(session_id, kinds, cursor, from_now, heartbeat_interval_ms)
+            request = requests.subscribe(
+                session_id, kinds, cursor, from_now, heartbeat_interval_ms, tree_root_session_id
+            )
             call = method(request, metadata=self._metadata)
             try:
                 async for item in call:
@@ -268,6 +295,40 @@ class AsyncSession:
 
     async def get(self) -> pb.Session:
         return await self.client.get_session(self.id)
+
+    async def spawn(
+        self,
+        tool_call_id: str,
+        session_id: str = "",
+        *,
+        policy: Union[pb.Policy, Mapping[str, Any], None] = None,
+        metadata: Optional[Mapping[str, str]] = None,
+        system_prompt: str = "",
+        tools: ToolsLike = None,
+    ) -> AsyncSession:
+        """Creates a subagent's session for `tool_call_id`, an unanswered tool call of this
+        session, with a policy of its own (a smaller window, say); finish() it with its
+        answer to append that as the call's result here."""
+        return await self.client.create_session(
+            session_id,
+            policy=policy,
+            metadata=metadata,
+            system_prompt=system_prompt,
+            tools=tools,
+            parent_session_id=self.id,
+            parent_tool_call_id=tool_call_id,
+        )
+
+    async def finish(
+        self, final_answer: str = "", *, append_to_parent: Optional[bool] = None
+    ) -> pb.FinishSessionResponse:
+        """Ends this session; a `final_answer` becomes the parent's tool result (see
+        AsyncClient.finish_session)."""
+        return await self.client.finish_session(self.id, final_answer, append_to_parent=append_to_parent)
+
+    async def tree(self) -> pb.GetSessionResponse:
+        """This session's parent, children and subtree totals (see AsyncClient.tree)."""
+        return await self.client.tree(self.id)
 
     async def delete(self) -> int:
         return await self.client.delete_session(self.id)

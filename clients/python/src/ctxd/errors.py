@@ -95,7 +95,21 @@ Aborted = Conflict
 
 
 class FailedPrecondition(CtxdError):
-    """FAILED_PRECONDITION."""
+    """FAILED_PRECONDITION. `field` names the request field whose state refused it (e.g.
+    `session_id` of a finished session, `append_to_parent` when the parent's tool call
+    was answered meanwhile), from the PreconditionFailure detail; "" when there is none."""
+
+    def __init__(
+        self,
+        code: grpc.StatusCode,
+        message: str,
+        *,
+        reason: str = "",
+        metadata: Optional[dict[str, str]] = None,
+        field: str = "",
+    ) -> None:
+        super().__init__(code, message, reason=reason, metadata=metadata)
+        self.field = field
 
 
 class DoesNotFit(FailedPrecondition):
@@ -163,6 +177,7 @@ def _unpack(details: list[any_pb2.Any]) -> dict[str, Any]:
             ("error_info", error_details_pb2.ErrorInfo),
             ("retry_info", error_details_pb2.RetryInfo),
             ("quota_failure", error_details_pb2.QuotaFailure),
+            ("precondition_failure", error_details_pb2.PreconditionFailure),
         ):
             message = kind()
             if detail.Is(message.DESCRIPTOR):
@@ -216,7 +231,9 @@ def _convert(error: grpc.RpcError) -> CtxdError:
         if reason == "DOES_NOT_FIT":
             breakdown = {name: value for name, value in ((k, _int(v)) for k, v in metadata.items()) if value is not None}
             return DoesNotFit(code, message, reason=reason, metadata=metadata, breakdown=breakdown)
-        return FailedPrecondition(code, message, reason=reason, metadata=metadata)
+        failure = found.get("precondition_failure")
+        field = str(failure.violations[0].subject) if failure is not None and failure.violations else ""
+        return FailedPrecondition(code, message, reason=reason, metadata=metadata, field=field)
     if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
         retry = found.get("retry_info")
         delay = retry.retry_delay.ToTimedelta().total_seconds() if retry is not None else None

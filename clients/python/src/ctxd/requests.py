@@ -50,10 +50,30 @@ def metadata(api_key: Optional[str]) -> tuple[tuple[str, str], ...]:
 
 
 def create_session(
-    session_id: str, policy: Union[pb.Policy, Mapping[str, Any], None], metadata: Optional[Mapping[str, str]]
+    session_id: str,
+    policy: Union[pb.Policy, Mapping[str, Any], None],
+    metadata: Optional[Mapping[str, str]],
+    parent_session_id: str = "",
+    parent_tool_call_id: str = "",
 ) -> pb.CreateSessionRequest:
     return pb.CreateSessionRequest(
-        session_id=session_id, policy=convert.policy(policy), metadata=dict(metadata or {})
+        session_id=session_id,
+        policy=convert.policy(policy),
+        metadata=dict(metadata or {}),
+        parent_session_id=parent_session_id,
+        parent_tool_call_id=parent_tool_call_id,
+    )
+
+
+def finish_session(
+    session_id: str, final_answer: str, append_to_parent: Optional[bool]
+) -> pb.FinishSessionRequest:
+    """FinishSession: with no `append_to_parent`, a non-empty answer is appended to the
+    parent and an empty one ends the session alone (the server refuses any other mix)."""
+    return pb.FinishSessionRequest(
+        session_id=session_id,
+        final_answer=final_answer,
+        append_to_parent=bool(final_answer) if append_to_parent is None else append_to_parent,
     )
 
 
@@ -201,7 +221,7 @@ def expand(
 
 
 def search(
-    session_id: str, query: str, roles: Sequence[int], scope: int, limit: int
+    session_id: str, query: str, roles: Sequence[int], scope: int, limit: int, tree_root_session_id: str = ""
 ) -> pb.SearchRequest:
     return pb.SearchRequest(
         session_id=session_id,
@@ -209,11 +229,17 @@ def search(
         roles=list(roles),  # type: ignore[arg-type]
         scope=scope,  # type: ignore[arg-type]
         limit=limit,
+        tree_root_session_id=tree_root_session_id,
     )
 
 
 def subscribe(
-    session_id: str, kinds: Sequence[int], after: str, from_now: bool, heartbeat_interval_ms: int
+    session_id: str,
+    kinds: Sequence[int],
+    after: str,
+    from_now: bool,
+    heartbeat_interval_ms: int,
+    tree_root_session_id: str = "",
 ) -> pb.SubscribeEventsRequest:
     return pb.SubscribeEventsRequest(
         session_id=session_id,
@@ -221,4 +247,5 @@ def subscribe(
         after=after,
         from_now=from_now and not after,
         heartbeat_interval_ms=heartbeat_interval_ms,
+        tree_root_session_id=tree_root_session_id,
     )

@@ -10,6 +10,7 @@ import type { BuildMessagesRequest as _ctxd_v1_BuildMessagesRequest, BuildMessag
 import type { BuildMessagesResponse as _ctxd_v1_BuildMessagesResponse, BuildMessagesResponse__Output as _ctxd_v1_BuildMessagesResponse__Output } from './ctxd/v1/BuildMessagesResponse.js';
 import type { CheckBudgetRequest as _ctxd_v1_CheckBudgetRequest, CheckBudgetRequest__Output as _ctxd_v1_CheckBudgetRequest__Output } from './ctxd/v1/CheckBudgetRequest.js';
 import type { CheckBudgetResponse as _ctxd_v1_CheckBudgetResponse, CheckBudgetResponse__Output as _ctxd_v1_CheckBudgetResponse__Output } from './ctxd/v1/CheckBudgetResponse.js';
+import type { ChildSession as _ctxd_v1_ChildSession, ChildSession__Output as _ctxd_v1_ChildSession__Output } from './ctxd/v1/ChildSession.js';
 import type { CompactRequest as _ctxd_v1_CompactRequest, CompactRequest__Output as _ctxd_v1_CompactRequest__Output } from './ctxd/v1/CompactRequest.js';
 import type { CompactResponse as _ctxd_v1_CompactResponse, CompactResponse__Output as _ctxd_v1_CompactResponse__Output } from './ctxd/v1/CompactResponse.js';
 import type { CompactionCompleted as _ctxd_v1_CompactionCompleted, CompactionCompleted__Output as _ctxd_v1_CompactionCompleted__Output } from './ctxd/v1/CompactionCompleted.js';
@@ -27,6 +28,8 @@ import type { EstimatorStats as _ctxd_v1_EstimatorStats, EstimatorStats__Output 
 import type { Event as _ctxd_v1_Event, Event__Output as _ctxd_v1_Event__Output } from './ctxd/v1/Event.js';
 import type { ExpandRequest as _ctxd_v1_ExpandRequest, ExpandRequest__Output as _ctxd_v1_ExpandRequest__Output } from './ctxd/v1/ExpandRequest.js';
 import type { ExpandResponse as _ctxd_v1_ExpandResponse, ExpandResponse__Output as _ctxd_v1_ExpandResponse__Output } from './ctxd/v1/ExpandResponse.js';
+import type { FinishSessionRequest as _ctxd_v1_FinishSessionRequest, FinishSessionRequest__Output as _ctxd_v1_FinishSessionRequest__Output } from './ctxd/v1/FinishSessionRequest.js';
+import type { FinishSessionResponse as _ctxd_v1_FinishSessionResponse, FinishSessionResponse__Output as _ctxd_v1_FinishSessionResponse__Output } from './ctxd/v1/FinishSessionResponse.js';
 import type { GetJobRequest as _ctxd_v1_GetJobRequest, GetJobRequest__Output as _ctxd_v1_GetJobRequest__Output } from './ctxd/v1/GetJobRequest.js';
 import type { GetSessionRequest as _ctxd_v1_GetSessionRequest, GetSessionRequest__Output as _ctxd_v1_GetSessionRequest__Output } from './ctxd/v1/GetSessionRequest.js';
 import type { GetSessionResponse as _ctxd_v1_GetSessionResponse, GetSessionResponse__Output as _ctxd_v1_GetSessionResponse__Output } from './ctxd/v1/GetSessionResponse.js';
@@ -49,8 +52,10 @@ import type { SeqList as _ctxd_v1_SeqList, SeqList__Output as _ctxd_v1_SeqList__
 import type { SeqRange as _ctxd_v1_SeqRange, SeqRange__Output as _ctxd_v1_SeqRange__Output } from './ctxd/v1/SeqRange.js';
 import type { Session as _ctxd_v1_Session, Session__Output as _ctxd_v1_Session__Output } from './ctxd/v1/Session.js';
 import type { SessionDeleted as _ctxd_v1_SessionDeleted, SessionDeleted__Output as _ctxd_v1_SessionDeleted__Output } from './ctxd/v1/SessionDeleted.js';
+import type { SessionFinished as _ctxd_v1_SessionFinished, SessionFinished__Output as _ctxd_v1_SessionFinished__Output } from './ctxd/v1/SessionFinished.js';
 import type { SubscribeEventsRequest as _ctxd_v1_SubscribeEventsRequest, SubscribeEventsRequest__Output as _ctxd_v1_SubscribeEventsRequest__Output } from './ctxd/v1/SubscribeEventsRequest.js';
 import type { SubscribeEventsResponse as _ctxd_v1_SubscribeEventsResponse, SubscribeEventsResponse__Output as _ctxd_v1_SubscribeEventsResponse__Output } from './ctxd/v1/SubscribeEventsResponse.js';
+import type { SubtreeTotals as _ctxd_v1_SubtreeTotals, SubtreeTotals__Output as _ctxd_v1_SubtreeTotals__Output } from './ctxd/v1/SubtreeTotals.js';
 import type { Summary as _ctxd_v1_Summary, Summary__Output as _ctxd_v1_Summary__Output } from './ctxd/v1/Summary.js';
 import type { ToolCall as _ctxd_v1_ToolCall, ToolCall__Output as _ctxd_v1_ToolCall__Output } from './ctxd/v1/ToolCall.js';
 import type { ToolDefinition as _ctxd_v1_ToolDefinition, ToolDefinition__Output as _ctxd_v1_ToolDefinition__Output } from './ctxd/v1/ToolDefinition.js';
@@ -79,6 +84,7 @@ export interface ProtoGrpcType {
             BuildMessagesResponse: MessageTypeDefinition<_ctxd_v1_BuildMessagesResponse, _ctxd_v1_BuildMessagesResponse__Output>;
             CheckBudgetRequest: MessageTypeDefinition<_ctxd_v1_CheckBudgetRequest, _ctxd_v1_CheckBudgetRequest__Output>;
             CheckBudgetResponse: MessageTypeDefinition<_ctxd_v1_CheckBudgetResponse, _ctxd_v1_CheckBudgetResponse__Output>;
+            ChildSession: MessageTypeDefinition<_ctxd_v1_ChildSession, _ctxd_v1_ChildSession__Output>;
             CompactMode: EnumTypeDefinition;
             CompactRequest: MessageTypeDefinition<_ctxd_v1_CompactRequest, _ctxd_v1_CompactRequest__Output>;
             CompactResponse: MessageTypeDefinition<_ctxd_v1_CompactResponse, _ctxd_v1_CompactResponse__Output>;
@@ -105,6 +111,8 @@ export interface ProtoGrpcType {
             EventKind: EnumTypeDefinition;
             ExpandRequest: MessageTypeDefinition<_ctxd_v1_ExpandRequest, _ctxd_v1_ExpandRequest__Output>;
             ExpandResponse: MessageTypeDefinition<_ctxd_v1_ExpandResponse, _ctxd_v1_ExpandResponse__Output>;
+            FinishSessionRequest: MessageTypeDefinition<_ctxd_v1_FinishSessionRequest, _ctxd_v1_FinishSessionRequest__Output>;
+            FinishSessionResponse: MessageTypeDefinition<_ctxd_v1_FinishSessionResponse, _ctxd_v1_FinishSessionResponse__Output>;
             GetJobRequest: MessageTypeDefinition<_ctxd_v1_GetJobRequest, _ctxd_v1_GetJobRequest__Output>;
             GetSessionRequest: MessageTypeDefinition<_ctxd_v1_GetSessionRequest, _ctxd_v1_GetSessionRequest__Output>;
             GetSessionResponse: MessageTypeDefinition<_ctxd_v1_GetSessionResponse, _ctxd_v1_GetSessionResponse__Output>;
@@ -133,8 +141,10 @@ export interface ProtoGrpcType {
             SeqRange: MessageTypeDefinition<_ctxd_v1_SeqRange, _ctxd_v1_SeqRange__Output>;
             Session: MessageTypeDefinition<_ctxd_v1_Session, _ctxd_v1_Session__Output>;
             SessionDeleted: MessageTypeDefinition<_ctxd_v1_SessionDeleted, _ctxd_v1_SessionDeleted__Output>;
+            SessionFinished: MessageTypeDefinition<_ctxd_v1_SessionFinished, _ctxd_v1_SessionFinished__Output>;
             SubscribeEventsRequest: MessageTypeDefinition<_ctxd_v1_SubscribeEventsRequest, _ctxd_v1_SubscribeEventsRequest__Output>;
             SubscribeEventsResponse: MessageTypeDefinition<_ctxd_v1_SubscribeEventsResponse, _ctxd_v1_SubscribeEventsResponse__Output>;
+            SubtreeTotals: MessageTypeDefinition<_ctxd_v1_SubtreeTotals, _ctxd_v1_SubtreeTotals__Output>;
             Summary: MessageTypeDefinition<_ctxd_v1_Summary, _ctxd_v1_Summary__Output>;
             SummaryPlacement: EnumTypeDefinition;
             TodoStatus: EnumTypeDefinition;

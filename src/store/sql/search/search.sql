@@ -8,6 +8,8 @@ hits as (
            ts_rank_cd(m.search, q.q) as rank, m.created_at
     from q, messages m join sessions s on s.id = m.session_id
     where $7 and s.tenant_id = $1 and ($3::bigint is null or m.session_id = $3)
+      and ($11::bigint is null or m.session_id = $11 or m.session_id in (
+          select l.session_id from session_links l where l.ancestors @> array[$11::bigint]))
       and m.search @@ q.q
       and (cardinality($4::smallint[]) = 0 or m.role = any($4))
       and ($5::timestamptz is null or m.created_at >= $5)
@@ -19,6 +21,8 @@ hits as (
            ts_rank_cd(su.search, q.q) as rank, su.created_at
     from q, summaries su join sessions s on s.id = su.session_id
     where $8 and s.tenant_id = $1 and ($3::bigint is null or su.session_id = $3)
+      and ($11::bigint is null or su.session_id = $11 or su.session_id in (
+          select l.session_id from session_links l where l.ancestors @> array[$11::bigint]))
       and su.search @@ q.q
       and ($5::timestamptz is null or su.created_at >= $5)
       and ($6::timestamptz is null or su.created_at < $6)
@@ -29,6 +33,8 @@ hits as (
            l.id, l.kind, l.key, ts_rank_cd(l.search, q.q) as rank, l.updated_at
     from q, ledger_entries l join sessions s on s.id = l.session_id
     where $10 and s.tenant_id = $1 and ($3::bigint is null or l.session_id = $3)
+      and ($11::bigint is null or l.session_id = $11 or l.session_id in (
+          select k.session_id from session_links k where k.ancestors @> array[$11::bigint]))
       and l.search @@ q.q
       and ($5::timestamptz is null or l.updated_at >= $5)
       and ($6::timestamptz is null or l.updated_at < $6)

@@ -126,6 +126,7 @@ class EventKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     EVENT_KIND_BUDGET_THRESHOLD_CROSSED: _ClassVar[EventKind]
     EVENT_KIND_SESSION_DELETED: _ClassVar[EventKind]
     EVENT_KIND_COMPACTION_REVERTED: _ClassVar[EventKind]
+    EVENT_KIND_SESSION_FINISHED: _ClassVar[EventKind]
 
 class CompactionKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -208,6 +209,7 @@ EVENT_KIND_OUTPUT_EVICTED: EventKind
 EVENT_KIND_BUDGET_THRESHOLD_CROSSED: EventKind
 EVENT_KIND_SESSION_DELETED: EventKind
 EVENT_KIND_COMPACTION_REVERTED: EventKind
+EVENT_KIND_SESSION_FINISHED: EventKind
 COMPACTION_KIND_UNSPECIFIED: CompactionKind
 COMPACTION_KIND_SUMMARIZE: CompactionKind
 COMPACTION_KIND_FALLBACK: CompactionKind
@@ -367,7 +369,7 @@ class Policy(_message.Message):
     def __init__(self, context_window_tokens: _Optional[int] = ..., max_output_tokens: _Optional[int] = ..., tokenizer: _Optional[_Union[Tokenizer, str]] = ..., heuristic_chars_per_token: _Optional[float] = ..., clear_threshold: _Optional[float] = ..., summarize_threshold: _Optional[float] = ..., hard_limit: _Optional[float] = ..., fresh_tail_messages: _Optional[int] = ..., fresh_tail_tokens: _Optional[int] = ..., tool_output_protect_tokens: _Optional[int] = ..., clear_min_savings_tokens: _Optional[int] = ..., eviction_threshold_tokens: _Optional[int] = ..., leaf_chunk_messages: _Optional[int] = ..., leaf_chunk_tokens: _Optional[int] = ..., leaf_target_tokens: _Optional[int] = ..., condense_fanin: _Optional[int] = ..., condensed_target_tokens: _Optional[int] = ..., summary_placement: _Optional[_Union[SummaryPlacement, str]] = ..., summarizer_profile: _Optional[str] = ..., media_item_tokens: _Optional[int] = ..., clear_target: _Optional[float] = ..., compaction_failure_limit: _Optional[int] = ..., ledger_fraction: _Optional[float] = ...) -> None: ...
 
 class CreateSessionRequest(_message.Message):
-    __slots__ = ("session_id", "policy", "metadata")
+    __slots__ = ("session_id", "policy", "metadata", "parent_session_id", "parent_tool_call_id")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -378,10 +380,14 @@ class CreateSessionRequest(_message.Message):
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     POLICY_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
+    PARENT_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    PARENT_TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     policy: Policy
     metadata: _containers.ScalarMap[str, str]
-    def __init__(self, session_id: _Optional[str] = ..., policy: _Optional[_Union[Policy, _Mapping]] = ..., metadata: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    parent_session_id: str
+    parent_tool_call_id: str
+    def __init__(self, session_id: _Optional[str] = ..., policy: _Optional[_Union[Policy, _Mapping]] = ..., metadata: _Optional[_Mapping[str, str]] = ..., parent_session_id: _Optional[str] = ..., parent_tool_call_id: _Optional[str] = ...) -> None: ...
 
 class CreateSessionResponse(_message.Message):
     __slots__ = ("session",)
@@ -398,18 +404,24 @@ class GetSessionRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., include_view: _Optional[bool] = ...) -> None: ...
 
 class GetSessionResponse(_message.Message):
-    __slots__ = ("summaries", "reverted_summaries", "budget", "session", "ledger")
+    __slots__ = ("summaries", "reverted_summaries", "budget", "session", "ledger", "children", "children_total", "subtree")
     SUMMARIES_FIELD_NUMBER: _ClassVar[int]
     REVERTED_SUMMARIES_FIELD_NUMBER: _ClassVar[int]
     BUDGET_FIELD_NUMBER: _ClassVar[int]
     SESSION_FIELD_NUMBER: _ClassVar[int]
     LEDGER_FIELD_NUMBER: _ClassVar[int]
+    CHILDREN_FIELD_NUMBER: _ClassVar[int]
+    CHILDREN_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    SUBTREE_FIELD_NUMBER: _ClassVar[int]
     summaries: _containers.RepeatedCompositeFieldContainer[Summary]
     reverted_summaries: _containers.RepeatedCompositeFieldContainer[Summary]
     budget: BudgetReport
     session: Session
     ledger: _containers.RepeatedCompositeFieldContainer[LedgerEntry]
-    def __init__(self, summaries: _Optional[_Iterable[_Union[Summary, _Mapping]]] = ..., reverted_summaries: _Optional[_Iterable[_Union[Summary, _Mapping]]] = ..., budget: _Optional[_Union[BudgetReport, _Mapping]] = ..., session: _Optional[_Union[Session, _Mapping]] = ..., ledger: _Optional[_Iterable[_Union[LedgerEntry, _Mapping]]] = ...) -> None: ...
+    children: _containers.RepeatedCompositeFieldContainer[ChildSession]
+    children_total: int
+    subtree: SubtreeTotals
+    def __init__(self, summaries: _Optional[_Iterable[_Union[Summary, _Mapping]]] = ..., reverted_summaries: _Optional[_Iterable[_Union[Summary, _Mapping]]] = ..., budget: _Optional[_Union[BudgetReport, _Mapping]] = ..., session: _Optional[_Union[Session, _Mapping]] = ..., ledger: _Optional[_Iterable[_Union[LedgerEntry, _Mapping]]] = ..., children: _Optional[_Iterable[_Union[ChildSession, _Mapping]]] = ..., children_total: _Optional[int] = ..., subtree: _Optional[_Union[SubtreeTotals, _Mapping]] = ...) -> None: ...
 
 class LedgerEntry(_message.Message):
     __slots__ = ("kind", "key", "text", "seqs", "status", "exit_codes", "exit_seqs")
@@ -467,6 +479,52 @@ class UpdateLedgerResponse(_message.Message):
     entries: _containers.RepeatedCompositeFieldContainer[LedgerEntry]
     def __init__(self, version: _Optional[int] = ..., kept_done_todo_ids: _Optional[_Iterable[str]] = ..., entries: _Optional[_Iterable[_Union[LedgerEntry, _Mapping]]] = ...) -> None: ...
 
+class ChildSession(_message.Message):
+    __slots__ = ("session_id", "parent_tool_call_id", "finished", "finished_at", "created_at")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    PARENT_TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_AT_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    parent_tool_call_id: str
+    finished: bool
+    finished_at: _timestamp_pb2.Timestamp
+    created_at: _timestamp_pb2.Timestamp
+    def __init__(self, session_id: _Optional[str] = ..., parent_tool_call_id: _Optional[str] = ..., finished: _Optional[bool] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class SubtreeTotals(_message.Message):
+    __slots__ = ("sessions", "log_tokens", "usage_total")
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    LOG_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    USAGE_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    sessions: int
+    log_tokens: int
+    usage_total: Usage
+    def __init__(self, sessions: _Optional[int] = ..., log_tokens: _Optional[int] = ..., usage_total: _Optional[_Union[Usage, _Mapping]] = ...) -> None: ...
+
+class FinishSessionRequest(_message.Message):
+    __slots__ = ("session_id", "final_answer", "append_to_parent")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    FINAL_ANSWER_FIELD_NUMBER: _ClassVar[int]
+    APPEND_TO_PARENT_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    final_answer: str
+    append_to_parent: bool
+    def __init__(self, session_id: _Optional[str] = ..., final_answer: _Optional[str] = ..., append_to_parent: _Optional[bool] = ...) -> None: ...
+
+class FinishSessionResponse(_message.Message):
+    __slots__ = ("version", "parent_session_id", "parent_tool_call_id", "parent_append")
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    PARENT_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    PARENT_TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    PARENT_APPEND_FIELD_NUMBER: _ClassVar[int]
+    version: int
+    parent_session_id: str
+    parent_tool_call_id: str
+    parent_append: AppendTurnResponse
+    def __init__(self, version: _Optional[int] = ..., parent_session_id: _Optional[str] = ..., parent_tool_call_id: _Optional[str] = ..., parent_append: _Optional[_Union[AppendTurnResponse, _Mapping]] = ...) -> None: ...
+
 class DeleteSessionRequest(_message.Message):
     __slots__ = ("session_id",)
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -494,7 +552,7 @@ class EstimatorStats(_message.Message):
     def __init__(self, samples: _Optional[int] = ..., mean_abs_error_pct: _Optional[float] = ..., max_abs_error_pct: _Optional[float] = ..., last_error_pct: _Optional[float] = ..., anchor_input_tokens: _Optional[int] = ...) -> None: ...
 
 class Session(_message.Message):
-    __slots__ = ("session_id", "policy", "version", "message_count", "turn_count", "log_tokens", "view_tokens", "metadata", "created_at", "updated_at", "estimator", "usage_total", "compaction", "requested_policy")
+    __slots__ = ("session_id", "policy", "version", "message_count", "turn_count", "log_tokens", "view_tokens", "metadata", "created_at", "updated_at", "estimator", "usage_total", "compaction", "requested_policy", "parent_session_id", "parent_tool_call_id", "depth", "finished_at")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -516,6 +574,10 @@ class Session(_message.Message):
     USAGE_TOTAL_FIELD_NUMBER: _ClassVar[int]
     COMPACTION_FIELD_NUMBER: _ClassVar[int]
     REQUESTED_POLICY_FIELD_NUMBER: _ClassVar[int]
+    PARENT_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    PARENT_TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    DEPTH_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_AT_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     policy: Policy
     version: int
@@ -530,7 +592,11 @@ class Session(_message.Message):
     usage_total: Usage
     compaction: CompactionStats
     requested_policy: Policy
-    def __init__(self, session_id: _Optional[str] = ..., policy: _Optional[_Union[Policy, _Mapping]] = ..., version: _Optional[int] = ..., message_count: _Optional[int] = ..., turn_count: _Optional[int] = ..., log_tokens: _Optional[int] = ..., view_tokens: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., estimator: _Optional[_Union[EstimatorStats, _Mapping]] = ..., usage_total: _Optional[_Union[Usage, _Mapping]] = ..., compaction: _Optional[_Union[CompactionStats, _Mapping]] = ..., requested_policy: _Optional[_Union[Policy, _Mapping]] = ...) -> None: ...
+    parent_session_id: str
+    parent_tool_call_id: str
+    depth: int
+    finished_at: _timestamp_pb2.Timestamp
+    def __init__(self, session_id: _Optional[str] = ..., policy: _Optional[_Union[Policy, _Mapping]] = ..., version: _Optional[int] = ..., message_count: _Optional[int] = ..., turn_count: _Optional[int] = ..., log_tokens: _Optional[int] = ..., view_tokens: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., estimator: _Optional[_Union[EstimatorStats, _Mapping]] = ..., usage_total: _Optional[_Union[Usage, _Mapping]] = ..., compaction: _Optional[_Union[CompactionStats, _Mapping]] = ..., requested_policy: _Optional[_Union[Policy, _Mapping]] = ..., parent_session_id: _Optional[str] = ..., parent_tool_call_id: _Optional[str] = ..., depth: _Optional[int] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class CompactionStats(_message.Message):
     __slots__ = ("cleared_messages", "evicted_messages", "builds", "extending_builds", "cache_stable_pct", "summaries_written", "summary_tokens", "consecutive_failures", "paused", "compaction_held", "resume_at_log_tokens")
@@ -911,7 +977,7 @@ class Job(_message.Message):
     def __init__(self, job_id: _Optional[int] = ..., session_id: _Optional[str] = ..., kind: _Optional[str] = ..., state: _Optional[_Union[JobState, str]] = ..., attempts: _Optional[int] = ..., max_attempts: _Optional[int] = ..., run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_error: _Optional[str] = ..., result_json: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class SearchRequest(_message.Message):
-    __slots__ = ("session_id", "query", "roles", "since", "until", "scope", "limit")
+    __slots__ = ("session_id", "query", "roles", "since", "until", "scope", "limit", "tree_root_session_id")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
     ROLES_FIELD_NUMBER: _ClassVar[int]
@@ -919,6 +985,7 @@ class SearchRequest(_message.Message):
     UNTIL_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
+    TREE_ROOT_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     query: str
     roles: _containers.RepeatedScalarFieldContainer[Role]
@@ -926,7 +993,8 @@ class SearchRequest(_message.Message):
     until: _timestamp_pb2.Timestamp
     scope: SearchScope
     limit: int
-    def __init__(self, session_id: _Optional[str] = ..., query: _Optional[str] = ..., roles: _Optional[_Iterable[_Union[Role, str]]] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., until: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., scope: _Optional[_Union[SearchScope, str]] = ..., limit: _Optional[int] = ...) -> None: ...
+    tree_root_session_id: str
+    def __init__(self, session_id: _Optional[str] = ..., query: _Optional[str] = ..., roles: _Optional[_Iterable[_Union[Role, str]]] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., until: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., scope: _Optional[_Union[SearchScope, str]] = ..., limit: _Optional[int] = ..., tree_root_session_id: _Optional[str] = ...) -> None: ...
 
 class SearchHit(_message.Message):
     __slots__ = ("session_id", "seq", "summary_id", "depth", "role", "view_state", "first_seq", "last_seq", "snippet", "rank", "created_at", "ledger_kind", "ledger_key")
@@ -1072,8 +1140,20 @@ class CompactionReverted(_message.Message):
     resume_at_log_tokens: int
     def __init__(self, event_seqs: _Optional[_Iterable[int]] = ..., summary_ids: _Optional[_Iterable[int]] = ..., restored_seqs: _Optional[_Iterable[int]] = ..., view_first_seq: _Optional[int] = ..., tokens_before: _Optional[int] = ..., tokens_after: _Optional[int] = ..., resume_at_log_tokens: _Optional[int] = ...) -> None: ...
 
+class SessionFinished(_message.Message):
+    __slots__ = ("child_session_id", "parent_session_id", "parent_tool_call_id", "result_seq")
+    CHILD_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    PARENT_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    PARENT_TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    RESULT_SEQ_FIELD_NUMBER: _ClassVar[int]
+    child_session_id: str
+    parent_session_id: str
+    parent_tool_call_id: str
+    result_seq: int
+    def __init__(self, child_session_id: _Optional[str] = ..., parent_session_id: _Optional[str] = ..., parent_tool_call_id: _Optional[str] = ..., result_seq: _Optional[int] = ...) -> None: ...
+
 class Event(_message.Message):
-    __slots__ = ("event_id", "cursor", "session_id", "session_seq", "kind", "created_at", "session_version", "compaction_started", "compaction_completed", "compaction_failed", "tool_results_cleared", "output_evicted", "budget_threshold_crossed", "session_deleted", "compaction_reverted")
+    __slots__ = ("event_id", "cursor", "session_id", "session_seq", "kind", "created_at", "session_version", "compaction_started", "compaction_completed", "compaction_failed", "tool_results_cleared", "output_evicted", "budget_threshold_crossed", "session_deleted", "compaction_reverted", "session_finished")
     EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     CURSOR_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -1089,6 +1169,7 @@ class Event(_message.Message):
     BUDGET_THRESHOLD_CROSSED_FIELD_NUMBER: _ClassVar[int]
     SESSION_DELETED_FIELD_NUMBER: _ClassVar[int]
     COMPACTION_REVERTED_FIELD_NUMBER: _ClassVar[int]
+    SESSION_FINISHED_FIELD_NUMBER: _ClassVar[int]
     event_id: int
     cursor: str
     session_id: str
@@ -1104,21 +1185,24 @@ class Event(_message.Message):
     budget_threshold_crossed: BudgetThresholdCrossed
     session_deleted: SessionDeleted
     compaction_reverted: CompactionReverted
-    def __init__(self, event_id: _Optional[int] = ..., cursor: _Optional[str] = ..., session_id: _Optional[str] = ..., session_seq: _Optional[int] = ..., kind: _Optional[_Union[EventKind, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., session_version: _Optional[int] = ..., compaction_started: _Optional[_Union[CompactionStarted, _Mapping]] = ..., compaction_completed: _Optional[_Union[CompactionCompleted, _Mapping]] = ..., compaction_failed: _Optional[_Union[CompactionFailed, _Mapping]] = ..., tool_results_cleared: _Optional[_Union[ToolResultsCleared, _Mapping]] = ..., output_evicted: _Optional[_Union[OutputEvicted, _Mapping]] = ..., budget_threshold_crossed: _Optional[_Union[BudgetThresholdCrossed, _Mapping]] = ..., session_deleted: _Optional[_Union[SessionDeleted, _Mapping]] = ..., compaction_reverted: _Optional[_Union[CompactionReverted, _Mapping]] = ...) -> None: ...
+    session_finished: SessionFinished
+    def __init__(self, event_id: _Optional[int] = ..., cursor: _Optional[str] = ..., session_id: _Optional[str] = ..., session_seq: _Optional[int] = ..., kind: _Optional[_Union[EventKind, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., session_version: _Optional[int] = ..., compaction_started: _Optional[_Union[CompactionStarted, _Mapping]] = ..., compaction_completed: _Optional[_Union[CompactionCompleted, _Mapping]] = ..., compaction_failed: _Optional[_Union[CompactionFailed, _Mapping]] = ..., tool_results_cleared: _Optional[_Union[ToolResultsCleared, _Mapping]] = ..., output_evicted: _Optional[_Union[OutputEvicted, _Mapping]] = ..., budget_threshold_crossed: _Optional[_Union[BudgetThresholdCrossed, _Mapping]] = ..., session_deleted: _Optional[_Union[SessionDeleted, _Mapping]] = ..., compaction_reverted: _Optional[_Union[CompactionReverted, _Mapping]] = ..., session_finished: _Optional[_Union[SessionFinished, _Mapping]] = ...) -> None: ...
 
 class SubscribeEventsRequest(_message.Message):
-    __slots__ = ("session_id", "kinds", "after", "from_now", "heartbeat_interval_ms")
+    __slots__ = ("session_id", "kinds", "after", "from_now", "heartbeat_interval_ms", "tree_root_session_id")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     KINDS_FIELD_NUMBER: _ClassVar[int]
     AFTER_FIELD_NUMBER: _ClassVar[int]
     FROM_NOW_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_INTERVAL_MS_FIELD_NUMBER: _ClassVar[int]
+    TREE_ROOT_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     kinds: _containers.RepeatedScalarFieldContainer[EventKind]
     after: str
     from_now: bool
     heartbeat_interval_ms: int
-    def __init__(self, session_id: _Optional[str] = ..., kinds: _Optional[_Iterable[_Union[EventKind, str]]] = ..., after: _Optional[str] = ..., from_now: _Optional[bool] = ..., heartbeat_interval_ms: _Optional[int] = ...) -> None: ...
+    tree_root_session_id: str
+    def __init__(self, session_id: _Optional[str] = ..., kinds: _Optional[_Iterable[_Union[EventKind, str]]] = ..., after: _Optional[str] = ..., from_now: _Optional[bool] = ..., heartbeat_interval_ms: _Optional[int] = ..., tree_root_session_id: _Optional[str] = ...) -> None: ...
 
 class Heartbeat(_message.Message):
     __slots__ = ("time", "cursor")

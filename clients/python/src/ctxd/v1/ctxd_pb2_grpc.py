@@ -50,6 +50,11 @@ class ContextServiceStub:
                 request_serializer=ctxd_dot_v1_dot_ctxd__pb2.DeleteSessionRequest.SerializeToString,
                 response_deserializer=ctxd_dot_v1_dot_ctxd__pb2.DeleteSessionResponse.FromString,
                 _registered_method=True)
+        self.FinishSession = channel.unary_unary(
+                '/ctxd.v1.ContextService/FinishSession',
+                request_serializer=ctxd_dot_v1_dot_ctxd__pb2.FinishSessionRequest.SerializeToString,
+                response_deserializer=ctxd_dot_v1_dot_ctxd__pb2.FinishSessionResponse.FromString,
+                _registered_method=True)
         self.AppendTurn = channel.unary_unary(
                 '/ctxd.v1.ContextService/AppendTurn',
                 request_serializer=ctxd_dot_v1_dot_ctxd__pb2.AppendTurnRequest.SerializeToString,
@@ -127,7 +132,23 @@ class ContextServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def DeleteSession(self, request, context):
-        """Deletes a session with its whole log. NOT_FOUND when it does not exist.
+        """Deletes a session with its whole log. NOT_FOUND when it does not exist. Its
+        children stay (GetSession then shows them without a parent) and stay in the trees
+        of its ancestors for tree-scoped Search, SubscribeEvents and subtree sums.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def FinishSession(self, request, context):
+        """Ends a session, typically a subagent's (created with parent_session_id): it takes
+        no more appends (AppendTurn, AppendNative: FAILED_PRECONDITION), and, with
+        append_to_parent, its final answer becomes the result of the parent's tool call
+        that spawned it, in the same transaction. That append is checked and written as an
+        AppendTurn of the tool result would be (the call already answered: nothing
+        changes, FAILED_PRECONDITION naming append_to_parent); the parent's version
+        advances. SESSION_FINISHED goes on the session and on its parent. Finishing twice
+        is FAILED_PRECONDITION naming session_id.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -252,6 +273,11 @@ def add_ContextServiceServicer_to_server(servicer, server):
                     servicer.DeleteSession,
                     request_deserializer=ctxd_dot_v1_dot_ctxd__pb2.DeleteSessionRequest.FromString,
                     response_serializer=ctxd_dot_v1_dot_ctxd__pb2.DeleteSessionResponse.SerializeToString,
+            ),
+            'FinishSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.FinishSession,
+                    request_deserializer=ctxd_dot_v1_dot_ctxd__pb2.FinishSessionRequest.FromString,
+                    response_serializer=ctxd_dot_v1_dot_ctxd__pb2.FinishSessionResponse.SerializeToString,
             ),
             'AppendTurn': grpc.unary_unary_rpc_method_handler(
                     servicer.AppendTurn,
@@ -391,6 +417,33 @@ class ContextService:
             '/ctxd.v1.ContextService/DeleteSession',
             ctxd_dot_v1_dot_ctxd__pb2.DeleteSessionRequest.SerializeToString,
             ctxd_dot_v1_dot_ctxd__pb2.DeleteSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def FinishSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ctxd.v1.ContextService/FinishSession',
+            ctxd_dot_v1_dot_ctxd__pb2.FinishSessionRequest.SerializeToString,
+            ctxd_dot_v1_dot_ctxd__pb2.FinishSessionResponse.FromString,
             options,
             channel_credentials,
             insecure,

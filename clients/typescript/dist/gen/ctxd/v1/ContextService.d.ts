@@ -15,6 +15,8 @@ import type { DeleteSessionRequest as _ctxd_v1_DeleteSessionRequest, DeleteSessi
 import type { DeleteSessionResponse as _ctxd_v1_DeleteSessionResponse, DeleteSessionResponse__Output as _ctxd_v1_DeleteSessionResponse__Output } from '../../ctxd/v1/DeleteSessionResponse.js';
 import type { ExpandRequest as _ctxd_v1_ExpandRequest, ExpandRequest__Output as _ctxd_v1_ExpandRequest__Output } from '../../ctxd/v1/ExpandRequest.js';
 import type { ExpandResponse as _ctxd_v1_ExpandResponse, ExpandResponse__Output as _ctxd_v1_ExpandResponse__Output } from '../../ctxd/v1/ExpandResponse.js';
+import type { FinishSessionRequest as _ctxd_v1_FinishSessionRequest, FinishSessionRequest__Output as _ctxd_v1_FinishSessionRequest__Output } from '../../ctxd/v1/FinishSessionRequest.js';
+import type { FinishSessionResponse as _ctxd_v1_FinishSessionResponse, FinishSessionResponse__Output as _ctxd_v1_FinishSessionResponse__Output } from '../../ctxd/v1/FinishSessionResponse.js';
 import type { GetJobRequest as _ctxd_v1_GetJobRequest, GetJobRequest__Output as _ctxd_v1_GetJobRequest__Output } from '../../ctxd/v1/GetJobRequest.js';
 import type { GetSessionRequest as _ctxd_v1_GetSessionRequest, GetSessionRequest__Output as _ctxd_v1_GetSessionRequest__Output } from '../../ctxd/v1/GetSessionRequest.js';
 import type { GetSessionResponse as _ctxd_v1_GetSessionResponse, GetSessionResponse__Output as _ctxd_v1_GetSessionResponse__Output } from '../../ctxd/v1/GetSessionResponse.js';
@@ -130,14 +132,18 @@ export interface ContextServiceClient extends grpc.Client {
     createSession(argument: _ctxd_v1_CreateSessionRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_CreateSessionResponse__Output>): grpc.ClientUnaryCall;
     createSession(argument: _ctxd_v1_CreateSessionRequest, callback: grpc.requestCallback<_ctxd_v1_CreateSessionResponse__Output>): grpc.ClientUnaryCall;
     /**
-     * Deletes a session with its whole log. NOT_FOUND when it does not exist.
+     * Deletes a session with its whole log. NOT_FOUND when it does not exist. Its
+     * children stay (GetSession then shows them without a parent) and stay in the trees
+     * of its ancestors for tree-scoped Search, SubscribeEvents and subtree sums.
      */
     DeleteSession(argument: _ctxd_v1_DeleteSessionRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_DeleteSessionResponse__Output>): grpc.ClientUnaryCall;
     DeleteSession(argument: _ctxd_v1_DeleteSessionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_DeleteSessionResponse__Output>): grpc.ClientUnaryCall;
     DeleteSession(argument: _ctxd_v1_DeleteSessionRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_DeleteSessionResponse__Output>): grpc.ClientUnaryCall;
     DeleteSession(argument: _ctxd_v1_DeleteSessionRequest, callback: grpc.requestCallback<_ctxd_v1_DeleteSessionResponse__Output>): grpc.ClientUnaryCall;
     /**
-     * Deletes a session with its whole log. NOT_FOUND when it does not exist.
+     * Deletes a session with its whole log. NOT_FOUND when it does not exist. Its
+     * children stay (GetSession then shows them without a parent) and stay in the trees
+     * of its ancestors for tree-scoped Search, SubscribeEvents and subtree sums.
      */
     deleteSession(argument: _ctxd_v1_DeleteSessionRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_DeleteSessionResponse__Output>): grpc.ClientUnaryCall;
     deleteSession(argument: _ctxd_v1_DeleteSessionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_DeleteSessionResponse__Output>): grpc.ClientUnaryCall;
@@ -159,6 +165,34 @@ export interface ContextServiceClient extends grpc.Client {
     expand(argument: _ctxd_v1_ExpandRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_ExpandResponse__Output>): grpc.ClientUnaryCall;
     expand(argument: _ctxd_v1_ExpandRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_ExpandResponse__Output>): grpc.ClientUnaryCall;
     expand(argument: _ctxd_v1_ExpandRequest, callback: grpc.requestCallback<_ctxd_v1_ExpandResponse__Output>): grpc.ClientUnaryCall;
+    /**
+     * Ends a session, typically a subagent's (created with parent_session_id): it takes
+     * no more appends (AppendTurn, AppendNative: FAILED_PRECONDITION), and, with
+     * append_to_parent, its final answer becomes the result of the parent's tool call
+     * that spawned it, in the same transaction. That append is checked and written as an
+     * AppendTurn of the tool result would be (the call already answered: nothing
+     * changes, FAILED_PRECONDITION naming append_to_parent); the parent's version
+     * advances. SESSION_FINISHED goes on the session and on its parent. Finishing twice
+     * is FAILED_PRECONDITION naming session_id.
+     */
+    FinishSession(argument: _ctxd_v1_FinishSessionRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_FinishSessionResponse__Output>): grpc.ClientUnaryCall;
+    FinishSession(argument: _ctxd_v1_FinishSessionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_FinishSessionResponse__Output>): grpc.ClientUnaryCall;
+    FinishSession(argument: _ctxd_v1_FinishSessionRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_FinishSessionResponse__Output>): grpc.ClientUnaryCall;
+    FinishSession(argument: _ctxd_v1_FinishSessionRequest, callback: grpc.requestCallback<_ctxd_v1_FinishSessionResponse__Output>): grpc.ClientUnaryCall;
+    /**
+     * Ends a session, typically a subagent's (created with parent_session_id): it takes
+     * no more appends (AppendTurn, AppendNative: FAILED_PRECONDITION), and, with
+     * append_to_parent, its final answer becomes the result of the parent's tool call
+     * that spawned it, in the same transaction. That append is checked and written as an
+     * AppendTurn of the tool result would be (the call already answered: nothing
+     * changes, FAILED_PRECONDITION naming append_to_parent); the parent's version
+     * advances. SESSION_FINISHED goes on the session and on its parent. Finishing twice
+     * is FAILED_PRECONDITION naming session_id.
+     */
+    finishSession(argument: _ctxd_v1_FinishSessionRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_FinishSessionResponse__Output>): grpc.ClientUnaryCall;
+    finishSession(argument: _ctxd_v1_FinishSessionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_FinishSessionResponse__Output>): grpc.ClientUnaryCall;
+    finishSession(argument: _ctxd_v1_FinishSessionRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_FinishSessionResponse__Output>): grpc.ClientUnaryCall;
+    finishSession(argument: _ctxd_v1_FinishSessionRequest, callback: grpc.requestCallback<_ctxd_v1_FinishSessionResponse__Output>): grpc.ClientUnaryCall;
     /**
      * Reads a background job (a summarization), e.g. the one Compact or AppendTurn
      * enqueued. NOT_FOUND for another tenant's job or one pruned after its retention.
@@ -312,7 +346,9 @@ export interface ContextServiceHandlers extends grpc.UntypedServiceImplementatio
      */
     CreateSession: grpc.handleUnaryCall<_ctxd_v1_CreateSessionRequest__Output, _ctxd_v1_CreateSessionResponse>;
     /**
-     * Deletes a session with its whole log. NOT_FOUND when it does not exist.
+     * Deletes a session with its whole log. NOT_FOUND when it does not exist. Its
+     * children stay (GetSession then shows them without a parent) and stay in the trees
+     * of its ancestors for tree-scoped Search, SubscribeEvents and subtree sums.
      */
     DeleteSession: grpc.handleUnaryCall<_ctxd_v1_DeleteSessionRequest__Output, _ctxd_v1_DeleteSessionResponse>;
     /**
@@ -320,6 +356,17 @@ export interface ContextServiceHandlers extends grpc.UntypedServiceImplementatio
      * shows of them (left out to fit, cleared, evicted): nothing appended is ever lost.
      */
     Expand: grpc.handleUnaryCall<_ctxd_v1_ExpandRequest__Output, _ctxd_v1_ExpandResponse>;
+    /**
+     * Ends a session, typically a subagent's (created with parent_session_id): it takes
+     * no more appends (AppendTurn, AppendNative: FAILED_PRECONDITION), and, with
+     * append_to_parent, its final answer becomes the result of the parent's tool call
+     * that spawned it, in the same transaction. That append is checked and written as an
+     * AppendTurn of the tool result would be (the call already answered: nothing
+     * changes, FAILED_PRECONDITION naming append_to_parent); the parent's version
+     * advances. SESSION_FINISHED goes on the session and on its parent. Finishing twice
+     * is FAILED_PRECONDITION naming session_id.
+     */
+    FinishSession: grpc.handleUnaryCall<_ctxd_v1_FinishSessionRequest__Output, _ctxd_v1_FinishSessionResponse>;
     /**
      * Reads a background job (a summarization), e.g. the one Compact or AppendTurn
      * enqueued. NOT_FOUND for another tenant's job or one pruned after its retention.
@@ -372,6 +419,7 @@ export interface ContextServiceDefinition extends grpc.ServiceDefinition {
     CreateSession: MethodDefinition<_ctxd_v1_CreateSessionRequest, _ctxd_v1_CreateSessionResponse, _ctxd_v1_CreateSessionRequest__Output, _ctxd_v1_CreateSessionResponse__Output>;
     DeleteSession: MethodDefinition<_ctxd_v1_DeleteSessionRequest, _ctxd_v1_DeleteSessionResponse, _ctxd_v1_DeleteSessionRequest__Output, _ctxd_v1_DeleteSessionResponse__Output>;
     Expand: MethodDefinition<_ctxd_v1_ExpandRequest, _ctxd_v1_ExpandResponse, _ctxd_v1_ExpandRequest__Output, _ctxd_v1_ExpandResponse__Output>;
+    FinishSession: MethodDefinition<_ctxd_v1_FinishSessionRequest, _ctxd_v1_FinishSessionResponse, _ctxd_v1_FinishSessionRequest__Output, _ctxd_v1_FinishSessionResponse__Output>;
     GetJob: MethodDefinition<_ctxd_v1_GetJobRequest, _ctxd_v1_Job, _ctxd_v1_GetJobRequest__Output, _ctxd_v1_Job__Output>;
     GetSession: MethodDefinition<_ctxd_v1_GetSessionRequest, _ctxd_v1_GetSessionResponse, _ctxd_v1_GetSessionRequest__Output, _ctxd_v1_GetSessionResponse__Output>;
     RevertCompaction: MethodDefinition<_ctxd_v1_RevertCompactionRequest, _ctxd_v1_RevertCompactionResponse, _ctxd_v1_RevertCompactionRequest__Output, _ctxd_v1_RevertCompactionResponse__Output>;

@@ -8,6 +8,7 @@ import type { OutputEvicted as _ctxd_v1_OutputEvicted, OutputEvicted__Output as 
 import type { BudgetThresholdCrossed as _ctxd_v1_BudgetThresholdCrossed, BudgetThresholdCrossed__Output as _ctxd_v1_BudgetThresholdCrossed__Output } from '../../ctxd/v1/BudgetThresholdCrossed.js';
 import type { SessionDeleted as _ctxd_v1_SessionDeleted, SessionDeleted__Output as _ctxd_v1_SessionDeleted__Output } from '../../ctxd/v1/SessionDeleted.js';
 import type { CompactionReverted as _ctxd_v1_CompactionReverted, CompactionReverted__Output as _ctxd_v1_CompactionReverted__Output } from '../../ctxd/v1/CompactionReverted.js';
+import type { SessionFinished as _ctxd_v1_SessionFinished, SessionFinished__Output as _ctxd_v1_SessionFinished__Output } from '../../ctxd/v1/SessionFinished.js';
 import type { Long } from '@grpc/proto-loader';
 export interface Event {
     /**
@@ -38,7 +39,8 @@ export interface Event {
     'budgetThresholdCrossed'?: (_ctxd_v1_BudgetThresholdCrossed | null);
     'sessionDeleted'?: (_ctxd_v1_SessionDeleted | null);
     'compactionReverted'?: (_ctxd_v1_CompactionReverted | null);
-    'detail'?: "compactionStarted" | "compactionCompleted" | "compactionFailed" | "toolResultsCleared" | "outputEvicted" | "budgetThresholdCrossed" | "sessionDeleted" | "compactionReverted";
+    'sessionFinished'?: (_ctxd_v1_SessionFinished | null);
+    'detail'?: "compactionStarted" | "compactionCompleted" | "compactionFailed" | "toolResultsCleared" | "outputEvicted" | "budgetThresholdCrossed" | "sessionDeleted" | "compactionReverted" | "sessionFinished";
 }
 export interface Event__Output {
     /**
@@ -69,5 +71,6 @@ export interface Event__Output {
     'budgetThresholdCrossed'?: (_ctxd_v1_BudgetThresholdCrossed__Output | null);
     'sessionDeleted'?: (_ctxd_v1_SessionDeleted__Output | null);
     'compactionReverted'?: (_ctxd_v1_CompactionReverted__Output | null);
-    'detail'?: "compactionStarted" | "compactionCompleted" | "compactionFailed" | "toolResultsCleared" | "outputEvicted" | "budgetThresholdCrossed" | "sessionDeleted" | "compactionReverted";
+    'sessionFinished'?: (_ctxd_v1_SessionFinished__Output | null);
+    'detail'?: "compactionStarted" | "compactionCompleted" | "compactionFailed" | "toolResultsCleared" | "outputEvicted" | "budgetThresholdCrossed" | "sessionDeleted" | "compactionReverted" | "sessionFinished";
 }

@@ -35,6 +35,10 @@ export declare const EventKind: {
      * RevertCompaction undid compactions: the view is as it was before the oldest.
      */
     readonly EVENT_KIND_COMPACTION_REVERTED: 'EVENT_KIND_COMPACTION_REVERTED';
+    /**
+     * FinishSession ended a session: written on it and on its parent (while it exists).
+     */
+    readonly EVENT_KIND_SESSION_FINISHED: 'EVENT_KIND_SESSION_FINISHED';
 };
 export type EventKind = 'EVENT_KIND_UNSPECIFIED' | 0
 /**
@@ -71,5 +75,9 @@ export type EventKind = 'EVENT_KIND_UNSPECIFIED' | 0
 /**
  * RevertCompaction undid compactions: the view is as it was before the oldest.
  */
- | 'EVENT_KIND_COMPACTION_REVERTED' | 8;
+ | 'EVENT_KIND_COMPACTION_REVERTED' | 8
+/**
+ * FinishSession ended a session: written on it and on its parent (while it exists).
+ */
+ | 'EVENT_KIND_SESSION_FINISHED' | 9;
 export type EventKind__Output = typeof EventKind[keyof typeof EventKind];

@@ -35,4 +35,8 @@ export const EventKind = {
      * RevertCompaction undid compactions: the view is as it was before the oldest.
      */
     EVENT_KIND_COMPACTION_REVERTED: 'EVENT_KIND_COMPACTION_REVERTED',
+    /**
+     * FinishSession ended a session: written on it and on its parent (while it exists).
+     */
+    EVENT_KIND_SESSION_FINISHED: 'EVENT_KIND_SESSION_FINISHED',
 };

@@ -2,6 +2,9 @@ import type { Session as _ctxd_v1_Session, Session__Output as _ctxd_v1_Session__
 import type { Summary as _ctxd_v1_Summary, Summary__Output as _ctxd_v1_Summary__Output } from '../../ctxd/v1/Summary.js';
 import type { BudgetReport as _ctxd_v1_BudgetReport, BudgetReport__Output as _ctxd_v1_BudgetReport__Output } from '../../ctxd/v1/BudgetReport.js';
 import type { LedgerEntry as _ctxd_v1_LedgerEntry, LedgerEntry__Output as _ctxd_v1_LedgerEntry__Output } from '../../ctxd/v1/LedgerEntry.js';
+import type { ChildSession as _ctxd_v1_ChildSession, ChildSession__Output as _ctxd_v1_ChildSession__Output } from '../../ctxd/v1/ChildSession.js';
+import type { SubtreeTotals as _ctxd_v1_SubtreeTotals, SubtreeTotals__Output as _ctxd_v1_SubtreeTotals__Output } from '../../ctxd/v1/SubtreeTotals.js';
+import type { Long } from '@grpc/proto-loader';
 export interface GetSessionResponse {
     'session'?: (_ctxd_v1_Session | null);
     /**
@@ -24,6 +27,17 @@ export interface GetSessionResponse {
      * summary_id still returns what they cover.
      */
     'revertedSummaries'?: (_ctxd_v1_Summary)[];
+    /**
+     * The session's children (sessions created with it as parent_session_id that still
+     * exist), oldest first, at most 1 000; children_total counts them all.
+     */
+    'children'?: (_ctxd_v1_ChildSession)[];
+    'childrenTotal'?: (number | string | Long);
+    /**
+     * Sums over the session and every descendant that exists (children, their
+     * children, ...; deleted ones no longer count).
+     */
+    'subtree'?: (_ctxd_v1_SubtreeTotals | null);
 }
 export interface GetSessionResponse__Output {
     'session': (_ctxd_v1_Session__Output | null);
@@ -47,4 +61,15 @@ export interface GetSessionResponse__Output {
      * summary_id still returns what they cover.
      */
     'revertedSummaries': (_ctxd_v1_Summary__Output)[];
+    /**
+     * The session's children (sessions created with it as parent_session_id that still
+     * exist), oldest first, at most 1 000; children_total counts them all.
+     */
+    'children': (_ctxd_v1_ChildSession__Output)[];
+    'childrenTotal': (number);
+    /**
+     * Sums over the session and every descendant that exists (children, their
+     * children, ...; deleted ones no longer count).
+     */
+    'subtree': (_ctxd_v1_SubtreeTotals__Output | null);
 }

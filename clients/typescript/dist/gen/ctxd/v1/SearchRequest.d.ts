@@ -26,6 +26,11 @@ export interface SearchRequest {
      * Most hits to return (0: 20; at most 100), best first.
      */
     'limit'?: (number);
+    /**
+     * Only this session and its descendants (children, their children, ... including
+     * deleted ones' descendants): one subagent tree. Not with session_id.
+     */
+    'treeRootSessionId'?: (string);
 }
 export interface SearchRequest__Output {
     /**
@@ -52,4 +57,9 @@ export interface SearchRequest__Output {
      * Most hits to return (0: 20; at most 100), best first.
      */
     'limit': (number);
+    /**
+     * Only this session and its descendants (children, their children, ... including
+     * deleted ones' descendants): one subagent tree. Not with session_id.
+     */
+    'treeRootSessionId': (string);
 }

@@ -61,6 +61,21 @@ export interface Session {
      * capped sizes; it is what the session would apply in a window large enough.
      */
     'requestedPolicy'?: (_ctxd_v1_Policy | null);
+    /**
+     * A subagent's session: its parent (empty for a root, and once the parent was
+     * deleted) and the parent's tool call it was created for.
+     */
+    'parentSessionId'?: (string);
+    'parentToolCallId'?: (string);
+    /**
+     * Levels below its tree's root at creation: 0 for a root, 1 for a root's child, at
+     * most 8.
+     */
+    'depth'?: (number);
+    /**
+     * Set once FinishSession ended the session: it takes no more appends.
+     */
+    'finishedAt'?: (_google_protobuf_Timestamp | null);
 }
 /**
  * A session as GetSession returns it.
@@ -119,4 +134,19 @@ export interface Session__Output {
      * capped sizes; it is what the session would apply in a window large enough.
      */
     'requestedPolicy': (_ctxd_v1_Policy__Output | null);
+    /**
+     * A subagent's session: its parent (empty for a root, and once the parent was
+     * deleted) and the parent's tool call it was created for.
+     */
+    'parentSessionId': (string);
+    'parentToolCallId': (string);
+    /**
+     * Levels below its tree's root at creation: 0 for a root, 1 for a root's child, at
+     * most 8.
+     */
+    'depth': (number);
+    /**
+     * Set once FinishSession ended the session: it takes no more appends.
+     */
+    'finishedAt': (_google_protobuf_Timestamp__Output | null);
 }

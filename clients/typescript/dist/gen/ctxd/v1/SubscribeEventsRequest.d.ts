@@ -22,6 +22,11 @@ export interface SubscribeEventsRequest {
      * Milliseconds between heartbeats (0: 15000; 100 to 600000).
      */
     'heartbeatIntervalMs'?: (number);
+    /**
+     * A tenant stream of one tree: the events of this session and of its descendants
+     * (deleted ones too), with a tenant stream's cursors. Not with session_id.
+     */
+    'treeRootSessionId'?: (string);
 }
 export interface SubscribeEventsRequest__Output {
     /**
@@ -46,4 +51,9 @@ export interface SubscribeEventsRequest__Output {
      * Milliseconds between heartbeats (0: 15000; 100 to 600000).
      */
     'heartbeatIntervalMs': (number);
+    /**
+     * A tenant stream of one tree: the events of this session and of its descendants
+     * (deleted ones too), with a tenant stream's cursors. Not with session_id.
+     */
+    'treeRootSessionId': (string);
 }
