@@ -125,7 +125,8 @@ class ContextServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetSession(self, request, context):
-        """Reads a session: effective policy, version, counters and estimator accuracy.
+        """Reads a session: effective policy, version, counters and estimator accuracy, and its
+        place in its tree (parent, children, sums over its subtree).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

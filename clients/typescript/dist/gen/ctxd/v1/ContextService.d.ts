@@ -210,14 +210,16 @@ export interface ContextServiceClient extends grpc.Client {
     getJob(argument: _ctxd_v1_GetJobRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_Job__Output>): grpc.ClientUnaryCall;
     getJob(argument: _ctxd_v1_GetJobRequest, callback: grpc.requestCallback<_ctxd_v1_Job__Output>): grpc.ClientUnaryCall;
     /**
-     * Reads a session: effective policy, version, counters and estimator accuracy.
+     * Reads a session: effective policy, version, counters and estimator accuracy, and its
+     * place in its tree (parent, children, sums over its subtree).
      */
     GetSession(argument: _ctxd_v1_GetSessionRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_GetSessionResponse__Output>): grpc.ClientUnaryCall;
     GetSession(argument: _ctxd_v1_GetSessionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_GetSessionResponse__Output>): grpc.ClientUnaryCall;
     GetSession(argument: _ctxd_v1_GetSessionRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_GetSessionResponse__Output>): grpc.ClientUnaryCall;
     GetSession(argument: _ctxd_v1_GetSessionRequest, callback: grpc.requestCallback<_ctxd_v1_GetSessionResponse__Output>): grpc.ClientUnaryCall;
     /**
-     * Reads a session: effective policy, version, counters and estimator accuracy.
+     * Reads a session: effective policy, version, counters and estimator accuracy, and its
+     * place in its tree (parent, children, sums over its subtree).
      */
     getSession(argument: _ctxd_v1_GetSessionRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_GetSessionResponse__Output>): grpc.ClientUnaryCall;
     getSession(argument: _ctxd_v1_GetSessionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_GetSessionResponse__Output>): grpc.ClientUnaryCall;
@@ -373,7 +375,8 @@ export interface ContextServiceHandlers extends grpc.UntypedServiceImplementatio
      */
     GetJob: grpc.handleUnaryCall<_ctxd_v1_GetJobRequest__Output, _ctxd_v1_Job>;
     /**
-     * Reads a session: effective policy, version, counters and estimator accuracy.
+     * Reads a session: effective policy, version, counters and estimator accuracy, and its
+     * place in its tree (parent, children, sums over its subtree).
      */
     GetSession: grpc.handleUnaryCall<_ctxd_v1_GetSessionRequest__Output, _ctxd_v1_GetSessionResponse>;
     /**
