@@ -424,7 +424,7 @@ async fn write_append<'c>(
         .unzip();
 
     let mut ledger = super::ledger::LedgerParameters::default();
-    ledger.push(0, write.ledger);
+    ledger.push(0, session.id, write.ledger);
     let update = &write.update;
     let anchor = update.anchor.as_ref();
     let sql = append_sql(write, assumed);

@@ -261,8 +261,19 @@ static BATCH_SQL: LazyLock<[[String; 2]; 2]> = LazyLock::new(|| {
             ledger.push_str(include_str!("sql/append/batch_ledger.sql"));
         }
         if runs {
+            // An entry the batch merges above takes no run here.
+            let merged = if entries {
+                "
+      and not exists (
+          select 1 from batch_ledger_found f
+          where f.session_id = l.session_id and f.kind = l.kind and f.key = l.key)"
+            } else {
+                ""
+            };
             ledger.push_str(",\n");
-            ledger.push_str(include_str!("sql/append/batch_ledger_runs.sql"));
+            ledger.push_str(
+                &include_str!("sql/append/batch_ledger_runs.sql").replace("{merged}", merged),
+            );
         }
         with_session_columns(&include_str!("sql/append/batch.sql").replace("{ledger}", &ledger))
     };
@@ -309,7 +320,7 @@ async fn run_batch(db: Db<'_>, items: &mut [Item]) -> Result<Vec<Outcome>, sqlx:
     let mut ledger = LedgerParameters::default();
     for (index, item) in items.iter().enumerate() {
         let index = index as i32;
-        ledger.push(index, &item.ledger);
+        ledger.push(index, item.session, &item.ledger);
         for (id, seq, result) in &item.calls.0 {
             call_items.push(index);
             call_ids.push(id.as_str());

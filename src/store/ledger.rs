@@ -60,10 +60,13 @@ pub(super) struct EntryParameter<'a> {
     call_id: Option<&'a str>,
 }
 
-/// An exit status an append's result shows for a call of an earlier append.
+/// An exit status an append's result shows for a call of an earlier append. `session`
+/// (the session row's id) lets the statement find the command by its call index,
+/// (session, call id), rather than by the call id alone across every session.
 #[derive(serde::Serialize)]
 pub(super) struct RunParameter<'a> {
     item: i32,
+    session: i64,
     call_id: &'a str,
     seq: i64,
     exit_code: i32,
@@ -78,8 +81,9 @@ pub(super) struct LedgerParameters<'a> {
 }
 
 impl<'a> LedgerParameters<'a> {
-    /// Adds `extracted`'s rows as batch item `item`'s.
-    pub(super) fn push(&mut self, item: i32, extracted: &'a Extracted) {
+    /// Adds `extracted`'s rows as batch item `item`'s, an append to the session whose
+    /// row id is `session`.
+    pub(super) fn push(&mut self, item: i32, session: i64, extracted: &'a Extracted) {
         self.entries
             .extend(extracted.entries.iter().map(|found| EntryParameter {
                 item,
@@ -94,6 +98,7 @@ impl<'a> LedgerParameters<'a> {
         self.runs
             .extend(extracted.outcomes.iter().map(|outcome| RunParameter {
                 item,
+                session,
                 call_id: &outcome.call_id,
                 seq: outcome.seq,
                 exit_code: outcome.exit_code,

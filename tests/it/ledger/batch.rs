@@ -4,12 +4,12 @@
 //! writes no ledger row while the others land.
 use ctxd::ledger::extract::{Extracted, extract};
 use ctxd::message::{Message, Role, ToolCall};
-use ctxd::store::{AppendState, Appended, Store, StoreResult};
+use ctxd::store::{AppendState, Appended, NewMessage, Store, StoreResult};
 use sqlx::PgPool;
 
 use super::run;
 use crate::harness::*;
-use crate::replicas::{occupy_the_writer, one_more, only_messages};
+use crate::replicas::{occupy_the_writer, only_messages};
 
 /// A ledger row as stored, and the transaction that wrote it last.
 #[derive(Debug, PartialEq, Eq, sqlx::FromRow)]
@@ -69,26 +69,64 @@ fn failed(id: &str, code: i32, error: &str) -> Message {
     message
 }
 
-/// Writes `message` after what `state` read, through the store's guarded write, with the
-/// tool call it makes or answers and the ledger rows the engine extracts from it.
+/// `messages` appended after what `session` holds (assistant and tool messages, 9
+/// tokens each), and the session's aggregates after them.
+fn after<'a>(
+    session: &ctxd::session::Session,
+    messages: &'a [Message],
+) -> (Vec<NewMessage<'a>>, ctxd::store::SessionUpdate) {
+    let batch: Vec<NewMessage<'a>> = messages
+        .iter()
+        .zip(session.message_count + 1..)
+        .map(|(message, seq)| NewMessage {
+            seq,
+            turn: session.turn_count,
+            token_count: 9,
+            view_tokens: 9,
+            view_state: ctxd::message::ViewState::Full,
+            message,
+        })
+        .collect();
+    let added = batch.len() as i64;
+    let bytes: i64 = messages.iter().map(|m| m.counted_bytes() as i64).sum();
+    let update = ctxd::store::SessionUpdate {
+        version: session.version + 1,
+        message_count: session.message_count + added,
+        turn_count: session.turn_count,
+        log_tokens: session.log_tokens + 9 * added,
+        content_bytes: session.content_bytes + bytes,
+        view_tokens: session.view_tokens + 9 * added,
+        last_turn_tokens: session.last_turn_tokens + 9 * added,
+        evicted: 0,
+        anchor: None,
+        usage: (0, 0, 0),
+    };
+    (batch, update)
+}
+
+/// Writes `messages` after what `state` read, through the store's guarded write, with
+/// the tool calls they make or answer and the ledger rows the engine extracts from them.
 async fn write_with_ledger(
     store: &Store,
     state: AppendState,
-    message: &Message,
+    messages: &[Message],
 ) -> StoreResult<Appended> {
-    let (batch, update) = one_more(&state.session, message, 9);
-    let seq = batch[0].seq;
-    let made: Vec<(String, i64)> = message
-        .tool_calls
-        .iter()
-        .map(|call| (call.id.clone(), seq))
-        .collect();
-    let answered: Vec<(String, i64)> = if message.tool_call_id.is_empty() {
-        Vec::new()
-    } else {
-        vec![(message.tool_call_id.clone(), seq)]
-    };
-    let ledger: Extracted = extract(&[(seq, message)]);
+    let (batch, update) = after(&state.session, messages);
+    let mut made: Vec<(String, i64)> = Vec::new();
+    let mut answered: Vec<(String, i64)> = Vec::new();
+    for new in &batch {
+        made.extend(
+            new.message
+                .tool_calls
+                .iter()
+                .map(|call| (call.id.clone(), new.seq)),
+        );
+        if !new.message.tool_call_id.is_empty() {
+            answered.push((new.message.tool_call_id.clone(), new.seq));
+        }
+    }
+    let sources: Vec<(i64, &Message)> = batch.iter().map(|new| (new.seq, new.message)).collect();
+    let ledger: Extracted = extract(&sources);
     assert!(
         !ledger.entries.is_empty() || !ledger.outcomes.is_empty(),
         "the append has ledger rows"
@@ -136,42 +174,53 @@ async fn read(store: &Store, tenant: i64, id: &str) -> AppendState {
 }
 
 /// b's append answers its earlier run (an exit status for the command entry, an error
-/// entry) and d's runs a new command on a file (command and file entries): queued behind
-/// a busy writer, both go in one batch, and each one's ledger rows are written by that
-/// batch's transaction, with its messages, with the seqs and runs of its own append.
+/// entry), d's runs a new command on a file (command and file entries), and f's answers
+/// its earlier run and runs the same command again (the entry it merges takes no run
+/// from the earlier call: a statement changes a row once): queued behind a busy writer,
+/// all three go in one batch, and each one's ledger rows are written by that batch's
+/// transaction, with its messages, with the seqs and runs of its own append.
 #[sqlx::test]
 async fn appends_with_ledger_rows_ride_in_one_batch_each_with_its_rows(pool: PgPool) {
-    let (server, store, tenant) = sessions_with_a_run(&pool, &["a", "b", "d"]).await;
+    let (server, store, tenant) = sessions_with_a_run(&pool, &["a", "b", "d", "f"]).await;
     let note = Message::text(Role::Assistant, "a 1");
-    let b_result = failed("b-run", 1, "ValueError: bad value in b");
-    let d_call = running("d-2", "cat src/d_module.py");
-    let (b, d) = (
+    let b_result = [failed("b-run", 1, "ValueError: bad value in b")];
+    let d_call = [running("d-2", "cat src/d_module.py")];
+    let f_again = [
+        failed("f-run", 4, "OSError: flaky"),
+        running("f-2", "pytest tests/test_f.py"),
+    ];
+    let (b, d, f) = (
         read(&store, tenant, "b").await,
         read(&store, tenant, "d").await,
+        read(&store, tenant, "f").await,
     );
     let before = (rows(&pool, "b").await, rows(&pool, "d").await);
     assert!(before.0.iter().all(|row| row.run_seqs.is_empty()));
 
     let (holder, busy) =
         occupy_the_writer(&pool, &store, read(&store, tenant, "a").await, &note).await;
-    let mut queued = Box::pin(futures::future::join(
+    let mut queued = Box::pin(futures::future::join3(
         write_with_ledger(&store, b, &b_result),
         write_with_ledger(&store, d, &d_call),
+        write_with_ledger(&store, f, &f_again),
     ));
-    // Polled once: both are queued behind the busy writer.
+    // Polled once: all three are queued behind the busy writer.
     assert!(futures::poll!(&mut queued).is_pending());
     holder.commit().await.unwrap();
     assert_eq!(busy.await.unwrap(), Appended::Applied { job_id: None });
-    let (b, d) = queued.await;
+    let (b, d, f) = queued.await;
     assert_eq!(b.unwrap(), Appended::Applied { job_id: None });
     assert_eq!(d.unwrap(), Appended::Applied { job_id: None });
+    assert_eq!(f.unwrap(), Appended::Applied { job_id: None });
 
     let batch = message_writer(&pool, "b", 3).await;
-    assert_eq!(
-        message_writer(&pool, "d", 3).await,
-        batch,
-        "b and d committed together"
-    );
+    for id in ["d", "f"] {
+        assert_eq!(
+            message_writer(&pool, id, 3).await,
+            batch,
+            "b and {id} committed together"
+        );
+    }
     assert_ne!(
         message_writer(&pool, "a", 3).await,
         batch,
@@ -220,6 +269,26 @@ async fn appends_with_ledger_rows_ride_in_one_batch_each_with_its_rows(pool: PgP
     );
     assert_eq!(d_rows.len(), before.1.len() + 2);
 
+    let f_rows = rows(&pool, "f").await;
+    let command = f_rows
+        .iter()
+        .find(|row| row.kind == 2)
+        .expect("f's command");
+    assert_eq!(
+        (
+            command.seqs.as_slice(),
+            command.run_seqs.as_slice(),
+            command.writer.as_str()
+        ),
+        (&[2, 4][..], &[][..], batch.as_str()),
+        "the rerun merged; the earlier call's status not applied to it twice"
+    );
+    assert!(
+        f_rows
+            .iter()
+            .any(|row| row.kind == 3 && row.key == "OSError: flaky" && row.seqs == [3])
+    );
+
     // And the API reads them.
     let mut client = server.client.clone();
     let ledger = super::ledger(&mut client, "d").await;
@@ -253,8 +322,8 @@ async fn a_raced_item_of_a_batch_writes_no_ledger_rows(pool: PgPool) {
     let (holder, busy) =
         occupy_the_writer(&pool, &store, read(&store, tenant, "a").await, &note).await;
     let mut queued = Box::pin(futures::future::join(
-        write_with_ledger(&store, c, &c_result),
-        write_with_ledger(&store, e, &e_result),
+        write_with_ledger(&store, c, std::slice::from_ref(&c_result)),
+        write_with_ledger(&store, e, std::slice::from_ref(&e_result)),
     ));
     assert!(futures::poll!(&mut queued).is_pending());
     holder.commit().await.unwrap();

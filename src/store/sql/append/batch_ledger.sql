@@ -17,4 +17,5 @@ batch_ledger_found as (
             [greatest(1, cardinality(l.run_codes || excluded.run_codes) - 7):],
         call_id = coalesce(excluded.call_id, l.call_id),
         updated_at = now()
+    returning l.session_id, l.kind, l.key
 )
