@@ -10,8 +10,8 @@ use crate::events::kinds::EventDetail;
 use crate::message::{Role, StoredMessage, ViewState};
 use crate::metrics::{CompactionMetric, metrics};
 use crate::policy::Policy;
-use crate::session::Session;
 use crate::revert::Compaction;
+use crate::session::Session;
 use crate::store::{Clearing, NewCompaction};
 use crate::tokenize::REPLY_PRIMING;
 

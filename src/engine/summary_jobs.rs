@@ -178,7 +178,8 @@ impl Engine {
         // A revert after the job was enqueued holds it too, even a Compact's (a Compact
         // after the revert lifted the hold before enqueueing).
         let held = state.row.compaction_held();
-        if held || (args.reason != JobReason::Compact && (tokens_before <= summarize_at || paused)) {
+        if held || (args.reason != JobReason::Compact && (tokens_before <= summarize_at || paused))
+        {
             // Already done (by BuildMessages' fallback or an earlier job), paused, or
             // held after a revert.
             return Ok(JobEnd::Completed(serde_json::json!({

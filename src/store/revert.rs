@@ -173,25 +173,27 @@ impl SessionTx {
     /// while it is kept.
     pub async fn event_seq_of(&mut self, event_id: i64) -> StoreResult<Option<i64>> {
         let session_id = self.session.id;
-        Ok(sqlx::query_scalar(
-            "select session_seq from events where session_id = $1 and id = $2",
+        Ok(
+            sqlx::query_scalar("select session_seq from events where session_id = $1 and id = $2")
+                .bind(session_id)
+                .bind(event_id)
+                .fetch_optional(self.conn())
+                .await?,
         )
-        .bind(session_id)
-        .bind(event_id)
-        .fetch_optional(self.conn())
-        .await?)
     }
 
     /// The kind (EventKind number) of this session's event `event_seq`, while it is kept.
     pub async fn event_kind_at(&mut self, event_seq: i64) -> StoreResult<Option<i16>> {
         let session_id = self.session.id;
-        Ok(sqlx::query_scalar(
-            "select kind from events where session_id = $1 and session_seq = $2",
+        Ok(
+            sqlx::query_scalar(
+                "select kind from events where session_id = $1 and session_seq = $2",
+            )
+            .bind(session_id)
+            .bind(event_seq)
+            .fetch_optional(self.conn())
+            .await?,
         )
-        .bind(session_id)
-        .bind(event_seq)
-        .fetch_optional(self.conn())
-        .await?)
     }
 
     /// Whether this session has a summary `summary_id`.

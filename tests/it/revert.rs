@@ -3,12 +3,13 @@
 //! byte to the build before the compaction (same request), the aggregates equal and
 //! equal to a recount of the rows, the event on the stream, automatic compaction held
 //! until the session grows or a Compact; reverting an earlier compaction reverts the
-//! later ones; a dry run changes nothing. The wait of automatic compaction:
-//! `revert/hold.rs`; bad input: `revert/input.rs`; random sequences:
-//! `revert/properties.rs`.
+//! later ones; a dry run changes nothing. Summaries: `revert/summaries.rs`; the wait
+//! of automatic compaction: `revert/hold.rs`; bad input: `revert/input.rs`; random
+//! sequences: `revert/properties.rs`.
 mod hold;
 mod input;
 mod properties;
+mod summaries;
 
 use ctxd::pb;
 use prost::Message as _;
@@ -42,7 +43,12 @@ pub(crate) async fn corpus_session(
         append(client, id, chunk.to_vec()).await.unwrap();
     }
     let built = build(client, id, pb::OutputFormat::Neutral).await.unwrap();
-    let counted = built.budget.unwrap().breakdown.unwrap().tokenizer_total_tokens;
+    let counted = built
+        .budget
+        .unwrap()
+        .breakdown
+        .unwrap()
+        .tokenizer_total_tokens;
     client
         .append_turn(pb::AppendTurnRequest {
             session_id: id.into(),
@@ -83,7 +89,10 @@ pub(crate) struct Snapshot {
 
 pub(crate) async fn snapshot(client: &mut Client, id: &str) -> Snapshot {
     let mut builds = Vec::new();
-    for format in [pb::OutputFormat::Neutral, pb::OutputFormat::AnthropicMessages] {
+    for format in [
+        pb::OutputFormat::Neutral,
+        pb::OutputFormat::AnthropicMessages,
+    ] {
         let mut built = build(client, id, format).await.unwrap();
         built.version = 0;
         builds.push(built);
@@ -129,8 +138,14 @@ pub(crate) fn assert_restored(got: &Snapshot, want: &Snapshot, what: &str) {
                 "{what}: build {index} differs: messages {:?} vs {:?}; summaries {:?} vs {:?}; budget {:?} vs {:?}",
                 seqs(got).len(),
                 seqs(want).len(),
-                got.summaries.iter().map(|s| s.summary_id).collect::<Vec<_>>(),
-                want.summaries.iter().map(|s| s.summary_id).collect::<Vec<_>>(),
+                got.summaries
+                    .iter()
+                    .map(|s| s.summary_id)
+                    .collect::<Vec<_>>(),
+                want.summaries
+                    .iter()
+                    .map(|s| s.summary_id)
+                    .collect::<Vec<_>>(),
                 got.budget,
                 want.budget
             );
@@ -234,7 +249,7 @@ pub(crate) async fn log(client: &mut Client, id: &str, last_seq: i64) -> Vec<pb:
 }
 
 /// The log as appended: what Expand returns without the view's state.
-fn as_appended(messages: Vec<pb::Message>) -> Vec<pb::Message> {
+pub(crate) fn as_appended(messages: Vec<pb::Message>) -> Vec<pb::Message> {
     messages
         .into_iter()
         .map(|m| pb::Message {
@@ -245,7 +260,7 @@ fn as_appended(messages: Vec<pb::Message>) -> Vec<pb::Message> {
         .collect()
 }
 
-async fn compact(
+pub(crate) async fn compact(
     client: &mut Client,
     id: &str,
     mode: pb::CompactMode,
@@ -275,42 +290,79 @@ async fn a_reverted_clearing_gives_back_the_build_byte_for_byte(pool: PgPool) {
     let count = corpus_session(&mut client, "s", &[0, 1, 2], corpus_policy()).await as i64;
     let before = snapshot(&mut client, "s").await;
     let appended = as_appended(log(&mut client, "s", count).await);
-    let tokens = before.builds[0].budget.unwrap().breakdown.unwrap().total_tokens;
+    let tokens = before.builds[0]
+        .budget
+        .unwrap()
+        .breakdown
+        .unwrap()
+        .total_tokens;
 
-    let cleared = compact(&mut client, "s", pb::CompactMode::ClearToolResults, tokens / 2).await;
-    assert!(cleared.applied && cleared.cleared_seqs.len() > 3, "{cleared:?}");
+    let cleared = compact(
+        &mut client,
+        "s",
+        pb::CompactMode::ClearToolResults,
+        tokens / 2,
+    )
+    .await;
+    assert!(
+        cleared.applied && cleared.cleared_seqs.len() > 3,
+        "{cleared:?}"
+    );
     let compacted = snapshot(&mut client, "s").await;
     assert_ne!(compacted.aggregates, before.aggregates);
     let events = session_events(&mut client, "s").await;
-    let clearing = of_kind(&events, pb::EventKind::ToolResultsCleared).pop().unwrap();
+    let clearing = of_kind(&events, pb::EventKind::ToolResultsCleared)
+        .pop()
+        .unwrap();
 
     // A dry run says what would come back and changes nothing.
     let version = info(&mut client, "s").await.version;
-    let dry = revert(&mut client, by_cursor("s", &clearing.cursor, true)).await.unwrap();
+    let dry = revert(&mut client, by_cursor("s", &clearing.cursor, true))
+        .await
+        .unwrap();
     assert!(!dry.applied);
     assert_eq!(dry.version, version);
     assert_eq!(dry.restored_seqs, cleared.cleared_seqs);
     assert_eq!(dry.reverted.len(), 1);
     assert_eq!(dry.reverted[0].event_cursor, clearing.cursor);
-    assert_eq!(dry.reverted[0].kind, pb::EventKind::ToolResultsCleared as i32);
+    assert_eq!(
+        dry.reverted[0].kind,
+        pb::EventKind::ToolResultsCleared as i32
+    );
     assert_eq!(dry.reverted[0].seqs, cleared.cleared_seqs);
     assert!(dry.tokens_after > dry.tokens_before);
-    assert_restored(&snapshot(&mut client, "s").await, &compacted, "after a dry run");
+    assert_restored(
+        &snapshot(&mut client, "s").await,
+        &compacted,
+        "after a dry run",
+    );
     let session = info(&mut client, "s").await;
     assert_eq!(session.version, version);
     assert!(!session.compaction.unwrap().compaction_held);
     assert_eq!(session_events(&mut client, "s").await.len(), events.len());
 
-    let done = revert(&mut client, by_cursor("s", &clearing.cursor, false)).await.unwrap();
+    let done = revert(&mut client, by_cursor("s", &clearing.cursor, false))
+        .await
+        .unwrap();
     assert!(done.applied);
     assert_eq!(done.version, version + 1);
     assert_eq!(done.restored_seqs, cleared.cleared_seqs);
-    assert_eq!((done.tokens_before, done.tokens_after), (dry.tokens_before, dry.tokens_after));
-    assert_restored(&snapshot(&mut client, "s").await, &before, "reverted clearing");
+    assert_eq!(
+        (done.tokens_before, done.tokens_after),
+        (dry.tokens_before, dry.tokens_after)
+    );
+    assert_restored(
+        &snapshot(&mut client, "s").await,
+        &before,
+        "reverted clearing",
+    );
     assert_aggregates_add_up(&pool, "s").await;
     // The estimate is anchored again: the provider's count belongs to this view.
     let breakdown = before.builds[0].budget.unwrap().breakdown.unwrap();
-    assert_eq!(breakdown.estimate_source, pb::EstimateSource::Anchored as i32);
+    assert_eq!(
+        breakdown.estimate_source,
+        pb::EstimateSource::Anchored as i32
+    );
     assert_eq!(as_appended(log(&mut client, "s", count).await), appended);
 
     let events = session_events(&mut client, "s").await;
@@ -334,120 +386,34 @@ async fn a_reverted_clearing_gives_back_the_build_byte_for_byte(pool: PgPool) {
         .await
         .unwrap_err();
     assert_eq!(status.code(), Code::FailedPrecondition, "{status:?}");
-    assert!(status.message().contains("already reverted"), "{}", status.message());
+    assert!(
+        status.message().contains("already reverted"),
+        "{}",
+        status.message()
+    );
     assert_eq!(info(&mut client, "s").await.version, version + 1);
 
     // An explicit Compact lifts the wait and clears the same results again.
-    let again = compact(&mut client, "s", pb::CompactMode::ClearToolResults, tokens / 2).await;
+    let again = compact(
+        &mut client,
+        "s",
+        pb::CompactMode::ClearToolResults,
+        tokens / 2,
+    )
+    .await;
     assert_eq!(again.cleared_seqs, cleared.cleared_seqs);
-    assert!(!info(&mut client, "s").await.compaction.unwrap().compaction_held);
-    assert_restored(&snapshot(&mut client, "s").await, &compacted, "cleared again");
-    server.stop().await;
-}
-
-#[sqlx::test]
-async fn reverted_summaries_leaf_and_condensed_give_back_each_earlier_build(pool: PgPool) {
-    let server = TestServer::start(pool.clone()).await;
-    let mut client = server.client.clone();
-    let count = corpus_session(&mut client, "s", &[0, 7, 9, 15, 1], corpus_policy()).await as i64;
-    let appended = as_appended(log(&mut client, "s", count).await);
-    // Three Compacts, each down to less: a snapshot before each, and the first
-    // compaction each committed.
-    let mut snapshots = vec![snapshot(&mut client, "s").await];
-    let mut firsts: Vec<pb::Event> = Vec::new();
-    let mut seen = 0;
-    let start = snapshots[0].builds[0].budget.unwrap().breakdown.unwrap().total_tokens;
-    for fraction in [80, 55, 35] {
-        let done = compact(&mut client, "s", pb::CompactMode::Summarize, start * fraction / 100).await;
-        assert!(done.applied, "{done:?}");
-        let events = of_kind(&session_events(&mut client, "s").await, pb::EventKind::CompactionCompleted);
-        assert!(events.len() > seen, "Compact to {fraction}% committed nothing");
-        firsts.push(events[seen].clone());
-        seen = events.len();
-        snapshots.push(snapshot(&mut client, "s").await);
-        assert_aggregates_add_up(&pool, "s").await;
-    }
-    let summaries = &snapshots.last().unwrap().summaries;
     assert!(
-        summaries.iter().any(|s| s.depth >= 1),
-        "no condensed summary: {:?}",
-        summaries.iter().map(|s| (s.depth, s.first_seq, s.last_seq)).collect::<Vec<_>>()
-    );
-    assert!(snapshots[3].aggregates[6].1 > snapshots[0].aggregates[6].1);
-
-    // Newest first: each Compact's first pass named by a summary it wrote (leaf or
-    // condensed); the build is the one before that Compact.
-    for index in (0..3).rev() {
-        let Some(pb::event::Detail::CompactionCompleted(completed)) = &firsts[index].detail else {
-            panic!("{:?}", firsts[index]);
-        };
-        let dry = revert(&mut client, by_summary("s", completed.summary_id, true)).await.unwrap();
-        assert!(!dry.applied);
-        assert_restored(&snapshot(&mut client, "s").await, &snapshots[index + 1], "dry run");
-        let done = revert(&mut client, by_summary("s", completed.summary_id, false)).await.unwrap();
-        assert!(done.applied);
-        assert_eq!(done.reverted.last().unwrap().event_cursor, firsts[index].cursor);
-        assert!(done.reverted.iter().all(|r| r.kind == pb::EventKind::CompactionCompleted as i32));
-        assert_eq!(done.summaries, snapshots[index].summaries);
-        assert_restored(&snapshot(&mut client, "s").await, &snapshots[index], "reverted summaries");
-        assert_aggregates_add_up(&pool, "s").await;
-        // The reverted summaries stay readable, marked.
-        let view = client
-            .get_session(pb::GetSessionRequest { session_id: "s".into(), include_view: true })
+        !info(&mut client, "s")
             .await
+            .compaction
             .unwrap()
-            .into_inner();
-        let written: Vec<i64> = done.reverted.iter().flat_map(|r| r.summary_ids.clone()).collect();
-        for id in &written {
-            let listed = view.reverted_summaries.iter().find(|s| s.summary_id == *id);
-            assert!(listed.is_some_and(|s| s.reverted), "summary {id} not listed as reverted");
-            let covered = client
-                .expand(pb::ExpandRequest {
-                    session_id: "s".into(),
-                    target: Some(pb::expand_request::Target::SummaryId(*id)),
-                    max_tokens: 0,
-                })
-                .await
-                .unwrap()
-                .into_inner();
-            assert!(!covered.messages.is_empty());
-        }
-    }
-    assert_eq!(as_appended(log(&mut client, "s", count).await), appended);
-    assert_eq!(
-        of_kind(&session_events(&mut client, "s").await, pb::EventKind::CompactionReverted).len(),
-        3
+            .compaction_held
     );
-    server.stop().await;
-}
-
-#[sqlx::test]
-async fn step_summaries_of_one_long_turn_come_back_into_the_view(pool: PgPool) {
-    let server = TestServer::start(pool.clone()).await;
-    let mut client = server.client.clone();
-    // One trajectory: one turn, so summarizing takes its older steps.
-    let count = corpus_session(&mut client, "s", &[6], corpus_policy()).await as i64;
-    let before = snapshot(&mut client, "s").await;
-    let tokens = before.builds[0].budget.unwrap().breakdown.unwrap().total_tokens;
-    let done = compact(&mut client, "s", pb::CompactMode::Summarize, tokens / 2).await;
-    assert!(done.applied, "{done:?}");
-    let summarized = log(&mut client, "s", count).await;
-    let taken: Vec<i64> = summarized
-        .iter()
-        .filter(|m| m.view_state == pb::ViewState::Summarized as i32)
-        .map(|m| m.seq)
-        .collect();
-    assert!(!taken.is_empty());
-    let events = session_events(&mut client, "s").await;
-    let first = of_kind(&events, pb::EventKind::CompactionCompleted).remove(0);
-
-    let reverted = revert(&mut client, by_cursor("s", &first.cursor, false)).await.unwrap();
-    assert!(reverted.reverted.iter().all(|r| !r.seqs.is_empty()), "step passes take messages out");
-    assert!(taken.iter().all(|seq| reverted.restored_seqs.contains(seq)));
-    assert_restored(&snapshot(&mut client, "s").await, &before, "reverted step summaries");
-    assert_aggregates_add_up(&pool, "s").await;
-    let restored = log(&mut client, "s", count).await;
-    assert!(restored.iter().all(|m| m.view_state != pb::ViewState::Summarized as i32));
+    assert_restored(
+        &snapshot(&mut client, "s").await,
+        &compacted,
+        "cleared again",
+    );
     server.stop().await;
 }
 
@@ -457,29 +423,65 @@ async fn reverting_an_earlier_compaction_reverts_every_later_one(pool: PgPool) {
     let mut client = server.client.clone();
     let count = corpus_session(&mut client, "s", &[0, 7, 9, 15], corpus_policy()).await as i64;
     let before = snapshot(&mut client, "s").await;
-    let tokens = before.builds[0].budget.unwrap().breakdown.unwrap().total_tokens;
-    compact(&mut client, "s", pb::CompactMode::ClearToolResults, tokens * 8 / 10).await;
-    compact(&mut client, "s", pb::CompactMode::Summarize, tokens * 5 / 10).await;
-    compact(&mut client, "s", pb::CompactMode::ClearToolResults, tokens * 3 / 10).await;
+    let tokens = before.builds[0]
+        .budget
+        .unwrap()
+        .breakdown
+        .unwrap()
+        .total_tokens;
+    compact(
+        &mut client,
+        "s",
+        pb::CompactMode::ClearToolResults,
+        tokens * 8 / 10,
+    )
+    .await;
+    compact(
+        &mut client,
+        "s",
+        pb::CompactMode::Summarize,
+        tokens * 5 / 10,
+    )
+    .await;
+    compact(
+        &mut client,
+        "s",
+        pb::CompactMode::ClearToolResults,
+        tokens * 3 / 10,
+    )
+    .await;
     let events = session_events(&mut client, "s").await;
     let clearings = of_kind(&events, pb::EventKind::ToolResultsCleared);
     let passes = of_kind(&events, pb::EventKind::CompactionCompleted);
     assert_eq!(clearings.len(), 2, "two clearings");
     assert!(!passes.is_empty());
 
-    let done = revert(&mut client, by_cursor("s", &clearings[0].cursor, false)).await.unwrap();
-    let cursors: Vec<&str> = done.reverted.iter().map(|r| r.event_cursor.as_str()).collect();
+    let done = revert(&mut client, by_cursor("s", &clearings[0].cursor, false))
+        .await
+        .unwrap();
+    let cursors: Vec<&str> = done
+        .reverted
+        .iter()
+        .map(|r| r.event_cursor.as_str())
+        .collect();
     let mut expected: Vec<&pb::Event> = clearings.iter().chain(&passes).collect();
     expected.sort_by_key(|e| std::cmp::Reverse(e.session_seq));
     let expected: Vec<&str> = expected.iter().map(|e| e.cursor.as_str()).collect();
     assert_eq!(cursors, expected, "newest first, every later compaction");
     assert_restored(&snapshot(&mut client, "s").await, &before, "all reverted");
     assert_aggregates_add_up(&pool, "s").await;
-    assert!(log(&mut client, "s", count).await.iter().all(|m| m.view_state == pb::ViewState::Full as i32));
+    assert!(
+        log(&mut client, "s", count)
+            .await
+            .iter()
+            .all(|m| m.view_state == pb::ViewState::Full as i32)
+    );
 
     // Each of the later ones is now reverted too.
     for event in clearings.iter().chain(&passes) {
-        let status = revert(&mut client, by_cursor("s", &event.cursor, false)).await.unwrap_err();
+        let status = revert(&mut client, by_cursor("s", &event.cursor, false))
+            .await
+            .unwrap_err();
         assert_eq!(status.code(), Code::FailedPrecondition, "{}", event.cursor);
     }
     server.stop().await;

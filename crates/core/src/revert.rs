@@ -77,9 +77,9 @@ pub fn not_revertible(kind: EventKind) -> Option<&'static str> {
         EventKind::CompactionStarted => Some(
             "is a COMPACTION_STARTED event: name the compaction's COMPACTION_COMPLETED event (or a summary it wrote)",
         ),
-        EventKind::CompactionFailed => Some(
-            "is a COMPACTION_FAILED event: a failed compaction changed nothing",
-        ),
+        EventKind::CompactionFailed => {
+            Some("is a COMPACTION_FAILED event: a failed compaction changed nothing")
+        }
         EventKind::CompactionReverted => Some(
             "is a COMPACTION_REVERTED event: a revert is undone by nothing but a new compaction (Compact)",
         ),
@@ -230,7 +230,12 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn record(id: i64, view_first_seq_before: i64, deltas: (i64, i64), seqs: usize) -> CompactionRecord {
+    fn record(
+        id: i64,
+        view_first_seq_before: i64,
+        deltas: (i64, i64),
+        seqs: usize,
+    ) -> CompactionRecord {
         CompactionRecord {
             id,
             event_seq: id * 2,
@@ -244,7 +249,11 @@ mod tests {
             view_tokens_delta: deltas.0,
             summary_tokens_delta: deltas.1,
             seqs: (1..=seqs as i64).collect(),
-            summary_ids: if id % 2 == 0 { Vec::new() } else { vec![id, id + 100] },
+            summary_ids: if id % 2 == 0 {
+                Vec::new()
+            } else {
+                vec![id, id + 100]
+            },
             first_seq: 0,
             last_seq: 0,
             reverted_by: None,
@@ -252,7 +261,11 @@ mod tests {
     }
 
     /// A compaction's change applied to aggregates, as clearing and summary passes do.
-    fn applied(now: ViewAggregates, record: &CompactionRecord, first_seq_after: i64) -> ViewAggregates {
+    fn applied(
+        now: ViewAggregates,
+        record: &CompactionRecord,
+        first_seq_after: i64,
+    ) -> ViewAggregates {
         ViewAggregates {
             view_first_seq: first_seq_after,
             view_tokens: now.view_tokens + record.view_tokens_delta,

@@ -95,7 +95,11 @@ async fn automatic_compaction_waits_for_the_session_to_grow_or_a_compact(pool: P
     let result: serde_json::Value = serde_json::from_str(&job.result_json).unwrap();
     assert_eq!(result["held"], true, "{result}");
     assert_eq!(result["due"], false, "{result}");
-    super::assert_restored(&snapshot(&mut client, "s").await, &held, "after the held job");
+    super::assert_restored(
+        &snapshot(&mut client, "s").await,
+        &held,
+        "after the held job",
+    );
 
     // Builds while the log grows send the restored view, within budget, uncompacted.
     let mut turn = 0;
@@ -106,15 +110,34 @@ async fn automatic_compaction_waits_for_the_session_to_grow_or_a_compact(pool: P
         checked_build(&mut client, "s", limit).await;
         let now = compactions(&mut client, "s").await;
         if log_tokens >= resume {
-            assert!(now.len() > automatic.len(), "compaction resumed at {log_tokens} of {resume}");
+            assert!(
+                now.len() > automatic.len(),
+                "compaction resumed at {log_tokens} of {resume}"
+            );
             break;
         }
-        assert_eq!(now.len(), automatic.len(), "held at {log_tokens} of {resume}");
-        assert!(session(&mut client, "s").await.compaction.unwrap().compaction_held);
+        assert_eq!(
+            now.len(),
+            automatic.len(),
+            "held at {log_tokens} of {resume}"
+        );
+        assert!(
+            session(&mut client, "s")
+                .await
+                .compaction
+                .unwrap()
+                .compaction_held
+        );
         assert!(turn < 200, "the log never reached {resume}");
     }
     assert!(turn > 1, "the wait lasted more than one turn");
-    assert!(!session(&mut client, "s").await.compaction.unwrap().compaction_held);
+    assert!(
+        !session(&mut client, "s")
+            .await
+            .compaction
+            .unwrap()
+            .compaction_held
+    );
 
     // Reverted again, an explicit Compact compacts at once and lifts the wait.
     let latest = compactions(&mut client, "s").await;
@@ -122,7 +145,13 @@ async fn automatic_compaction_waits_for_the_session_to_grow_or_a_compact(pool: P
     revert(&mut client, by_cursor("s", &first_new.cursor, false))
         .await
         .unwrap();
-    assert!(session(&mut client, "s").await.compaction.unwrap().compaction_held);
+    assert!(
+        session(&mut client, "s")
+            .await
+            .compaction
+            .unwrap()
+            .compaction_held
+    );
     let compacted = client
         .compact(pb::CompactRequest {
             session_id: "s".into(),
@@ -134,7 +163,13 @@ async fn automatic_compaction_waits_for_the_session_to_grow_or_a_compact(pool: P
         .unwrap()
         .into_inner();
     assert!(compacted.applied, "{compacted:?}");
-    assert!(!session(&mut client, "s").await.compaction.unwrap().compaction_held);
+    assert!(
+        !session(&mut client, "s")
+            .await
+            .compaction
+            .unwrap()
+            .compaction_held
+    );
     let events = session_events(&mut client, "s").await;
     assert_eq!(of_kind(&events, pb::EventKind::CompactionReverted).len(), 2);
     server.stop().await;

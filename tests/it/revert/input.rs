@@ -4,7 +4,7 @@ use ctxd::pb;
 use sqlx::PgPool;
 use tonic::Code;
 
-use super::{by_cursor, by_summary, of_kind, revert, session_events, snapshot, Snapshot};
+use super::{Snapshot, by_cursor, by_summary, of_kind, revert, session_events, snapshot};
 use crate::events::{evicting_turn, small_policy};
 use crate::harness::*;
 
@@ -25,7 +25,10 @@ async fn compacted_session(client: &mut Client, id: &str) -> Vec<pb::Event> {
     for turn in 0..4 {
         evicting_turn(client, id, turn).await;
     }
-    for mode in [pb::CompactMode::ClearToolResults, pb::CompactMode::Summarize] {
+    for mode in [
+        pb::CompactMode::ClearToolResults,
+        pb::CompactMode::Summarize,
+    ] {
         let done = client
             .compact(pb::CompactRequest {
                 session_id: id.into(),
@@ -98,16 +101,56 @@ async fn bad_input_is_refused_naming_the_field_and_changes_nothing(pool: PgPool)
             Code::InvalidArgument,
             "compaction",
         ),
-        (by_cursor("s", "", false), Code::InvalidArgument, "event_cursor"),
-        (by_cursor("s", "abc", false), Code::InvalidArgument, "event_cursor"),
-        (by_cursor("s", "0", false), Code::InvalidArgument, "event_cursor"),
-        (by_cursor("s", "-4", false), Code::InvalidArgument, "event_cursor"),
-        (by_cursor("s", "3.x", false), Code::InvalidArgument, "event_cursor"),
-        (by_cursor("s", &long, false), Code::InvalidArgument, "event_cursor"),
-        (by_summary("s", 0, false), Code::InvalidArgument, "summary_id"),
-        (by_summary("s", -9, false), Code::InvalidArgument, "summary_id"),
-        (by_cursor("", &pass.cursor, false), Code::InvalidArgument, "session_id"),
-        (by_cursor("nobody", &pass.cursor, false), Code::NotFound, "session"),
+        (
+            by_cursor("s", "", false),
+            Code::InvalidArgument,
+            "event_cursor",
+        ),
+        (
+            by_cursor("s", "abc", false),
+            Code::InvalidArgument,
+            "event_cursor",
+        ),
+        (
+            by_cursor("s", "0", false),
+            Code::InvalidArgument,
+            "event_cursor",
+        ),
+        (
+            by_cursor("s", "-4", false),
+            Code::InvalidArgument,
+            "event_cursor",
+        ),
+        (
+            by_cursor("s", "3.x", false),
+            Code::InvalidArgument,
+            "event_cursor",
+        ),
+        (
+            by_cursor("s", &long, false),
+            Code::InvalidArgument,
+            "event_cursor",
+        ),
+        (
+            by_summary("s", 0, false),
+            Code::InvalidArgument,
+            "summary_id",
+        ),
+        (
+            by_summary("s", -9, false),
+            Code::InvalidArgument,
+            "summary_id",
+        ),
+        (
+            by_cursor("", &pass.cursor, false),
+            Code::InvalidArgument,
+            "session_id",
+        ),
+        (
+            by_cursor("nobody", &pass.cursor, false),
+            Code::NotFound,
+            "session",
+        ),
         (
             pb::RevertCompactionRequest {
                 expected_version: Some(-1),
@@ -125,10 +168,26 @@ async fn bad_input_is_refused_naming_the_field_and_changes_nothing(pool: PgPool)
             "version",
         ),
         // Not a compaction: eviction at append, a start, a cursor past the end.
-        (by_cursor("s", &evicted.cursor, false), Code::InvalidArgument, "OUTPUT_EVICTED"),
-        (by_cursor("s", &started.cursor, false), Code::InvalidArgument, "COMPACTION_STARTED"),
-        (by_cursor("s", "99999", false), Code::NotFound, "event_cursor"),
-        (by_summary("s", 99_999_999, false), Code::NotFound, "summary_id"),
+        (
+            by_cursor("s", &evicted.cursor, false),
+            Code::InvalidArgument,
+            "OUTPUT_EVICTED",
+        ),
+        (
+            by_cursor("s", &started.cursor, false),
+            Code::InvalidArgument,
+            "COMPACTION_STARTED",
+        ),
+        (
+            by_cursor("s", "99999", false),
+            Code::NotFound,
+            "event_cursor",
+        ),
+        (
+            by_summary("s", 99_999_999, false),
+            Code::NotFound,
+            "summary_id",
+        ),
         // Another session's compaction, by a summary it wrote or a tenant cursor.
         (
             by_summary("s", completed_summary(&others_pass), false),
@@ -151,23 +210,36 @@ async fn bad_input_is_refused_naming_the_field_and_changes_nothing(pool: PgPool)
         let what = format!("{request:?}");
         let status = revert(&mut client, request.clone()).await.unwrap_err();
         assert_eq!(status.code(), code, "{what}: {status:?}");
-        assert!(status.message().contains(named), "{what}: {}", status.message());
+        assert!(
+            status.message().contains(named),
+            "{what}: {}",
+            status.message()
+        );
         assert!(status.message().len() < 400, "{what}: {}", status.message());
         if code == Code::InvalidArgument {
             let fields = violated_fields(&status);
             assert!(!fields.is_empty(), "{what}: no field violation");
         }
         // A dry run of the same is refused the same way.
-        let dry = revert(&mut client, pb::RevertCompactionRequest { dry_run: true, ..request })
-            .await
-            .unwrap_err();
+        let dry = revert(
+            &mut client,
+            pb::RevertCompactionRequest {
+                dry_run: true,
+                ..request
+            },
+        )
+        .await
+        .unwrap_err();
         assert_eq!(dry.code(), code, "{what} (dry run)");
     }
     // A tenant stream's cursor names the compaction as its session's cursor does.
     let dry = revert(&mut client, by_cursor("t", &others_tenant_cursor, true))
         .await
         .unwrap();
-    assert_eq!(dry.reverted.last().unwrap().event_cursor, others_pass.cursor);
+    assert_eq!(
+        dry.reverted.last().unwrap().event_cursor,
+        others_pass.cursor
+    );
     // Another tenant: the session does not exist for it.
     let mut keyed = tonic::Request::new(by_cursor("s", &pass.cursor, false));
     keyed
@@ -181,8 +253,13 @@ async fn bad_input_is_refused_naming_the_field_and_changes_nothing(pool: PgPool)
     assert_eq!(after.2, before.2, "events");
 
     // Once is all: a compaction already reverted (alone, or with an earlier one).
-    let done = revert(&mut client, by_cursor("s", &clearing.cursor, false)).await.unwrap();
-    assert!(done.reverted.len() >= 2, "the clearing and the passes after it: {done:?}");
+    let done = revert(&mut client, by_cursor("s", &clearing.cursor, false))
+        .await
+        .unwrap();
+    assert!(
+        done.reverted.len() >= 2,
+        "the clearing and the passes after it: {done:?}"
+    );
     let reverted = state(&mut client, "s").await;
     for request in [
         by_cursor("s", &clearing.cursor, false),
@@ -190,8 +267,16 @@ async fn bad_input_is_refused_naming_the_field_and_changes_nothing(pool: PgPool)
         by_summary("s", completed_summary(&pass), false),
     ] {
         let status = revert(&mut client, request.clone()).await.unwrap_err();
-        assert_eq!(status.code(), Code::FailedPrecondition, "{request:?}: {status:?}");
-        assert!(status.message().contains("already reverted"), "{}", status.message());
+        assert_eq!(
+            status.code(),
+            Code::FailedPrecondition,
+            "{request:?}: {status:?}"
+        );
+        assert!(
+            status.message().contains("already reverted"),
+            "{}",
+            status.message()
+        );
     }
     let after = state(&mut client, "s").await;
     assert_eq!(after.0, reverted.0);

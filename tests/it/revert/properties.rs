@@ -8,8 +8,8 @@
 use std::collections::{BTreeSet, HashMap};
 
 use ctxd::pb;
-use prost::Message as _;
 use proptest::prelude::*;
+use prost::Message as _;
 
 use super::{by_cursor, kept_and_recounted, revert, session_events};
 use crate::harness::*;
@@ -271,12 +271,16 @@ fn reverts_give_back_the_view_before_the_compaction() {
         })?;
     });
     runtime.block_on(server.stop());
-    let read = |counter: &std::sync::atomic::AtomicU64| counter.load(std::sync::atomic::Ordering::Relaxed);
+    let read =
+        |counter: &std::sync::atomic::AtomicU64| counter.load(std::sync::atomic::Ordering::Relaxed);
     println!(
         "reverts {}, dry runs {}, builds compared {}",
         read(&reverts),
         read(&dry_runs),
         read(&compared)
     );
-    assert!(read(&reverts) >= 10 && read(&dry_runs) >= 5 && read(&compared) >= 5, "too little exercised");
+    assert!(
+        read(&reverts) >= 10 && read(&dry_runs) >= 5 && read(&compared) >= 5,
+        "too little exercised"
+    );
 }
