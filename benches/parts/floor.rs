@@ -163,6 +163,13 @@ impl ContextService for Floor {
         no_work()
     }
 
+    async fn update_ledger(
+        &self,
+        _: Request<pb::UpdateLedgerRequest>,
+    ) -> Result<Response<pb::UpdateLedgerResponse>, Status> {
+        no_work()
+    }
+
     type SubscribeEventsStream =
         futures::stream::Empty<Result<pb::SubscribeEventsResponse, Status>>;
 

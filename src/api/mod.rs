@@ -5,6 +5,7 @@
 //! `revert` for RevertCompaction, `search`, `subscribe`, `native` for AppendNative); the proto ⇄ core conversions are in `convert/`.
 mod compaction;
 mod convert;
+mod ledger;
 mod native;
 mod revert;
 mod search;
@@ -255,6 +256,17 @@ impl pb::context_service_server::ContextService for ContextApi {
     ) -> std::result::Result<Response<pb::Job>, Status> {
         rpc(self, "GetJob", "", request, |tenant, req| {
             compaction::get_job(self, tenant, req)
+        })
+        .await
+    }
+
+    async fn update_ledger(
+        &self,
+        request: Request<pb::UpdateLedgerRequest>,
+    ) -> std::result::Result<Response<pb::UpdateLedgerResponse>, Status> {
+        let session_id = request.get_ref().session_id.clone();
+        rpc(self, "UpdateLedger", &session_id, request, |tenant, req| {
+            ledger::update_ledger(self, tenant, req)
         })
         .await
     }

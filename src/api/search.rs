@@ -29,10 +29,12 @@ pub(super) async fn search(
         Ok(pb::SearchScope::Messages) => Scope::Messages,
         Ok(pb::SearchScope::Summaries) => Scope::Summaries,
         Ok(pb::SearchScope::Both | pb::SearchScope::Unspecified) => Scope::Both,
+        Ok(pb::SearchScope::Ledger) => Scope::Ledger,
+        Ok(pb::SearchScope::All) => Scope::All,
         Err(_) => {
             return Err(Error::invalid(
                 "scope",
-                format!("{} is not a search scope (0 to 3)", req.scope),
+                format!("{} is not a search scope (0 to 5)", req.scope),
             ));
         }
     };

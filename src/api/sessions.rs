@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::ContextApi;
-use super::convert::{overrides_from_pb, report_to_pb, session_to_pb, summary_to_pb};
+use super::convert::{entry_to_pb, overrides_from_pb, report_to_pb, session_to_pb, summary_to_pb};
 use crate::error::Result;
 use crate::pb;
 
@@ -45,11 +45,13 @@ pub(super) async fn get_session(
     } else {
         (Vec::new(), None, Vec::new())
     };
+    let ledger = api.engine.ledger(&info).await?;
     Ok(pb::GetSessionResponse {
         session: Some(session_to_pb(&info)),
         summaries,
         budget,
         reverted_summaries,
+        ledger: ledger.iter().map(entry_to_pb).collect(),
     })
 }
 

@@ -144,6 +144,10 @@ pub struct PolicyArgs {
     )]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compaction_failure_limit: Option<i64>,
+    /// Share of the window the task ledger's block may take, 0 to 0.25 [default: 0.01].
+    #[arg(long = "policy-ledger-fraction", env = "CTXD_POLICY_LEDGER_FRACTION")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ledger_fraction: Option<f64>,
 }
 
 fn parse_placement(value: &str) -> Result<SummaryPlacement, String> {

@@ -311,6 +311,12 @@ impl Engine {
             Some(_) => Some(serde_json::to_value(&outcome).map_err(Error::internal)?),
             None => None,
         };
+        // The task ledger's share of the batch, written by the same statement.
+        let sources: Vec<(i64, &Message)> = new_messages
+            .iter()
+            .map(|new| (new.seq, new.message))
+            .collect();
+        let ledger = crate::ledger::extract::extract(&sources);
         let notify = new_job.is_some() && self.config.notify_gate.take();
         let write = AppendWrite {
             batch: &new_messages,
@@ -325,6 +331,7 @@ impl Engine {
                 .zip(stored)
                 .map(|((key, hash), stored)| (key.as_str(), hash.as_slice(), stored)),
             job: new_job.as_ref().map(|job| (job, notify)),
+            ledger: &ledger,
         };
         let appended = self.store.append(state, write).await?;
         if notify && !matches!(appended, Appended::Applied { job_id: Some(_) }) {

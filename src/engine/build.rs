@@ -1,7 +1,10 @@
 //! BuildMessages (clear and summarize when due, fit the history, record the build) and
 //! CheckBudget.
 use super::clearing::{apply_to_view, plan_clearing, tool_names};
-use super::report::{policy_of, session_report, summary_region, view_estimate};
+use super::ledger::ledger_block;
+use super::report::{
+    SUMMARY_FRAMING_TOKENS, policy_of, session_report, summary_region, view_estimate,
+};
 use super::request::{count_messages, output_reserve};
 use super::summary_pass::{MAX_SUMMARY_PASSES, Pass, PassOptions};
 use super::{BuildRequest, Built, CheckRequest, Engine, History, JobReason, Trimmed};
@@ -33,10 +36,26 @@ impl Engine {
         } else {
             Vec::new()
         };
+        // The task ledger's block is rendered with the summaries and counted against the
+        // limit; it follows the view (what the view no longer shows), so it is rendered
+        // again whenever compaction below changes the view. The compaction thresholds and
+        // the low-water mark leave it out, like a cap the client chose: otherwise the
+        // block (which grows as compaction hides more) would make every compaction come
+        // sooner and go deeper, and cost the prompt cache more restarts (decision 0018).
+        let entries = self.store.ledger(row.id).await?;
+        let last_seq = row.message_count;
+        let block_tokens = |block: &Option<crate::ledger::render::Block>| {
+            block
+                .as_ref()
+                .map_or(0, |block| block.tokens + SUMMARY_FRAMING_TOKENS)
+        };
+        let mut ledger = ledger_block(&entries, &stored, &summaries, last_seq, &policy, &counter);
         let mut fixed = system_tokens + tool_tokens + summary_region(&summaries);
         // Past the clearing threshold, old tool results become placeholders (persisted:
         // the next builds extend this view).
         let before = view_estimate(&row, &stored, fixed).total_tokens;
+        let before_with_ledger =
+            view_estimate(&row, &stored, fixed + block_tokens(&ledger)).total_tokens;
         let limit = policy.limit_tokens() - reserve;
         let mut compacted = false;
         let threshold = policy.clear_threshold_tokens();
@@ -45,15 +64,16 @@ impl Engine {
         // a manual Compact (the trimming below still keeps the budget).
         let paused = i64::from(row.compaction_failures) >= policy.compaction_failure_limit
             || row.compaction_held();
-        if before > threshold && !paused {
+        if (before > threshold || before_with_ledger > limit) && !paused {
             let target = policy.clear_target_tokens();
             // Over the limit the request cannot go out as it is: any saving helps.
-            let min_savings = if before > limit {
+            let min_savings = if before_with_ledger > limit {
                 0
             } else {
                 compaction::clear_min_savings(&policy)
             };
-            let plan = plan_clearing(&policy, &stored, before - target, min_savings);
+            let wanted = (before - target).max(before_with_ledger - limit);
+            let plan = plan_clearing(&policy, &stored, wanted, min_savings);
             if !plan.cleared.is_empty() {
                 // When the session moved on meanwhile, the trimming below still keeps
                 // this build within budget; the next build clears.
@@ -61,6 +81,8 @@ impl Engine {
                     apply_to_view(stored.to_mut(), &cleared);
                     row = cleared.row;
                     compacted = true;
+                    ledger =
+                        ledger_block(&entries, &stored, &summaries, last_seq, &policy, &counter);
                 }
             }
         }
@@ -80,8 +102,11 @@ impl Engine {
         let mut progress = false;
         for _ in 0..MAX_SUMMARY_PASSES {
             let total = view_estimate(&row, &stored, fixed).total_tokens;
-            summarizing |= (total > summarize_at && inline) || total > limit;
-            if paused || !summarizing || total <= low_water {
+            let with_ledger =
+                view_estimate(&row, &stored, fixed + block_tokens(&ledger)).total_tokens;
+            let over = with_ledger > limit;
+            summarizing |= (total > summarize_at && inline) || over;
+            if paused || !summarizing || (total <= low_water && !over) {
                 break;
             }
             let options = PassOptions {
@@ -106,6 +131,7 @@ impl Engine {
             stored.to_mut().drain(pass.covered.clone());
             row = pass.row;
             summaries = pass.summaries;
+            ledger = ledger_block(&entries, &stored, &summaries, last_seq, &policy, &counter);
             fixed = system_tokens + tool_tokens + summary_region(&summaries);
             progress = true;
         }
@@ -152,21 +178,31 @@ impl Engine {
         let mut tokens: Vec<i64> = messages.iter().map(|m| m.view_tokens).collect();
         let starts = turns::turn_starts(&messages);
         // When even the newest turn does not fit next to the summaries, the oldest
-        // summaries stay out of this request (they remain stored).
+        // summaries stay out of this request (they remain stored), and last the ledger's
+        // block (it remains too).
         let mut omitted_summaries = 0;
         let cut = loop {
-            let fixed =
-                system_tokens + tool_tokens + summary_region(&summaries[omitted_summaries..]);
+            let fixed = system_tokens
+                + tool_tokens
+                + summary_region(&summaries[omitted_summaries..])
+                + block_tokens(&ledger);
             let cut = budget::fit_history(&tokens, &starts, |cut, history| {
                 estimate_from(fixed, cut, history).total_tokens <= limit
             });
-            if cut.is_some() || omitted_summaries == summaries.len() {
+            if cut.is_some() {
                 break cut;
             }
-            omitted_summaries += 1;
+            if omitted_summaries < summaries.len() {
+                omitted_summaries += 1;
+            } else if ledger.is_some() {
+                ledger = None;
+            } else {
+                break cut;
+            }
         };
         summaries.drain(..omitted_summaries);
-        let fixed = system_tokens + tool_tokens + summary_region(&summaries);
+        let ledger_tokens = block_tokens(&ledger);
+        let fixed = system_tokens + tool_tokens + summary_region(&summaries) + ledger_tokens;
         // Not even the newest turn fits: its previews shrink to what is left.
         let render = compaction::Render::new(&policy);
         let newest = starts.last().copied().unwrap_or(0);
@@ -214,7 +250,8 @@ impl Engine {
         let history = History { view: stored, sent };
         let history_tokens: i64 = tokens[cut..].iter().sum();
         let estimate = estimate_from(fixed, cut, history_tokens);
-        let summary_tokens = summary_region(&summaries);
+        // The ledger's block is part of the summaries region.
+        let summary_tokens = summary_region(&summaries) + ledger_tokens;
         let regions = Regions {
             system_tokens,
             summary_tokens,
@@ -223,10 +260,13 @@ impl Engine {
         };
         let report = budget::report(&policy, reserve, regions, estimate, true);
         let first_seq = history.first_seq();
+        // The ledger's block counts with the system prompt here: a change of it is a new
+        // prefix (not an extension), and a usage report anchors on a fixed part that
+        // includes it.
         let record = BuildRecord {
             first_seq,
             last_seq: history.last_seq(),
-            system_tokens,
+            system_tokens: system_tokens + ledger_tokens,
             tool_tokens,
             history_tokens,
             estimate_tokens: estimate.total_tokens,
@@ -261,7 +301,11 @@ impl Engine {
             },
             kind,
         );
-        let block = summary_block(&summaries);
+        let block = match (summary_block(&summaries), ledger) {
+            (summaries, None) => summaries,
+            (None, Some(ledger)) => Some(ledger.text),
+            (Some(summaries), Some(ledger)) => Some(format!("{summaries}\n\n{}", ledger.text)),
+        };
         let (system_prompt, leading) = match (&block, policy.summary_placement) {
             (None, _) => (request.system_prompt, None),
             (Some(block), SummaryPlacement::System) if request.system_prompt.is_empty() => {

@@ -4,10 +4,11 @@
 //!
 //! One file per operation group, each an `impl Engine` block with the helpers only it
 //! uses: `sessions` (create, get, view, delete), `append`, `build` (BuildMessages and
-//! CheckBudget), `compact`, `revert` (RevertCompaction), `expand`, `summary_jobs` (enqueueing and running
-//! summarization jobs), and the compaction passes they share, `clearing` and
-//! `summary_pass`. `request` counts what a request carries; `report` holds the budget
-//! helpers over a session row. The public request and response types live here.
+//! CheckBudget), `compact`, `revert` (RevertCompaction), `expand`, `summary_jobs`
+//! (enqueueing and running summarization jobs), and the compaction passes they share,
+//! `clearing` and `summary_pass`; `ledger` (UpdateLedger and the task ledger's block).
+//! `request` counts what a request carries; `report` holds the budget helpers over a
+//! session row. The public request and response types live here.
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,6 +31,7 @@ use crate::store::{NotifyGate, Store, View};
 use crate::summarizer::model::ModelSummarizer;
 use crate::tokenize::{TextCounts, ToolDefinition};
 pub use crate::validate::validate_session_id;
+pub use ledger::{LedgerUpdate, LedgerUpdated};
 pub use revert::{RevertRequest, RevertTarget, Reverted};
 pub use search::{Scope, SearchRequest};
 pub use sessions::SessionView;
@@ -40,6 +42,7 @@ mod build;
 mod clearing;
 mod compact;
 mod expand;
+mod ledger;
 mod report;
 mod request;
 mod revert;

@@ -17,7 +17,12 @@ const CATCH_UP_BATCH: i64 = 1000;
 pub enum Scope {
     Messages,
     Summaries,
+    /// Messages and summaries.
     Both,
+    /// The task ledger's entries.
+    Ledger,
+    /// Messages, summaries and the task ledger.
+    All,
 }
 
 #[derive(Debug, Clone)]
@@ -97,8 +102,9 @@ impl Engine {
             roles: request.roles.iter().map(|role| *role as i16).collect(),
             since: request.since,
             until: request.until,
-            messages: request.scope != Scope::Summaries,
-            summaries: request.scope != Scope::Messages,
+            messages: matches!(request.scope, Scope::Messages | Scope::Both | Scope::All),
+            summaries: matches!(request.scope, Scope::Summaries | Scope::Both | Scope::All),
+            ledger: matches!(request.scope, Scope::Ledger | Scope::All),
             limit: i64::from(limit),
         };
         Ok(self.store().search(&query).await?)

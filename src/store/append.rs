@@ -286,6 +286,9 @@ fn append_sql(write: &AppendWrite<'_>, assumed: bool) -> String {
     if !write.events.is_empty() {
         parts.push(include_str!("sql/append/events.sql"));
     }
+    if write.has_ledger() {
+        parts.push(include_str!("sql/append/ledger.sql"));
+    }
     // The session row as the write left it, with its new version, for the row cache:
     // null columns when the write did not apply.
     let mut sql = format!(
@@ -363,6 +366,8 @@ async fn write_append<'c>(
         .map(|(id, seq)| (id.as_str(), *seq))
         .unzip();
 
+    let mut ledger = super::ledger::LedgerParameters::default();
+    ledger.push(0, write.ledger);
     let update = &write.update;
     let anchor = update.anchor.as_ref();
     let sql = append_sql(write, assumed);
@@ -427,7 +432,9 @@ async fn write_append<'c>(
         .bind(EVENTS_CHANNEL)
         .bind(JOBS_CHANNEL)
         .bind(session.builds)
-        .bind(update.content_bytes);
+        .bind(update.content_bytes)
+        .bind(Json(&ledger.entries))
+        .bind(Json(&ledger.runs));
     let row = write_query.fetch_one(conn).await?;
     if !row.try_get::<bool, _>("applied")? {
         return Ok((Appended::Raced, None));

@@ -35,6 +35,15 @@ pub struct AppendWrite<'a> {
     pub idempotency: Option<(&'a str, &'a [u8], serde_json::Value)>,
     /// A job to enqueue (none of its kind is pending), and whether to announce it.
     pub job: Option<(&'a NewJob, bool)>,
+    /// The task ledger's share of the batch.
+    pub ledger: &'a crate::ledger::extract::Extracted,
+}
+
+impl AppendWrite<'_> {
+    /// Whether the write has ledger rows to merge.
+    pub(super) fn has_ledger(&self) -> bool {
+        !self.ledger.entries.is_empty() || !self.ledger.outcomes.is_empty()
+    }
 }
 
 /// New tool calls with the seq of their result when the batch answers them too (a

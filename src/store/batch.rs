@@ -3,7 +3,8 @@
 //! is mostly per statement and per commit (executor start and finish, the protocol,
 //! the WAL flush), not per row, so under concurrent load a batch of appends costs little
 //! more than one. Each append in a batch keeps its own guard and outcome: it applies
-//! only if its session row is as its append decided on, exactly as alone.
+//! only if its session row is as its append decided on, exactly as alone, and its
+//! task-ledger rows ride with its messages under that guard.
 //!
 //! No timer: a batch is whatever is queued when one of the `writers` statements in
 //! flight finishes, so an append on an idle replica is written at once, alone. Appends
@@ -16,9 +17,11 @@ use sqlx::{FromRow, Row};
 use tokio::sync::{mpsc, oneshot};
 
 use super::append_write::{AppendWrite, CallRows, MessageColumns, call_rows};
+use super::ledger::{LedgerParameters, ledger_bytes};
 use super::pool::Pool;
 use super::pooler::{Db, Pooler};
 use super::sessions::{SessionRow, SessionUpdate, with_session_columns};
+use crate::ledger::extract::Extracted;
 use crate::message::Role;
 use crate::session::Session;
 
@@ -34,6 +37,8 @@ pub(super) struct Item {
     pub update: SessionUpdate,
     pub messages: MessageColumns,
     pub calls: CallRows,
+    /// The task ledger's share of the append.
+    pub ledger: Extracted,
 }
 
 impl Item {
@@ -65,7 +70,13 @@ impl Item {
             update: write.update.clone(),
             messages,
             calls: call_rows(write.calls, write.answers),
+            ledger: write.ledger.clone(),
         })
+    }
+
+    /// The bytes of its texts (what makes a statement large).
+    fn bytes(&self) -> usize {
+        self.messages.bytes() + ledger_bytes(&self.ledger)
     }
 }
 
@@ -219,7 +230,7 @@ fn next_batch(waiting: &mut VecDeque<Pending>, in_flight: &HashSet<i64>) -> Vec<
             continue;
         }
         let session = next.0.session;
-        let size = next.0.messages.bytes();
+        let size = next.0.bytes();
         if batch.len() < MAX_BATCH
             && (batch.is_empty() || bytes + size <= MAX_BATCH_BYTES)
             && !in_flight.contains(&session)
@@ -239,8 +250,27 @@ fn next_batch(waiting: &mut VecDeque<Pending>, in_flight: &HashSet<i64>) -> Vec<
     batch
 }
 
-static BATCH_SQL: LazyLock<String> =
-    LazyLock::new(|| with_session_columns(include_str!("sql/append/batch.sql")));
+/// The batch statement with the task ledger's parts it has rows for — entries, exit
+/// statuses of earlier calls — indexed `[entries][runs]`: PostgreSQL opens a table and
+/// every index of it for each part, rows or not (append.rs's `append_sql` likewise).
+static BATCH_SQL: LazyLock<[[String; 2]; 2]> = LazyLock::new(|| {
+    let sql = |entries: bool, runs: bool| {
+        let mut ledger = String::new();
+        if entries {
+            ledger.push_str(",\n");
+            ledger.push_str(include_str!("sql/append/batch_ledger.sql"));
+        }
+        if runs {
+            ledger.push_str(",\n");
+            ledger.push_str(include_str!("sql/append/batch_ledger_runs.sql"));
+        }
+        with_session_columns(&include_str!("sql/append/batch.sql").replace("{ledger}", &ledger))
+    };
+    [
+        [sql(false, false), sql(false, true)],
+        [sql(true, false), sql(true, true)],
+    ]
+});
 
 /// One statement for all of `items`; an outcome for each, in order.
 async fn write_batch(db: Db<'_>, mut items: Vec<Item>) -> Vec<Outcome> {
@@ -276,8 +306,10 @@ async fn run_batch(db: Db<'_>, items: &mut [Item]) -> Result<Vec<Outcome>, sqlx:
         messages.extend(index as i32, std::mem::take(&mut item.messages));
     }
     let items = &*items;
+    let mut ledger = LedgerParameters::default();
     for (index, item) in items.iter().enumerate() {
         let index = index as i32;
+        ledger.push(index, &item.ledger);
         for (id, seq, result) in &item.calls.0 {
             call_items.push(index);
             call_ids.push(id.as_str());
@@ -297,7 +329,9 @@ async fn run_batch(db: Db<'_>, items: &mut [Item]) -> Result<Vec<Outcome>, sqlx:
             .map(|item| item.update.anchor.as_ref().map(f))
             .collect::<Vec<Option<i64>>>()
     };
-    let rows = sqlx::query(sqlx::AssertSqlSafe(BATCH_SQL.as_str()))
+    let sql =
+        &BATCH_SQL[usize::from(!ledger.entries.is_empty())][usize::from(!ledger.runs.is_empty())];
+    let rows = sqlx::query(sqlx::AssertSqlSafe(sql.as_str()))
         .bind((0..items.len() as i32).collect::<Vec<i32>>())
         .bind(column(&|item| item.session))
         .bind(
@@ -361,6 +395,8 @@ async fn run_batch(db: Db<'_>, items: &mut [Item]) -> Result<Vec<Outcome>, sqlx:
         .bind(answer_seqs)
         .bind(&messages.view_states)
         .bind(column(&|item| item.update.content_bytes))
+        .bind(sqlx::types::Json(&ledger.entries))
+        .bind(sqlx::types::Json(&ledger.runs))
         .fetch_all(db)
         .await?;
     let mut outcomes: Vec<Outcome> = items.iter().map(|_| Outcome::Raced).collect();

@@ -8,6 +8,7 @@ mod error;
 mod events;
 mod jobs;
 mod keys;
+mod ledger;
 mod messages;
 mod pool;
 mod pooler;

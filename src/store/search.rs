@@ -1,5 +1,5 @@
-//! Full-text search over messages and summaries (generated tsvector columns, GIN
-//! indexes; migration 0007).
+//! Full-text search over messages, summaries and task-ledger entries (generated
+//! tsvector columns, GIN indexes; migrations 0007 and 0013).
 use std::sync::LazyLock;
 
 use super::Store;
@@ -27,10 +27,13 @@ pub struct SearchQuery<'a> {
     pub until: Option<chrono::DateTime<chrono::Utc>>,
     pub messages: bool,
     pub summaries: bool,
+    /// The task ledger's entries.
+    pub ledger: bool,
     pub limit: i64,
 }
 
-/// One hit: a message (seq > 0) or a summary (summary_id > 0).
+/// One hit: a message (seq > 0), a summary (summary_id > 0) or a ledger entry
+/// (ledger_kind > 0).
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct SearchHit {
     pub external_id: String,
@@ -42,6 +45,9 @@ pub struct SearchHit {
     pub view_state: i16,
     pub first_seq: i64,
     pub last_seq: i64,
+    /// The ledger entry's kind (the proto's LedgerEntryKind numbers), 0 for others.
+    pub ledger_kind: i16,
+    pub ledger_key: String,
     pub rank: f32,
     pub snippet: String,
     pub created_at: chrono::DateTime<chrono::Utc>,
@@ -85,6 +91,7 @@ impl Store {
             .bind(query.messages)
             .bind(query.summaries)
             .bind(query.limit)
+            .bind(query.ledger)
             .fetch_all(self.db())
             .await
             .map_err(StoreError::from)

@@ -727,7 +727,8 @@ async fn health_and_reflection(pool: PgPool) {
             "RevertCompaction",
             "GetJob",
             "Search",
-            "SubscribeEvents"
+            "SubscribeEvents",
+            "UpdateLedger"
         ]
     );
     server.stop().await;

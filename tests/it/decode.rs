@@ -128,7 +128,7 @@ async fn undecodable_requests_are_invalid_argument_without_decoder_text(pool: Pg
 }
 
 /// The unary methods of the service, by path.
-const UNARY: [&str; 11] = [
+const UNARY: [&str; 12] = [
     "CreateSession",
     "GetSession",
     "DeleteSession",
@@ -140,6 +140,7 @@ const UNARY: [&str; 11] = [
     "RevertCompaction",
     "GetJob",
     "Search",
+    "UpdateLedger",
 ];
 
 /// Random bytes, invalid UTF-8 and wrong wire types as the body of every unary RPC: never

@@ -116,7 +116,7 @@ fn message() -> BoxedStrategy<pb::Message> {
 
 fn policy() -> BoxedStrategy<Option<pb::Policy>> {
     let numbers = prop::collection::vec(prop::option::of(number()), 14);
-    let ratios = prop::collection::vec(prop::option::of(ratio()), 5);
+    let ratios = prop::collection::vec(prop::option::of(ratio()), 6);
     let enums = prop::collection::vec(prop::option::of(enum_value()), 2);
     prop::option::of((numbers, ratios, enums, prop::option::of(text())).prop_map(
         |(n, r, e, summarizer_profile)| pb::Policy {
@@ -139,6 +139,7 @@ fn policy() -> BoxedStrategy<Option<pb::Policy>> {
             summarize_threshold: r[2],
             hard_limit: r[3],
             clear_target: r[4],
+            ledger_fraction: r[5],
             tokenizer: e[0],
             summary_placement: e[1],
             summarizer_profile,

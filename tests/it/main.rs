@@ -16,6 +16,7 @@ mod harness;
 mod hostile;
 mod jobs;
 mod keys;
+mod ledger;
 mod metrics;
 mod model_server;
 mod native_openai;

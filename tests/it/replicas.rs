@@ -541,9 +541,10 @@ async fn appends_queued_behind_a_busy_writer_share_one_commit_each_with_its_own_
 
 /// The batch statement and the single statement write the same thing: two sessions take
 /// the same appends (tool calls answered across appends and within one, usage reports
-/// after builds), one with an idempotency key on each append — which the single
-/// statement writes — and one without, which goes in batches. Their session rows,
-/// messages and tool calls are then equal, column by column.
+/// after builds, task-ledger entries and a result's exit status for a call of an earlier
+/// append), one with an idempotency key on each append — which the single statement
+/// writes — and one without, which goes in batches. Their session rows, messages, tool
+/// calls and ledger entries are then equal, column by column.
 #[sqlx::test]
 async fn batched_and_single_appends_write_the_same_rows(pool: PgPool) {
     let server = TestServer::start(pool.clone()).await;
@@ -563,6 +564,27 @@ async fn batched_and_single_appends_write_the_same_rows(pool: PgPool) {
             None,
         ),
         (true, vec![assistant("done: both fixed")], Some(usage(530))),
+        (
+            false,
+            vec![pb::Message {
+                role: pb::Role::Assistant as i32,
+                tool_calls: vec![pb::ToolCall {
+                    id: "c3".into(),
+                    name: "bash".into(),
+                    arguments_json: r#"{"command":"pytest tests/test_x.py"}"#.into(),
+                }],
+                ..Default::default()
+            }],
+            None,
+        ),
+        (
+            false,
+            vec![result(
+                "c3",
+                "<returncode>1</returncode>\nValueError: bad value",
+            )],
+            None,
+        ),
     ];
     for id in ["single", "batched"] {
         create(&mut client, id, window(100_000, 10_000)).await;
@@ -615,6 +637,7 @@ async fn batched_and_single_appends_write_the_same_rows(pool: PgPool) {
         ("sessions", "t.id"),
         ("messages", "t.seq"),
         ("tool_calls", "t.call_id"),
+        ("ledger_entries", "t.kind, t.key"),
     ] {
         let rows = rows(table, order).await;
         assert_eq!(rows.len(), 2);
@@ -625,7 +648,15 @@ async fn batched_and_single_appends_write_the_same_rows(pool: PgPool) {
         );
         assert_ne!(rows[0].1, "[]", "{table} has rows");
     }
-    assert_eq!(session(&mut client, "batched").await.message_count, 6);
+    assert_eq!(session(&mut client, "batched").await.message_count, 8);
+    let runs: (Vec<i64>, Vec<i32>) = sqlx::query_as(
+        "select l.run_seqs, l.run_codes from ledger_entries l join sessions s on s.id = l.session_id
+         where s.external_id = 'batched' and l.kind = 2 and l.key = 'pytest tests/test_x.py'",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(runs, (vec![8], vec![1]), "the later result's exit status");
     server.stop().await;
 }
 
@@ -640,7 +671,7 @@ fn contents(written: &[(String, String, String)]) -> Vec<(&str, &str)> {
 /// Keeps `store`'s one append writer busy: an append from `state` (session "a") written
 /// while a transaction holds a lock on the messages table that every append's insert
 /// waits for, until the transaction returned here ends. With the append's outcome to come.
-async fn occupy_the_writer(
+pub(crate) async fn occupy_the_writer(
     pool: &PgPool,
     store: &ctxd::store::Store,
     state: ctxd::store::AppendState,
@@ -785,7 +816,7 @@ async fn try_write_one(
 
 /// `message` appended after what `session` holds, counted as `tokens`, and the session's
 /// aggregates after it (a user message starts a turn).
-fn one_more<'a>(
+pub(crate) fn one_more<'a>(
     session: &ctxd::session::Session,
     message: &'a ctxd::message::Message,
     tokens: i64,
@@ -820,8 +851,14 @@ fn one_more<'a>(
     ([new], update)
 }
 
-/// A write of messages alone (no tool calls, events, key or job).
-fn only_messages<'a>(
+/// No task-ledger rows.
+static NO_LEDGER: ctxd::ledger::extract::Extracted = ctxd::ledger::extract::Extracted {
+    entries: Vec::new(),
+    outcomes: Vec::new(),
+};
+
+/// A write of messages alone (no tool calls, events, key, job or ledger rows).
+pub(crate) fn only_messages<'a>(
     batch: &'a [ctxd::store::NewMessage<'a>],
     update: ctxd::store::SessionUpdate,
 ) -> ctxd::store::AppendWrite<'a> {
@@ -834,5 +871,6 @@ fn only_messages<'a>(
         budget_status: None,
         idempotency: None,
         job: None,
+        ledger: &NO_LEDGER,
     }
 }

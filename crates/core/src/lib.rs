@@ -6,7 +6,8 @@
 //! per tokenizer family) ← `policy` (a session's policy and its thresholds, written
 //! once) ← `budget` (regions of a request, the anchor to the provider's count, fitting
 //! history) ← `compaction` (eviction, clearing plans, previews), `chunks` (fresh tail,
-//! leaf and step chunks), `summarize` (the extractive summarizer, retention facts) ←
+//! leaf and step chunks), `summarize` (the extractive summarizer, retention facts),
+//! `ledger` (the task ledger: extraction, todos, its block) ←
 //! `render` (provider formats), `ingest` (provider bodies read back as messages), both
 //! over `media` (data: URIs, image types),
 //! `validate` (request checks), `limits` (server bounds), `quota` (per-tenant quotas),
@@ -22,6 +23,7 @@ pub mod error;
 pub mod events;
 pub mod ingest;
 pub mod job;
+pub mod ledger;
 pub mod limits;
 mod media;
 pub mod message;

@@ -80,7 +80,12 @@ pub struct Policy {
     pub summarizer_profile: String,
     pub media_item_tokens: i64,
     pub compaction_failure_limit: i64,
+    /// The task ledger's share of the window (0 turns its block off).
+    pub ledger_fraction: f64,
 }
+
+/// Largest share of the window the task ledger may take.
+pub const MAX_LEDGER_FRACTION: f64 = 0.25;
 
 impl Default for Policy {
     fn default() -> Policy {
@@ -107,6 +112,7 @@ impl Default for Policy {
             summarizer_profile: "extractive".to_string(),
             media_item_tokens: 1_000,
             compaction_failure_limit: 3,
+            ledger_fraction: 0.01,
         }
     }
 }
@@ -156,6 +162,7 @@ pub struct PolicyOverrides {
     pub summarizer_profile: Option<String>,
     pub media_item_tokens: Option<i64>,
     pub compaction_failure_limit: Option<i64>,
+    pub ledger_fraction: Option<f64>,
 }
 
 /// Largest token figure a client may send anywhere (a window, a usage report, a tool or
@@ -214,7 +221,8 @@ impl Policy {
             summary_placement,
             summarizer_profile,
             media_item_tokens,
-            compaction_failure_limit
+            compaction_failure_limit,
+            ledger_fraction
         );
         // A lower clear_threshold without its own target keeps the same hysteresis shape.
         if overrides.clear_threshold.is_some()
@@ -349,6 +357,15 @@ impl Policy {
                 );
             }
         }
+        if !(0.0..=MAX_LEDGER_FRACTION).contains(&self.ledger_fraction) {
+            return invalid(
+                "ledger_fraction",
+                format!(
+                    "must be a share of the window between 0 and {MAX_LEDGER_FRACTION}, got {}",
+                    self.ledger_fraction
+                ),
+            );
+        }
         if self.summarizer_profile.trim().is_empty() {
             return invalid("summarizer_profile", "must not be empty".to_string());
         }
@@ -381,6 +398,14 @@ impl Policy {
     /// The most a request may use: hard_limit x window.
     pub fn limit_tokens(&self) -> i64 {
         self.window_tokens(self.hard_limit)
+    }
+
+    /// The task ledger's cap: ledger_fraction x window, at most a quarter of the
+    /// prompt room.
+    pub fn ledger_cap_tokens(&self) -> i64 {
+        self.window_tokens(self.ledger_fraction)
+            .min(self.available_tokens() / 4)
+            .max(0)
     }
 
     /// Room for the prompt: the limit minus the output reserve.

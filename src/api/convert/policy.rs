@@ -47,6 +47,7 @@ pub(in crate::api) fn overrides_from_pb(policy: pb::Policy) -> Result<PolicyOver
         summarizer_profile: policy.summarizer_profile,
         media_item_tokens: policy.media_item_tokens,
         compaction_failure_limit: policy.compaction_failure_limit,
+        ledger_fraction: policy.ledger_fraction,
     })
 }
 
@@ -87,5 +88,6 @@ pub(in crate::api) fn policy_to_pb(policy: &Policy) -> pb::Policy {
         summarizer_profile: Some(policy.summarizer_profile.clone()),
         media_item_tokens: Some(policy.media_item_tokens),
         compaction_failure_limit: Some(policy.compaction_failure_limit),
+        ledger_fraction: Some(policy.ledger_fraction),
     }
 }

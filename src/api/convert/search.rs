@@ -16,5 +16,7 @@ pub(in crate::api) fn hit_to_pb(hit: crate::store::SearchHit) -> pb::SearchHit {
         snippet: hit.snippet,
         rank: hit.rank,
         created_at: Some(timestamp(hit.created_at)),
+        ledger_kind: i32::from(hit.ledger_kind),
+        ledger_key: hit.ledger_key,
     }
 }

@@ -32,6 +32,9 @@ import type { GetSessionRequest as _ctxd_v1_GetSessionRequest, GetSessionRequest
 import type { GetSessionResponse as _ctxd_v1_GetSessionResponse, GetSessionResponse__Output as _ctxd_v1_GetSessionResponse__Output } from './ctxd/v1/GetSessionResponse.js';
 import type { Heartbeat as _ctxd_v1_Heartbeat, Heartbeat__Output as _ctxd_v1_Heartbeat__Output } from './ctxd/v1/Heartbeat.js';
 import type { Job as _ctxd_v1_Job, Job__Output as _ctxd_v1_Job__Output } from './ctxd/v1/Job.js';
+import type { LedgerEntry as _ctxd_v1_LedgerEntry, LedgerEntry__Output as _ctxd_v1_LedgerEntry__Output } from './ctxd/v1/LedgerEntry.js';
+import type { LedgerNote as _ctxd_v1_LedgerNote, LedgerNote__Output as _ctxd_v1_LedgerNote__Output } from './ctxd/v1/LedgerNote.js';
+import type { LedgerTodo as _ctxd_v1_LedgerTodo, LedgerTodo__Output as _ctxd_v1_LedgerTodo__Output } from './ctxd/v1/LedgerTodo.js';
 import type { MediaRef as _ctxd_v1_MediaRef, MediaRef__Output as _ctxd_v1_MediaRef__Output } from './ctxd/v1/MediaRef.js';
 import type { Message as _ctxd_v1_Message, Message__Output as _ctxd_v1_Message__Output } from './ctxd/v1/Message.js';
 import type { OutputEvicted as _ctxd_v1_OutputEvicted, OutputEvicted__Output as _ctxd_v1_OutputEvicted__Output } from './ctxd/v1/OutputEvicted.js';
@@ -55,6 +58,8 @@ import type { ToolDefinitionList as _ctxd_v1_ToolDefinitionList, ToolDefinitionL
 import type { ToolResultsCleared as _ctxd_v1_ToolResultsCleared, ToolResultsCleared__Output as _ctxd_v1_ToolResultsCleared__Output } from './ctxd/v1/ToolResultsCleared.js';
 import type { Tools as _ctxd_v1_Tools, Tools__Output as _ctxd_v1_Tools__Output } from './ctxd/v1/Tools.js';
 import type { Trimmed as _ctxd_v1_Trimmed, Trimmed__Output as _ctxd_v1_Trimmed__Output } from './ctxd/v1/Trimmed.js';
+import type { UpdateLedgerRequest as _ctxd_v1_UpdateLedgerRequest, UpdateLedgerRequest__Output as _ctxd_v1_UpdateLedgerRequest__Output } from './ctxd/v1/UpdateLedgerRequest.js';
+import type { UpdateLedgerResponse as _ctxd_v1_UpdateLedgerResponse, UpdateLedgerResponse__Output as _ctxd_v1_UpdateLedgerResponse__Output } from './ctxd/v1/UpdateLedgerResponse.js';
 import type { Usage as _ctxd_v1_Usage, Usage__Output as _ctxd_v1_Usage__Output } from './ctxd/v1/Usage.js';
 import type { Timestamp as _google_protobuf_Timestamp, Timestamp__Output as _google_protobuf_Timestamp__Output } from './google/protobuf/Timestamp.js';
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
@@ -106,6 +111,10 @@ export interface ProtoGrpcType {
             Heartbeat: MessageTypeDefinition<_ctxd_v1_Heartbeat, _ctxd_v1_Heartbeat__Output>;
             Job: MessageTypeDefinition<_ctxd_v1_Job, _ctxd_v1_Job__Output>;
             JobState: EnumTypeDefinition;
+            LedgerEntry: MessageTypeDefinition<_ctxd_v1_LedgerEntry, _ctxd_v1_LedgerEntry__Output>;
+            LedgerEntryKind: EnumTypeDefinition;
+            LedgerNote: MessageTypeDefinition<_ctxd_v1_LedgerNote, _ctxd_v1_LedgerNote__Output>;
+            LedgerTodo: MessageTypeDefinition<_ctxd_v1_LedgerTodo, _ctxd_v1_LedgerTodo__Output>;
             MediaRef: MessageTypeDefinition<_ctxd_v1_MediaRef, _ctxd_v1_MediaRef__Output>;
             Message: MessageTypeDefinition<_ctxd_v1_Message, _ctxd_v1_Message__Output>;
             OutputEvicted: MessageTypeDefinition<_ctxd_v1_OutputEvicted, _ctxd_v1_OutputEvicted__Output>;
@@ -128,6 +137,7 @@ export interface ProtoGrpcType {
             SubscribeEventsResponse: MessageTypeDefinition<_ctxd_v1_SubscribeEventsResponse, _ctxd_v1_SubscribeEventsResponse__Output>;
             Summary: MessageTypeDefinition<_ctxd_v1_Summary, _ctxd_v1_Summary__Output>;
             SummaryPlacement: EnumTypeDefinition;
+            TodoStatus: EnumTypeDefinition;
             Tokenizer: EnumTypeDefinition;
             ToolCall: MessageTypeDefinition<_ctxd_v1_ToolCall, _ctxd_v1_ToolCall__Output>;
             ToolDefinition: MessageTypeDefinition<_ctxd_v1_ToolDefinition, _ctxd_v1_ToolDefinition__Output>;
@@ -135,6 +145,8 @@ export interface ProtoGrpcType {
             ToolResultsCleared: MessageTypeDefinition<_ctxd_v1_ToolResultsCleared, _ctxd_v1_ToolResultsCleared__Output>;
             Tools: MessageTypeDefinition<_ctxd_v1_Tools, _ctxd_v1_Tools__Output>;
             Trimmed: MessageTypeDefinition<_ctxd_v1_Trimmed, _ctxd_v1_Trimmed__Output>;
+            UpdateLedgerRequest: MessageTypeDefinition<_ctxd_v1_UpdateLedgerRequest, _ctxd_v1_UpdateLedgerRequest__Output>;
+            UpdateLedgerResponse: MessageTypeDefinition<_ctxd_v1_UpdateLedgerResponse, _ctxd_v1_UpdateLedgerResponse__Output>;
             Usage: MessageTypeDefinition<_ctxd_v1_Usage, _ctxd_v1_Usage__Output>;
             ViewState: EnumTypeDefinition;
         };

@@ -3,7 +3,9 @@
 -- state, as the replica's cached row says — the same guards as session.sql and
 -- assumed.sql, per item. A session appears at most once per batch. Batched appends have
 -- no events, job or idempotency key; those take the single statement. The session
--- update repeats session.sql's per item: change both together
+-- update repeats session.sql's per item, and the task ledger's parts (the ledger slot:
+-- batch_ledger.sql, batch_ledger_runs.sql, only when the batch has such rows) repeat
+-- ledger.sql's: change both together
 -- (replicas::batched_and_single_appends_write_the_same_rows compares what they write).
 with b as (
     select * from unnest($1::int[], $2::bigint[], $3::text[], $4::bool[], $5::bigint[],
@@ -89,7 +91,7 @@ answered_calls as (
     update tool_calls t set result_seq = a.seq
     from a join s on s.b_idx = a.idx
     where t.session_id = s.id and t.call_id = a.id
-)
+){ledger}
 select b.b_idx as item, s.id is not null as applied,
     exists (select 1 from locked where locked_id = b.b_id) as locked, s.*
 from b left join s on s.b_idx = b.b_idx

@@ -4,6 +4,7 @@ hits as (
            case when m.seq < s.view_first_seq then 4::smallint else m.view_state end
                as view_state,
            0::bigint as first_seq, 0::bigint as last_seq,
+           0::bigint as ledger_id, 0::smallint as ledger_kind, ''::text as ledger_key,
            ts_rank_cd(m.search, q.q) as rank, m.created_at
     from q, messages m join sessions s on s.id = m.session_id
     where $7 and s.tenant_id = $1 and ($3::bigint is null or m.session_id = $3)
@@ -14,22 +15,36 @@ hits as (
     order by rank desc limit $9)
    union all
    (select su.session_id, 0::bigint, su.id, su.depth, 0::smallint, 0::smallint,
-           su.first_seq, su.last_seq, ts_rank_cd(su.search, q.q) as rank, su.created_at
+           su.first_seq, su.last_seq, 0::bigint, 0::smallint, ''::text,
+           ts_rank_cd(su.search, q.q) as rank, su.created_at
     from q, summaries su join sessions s on s.id = su.session_id
     where $8 and s.tenant_id = $1 and ($3::bigint is null or su.session_id = $3)
       and su.search @@ q.q
       and ($5::timestamptz is null or su.created_at >= $5)
       and ($6::timestamptz is null or su.created_at < $6)
     order by rank desc limit $9)
+   union all
+   (select l.session_id, 0::bigint, 0::bigint, 0, 0::smallint, 0::smallint,
+           coalesce(l.seqs[1], 0), coalesce(l.seqs[cardinality(l.seqs)], 0),
+           l.id, l.kind, l.key, ts_rank_cd(l.search, q.q) as rank, l.updated_at
+    from q, ledger_entries l join sessions s on s.id = l.session_id
+    where $10 and s.tenant_id = $1 and ($3::bigint is null or l.session_id = $3)
+      and l.search @@ q.q
+      and ($5::timestamptz is null or l.updated_at >= $5)
+      and ($6::timestamptz is null or l.updated_at < $6)
+    order by rank desc limit $9)
 ), top as (
    select * from hits order by rank desc, created_at desc limit $9
 )
 select s.external_id, top.seq, top.summary_id, top.depth, top.role, top.view_state,
-       top.first_seq, top.last_seq, top.rank, top.created_at,
+       top.first_seq, top.last_seq, top.ledger_kind, top.ledger_key, top.rank,
+       top.created_at,
        ts_headline('english', ctxd_search_text(
            left(case when top.seq > 0 then
                (select ctxd_message_doc(m.content, m.parts, m.reasoning, m.tool_calls, m.name)
                 from messages m where m.session_id = top.session_id and m.seq = top.seq)
+           when top.ledger_id > 0 then
+               (select l.text from ledger_entries l where l.id = top.ledger_id)
            else (select su.content from summaries su where su.id = top.summary_id) end, 100000)),
            (select q from q),
            'StartSel=«, StopSel=», MaxWords=30, MinWords=10, MaxFragments=2, FragmentDelimiter=" … "')

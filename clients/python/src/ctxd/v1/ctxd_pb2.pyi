@@ -40,6 +40,22 @@ class SummaryPlacement(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SUMMARY_PLACEMENT_SYSTEM: _ClassVar[SummaryPlacement]
     SUMMARY_PLACEMENT_USER: _ClassVar[SummaryPlacement]
 
+class LedgerEntryKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    LEDGER_ENTRY_KIND_UNSPECIFIED: _ClassVar[LedgerEntryKind]
+    LEDGER_ENTRY_KIND_FILE: _ClassVar[LedgerEntryKind]
+    LEDGER_ENTRY_KIND_COMMAND: _ClassVar[LedgerEntryKind]
+    LEDGER_ENTRY_KIND_ERROR: _ClassVar[LedgerEntryKind]
+    LEDGER_ENTRY_KIND_TODO: _ClassVar[LedgerEntryKind]
+    LEDGER_ENTRY_KIND_NOTE: _ClassVar[LedgerEntryKind]
+
+class TodoStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    TODO_STATUS_UNSPECIFIED: _ClassVar[TodoStatus]
+    TODO_STATUS_PENDING: _ClassVar[TodoStatus]
+    TODO_STATUS_IN_PROGRESS: _ClassVar[TodoStatus]
+    TODO_STATUS_DONE: _ClassVar[TodoStatus]
+
 class EstimateSource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     ESTIMATE_SOURCE_UNSPECIFIED: _ClassVar[EstimateSource]
@@ -96,6 +112,8 @@ class SearchScope(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SEARCH_SCOPE_MESSAGES: _ClassVar[SearchScope]
     SEARCH_SCOPE_SUMMARIES: _ClassVar[SearchScope]
     SEARCH_SCOPE_BOTH: _ClassVar[SearchScope]
+    SEARCH_SCOPE_LEDGER: _ClassVar[SearchScope]
+    SEARCH_SCOPE_ALL: _ClassVar[SearchScope]
 
 class EventKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -133,6 +151,16 @@ TOKENIZER_DEEPSEEK_V3: Tokenizer
 SUMMARY_PLACEMENT_UNSPECIFIED: SummaryPlacement
 SUMMARY_PLACEMENT_SYSTEM: SummaryPlacement
 SUMMARY_PLACEMENT_USER: SummaryPlacement
+LEDGER_ENTRY_KIND_UNSPECIFIED: LedgerEntryKind
+LEDGER_ENTRY_KIND_FILE: LedgerEntryKind
+LEDGER_ENTRY_KIND_COMMAND: LedgerEntryKind
+LEDGER_ENTRY_KIND_ERROR: LedgerEntryKind
+LEDGER_ENTRY_KIND_TODO: LedgerEntryKind
+LEDGER_ENTRY_KIND_NOTE: LedgerEntryKind
+TODO_STATUS_UNSPECIFIED: TodoStatus
+TODO_STATUS_PENDING: TodoStatus
+TODO_STATUS_IN_PROGRESS: TodoStatus
+TODO_STATUS_DONE: TodoStatus
 ESTIMATE_SOURCE_UNSPECIFIED: EstimateSource
 ESTIMATE_SOURCE_ANCHORED: EstimateSource
 ESTIMATE_SOURCE_TOKENIZER: EstimateSource
@@ -169,6 +197,8 @@ SEARCH_SCOPE_UNSPECIFIED: SearchScope
 SEARCH_SCOPE_MESSAGES: SearchScope
 SEARCH_SCOPE_SUMMARIES: SearchScope
 SEARCH_SCOPE_BOTH: SearchScope
+SEARCH_SCOPE_LEDGER: SearchScope
+SEARCH_SCOPE_ALL: SearchScope
 EVENT_KIND_UNSPECIFIED: EventKind
 EVENT_KIND_COMPACTION_STARTED: EventKind
 EVENT_KIND_COMPACTION_COMPLETED: EventKind
@@ -287,7 +317,7 @@ class Usage(_message.Message):
     def __init__(self, input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., cached_input_tokens: _Optional[int] = ...) -> None: ...
 
 class Policy(_message.Message):
-    __slots__ = ("context_window_tokens", "max_output_tokens", "tokenizer", "heuristic_chars_per_token", "clear_threshold", "summarize_threshold", "hard_limit", "fresh_tail_messages", "fresh_tail_tokens", "tool_output_protect_tokens", "clear_min_savings_tokens", "eviction_threshold_tokens", "leaf_chunk_messages", "leaf_chunk_tokens", "leaf_target_tokens", "condense_fanin", "condensed_target_tokens", "summary_placement", "summarizer_profile", "media_item_tokens", "clear_target", "compaction_failure_limit")
+    __slots__ = ("context_window_tokens", "max_output_tokens", "tokenizer", "heuristic_chars_per_token", "clear_threshold", "summarize_threshold", "hard_limit", "fresh_tail_messages", "fresh_tail_tokens", "tool_output_protect_tokens", "clear_min_savings_tokens", "eviction_threshold_tokens", "leaf_chunk_messages", "leaf_chunk_tokens", "leaf_target_tokens", "condense_fanin", "condensed_target_tokens", "summary_placement", "summarizer_profile", "media_item_tokens", "clear_target", "compaction_failure_limit", "ledger_fraction")
     CONTEXT_WINDOW_TOKENS_FIELD_NUMBER: _ClassVar[int]
     MAX_OUTPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
     TOKENIZER_FIELD_NUMBER: _ClassVar[int]
@@ -310,6 +340,7 @@ class Policy(_message.Message):
     MEDIA_ITEM_TOKENS_FIELD_NUMBER: _ClassVar[int]
     CLEAR_TARGET_FIELD_NUMBER: _ClassVar[int]
     COMPACTION_FAILURE_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    LEDGER_FRACTION_FIELD_NUMBER: _ClassVar[int]
     context_window_tokens: int
     max_output_tokens: int
     tokenizer: Tokenizer
@@ -332,7 +363,8 @@ class Policy(_message.Message):
     media_item_tokens: int
     clear_target: float
     compaction_failure_limit: int
-    def __init__(self, context_window_tokens: _Optional[int] = ..., max_output_tokens: _Optional[int] = ..., tokenizer: _Optional[_Union[Tokenizer, str]] = ..., heuristic_chars_per_token: _Optional[float] = ..., clear_threshold: _Optional[float] = ..., summarize_threshold: _Optional[float] = ..., hard_limit: _Optional[float] = ..., fresh_tail_messages: _Optional[int] = ..., fresh_tail_tokens: _Optional[int] = ..., tool_output_protect_tokens: _Optional[int] = ..., clear_min_savings_tokens: _Optional[int] = ..., eviction_threshold_tokens: _Optional[int] = ..., leaf_chunk_messages: _Optional[int] = ..., leaf_chunk_tokens: _Optional[int] = ..., leaf_target_tokens: _Optional[int] = ..., condense_fanin: _Optional[int] = ..., condensed_target_tokens: _Optional[int] = ..., summary_placement: _Optional[_Union[SummaryPlacement, str]] = ..., summarizer_profile: _Optional[str] = ..., media_item_tokens: _Optional[int] = ..., clear_target: _Optional[float] = ..., compaction_failure_limit: _Optional[int] = ...) -> None: ...
+    ledger_fraction: float
+    def __init__(self, context_window_tokens: _Optional[int] = ..., max_output_tokens: _Optional[int] = ..., tokenizer: _Optional[_Union[Tokenizer, str]] = ..., heuristic_chars_per_token: _Optional[float] = ..., clear_threshold: _Optional[float] = ..., summarize_threshold: _Optional[float] = ..., hard_limit: _Optional[float] = ..., fresh_tail_messages: _Optional[int] = ..., fresh_tail_tokens: _Optional[int] = ..., tool_output_protect_tokens: _Optional[int] = ..., clear_min_savings_tokens: _Optional[int] = ..., eviction_threshold_tokens: _Optional[int] = ..., leaf_chunk_messages: _Optional[int] = ..., leaf_chunk_tokens: _Optional[int] = ..., leaf_target_tokens: _Optional[int] = ..., condense_fanin: _Optional[int] = ..., condensed_target_tokens: _Optional[int] = ..., summary_placement: _Optional[_Union[SummaryPlacement, str]] = ..., summarizer_profile: _Optional[str] = ..., media_item_tokens: _Optional[int] = ..., clear_target: _Optional[float] = ..., compaction_failure_limit: _Optional[int] = ..., ledger_fraction: _Optional[float] = ...) -> None: ...
 
 class CreateSessionRequest(_message.Message):
     __slots__ = ("session_id", "policy", "metadata")
@@ -366,16 +398,74 @@ class GetSessionRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., include_view: _Optional[bool] = ...) -> None: ...
 
 class GetSessionResponse(_message.Message):
-    __slots__ = ("summaries", "reverted_summaries", "budget", "session")
+    __slots__ = ("summaries", "reverted_summaries", "budget", "session", "ledger")
     SUMMARIES_FIELD_NUMBER: _ClassVar[int]
     REVERTED_SUMMARIES_FIELD_NUMBER: _ClassVar[int]
     BUDGET_FIELD_NUMBER: _ClassVar[int]
     SESSION_FIELD_NUMBER: _ClassVar[int]
+    LEDGER_FIELD_NUMBER: _ClassVar[int]
     summaries: _containers.RepeatedCompositeFieldContainer[Summary]
     reverted_summaries: _containers.RepeatedCompositeFieldContainer[Summary]
     budget: BudgetReport
     session: Session
-    def __init__(self, summaries: _Optional[_Iterable[_Union[Summary, _Mapping]]] = ..., reverted_summaries: _Optional[_Iterable[_Union[Summary, _Mapping]]] = ..., budget: _Optional[_Union[BudgetReport, _Mapping]] = ..., session: _Optional[_Union[Session, _Mapping]] = ...) -> None: ...
+    ledger: _containers.RepeatedCompositeFieldContainer[LedgerEntry]
+    def __init__(self, summaries: _Optional[_Iterable[_Union[Summary, _Mapping]]] = ..., reverted_summaries: _Optional[_Iterable[_Union[Summary, _Mapping]]] = ..., budget: _Optional[_Union[BudgetReport, _Mapping]] = ..., session: _Optional[_Union[Session, _Mapping]] = ..., ledger: _Optional[_Iterable[_Union[LedgerEntry, _Mapping]]] = ...) -> None: ...
+
+class LedgerEntry(_message.Message):
+    __slots__ = ("kind", "key", "text", "seqs", "status", "exit_codes", "exit_seqs")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    SEQS_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    EXIT_CODES_FIELD_NUMBER: _ClassVar[int]
+    EXIT_SEQS_FIELD_NUMBER: _ClassVar[int]
+    kind: LedgerEntryKind
+    key: str
+    text: str
+    seqs: _containers.RepeatedScalarFieldContainer[int]
+    status: TodoStatus
+    exit_codes: _containers.RepeatedScalarFieldContainer[int]
+    exit_seqs: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, kind: _Optional[_Union[LedgerEntryKind, str]] = ..., key: _Optional[str] = ..., text: _Optional[str] = ..., seqs: _Optional[_Iterable[int]] = ..., status: _Optional[_Union[TodoStatus, str]] = ..., exit_codes: _Optional[_Iterable[int]] = ..., exit_seqs: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class LedgerTodo(_message.Message):
+    __slots__ = ("id", "text", "status")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    text: str
+    status: TodoStatus
+    def __init__(self, id: _Optional[str] = ..., text: _Optional[str] = ..., status: _Optional[_Union[TodoStatus, str]] = ...) -> None: ...
+
+class LedgerNote(_message.Message):
+    __slots__ = ("id", "text")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    text: str
+    def __init__(self, id: _Optional[str] = ..., text: _Optional[str] = ...) -> None: ...
+
+class UpdateLedgerRequest(_message.Message):
+    __slots__ = ("session_id", "todos", "notes")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    TODOS_FIELD_NUMBER: _ClassVar[int]
+    NOTES_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    todos: _containers.RepeatedCompositeFieldContainer[LedgerTodo]
+    notes: _containers.RepeatedCompositeFieldContainer[LedgerNote]
+    def __init__(self, session_id: _Optional[str] = ..., todos: _Optional[_Iterable[_Union[LedgerTodo, _Mapping]]] = ..., notes: _Optional[_Iterable[_Union[LedgerNote, _Mapping]]] = ...) -> None: ...
+
+class UpdateLedgerResponse(_message.Message):
+    __slots__ = ("version", "kept_done_todo_ids", "entries")
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    KEPT_DONE_TODO_IDS_FIELD_NUMBER: _ClassVar[int]
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    version: int
+    kept_done_todo_ids: _containers.RepeatedScalarFieldContainer[str]
+    entries: _containers.RepeatedCompositeFieldContainer[LedgerEntry]
+    def __init__(self, version: _Optional[int] = ..., kept_done_todo_ids: _Optional[_Iterable[str]] = ..., entries: _Optional[_Iterable[_Union[LedgerEntry, _Mapping]]] = ...) -> None: ...
 
 class DeleteSessionRequest(_message.Message):
     __slots__ = ("session_id",)
@@ -839,7 +929,7 @@ class SearchRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., query: _Optional[str] = ..., roles: _Optional[_Iterable[_Union[Role, str]]] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., until: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., scope: _Optional[_Union[SearchScope, str]] = ..., limit: _Optional[int] = ...) -> None: ...
 
 class SearchHit(_message.Message):
-    __slots__ = ("session_id", "seq", "summary_id", "depth", "role", "view_state", "first_seq", "last_seq", "snippet", "rank", "created_at")
+    __slots__ = ("session_id", "seq", "summary_id", "depth", "role", "view_state", "first_seq", "last_seq", "snippet", "rank", "created_at", "ledger_kind", "ledger_key")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
     SUMMARY_ID_FIELD_NUMBER: _ClassVar[int]
@@ -851,6 +941,8 @@ class SearchHit(_message.Message):
     SNIPPET_FIELD_NUMBER: _ClassVar[int]
     RANK_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    LEDGER_KIND_FIELD_NUMBER: _ClassVar[int]
+    LEDGER_KEY_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     seq: int
     summary_id: int
@@ -862,7 +954,9 @@ class SearchHit(_message.Message):
     snippet: str
     rank: float
     created_at: _timestamp_pb2.Timestamp
-    def __init__(self, session_id: _Optional[str] = ..., seq: _Optional[int] = ..., summary_id: _Optional[int] = ..., depth: _Optional[int] = ..., role: _Optional[_Union[Role, str]] = ..., view_state: _Optional[_Union[ViewState, str]] = ..., first_seq: _Optional[int] = ..., last_seq: _Optional[int] = ..., snippet: _Optional[str] = ..., rank: _Optional[float] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    ledger_kind: LedgerEntryKind
+    ledger_key: str
+    def __init__(self, session_id: _Optional[str] = ..., seq: _Optional[int] = ..., summary_id: _Optional[int] = ..., depth: _Optional[int] = ..., role: _Optional[_Union[Role, str]] = ..., view_state: _Optional[_Union[ViewState, str]] = ..., first_seq: _Optional[int] = ..., last_seq: _Optional[int] = ..., snippet: _Optional[str] = ..., rank: _Optional[float] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ledger_kind: _Optional[_Union[LedgerEntryKind, str]] = ..., ledger_key: _Optional[str] = ...) -> None: ...
 
 class SearchResponse(_message.Message):
     __slots__ = ("hits",)

@@ -100,6 +100,11 @@ class ContextServiceStub:
                 request_serializer=ctxd_dot_v1_dot_ctxd__pb2.SubscribeEventsRequest.SerializeToString,
                 response_deserializer=ctxd_dot_v1_dot_ctxd__pb2.SubscribeEventsResponse.FromString,
                 _registered_method=True)
+        self.UpdateLedger = channel.unary_unary(
+                '/ctxd.v1.ContextService/UpdateLedger',
+                request_serializer=ctxd_dot_v1_dot_ctxd__pb2.UpdateLedgerRequest.SerializeToString,
+                response_deserializer=ctxd_dot_v1_dot_ctxd__pb2.UpdateLedgerResponse.FromString,
+                _registered_method=True)
 
 
 class ContextServiceServicer:
@@ -218,6 +223,18 @@ class ContextServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def UpdateLedger(self, request, context):
+        """Sets the client's part of the session's task ledger: todos (with their status) and
+        free-form notes. The ledger survives every compaction and is rendered with the
+        summaries (see LedgerEntry); GetSession returns it whole. A todo once done stays
+        done: a later PENDING or IN_PROGRESS for it is not applied and the response lists
+        its id in kept_done_todo_ids. All or nothing: a refused request (INVALID_ARGUMENT
+        naming the field, e.g. `todos[2].text`) changes nothing.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ContextServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -285,6 +302,11 @@ def add_ContextServiceServicer_to_server(servicer, server):
                     servicer.SubscribeEvents,
                     request_deserializer=ctxd_dot_v1_dot_ctxd__pb2.SubscribeEventsRequest.FromString,
                     response_serializer=ctxd_dot_v1_dot_ctxd__pb2.SubscribeEventsResponse.SerializeToString,
+            ),
+            'UpdateLedger': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateLedger,
+                    request_deserializer=ctxd_dot_v1_dot_ctxd__pb2.UpdateLedgerRequest.FromString,
+                    response_serializer=ctxd_dot_v1_dot_ctxd__pb2.UpdateLedgerResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -639,6 +661,33 @@ class ContextService:
             '/ctxd.v1.ContextService/SubscribeEvents',
             ctxd_dot_v1_dot_ctxd__pb2.SubscribeEventsRequest.SerializeToString,
             ctxd_dot_v1_dot_ctxd__pb2.SubscribeEventsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateLedger(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ctxd.v1.ContextService/UpdateLedger',
+            ctxd_dot_v1_dot_ctxd__pb2.UpdateLedgerRequest.SerializeToString,
+            ctxd_dot_v1_dot_ctxd__pb2.UpdateLedgerResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -25,6 +25,8 @@ import type { SearchRequest as _ctxd_v1_SearchRequest, SearchRequest__Output as 
 import type { SearchResponse as _ctxd_v1_SearchResponse, SearchResponse__Output as _ctxd_v1_SearchResponse__Output } from '../../ctxd/v1/SearchResponse.js';
 import type { SubscribeEventsRequest as _ctxd_v1_SubscribeEventsRequest, SubscribeEventsRequest__Output as _ctxd_v1_SubscribeEventsRequest__Output } from '../../ctxd/v1/SubscribeEventsRequest.js';
 import type { SubscribeEventsResponse as _ctxd_v1_SubscribeEventsResponse, SubscribeEventsResponse__Output as _ctxd_v1_SubscribeEventsResponse__Output } from '../../ctxd/v1/SubscribeEventsResponse.js';
+import type { UpdateLedgerRequest as _ctxd_v1_UpdateLedgerRequest, UpdateLedgerRequest__Output as _ctxd_v1_UpdateLedgerRequest__Output } from '../../ctxd/v1/UpdateLedgerRequest.js';
+import type { UpdateLedgerResponse as _ctxd_v1_UpdateLedgerResponse, UpdateLedgerResponse__Output as _ctxd_v1_UpdateLedgerResponse__Output } from '../../ctxd/v1/UpdateLedgerResponse.js';
 /**
  * The context service. One request/response pair per RPC.
  */
@@ -249,6 +251,30 @@ export interface ContextServiceClient extends grpc.Client {
      */
     subscribeEvents(argument: _ctxd_v1_SubscribeEventsRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_ctxd_v1_SubscribeEventsResponse__Output>;
     subscribeEvents(argument: _ctxd_v1_SubscribeEventsRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_ctxd_v1_SubscribeEventsResponse__Output>;
+    /**
+     * Sets the client's part of the session's task ledger: todos (with their status) and
+     * free-form notes. The ledger survives every compaction and is rendered with the
+     * summaries (see LedgerEntry); GetSession returns it whole. A todo once done stays
+     * done: a later PENDING or IN_PROGRESS for it is not applied and the response lists
+     * its id in kept_done_todo_ids. All or nothing: a refused request (INVALID_ARGUMENT
+     * naming the field, e.g. `todos[2].text`) changes nothing.
+     */
+    UpdateLedger(argument: _ctxd_v1_UpdateLedgerRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_UpdateLedgerResponse__Output>): grpc.ClientUnaryCall;
+    UpdateLedger(argument: _ctxd_v1_UpdateLedgerRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_UpdateLedgerResponse__Output>): grpc.ClientUnaryCall;
+    UpdateLedger(argument: _ctxd_v1_UpdateLedgerRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_UpdateLedgerResponse__Output>): grpc.ClientUnaryCall;
+    UpdateLedger(argument: _ctxd_v1_UpdateLedgerRequest, callback: grpc.requestCallback<_ctxd_v1_UpdateLedgerResponse__Output>): grpc.ClientUnaryCall;
+    /**
+     * Sets the client's part of the session's task ledger: todos (with their status) and
+     * free-form notes. The ledger survives every compaction and is rendered with the
+     * summaries (see LedgerEntry); GetSession returns it whole. A todo once done stays
+     * done: a later PENDING or IN_PROGRESS for it is not applied and the response lists
+     * its id in kept_done_todo_ids. All or nothing: a refused request (INVALID_ARGUMENT
+     * naming the field, e.g. `todos[2].text`) changes nothing.
+     */
+    updateLedger(argument: _ctxd_v1_UpdateLedgerRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_UpdateLedgerResponse__Output>): grpc.ClientUnaryCall;
+    updateLedger(argument: _ctxd_v1_UpdateLedgerRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_UpdateLedgerResponse__Output>): grpc.ClientUnaryCall;
+    updateLedger(argument: _ctxd_v1_UpdateLedgerRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_UpdateLedgerResponse__Output>): grpc.ClientUnaryCall;
+    updateLedger(argument: _ctxd_v1_UpdateLedgerRequest, callback: grpc.requestCallback<_ctxd_v1_UpdateLedgerResponse__Output>): grpc.ClientUnaryCall;
 }
 /**
  * The context service. One request/response pair per RPC.
@@ -327,6 +353,15 @@ export interface ContextServiceHandlers extends grpc.UntypedServiceImplementatio
      * restart with nothing missing.
      */
     SubscribeEvents: grpc.handleServerStreamingCall<_ctxd_v1_SubscribeEventsRequest__Output, _ctxd_v1_SubscribeEventsResponse>;
+    /**
+     * Sets the client's part of the session's task ledger: todos (with their status) and
+     * free-form notes. The ledger survives every compaction and is rendered with the
+     * summaries (see LedgerEntry); GetSession returns it whole. A todo once done stays
+     * done: a later PENDING or IN_PROGRESS for it is not applied and the response lists
+     * its id in kept_done_todo_ids. All or nothing: a refused request (INVALID_ARGUMENT
+     * naming the field, e.g. `todos[2].text`) changes nothing.
+     */
+    UpdateLedger: grpc.handleUnaryCall<_ctxd_v1_UpdateLedgerRequest__Output, _ctxd_v1_UpdateLedgerResponse>;
 }
 export interface ContextServiceDefinition extends grpc.ServiceDefinition {
     AppendNative: MethodDefinition<_ctxd_v1_AppendNativeRequest, _ctxd_v1_AppendTurnResponse, _ctxd_v1_AppendNativeRequest__Output, _ctxd_v1_AppendTurnResponse__Output>;
@@ -342,4 +377,5 @@ export interface ContextServiceDefinition extends grpc.ServiceDefinition {
     RevertCompaction: MethodDefinition<_ctxd_v1_RevertCompactionRequest, _ctxd_v1_RevertCompactionResponse, _ctxd_v1_RevertCompactionRequest__Output, _ctxd_v1_RevertCompactionResponse__Output>;
     Search: MethodDefinition<_ctxd_v1_SearchRequest, _ctxd_v1_SearchResponse, _ctxd_v1_SearchRequest__Output, _ctxd_v1_SearchResponse__Output>;
     SubscribeEvents: MethodDefinition<_ctxd_v1_SubscribeEventsRequest, _ctxd_v1_SubscribeEventsResponse, _ctxd_v1_SubscribeEventsRequest__Output, _ctxd_v1_SubscribeEventsResponse__Output>;
+    UpdateLedger: MethodDefinition<_ctxd_v1_UpdateLedgerRequest, _ctxd_v1_UpdateLedgerResponse, _ctxd_v1_UpdateLedgerRequest__Output, _ctxd_v1_UpdateLedgerResponse__Output>;
 }

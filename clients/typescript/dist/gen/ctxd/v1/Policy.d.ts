@@ -111,6 +111,12 @@ export interface Policy {
      * leaving out the oldest turns meanwhile.
      */
     'compactionFailureLimit'?: (number | string | Long);
+    /**
+     * Share of the window the task ledger's block may take in a request (default 0.01,
+     * at most 0.25, and never more than a quarter of the prompt room; 0 turns the block
+     * off, the ledger is still kept). Past it the oldest entries fold into counts.
+     */
+    'ledgerFraction'?: (number | string);
     '_contextWindowTokens'?: "contextWindowTokens";
     '_maxOutputTokens'?: "maxOutputTokens";
     '_tokenizer'?: "tokenizer";
@@ -133,6 +139,7 @@ export interface Policy {
     '_mediaItemTokens'?: "mediaItemTokens";
     '_clearTarget'?: "clearTarget";
     '_compactionFailureLimit'?: "compactionFailureLimit";
+    '_ledgerFraction'?: "ledgerFraction";
 }
 /**
  * A session's policy. On CreateSession every field is optional: an unset field takes
@@ -244,6 +251,12 @@ export interface Policy__Output {
      * leaving out the oldest turns meanwhile.
      */
     'compactionFailureLimit'?: (number);
+    /**
+     * Share of the window the task ledger's block may take in a request (default 0.01,
+     * at most 0.25, and never more than a quarter of the prompt room; 0 turns the block
+     * off, the ledger is still kept). Past it the oldest entries fold into counts.
+     */
+    'ledgerFraction'?: (number);
     '_contextWindowTokens'?: "contextWindowTokens";
     '_maxOutputTokens'?: "maxOutputTokens";
     '_tokenizer'?: "tokenizer";
@@ -266,4 +279,5 @@ export interface Policy__Output {
     '_mediaItemTokens'?: "mediaItemTokens";
     '_clearTarget'?: "clearTarget";
     '_compactionFailureLimit'?: "compactionFailureLimit";
+    '_ledgerFraction'?: "ledgerFraction";
 }

@@ -1,9 +1,11 @@
 import type { Role as _ctxd_v1_Role, Role__Output as _ctxd_v1_Role__Output } from '../../ctxd/v1/Role.js';
 import type { ViewState as _ctxd_v1_ViewState, ViewState__Output as _ctxd_v1_ViewState__Output } from '../../ctxd/v1/ViewState.js';
 import type { Timestamp as _google_protobuf_Timestamp, Timestamp__Output as _google_protobuf_Timestamp__Output } from '../../google/protobuf/Timestamp.js';
+import type { LedgerEntryKind as _ctxd_v1_LedgerEntryKind, LedgerEntryKind__Output as _ctxd_v1_LedgerEntryKind__Output } from '../../ctxd/v1/LedgerEntryKind.js';
 import type { Long } from '@grpc/proto-loader';
 /**
- * One match: a message (seq set) or a summary (summary_id set).
+ * One match: a message (seq set), a summary (summary_id set) or a task-ledger entry
+ * (ledger_kind set).
  */
 export interface SearchHit {
     'sessionId'?: (string);
@@ -44,9 +46,17 @@ export interface SearchHit {
      */
     'rank'?: (number | string);
     'createdAt'?: (_google_protobuf_Timestamp | null);
+    /**
+     * For a task-ledger entry (scope LEDGER or ALL): its kind and key; seq and
+     * summary_id are 0, and first_seq / last_seq are the first and newest seq it came
+     * from (Expand them, or GetSession for all its seqs).
+     */
+    'ledgerKind'?: (_ctxd_v1_LedgerEntryKind);
+    'ledgerKey'?: (string);
 }
 /**
- * One match: a message (seq set) or a summary (summary_id set).
+ * One match: a message (seq set), a summary (summary_id set) or a task-ledger entry
+ * (ledger_kind set).
  */
 export interface SearchHit__Output {
     'sessionId': (string);
@@ -87,4 +97,11 @@ export interface SearchHit__Output {
      */
     'rank': (number);
     'createdAt': (_google_protobuf_Timestamp__Output | null);
+    /**
+     * For a task-ledger entry (scope LEDGER or ALL): its kind and key; seq and
+     * summary_id are 0, and first_seq / last_seq are the first and newest seq it came
+     * from (Expand them, or GetSession for all its seqs).
+     */
+    'ledgerKind': (_ctxd_v1_LedgerEntryKind__Output);
+    'ledgerKey': (string);
 }

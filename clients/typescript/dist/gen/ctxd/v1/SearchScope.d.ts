@@ -15,6 +15,14 @@ export declare const SearchScope: {
      */
     readonly SEARCH_SCOPE_SUMMARIES: 'SEARCH_SCOPE_SUMMARIES';
     readonly SEARCH_SCOPE_BOTH: 'SEARCH_SCOPE_BOTH';
+    /**
+     * The task ledger's entries (LedgerEntry.text).
+     */
+    readonly SEARCH_SCOPE_LEDGER: 'SEARCH_SCOPE_LEDGER';
+    /**
+     * Messages, summaries and the task ledger.
+     */
+    readonly SEARCH_SCOPE_ALL: 'SEARCH_SCOPE_ALL';
 };
 /**
  * What Search looks through.
@@ -31,7 +39,15 @@ export type SearchScope =
 /**
  * The summaries compaction wrote (active or condensed into a higher one).
  */
- | 'SEARCH_SCOPE_SUMMARIES' | 2 | 'SEARCH_SCOPE_BOTH' | 3;
+ | 'SEARCH_SCOPE_SUMMARIES' | 2 | 'SEARCH_SCOPE_BOTH' | 3
+/**
+ * The task ledger's entries (LedgerEntry.text).
+ */
+ | 'SEARCH_SCOPE_LEDGER' | 4
+/**
+ * Messages, summaries and the task ledger.
+ */
+ | 'SEARCH_SCOPE_ALL' | 5;
 /**
  * What Search looks through.
  */

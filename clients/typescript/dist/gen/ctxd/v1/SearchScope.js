@@ -15,4 +15,12 @@ export const SearchScope = {
      */
     SEARCH_SCOPE_SUMMARIES: 'SEARCH_SCOPE_SUMMARIES',
     SEARCH_SCOPE_BOTH: 'SEARCH_SCOPE_BOTH',
+    /**
+     * The task ledger's entries (LedgerEntry.text).
+     */
+    SEARCH_SCOPE_LEDGER: 'SEARCH_SCOPE_LEDGER',
+    /**
+     * Messages, summaries and the task ledger.
+     */
+    SEARCH_SCOPE_ALL: 'SEARCH_SCOPE_ALL',
 };

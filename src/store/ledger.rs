@@ -1,0 +1,179 @@
+//! The task ledger's rows: read per session, written by the append's statement
+//! (`sql/append/ledger.sql`) and by UpdateLedger under the session's row lock.
+use super::StoreResult;
+use super::{SessionTx, Store};
+use crate::ledger::extract::Extracted;
+use crate::ledger::todos::Plan;
+use crate::ledger::{Entry, Kind, Run, TodoStatus};
+
+/// A ledger row as read: private to the store, which hands out [`Entry`]s.
+#[derive(sqlx::FromRow)]
+struct EntryRow {
+    id: i64,
+    kind: i16,
+    key: String,
+    text: String,
+    seqs: Vec<i64>,
+    run_seqs: Vec<i64>,
+    run_codes: Vec<i32>,
+    status: Option<i16>,
+}
+
+impl EntryRow {
+    /// `None` for a kind this build does not know (a newer replica wrote it).
+    fn entry(self) -> Option<Entry> {
+        Some(Entry {
+            kind: Kind::from_i16(self.kind)?,
+            key: self.key,
+            text: self.text,
+            seqs: self.seqs,
+            runs: self
+                .run_seqs
+                .into_iter()
+                .zip(self.run_codes)
+                .map(|(result_seq, exit_code)| Run {
+                    result_seq,
+                    exit_code,
+                })
+                .collect(),
+            status: self.status.and_then(TodoStatus::from_i16),
+            position: self.id,
+        })
+    }
+}
+
+const SELECT: &str = "select id, kind, key, text, seqs, run_seqs, run_codes, status \
+    from ledger_entries where session_id = $1";
+
+/// A ledger entry an append yields, as the append statements' JSON parameter carries
+/// it (`sql/append/ledger.sql`, `sql/append/batch_ledger.sql`); `item` names the batch
+/// item it belongs to (the single statement ignores it).
+#[derive(serde::Serialize)]
+pub(super) struct EntryParameter<'a> {
+    item: i32,
+    kind: i16,
+    key: &'a str,
+    text: &'a str,
+    seqs: &'a [i64],
+    run_seqs: Vec<i64>,
+    run_codes: Vec<i32>,
+    call_id: Option<&'a str>,
+}
+
+/// An exit status an append's result shows for a call of an earlier append.
+#[derive(serde::Serialize)]
+pub(super) struct RunParameter<'a> {
+    item: i32,
+    call_id: &'a str,
+    seq: i64,
+    exit_code: i32,
+}
+
+/// The append statements' ledger parameters: the entries the appends yield, and the
+/// exit statuses they show for calls of earlier appends.
+#[derive(Default)]
+pub(super) struct LedgerParameters<'a> {
+    pub entries: Vec<EntryParameter<'a>>,
+    pub runs: Vec<RunParameter<'a>>,
+}
+
+impl<'a> LedgerParameters<'a> {
+    /// Adds `extracted`'s rows as batch item `item`'s.
+    pub(super) fn push(&mut self, item: i32, extracted: &'a Extracted) {
+        self.entries
+            .extend(extracted.entries.iter().map(|found| EntryParameter {
+                item,
+                kind: found.kind as i16,
+                key: &found.key,
+                text: &found.text,
+                seqs: &found.seqs,
+                run_seqs: found.runs.iter().map(|run| run.result_seq).collect(),
+                run_codes: found.runs.iter().map(|run| run.exit_code).collect(),
+                call_id: found.call_id.as_deref(),
+            }));
+        self.runs
+            .extend(extracted.outcomes.iter().map(|outcome| RunParameter {
+                item,
+                call_id: &outcome.call_id,
+                seq: outcome.seq,
+                exit_code: outcome.exit_code,
+            }));
+    }
+}
+
+/// The bytes of `extracted`'s texts (what its rows add to a statement).
+pub(super) fn ledger_bytes(extracted: &Extracted) -> usize {
+    extracted
+        .entries
+        .iter()
+        .map(|found| {
+            found.key.len() + found.text.len() + found.call_id.as_ref().map_or(0, String::len)
+        })
+        .sum::<usize>()
+        + extracted
+            .outcomes
+            .iter()
+            .map(|outcome| outcome.call_id.len())
+            .sum::<usize>()
+}
+
+impl Store {
+    /// The session's ledger, in order of creation.
+    pub async fn ledger(&self, session_id: i64) -> StoreResult<Vec<Entry>> {
+        let rows: Vec<EntryRow> = sqlx::query_as(SELECT)
+            .bind(session_id)
+            .fetch_all(self.db())
+            .await?;
+        Ok(rows.into_iter().filter_map(EntryRow::entry).collect())
+    }
+}
+
+impl SessionTx {
+    /// The session's todos and notes, read under its lock.
+    pub async fn client_ledger(&mut self) -> StoreResult<Vec<Entry>> {
+        let sql = format!("{SELECT} and kind in (4, 5) order by id");
+        let rows: Vec<EntryRow> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(self.session.id)
+            .fetch_all(self.conn())
+            .await?;
+        Ok(rows.into_iter().filter_map(EntryRow::entry).collect())
+    }
+
+    /// Writes a planned UpdateLedger, moves the session to a new version and commits;
+    /// returns that version.
+    pub async fn commit_ledger(mut self, plan: &Plan) -> StoreResult<i64> {
+        let session_id = self.session.id;
+        let kinds: Vec<i16> = plan.upserts.iter().map(|e| e.kind as i16).collect();
+        let keys: Vec<&str> = plan.upserts.iter().map(|e| e.key.as_str()).collect();
+        let texts: Vec<&str> = plan.upserts.iter().map(|e| e.text.as_str()).collect();
+        let seqs: Vec<i64> = plan
+            .upserts
+            .iter()
+            .map(|e| e.seqs.last().copied().unwrap_or(0))
+            .collect();
+        let statuses: Vec<Option<i16>> = plan
+            .upserts
+            .iter()
+            .map(|e| e.status.map(|s| s as i16))
+            .collect();
+        sqlx::query(include_str!("sql/ledger/update.sql"))
+            .bind(session_id)
+            .bind(kinds)
+            .bind(keys)
+            .bind(texts)
+            .bind(seqs)
+            .bind(statuses)
+            .bind(&plan.removed_notes)
+            .execute(self.conn())
+            .await?;
+        let version: i64 = sqlx::query_scalar(
+            "update sessions set version = version + 1, updated_at = now() where id = $1 \
+             returning version",
+        )
+        .bind(session_id)
+        .fetch_one(self.conn())
+        .await?;
+        self.finish().await?;
+        Ok(version)
+    }
+}
