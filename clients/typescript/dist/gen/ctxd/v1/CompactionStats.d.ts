@@ -1,7 +1,8 @@
 import type { Long } from '@grpc/proto-loader';
 export interface CompactionStats {
     /**
-     * Tool results turned into placeholders (clearing).
+     * Tool results turned into placeholders (clearing); a reverted clearing's no longer
+     * count.
      */
     'clearedMessages'?: (number | string | Long);
     /**
@@ -24,7 +25,8 @@ export interface CompactionStats {
      */
     'cacheStablePct'?: (number | string);
     /**
-     * Summaries written (leaf and condensed), and the tokens of the active ones.
+     * Summaries written (leaf and condensed; a reverted compaction's no longer count),
+     * and the tokens of the active ones.
      */
     'summariesWritten'?: (number | string | Long);
     'summaryTokens'?: (number | string | Long);
@@ -53,7 +55,8 @@ export interface CompactionStats {
 }
 export interface CompactionStats__Output {
     /**
-     * Tool results turned into placeholders (clearing).
+     * Tool results turned into placeholders (clearing); a reverted clearing's no longer
+     * count.
      */
     'clearedMessages': (number);
     /**
@@ -76,7 +79,8 @@ export interface CompactionStats__Output {
      */
     'cacheStablePct': (number);
     /**
-     * Summaries written (leaf and condensed), and the tokens of the active ones.
+     * Summaries written (leaf and condensed; a reverted compaction's no longer count),
+     * and the tokens of the active ones.
      */
     'summariesWritten': (number);
     'summaryTokens': (number);
