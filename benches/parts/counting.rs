@@ -132,14 +132,16 @@ fn against_others(texts: &[String], inputs: &[(&'static str, String)], rounds: u
          pieces empty, and warm: every round on this thread), by the previous path \
          (bpe-openai's regex pre-tokenizer and backtracking encoder) and by Python {version} \
          (`encode_ordinary`; time inside Python only), in turns each round; best of {rounds} \
-         rounds, token totals checked equal."
+         rounds of wall time (and of the counting thread's CPU time, for one ratio), token \
+         totals checked equal."
     );
     println!();
     println!(
         "encoding | ctxd fresh MB/s | ctxd warm MB/s | bpe-openai MB/s | tiktoken MB/s | \
-         ctxd fresh ÷ tiktoken | ctxd warm ÷ tiktoken | ctxd warm ÷ bpe-openai | tokens"
+         ctxd fresh ÷ tiktoken | ctxd warm ÷ tiktoken | same, CPU time | \
+         ctxd warm ÷ bpe-openai | tokens"
     );
-    println!("---|---|---|---|---|---|---|---|---");
+    println!("---|---|---|---|---|---|---|---|---|---");
     let mut adversarial = Vec::new();
     for (name, tokenizer, reference) in [
         ("o200k_base", Tokenizer::O200kBase, bpe_openai::o200k_base()),
@@ -152,6 +154,8 @@ fn against_others(texts: &[String], inputs: &[(&'static str, String)], rounds: u
         let counter = Counter::new(tokenizer, 0);
         let count = |texts: &[String]| texts.iter().map(|t| counter.text(t) as usize).sum();
         let mut best = [Duration::MAX; 4];
+        // CPU time: ctxd warm, tiktoken.
+        let mut best_cpu = [Duration::MAX; 2];
         let mut totals = [0usize; 4];
         for _ in 0..rounds.max(1) {
             let (fresh, total) = std::thread::scope(|scope| {
@@ -160,13 +164,18 @@ fn against_others(texts: &[String], inputs: &[(&'static str, String)], rounds: u
                     .join()
                     .expect("counting thread")
             });
-            let (warm, warm_total) = timed(|| count(texts));
+            let ((warm, warm_total), warm_cpu) = timed_both(|| count(texts));
             let (old, old_total) =
                 timed(|| texts.iter().map(|t| reference.count(t.as_str())).sum());
             let theirs = tiktoken
                 .as_mut()
                 .ok()
                 .map(|t| t.ask(&format!("corpus {name}")));
+            best_cpu[0] = best_cpu[0].min(warm_cpu);
+            if let Some((_, _, cpu)) = theirs {
+                best_cpu[1] = best_cpu[1].min(cpu);
+            }
+            let theirs = theirs.map(|(wall, total, _)| (wall, total));
             let measured = [
                 Some((fresh, total)),
                 Some((warm, warm_total)),
@@ -187,19 +196,20 @@ fn against_others(texts: &[String], inputs: &[(&'static str, String)], rounds: u
         let ratio = |a: usize, b: usize| best[b].as_secs_f64() / best[a].as_secs_f64();
         if tiktoken.is_ok() {
             println!(
-                "{name} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} | {:.2} | {:.2} | {}",
+                "{name} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} | {:.2} | {:.2} | {:.2} | {}",
                 rate(0),
                 rate(1),
                 rate(2),
                 rate(3),
                 ratio(0, 3),
                 ratio(1, 3),
+                best_cpu[1].as_secs_f64() / best_cpu[0].as_secs_f64(),
                 ratio(1, 2),
                 totals[1]
             );
         } else {
             println!(
-                "{name} | {:.1} | {:.1} | {:.1} | – | – | – | {:.2} | {}",
+                "{name} | {:.1} | {:.1} | {:.1} | – | – | – | – | {:.2} | {}",
                 rate(0),
                 rate(1),
                 rate(2),
@@ -216,7 +226,8 @@ fn against_others(texts: &[String], inputs: &[(&'static str, String)], rounds: u
                 let theirs = tiktoken
                     .as_mut()
                     .ok()
-                    .map(|t| t.ask(&format!("input {name} {input_name}")));
+                    .map(|t| t.ask(&format!("input {name} {input_name}")))
+                    .map(|(wall, total, _)| (wall, total));
                 for (slot, (time, total)) in [Some(ours), Some(old), theirs]
                     .into_iter()
                     .enumerate()
@@ -248,9 +259,27 @@ fn against_others(texts: &[String], inputs: &[(&'static str, String)], rounds: u
 }
 
 fn timed(work: impl FnOnce() -> usize) -> (Duration, usize) {
-    let started = Instant::now();
+    timed_both(work).0
+}
+
+/// `(wall time, total)` and this thread's CPU time for `work`: on a loaded machine a
+/// long run is preempted more often than a short one, which CPU time does not count.
+fn timed_both(work: impl FnOnce() -> usize) -> ((Duration, usize), Duration) {
+    let (started, cpu) = (Instant::now(), thread_cpu());
     let total = work();
-    (started.elapsed(), total)
+    ((started.elapsed(), total), thread_cpu().saturating_sub(cpu))
+}
+
+/// This thread's CPU time so far.
+fn thread_cpu() -> Duration {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec through a pointer to a live local, which
+    // is all it touches; on failure it stays zero.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+    Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
 }
 
 /// ctxd's, the previous path's and (when it ran) tiktoken's token totals are one number.
@@ -336,8 +365,8 @@ impl Tiktoken {
         })
     }
 
-    /// The script's time and token total for one request.
-    fn ask(&mut self, request: &str) -> (Duration, usize) {
+    /// The script's wall time, token total and CPU time for one request.
+    fn ask(&mut self, request: &str) -> (Duration, usize, Duration) {
         writeln!(self.input, "{request}").expect("write to the tiktoken script");
         let mut line = String::new();
         self.output
@@ -345,10 +374,10 @@ impl Tiktoken {
             .expect("read from the tiktoken script");
         let mut words = line.split_whitespace();
         let tokens = words.next().and_then(|w| w.parse().ok());
-        let seconds: Option<f64> = words.next().and_then(|w| w.parse().ok());
-        match tokens.zip(seconds) {
-            Some((tokens, seconds)) => (Duration::from_secs_f64(seconds), tokens),
-            None => panic!("the tiktoken script answered {line:?} to {request:?}"),
+        let mut seconds = words.map(|w| w.parse::<f64>().ok().map(Duration::from_secs_f64));
+        match (tokens, seconds.next().flatten(), seconds.next().flatten()) {
+            (Some(tokens), Some(wall), Some(cpu)) => (wall, tokens, cpu),
+            _ => panic!("the tiktoken script answered {line:?} to {request:?}"),
         }
     }
 }

@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 
 /// What the patterns ask of a character. The general categories are disjoint, and no
 /// White_Space character is a letter, mark or number, so every character has one class.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub(super) enum Class {
     /// `\p{Lu}`, `\p{Lt}`: only in o200k's leading ("upper") letter class.
@@ -100,13 +100,16 @@ impl Classes {
         }
         let mut index = Vec::with_capacity(CODE_POINTS / 256);
         let mut blocks: Vec<[Class; 256]> = Vec::new();
-        let mut seen: HashMap<[Class; 256], u16> = HashMap::new();
+        // Keyed by the block's bytes, hashed as one string.
+        let mut seen: HashMap<[u8; 256], u16> = HashMap::new();
         for chunk in all.chunks_exact(256) {
             let block: [Class; 256] = chunk.try_into().expect("256 classes");
-            let at = *seen.entry(block).or_insert_with(|| {
-                blocks.push(block);
-                u16::try_from(blocks.len() - 1).expect("fewer than 65 536 distinct blocks")
-            });
+            let at = *seen
+                .entry(block.map(|class| class as u8))
+                .or_insert_with(|| {
+                    blocks.push(block);
+                    u16::try_from(blocks.len() - 1).expect("fewer than 65 536 distinct blocks")
+                });
             index.push(at);
         }
         Classes { index, blocks }

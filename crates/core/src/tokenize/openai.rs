@@ -27,8 +27,9 @@ pub(super) struct Encoding {
     /// The rank of every two-byte token, by its bytes as a little-endian `u16`
     /// (`u32::MAX` where the pair is no token).
     pairs: Box<[u32]>,
-    /// The ranks of the tokens of 3 to 15 bytes, by [`short_key`].
-    short: HashMap<u128, u32, BuildHasherDefault<KeyHasher>>,
+    /// The ranks of the tokens of 3 to 15 bytes, by [`short_key`] as two words (which
+    /// packs an entry in 24 bytes where a `u128` takes 32).
+    short: HashMap<(u64, u64), u32, BuildHasherDefault<KeyHasher>>,
     /// The ranks of the longer tokens, by their bytes.
     long: HashMap<&'static [u8], u32, BuildHasherDefault<KeyHasher>>,
     /// Set in the keys of this encoding's remembered counts (a bit no [`short_key`]
@@ -64,6 +65,12 @@ fn short_key(bytes: &[u8]) -> u128 {
     packed | (n as u128) << 120
 }
 
+/// A key as two words.
+#[inline(always)]
+fn words(key: u128) -> (u64, u64) {
+    (key as u64, (key >> 64) as u64)
+}
+
 pub(super) static O200K_BASE: LazyLock<Encoding> =
     LazyLock::new(|| Encoding::new(Pattern::O200k, bpe_openai::o200k_base(), 0));
 
@@ -94,7 +101,7 @@ impl Encoding {
                 0 | 1 => {}
                 2 => pairs[usize::from(u16::from_le_bytes([bytes[0], bytes[1]]))] = rank,
                 3..=SHORT_MAX_BYTES => {
-                    short.insert(short_key(bytes), rank);
+                    short.insert(words(short_key(bytes)), rank);
                 }
                 _ => {
                     long.insert(bytes, rank);
@@ -144,7 +151,7 @@ impl Encoding {
         let found = if n == 2 {
             self.pairs[usize::from(u16::from_le_bytes([piece[0], piece[1]]))] != u32::MAX
         } else {
-            self.short.contains_key(&key)
+            self.short.contains_key(&words(key))
         };
         if found {
             return 1;
@@ -164,7 +171,7 @@ impl Encoding {
         let found = match bytes.len() {
             0 | 1 => None,
             2 => return self.pairs[usize::from(u16::from_le_bytes([bytes[0], bytes[1]]))],
-            3..=SHORT_MAX_BYTES => self.short.get(&short_key(bytes)),
+            3..=SHORT_MAX_BYTES => self.short.get(&words(short_key(bytes))),
             _ => self.long.get(bytes),
         };
         found.copied().unwrap_or(u32::MAX)
@@ -294,9 +301,8 @@ impl Hasher for KeyHasher {
     }
 
     #[inline(always)]
-    fn write_u128(&mut self, n: u128) {
-        self.add(n as u64);
-        self.add((n >> 64) as u64);
+    fn write_u64(&mut self, n: u64) {
+        self.add(n);
     }
 
     #[inline(always)]
