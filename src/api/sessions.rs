@@ -1,4 +1,4 @@
-//! CreateSession, GetSession and DeleteSession.
+//! CreateSession, GetSession, DeleteSession and ForkSession.
 
 use std::collections::BTreeMap;
 
@@ -52,4 +52,23 @@ pub(super) async fn delete_session(
 ) -> Result<pb::DeleteSessionResponse> {
     let deleted_messages = api.engine.delete_session(tenant, &req.session_id).await?;
     Ok(pb::DeleteSessionResponse { deleted_messages })
+}
+
+pub(super) async fn fork_session(
+    api: &ContextApi,
+    tenant: i64,
+    req: pb::ForkSessionRequest,
+) -> Result<pb::ForkSessionResponse> {
+    let overrides = overrides_from_pb(req.policy.unwrap_or_default())?;
+    let request = crate::engine::ForkRequest {
+        source_session_id: req.source_session_id,
+        at_seq: req.at_seq,
+        session_id: req.session_id,
+        overrides,
+        metadata: req.metadata.into_iter().collect(),
+    };
+    let info = api.engine.fork_session(tenant, request).await?;
+    Ok(pb::ForkSessionResponse {
+        session: Some(session_to_pb(&info)),
+    })
 }

@@ -30,6 +30,7 @@ use crate::store::{NotifyGate, Store, View};
 use crate::summarizer::model::ModelSummarizer;
 use crate::tokenize::{TextCounts, ToolDefinition};
 pub use crate::validate::validate_session_id;
+pub use fork::ForkRequest;
 pub use search::{Scope, SearchRequest};
 pub use subscribe::SubscribeRequest;
 
@@ -38,6 +39,7 @@ mod build;
 mod clearing;
 mod compact;
 mod expand;
+mod fork;
 mod report;
 mod request;
 mod search;

@@ -291,7 +291,7 @@ impl Engine {
             }
             Err(error) => return Ok(Pass::Failed(error)),
         };
-        let log = (&self.store, row.id);
+        let log = (&self.store, row);
         let by = &options.writer;
         let condensed =
             match summarizer::plan_condensing(by, &counter, &others, &leaf, sizes, log).await? {
@@ -358,8 +358,11 @@ impl Engine {
             written += 1;
         }
         if let Span::Steps(..) = span {
-            let seqs: Vec<i64> = view[covered.clone()].iter().map(|m| m.seq).collect();
-            tx.mark_summarized(&seqs).await?;
+            let messages: Vec<(i64, i64)> = view[covered.clone()]
+                .iter()
+                .map(|m| (m.seq, m.view_tokens))
+                .collect();
+            tx.mark_summarized(&messages).await?;
         }
         if let Some(job) = &options.follow_up {
             tx.enqueue_job(job, &self.config.notify_gate).await?;

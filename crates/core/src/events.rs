@@ -18,6 +18,7 @@ pub enum EventKind {
     OutputEvicted = 5,
     BudgetThresholdCrossed = 6,
     SessionDeleted = 7,
+    SessionForked = 10,
 }
 
 /// The proto's CompactionKind numbers.
@@ -77,6 +78,12 @@ pub enum EventDetail {
         context_window: i64,
     },
     SessionDeleted,
+    /// A fork was made: on the source's stream and as the fork's first event.
+    SessionForked {
+        source_session_id: String,
+        fork_session_id: String,
+        at_seq: i64,
+    },
 }
 
 impl EventDetail {
@@ -89,6 +96,7 @@ impl EventDetail {
             EventDetail::OutputEvicted { .. } => EventKind::OutputEvicted,
             EventDetail::BudgetThresholdCrossed { .. } => EventKind::BudgetThresholdCrossed,
             EventDetail::SessionDeleted => EventKind::SessionDeleted,
+            EventDetail::SessionForked { .. } => EventKind::SessionForked,
         }
     }
 }

@@ -56,11 +56,24 @@ pub struct Session {
     pub compaction_failures: i32,
     pub event_seq: i64,
     pub budget_status: i16,
+    /// The source's session id as it was named when this session was forked from it
+    /// (None: not a fork).
+    pub forked_from: Option<String>,
+    /// Seqs 1..base_seq are inherited from the ancestors (0: none; not a fork, or a fork
+    /// at seq 0).
+    pub base_seq: i64,
+    /// Bytes of text of the inherited seqs (part of `content_bytes`).
+    pub base_bytes: i64,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub updated_at: chrono::DateTime<chrono::Utc>,
 }
 
 impl Session {
+    /// Whether some of the log is read from ancestors (seqs 1..base_seq).
+    pub fn inherits(&self) -> bool {
+        self.base_seq > 0
+    }
+
     /// The anchor of the session's last usage report, if it has reported.
     pub fn anchor(&self) -> Option<Anchor> {
         (self.anchor_reported_tokens > 0).then_some(Anchor {

@@ -16,6 +16,7 @@ pub(in crate::api) fn event_kind_from_pb(kind: i32) -> Option<EventKind> {
         pb::EventKind::OutputEvicted => EventKind::OutputEvicted,
         pb::EventKind::BudgetThresholdCrossed => EventKind::BudgetThresholdCrossed,
         pb::EventKind::SessionDeleted => EventKind::SessionDeleted,
+        pb::EventKind::SessionForked => EventKind::SessionForked,
     })
 }
 
@@ -130,6 +131,15 @@ pub(in crate::api) fn event_to_pb(row: &crate::events::Event, cursor: String) ->
             context_window,
         }),
         EventDetail::SessionDeleted => Detail::SessionDeleted(pb::SessionDeleted {}),
+        EventDetail::SessionForked {
+            source_session_id,
+            fork_session_id,
+            at_seq,
+        } => Detail::SessionForked(pb::SessionForked {
+            source_session_id,
+            fork_session_id,
+            at_seq,
+        }),
     };
     pb::Event {
         event_id: row.id,

@@ -1,22 +1,62 @@
+-- Hits in the sessions in scope (one of the tenant's, $3, or all its live ones): each
+-- session's own messages and summaries, and for a fork those it inherits — an
+-- ancestor's rows within the range the fork reads of it, with the fork's view state,
+-- and the ancestor's summaries written before the fork within that range. A shared
+-- message is a hit of every session in scope whose history holds it.
 with q as (select websearch_to_tsquery('english', ctxd_search_text($2)) as q),
 hits as (
-   (select m.session_id, m.seq, 0::bigint as summary_id, 0 as depth, m.role,
+   (select m.session_id, m.session_id as owner, m.seq, 0::bigint as summary_id, 0 as depth,
+           m.role,
            case when m.seq < s.view_first_seq then 4::smallint else m.view_state end
                as view_state,
            0::bigint as first_seq, 0::bigint as last_seq,
            ts_rank_cd(m.search, q.q) as rank, m.created_at
     from q, messages m join sessions s on s.id = m.session_id
-    where $7 and s.tenant_id = $1 and ($3::bigint is null or m.session_id = $3)
+    where $7 and s.tenant_id = $1 and s.deleted_at is null
+      and ($3::bigint is null or m.session_id = $3)
       and m.search @@ q.q
       and (cardinality($4::smallint[]) = 0 or m.role = any($4))
       and ($5::timestamptz is null or m.created_at >= $5)
       and ($6::timestamptz is null or m.created_at < $6)
     order by rank desc limit $9)
    union all
-   (select su.session_id, 0::bigint, su.id, su.depth, 0::smallint, 0::smallint,
-           su.first_seq, su.last_seq, ts_rank_cd(su.search, q.q) as rank, su.created_at
+   (select l.session_id, m.session_id, m.seq, 0::bigint, 0, m.role,
+           case when m.seq < s.view_first_seq then 4::smallint
+               else coalesce(v.view_state, m.view_state) end,
+           0::bigint, 0::bigint, ts_rank_cd(m.search, q.q) as rank, m.created_at
+    from q, session_lineage l
+    join sessions s on s.id = l.session_id
+    join messages m on m.session_id = l.ancestor_id
+       and m.seq between l.first_seq and l.last_seq
+    left join message_views v on v.session_id = l.session_id and v.seq = m.seq
+    where $7 and s.tenant_id = $1 and s.deleted_at is null
+      and ($3::bigint is null or l.session_id = $3)
+      and m.search @@ q.q
+      and (cardinality($4::smallint[]) = 0 or m.role = any($4))
+      and ($5::timestamptz is null or m.created_at >= $5)
+      and ($6::timestamptz is null or m.created_at < $6)
+    order by rank desc limit $9)
+   union all
+   (select su.session_id, su.session_id, 0::bigint, su.id, su.depth, 0::smallint,
+           0::smallint, su.first_seq, su.last_seq, ts_rank_cd(su.search, q.q) as rank,
+           su.created_at
     from q, summaries su join sessions s on s.id = su.session_id
-    where $8 and s.tenant_id = $1 and ($3::bigint is null or su.session_id = $3)
+    where $8 and s.tenant_id = $1 and s.deleted_at is null
+      and ($3::bigint is null or su.session_id = $3)
+      and su.search @@ q.q
+      and ($5::timestamptz is null or su.created_at >= $5)
+      and ($6::timestamptz is null or su.created_at < $6)
+    order by rank desc limit $9)
+   union all
+   (select l.session_id, su.session_id, 0::bigint, su.id, su.depth, 0::smallint,
+           0::smallint, su.first_seq, su.last_seq, ts_rank_cd(su.search, q.q) as rank,
+           su.created_at
+    from q, session_lineage l
+    join sessions s on s.id = l.session_id
+    join summaries su on su.session_id = l.ancestor_id
+       and su.id <= l.summary_limit and su.last_seq <= l.last_seq
+    where $8 and s.tenant_id = $1 and s.deleted_at is null
+      and ($3::bigint is null or l.session_id = $3)
       and su.search @@ q.q
       and ($5::timestamptz is null or su.created_at >= $5)
       and ($6::timestamptz is null or su.created_at < $6)
@@ -29,7 +69,7 @@ select s.external_id, top.seq, top.summary_id, top.depth, top.role, top.view_sta
        ts_headline('english', ctxd_search_text(
            left(case when top.seq > 0 then
                (select ctxd_message_doc(m.content, m.parts, m.reasoning, m.tool_calls, m.name)
-                from messages m where m.session_id = top.session_id and m.seq = top.seq)
+                from messages m where m.session_id = top.owner and m.seq = top.seq)
            else (select su.content from summaries su where su.id = top.summary_id) end, 100000)),
            (select q from q),
            'StartSel=«, StopSel=», MaxWords=30, MinWords=10, MaxFragments=2, FragmentDelimiter=" … "')

@@ -1,0 +1,1 @@
+//! ForkSession's bad input.

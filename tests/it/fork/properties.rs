@@ -1,0 +1,1 @@
+//! Random trees of forks.
