@@ -718,6 +718,7 @@ async fn health_and_reflection(pool: PgPool) {
             "CreateSession",
             "GetSession",
             "DeleteSession",
+            "ForkSession",
             "AppendTurn",
             "AppendNative",
             "BuildMessages",
