@@ -25,7 +25,7 @@ impl Engine {
         let mut row = self.session_row(tenant_id, &request.session_id).await?;
         let policy = policy_of(&row)?;
         let mut stored = self.store.view(&row).await?;
-        let mut summaries = if row.summaries_written > 0 {
+        let mut summaries = if row.may_have_summaries() {
             self.store.active_summaries(row.id).await?
         } else {
             Vec::new()

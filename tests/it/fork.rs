@@ -70,6 +70,35 @@ pub(crate) fn assert_history(got: &[pb::Message], want: &[pb::Message], id: &str
     }
 }
 
+/// A session's view tokens are what its history says of its view: the tokens in the
+/// view of every message past the summarized prefix that no step summary took out.
+pub(crate) async fn assert_view_consistent(client: &mut Client, id: &str) {
+    let view = client
+        .get_session(pb::GetSessionRequest {
+            session_id: id.into(),
+            include_view: true,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut spans: Vec<(i64, i64)> = view.summaries.iter().map(|s| (s.first_seq, s.last_seq)).collect();
+    spans.sort();
+    let mut covered = 0;
+    for (first, last) in spans {
+        if first == covered + 1 {
+            covered = last;
+        }
+    }
+    let tokens: i64 = history(client, id)
+        .await
+        .iter()
+        .filter(|m| m.seq > covered && m.view_state != pb::ViewState::Summarized as i32)
+        .map(|m| m.view_token_count)
+        .sum();
+    let row = view.session.unwrap();
+    assert_eq!(tokens, row.view_tokens, "{id}: the view's tokens by its history");
+}
+
 async fn search(client: &mut Client, id: &str, query: &str) -> Vec<pb::SearchHit> {
     client
         .search(pb::SearchRequest {
@@ -184,17 +213,32 @@ fn built_text(built: &pb::BuildMessagesResponse) -> String {
 /// its own history.
 #[sqlx::test]
 async fn a_corpus_session_forks_and_each_side_compacts_alone(pool: PgPool) {
-    let server = TestServer::start(pool).await;
+    let server = TestServer::start(pool.clone()).await;
     let mut client = server.client.clone();
     let recorded = load(&corpus_files()[0]);
-    create(&mut client, "src", window(128_000, 8_000)).await;
+    // Clearing reaches back into the shared messages: little tool output protected.
+    let policy = pb::Policy {
+        tool_output_protect_tokens: Some(500),
+        clear_min_savings_tokens: Some(100),
+        ..window(128_000, 8_000)
+    };
+    create(&mut client, "src", policy).await;
     let mut src_log: Vec<pb::Message> = Vec::new();
     for (message, _) in &recorded.messages {
         src_log.push(message.clone());
         append(&mut client, "src", vec![message.clone()]).await.unwrap();
     }
-    // Summaries before the fork: the fork reuses those within its cut.
-    compact(&mut client, "src", pb::CompactMode::Summarize, 6_000).await;
+    // Summaries of the older part before the fork: the fork reuses those within its cut
+    // and shares part of the source's view (which the source then clears).
+    let total = build(&mut client, "src", pb::OutputFormat::Neutral)
+        .await
+        .unwrap()
+        .budget
+        .unwrap()
+        .breakdown
+        .unwrap()
+        .total_tokens;
+    compact(&mut client, "src", pb::CompactMode::Summarize, total * 2 / 3).await;
     let before = client
         .get_session(pb::GetSessionRequest {
             session_id: "src".into(),
@@ -204,10 +248,12 @@ async fn a_corpus_session_forks_and_each_side_compacts_alone(pool: PgPool) {
         .unwrap()
         .into_inner();
     assert!(!before.summaries.is_empty(), "the source summarized");
-    let at = src_log.len() as i64 / 2 + 1;
+    let view_first_seq = before.summaries.last().unwrap().last_seq + 1;
+    let at = (view_first_seq + src_log.len() as i64) / 2;
+    assert!(at > view_first_seq + 4, "the fork shares part of the source's view");
     fork(&mut client, "src", Some(at), "f").await.unwrap();
     let mut fork_log = src_log[..at as usize].to_vec();
-    // The fork starts with the source's summaries within the cut, and a view of its own.
+    // The fork starts with the source's summaries (the same rows) and its view.
     let start = client
         .get_session(pb::GetSessionRequest {
             session_id: "f".into(),
@@ -216,15 +262,28 @@ async fn a_corpus_session_forks_and_each_side_compacts_alone(pool: PgPool) {
         .await
         .unwrap()
         .into_inner();
-    let reused: Vec<i64> = start.summaries.iter().map(|s| s.summary_id).collect();
-    for summary in &start.summaries {
-        assert!(summary.last_seq <= at, "a reused summary ends within the cut");
+    assert!(start.summaries == before.summaries, "the fork reuses the summaries");
+
+    // A fork cut inside the first summary reuses what of it lies within the cut and
+    // has the rest back in its view.
+    let first = &before.summaries[0];
+    let inside = (first.first_seq + first.last_seq) / 2;
+    fork(&mut client, "src", Some(inside), "g").await.unwrap();
+    let g = client
+        .get_session(pb::GetSessionRequest {
+            session_id: "g".into(),
+            include_view: true,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    for summary in &g.summaries {
+        assert!(summary.last_seq <= inside);
     }
-    let source_ids: Vec<i64> = before.summaries.iter().map(|s| s.summary_id).collect();
-    assert!(
-        reused.iter().any(|id| source_ids.contains(id)) || before.summaries[0].last_seq > at,
-        "the source's summaries within the cut are reused, not rewritten: {reused:?} of {source_ids:?}"
-    );
+    let g_built = build(&mut client, "g", pb::OutputFormat::Neutral).await.unwrap();
+    assert_provider_valid(&g_built.messages);
+    assert_summaries_cover_once(&g_built, inside);
+    assert_history(&history(&mut client, "g").await, &src_log[..inside as usize], "g");
 
     for batch in turns("forkonly", 100, 4, 300) {
         fork_log.extend(batch.clone());
@@ -239,15 +298,18 @@ async fn a_corpus_session_forks_and_each_side_compacts_alone(pool: PgPool) {
     let fork_before = snapshot(&mut client, "f").await;
     compact(&mut client, "src", pb::CompactMode::ClearToolResults, 2_000).await;
     compact(&mut client, "src", pb::CompactMode::Summarize, 3_000).await;
-    assert_eq!(snapshot(&mut client, "f").await, fork_before, "the source's compaction changed the fork");
+    assert!(snapshot(&mut client, "f").await == fork_before, "the source's compaction changed the fork");
     // And the fork compacts: the source returns exactly what it returned before.
     let src_before = snapshot(&mut client, "src").await;
-    assert_ne!(src_before.0, fork_before.0);
+    assert!(src_before.0 != fork_before.0);
     compact(&mut client, "f", pb::CompactMode::ClearToolResults, 2_000).await;
     compact(&mut client, "f", pb::CompactMode::Summarize, 3_000).await;
     let fork_after = snapshot(&mut client, "f").await;
-    assert_ne!(fork_after, fork_before, "the fork compacted");
-    assert_eq!(snapshot(&mut client, "src").await, src_before, "the fork's compaction changed the source");
+    for id in ["f", "src", "g"] {
+        assert_view_consistent(&mut client, id).await;
+    }
+    assert!(fork_after != fork_before, "the fork compacted");
+    assert!(snapshot(&mut client, "src").await == src_before, "the fork's compaction changed the source");
 
     // Each history whole, byte-exact.
     assert_history(&history(&mut client, "f").await, &fork_log, "f");
@@ -257,7 +319,7 @@ async fn a_corpus_session_forks_and_each_side_compacts_alone(pool: PgPool) {
     for (id, own, other) in [("f", "forkonly", "srconly"), ("src", "srconly", "forkonly")] {
         let built = build(&mut client, id, pb::OutputFormat::Neutral).await.unwrap();
         assert_provider_valid(&built.messages);
-        assert_summaries_cover_once(&built, session(&mut client, id).await.message_count);
+            assert_summaries_cover_once(&built, session(&mut client, id).await.message_count);
         let text = built_text(&built);
         assert!(text.contains(own), "{id} builds with its own turns");
         assert!(!text.contains(other), "{id} builds with the other side's turns");
@@ -300,7 +362,7 @@ async fn a_corpus_session_forks_and_each_side_compacts_alone(pool: PgPool) {
         .hits;
     let sessions: std::collections::BTreeSet<&str> =
         tenant.iter().map(|h| h.session_id.as_str()).collect();
-    assert_eq!(sessions, ["f", "src"].into(), "a shared message is in both histories");
+    assert_eq!(sessions, ["f", "g", "src"].into(), "a shared message is in every history");
     server.stop().await;
 }
 
@@ -366,14 +428,14 @@ async fn deleting_the_source_never_breaks_the_fork(pool: PgPool) {
         .hits;
     assert!(tenant.iter().all(|h| h.session_id != "src" && !h.session_id.starts_with('#')));
 
-    assert_eq!(snapshot(&mut client, "f2").await, f2_before, "deleting the source changed the fork");
+    assert!(snapshot(&mut client, "f2").await == f2_before, "deleting the source changed the fork");
     assert_history(&history(&mut client, "f1").await, &f1_log, "f1");
     // Deleting the fork between leaves the fork of the fork whole too.
     client
         .delete_session(pb::DeleteSessionRequest { session_id: "f1".into() })
         .await
         .unwrap();
-    assert_eq!(snapshot(&mut client, "f2").await, f2_before, "deleting the fork between changed f2");
+    assert!(snapshot(&mut client, "f2").await == f2_before, "deleting the fork between changed f2");
     for batch in turns("after", 50, 3, 200) {
         f2_log.extend(batch.clone());
         append(&mut client, "f2", batch).await.unwrap();

@@ -69,6 +69,12 @@ pub struct Session {
 }
 
 impl Session {
+    /// Whether the session may have active summaries: it wrote some, or holds some (a
+    /// fork starts with its source's).
+    pub fn may_have_summaries(&self) -> bool {
+        self.summaries_written > 0 || self.summary_tokens > 0
+    }
+
     /// Whether some of the log is read from ancestors (seqs 1..base_seq).
     pub fn inherits(&self) -> bool {
         self.base_seq > 0

@@ -8,7 +8,7 @@
 use ctxd::pb;
 use proptest::prelude::*;
 
-use super::{fork, history, written};
+use super::{assert_view_consistent, fork, history, written};
 use crate::harness::*;
 
 /// Sessions a tree grows to at most.
@@ -186,8 +186,10 @@ fn forks_appends_and_compactions_never_cross_branches() {
                     let after = returns(&mut client, &id).await;
                     prop_assert!(after == before, "{:?} on {} changed {}", op, target_id, id);
                 }
-                // Every session's history is what was appended to it.
+                // Every session's history is what was appended to it, and its view
+                // tokens are what the history says of its view.
                 for branch in &branches {
+                    assert_view_consistent(&mut client, &branch.id).await;
                     let got = history(&mut client, &branch.id).await;
                     prop_assert_eq!(got.len(), branch.log.len(), "{} after {:?}", branch.id, op);
                     for (got, want) in got.iter().zip(&branch.log) {
@@ -217,6 +219,23 @@ async fn check_build(client: &mut Client, id: &str) -> Result<(), TestCaseError>
             let breakdown = built.budget.unwrap().breakdown.unwrap();
             prop_assert!(breakdown.total_tokens <= WINDOW - OUTPUT, "{} over budget: {}", id, breakdown.total_tokens);
             assert_provider_valid(&built.messages);
+            // Each seq at most once, in one summary or in the history; exactly once when
+            // nothing was left out to fit.
+            let count = session(client, id).await.message_count as usize;
+            let mut seen = vec![0u32; count + 1];
+            for summary in &built.summaries {
+                for seq in summary.first_seq..=summary.last_seq {
+                    seen[seq as usize] += 1;
+                }
+            }
+            for message in &built.messages {
+                seen[message.seq as usize] += 1;
+            }
+            prop_assert!(seen.iter().all(|&n| n <= 1), "{} covers twice: {:?}", id, seen);
+            let trimmed = built.trimmed.unwrap_or_default();
+            if trimmed.turns == 0 && trimmed.summaries == 0 && trimmed.incomplete_step_messages == 0 {
+                prop_assert!(seen[1..].iter().all(|&n| n == 1), "{} leaves out: {:?}", id, seen);
+            }
         }
         Err(status) => {
             // Only when the newest turn alone cannot fit.
