@@ -252,6 +252,8 @@ async fn a_corpus_session_forks_and_each_side_compacts_alone(pool: PgPool) {
     let at = (view_first_seq + src_log.len() as i64) / 2;
     assert!(at > view_first_seq + 4, "the fork shares part of the source's view");
     fork(&mut client, "src", Some(at), "f").await.unwrap();
+    // A second fork at the same seq that only ever reads.
+    fork(&mut client, "src", Some(at), "h").await.unwrap();
     let mut fork_log = src_log[..at as usize].to_vec();
     // The fork starts with the source's summaries (the same rows) and its view.
     let start = client
@@ -294,22 +296,29 @@ async fn a_corpus_session_forks_and_each_side_compacts_alone(pool: PgPool) {
         append(&mut client, "src", batch).await.unwrap();
     }
 
-    // The source compacts: the fork returns exactly what it returned before.
-    let fork_before = snapshot(&mut client, "f").await;
-    compact(&mut client, "src", pb::CompactMode::ClearToolResults, 2_000).await;
-    compact(&mut client, "src", pb::CompactMode::Summarize, 3_000).await;
-    assert!(snapshot(&mut client, "f").await == fork_before, "the source's compaction changed the fork");
-    // And the fork compacts: the source returns exactly what it returned before.
+    // The fork clears and summarizes first (condensing what it shares with the source),
+    // then the source compacts: each time the other side returns exactly what it
+    // returned before.
     let src_before = snapshot(&mut client, "src").await;
+    let fork_before = snapshot(&mut client, "f").await;
+    let reader = snapshot(&mut client, "h").await;
     assert!(src_before.0 != fork_before.0);
     compact(&mut client, "f", pb::CompactMode::ClearToolResults, 2_000).await;
+    let fork_cleared = snapshot(&mut client, "f").await;
+    assert!(fork_cleared != fork_before, "the fork cleared");
+    assert!(snapshot(&mut client, "src").await == src_before, "the fork's clearing changed the source");
     compact(&mut client, "f", pb::CompactMode::Summarize, 3_000).await;
     let fork_after = snapshot(&mut client, "f").await;
-    for id in ["f", "src", "g"] {
+    assert!(fork_after != fork_cleared, "the fork summarized");
+    assert!(snapshot(&mut client, "src").await == src_before, "the fork's summary changed the source");
+    compact(&mut client, "src", pb::CompactMode::ClearToolResults, 2_000).await;
+    compact(&mut client, "src", pb::CompactMode::Summarize, 3_000).await;
+    assert!(snapshot(&mut client, "src").await != src_before, "the source compacted");
+    assert!(snapshot(&mut client, "f").await == fork_after, "the source's compaction changed the fork");
+    assert!(snapshot(&mut client, "h").await == reader, "compaction on either side changed another fork");
+    for id in ["f", "src", "g", "h"] {
         assert_view_consistent(&mut client, id).await;
     }
-    assert!(fork_after != fork_before, "the fork compacted");
-    assert!(snapshot(&mut client, "src").await == src_before, "the fork's compaction changed the source");
 
     // Each history whole, byte-exact.
     assert_history(&history(&mut client, "f").await, &fork_log, "f");
@@ -362,7 +371,7 @@ async fn a_corpus_session_forks_and_each_side_compacts_alone(pool: PgPool) {
         .hits;
     let sessions: std::collections::BTreeSet<&str> =
         tenant.iter().map(|h| h.session_id.as_str()).collect();
-    assert_eq!(sessions, ["f", "g", "src"].into(), "a shared message is in every history");
+    assert_eq!(sessions, ["f", "g", "h", "src"].into(), "a shared message is in every history");
     server.stop().await;
 }
 
