@@ -8,8 +8,8 @@
 //! (`ctxd-core`), without any I/O crate; its modules are re-exported here under their own
 //! names (`ctxd::message`, `ctxd::policy`, ...).
 pub use ctxd_core::{
-    budget, chunks, compaction, error, fork, ingest, job, limits, message, policy, quota,
-    render, session, summarize, tokenize, turns, validate,
+    budget, chunks, compaction, error, fork, ingest, job, limits, message, policy, quota, render,
+    session, summarize, tokenize, turns, validate,
 };
 
 pub mod admin;

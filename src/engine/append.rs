@@ -89,7 +89,7 @@ impl Engine {
             if let Some(state) = self
                 .store
                 .cached_append_state(tenant_id, &request.session_id, &answered)
-                .filter(|state| !(state.session.inherits() && !referenced.is_empty()))
+                .filter(|state| !state.session.inherits() || referenced.is_empty())
             {
                 // Written, or the write refused (the row changed, a reference does not
                 // hold), or a verdict on the request that the cached row might explain:

@@ -190,9 +190,7 @@ impl Store {
         } else {
             include_str!("sql/append/tool_name.sql")
         };
-        let query = sqlx::query_scalar(sql)
-            .bind(state.session.id)
-            .bind(call_id);
+        let query = sqlx::query_scalar(sql).bind(state.session.id).bind(call_id);
         let name: Option<Option<String>> = match state.locked.as_mut() {
             Some(tx) => query.fetch_optional(Conn::new(tx, self.pooler)).await?,
             None => query.fetch_optional(self.db()).await?,

@@ -122,13 +122,12 @@ impl SessionTx {
             return Ok(Vec::new());
         }
         let session_id = self.session.id;
-        let rows: Vec<(i64, i64, i64)> =
-            sqlx::query_as(include_str!("sql/forks/summarized.sql"))
-                .bind(session_id)
-                .bind(first)
-                .bind(last)
-                .fetch_all(self.conn())
-                .await?;
+        let rows: Vec<(i64, i64, i64)> = sqlx::query_as(include_str!("sql/forks/summarized.sql"))
+            .bind(session_id)
+            .bind(first)
+            .bind(last)
+            .fetch_all(self.conn())
+            .await?;
         Ok(rows
             .into_iter()
             .map(|(seq, token_count, view_tokens)| Summarized {

@@ -3,8 +3,8 @@
 //! (`message_views`); a change to one of its own rows first copies the row's state to
 //! the overlay of each session that reads the row (a fork, a fork of a fork, …) and has
 //! none of its own, so no other session's view changes.
-use super::StoreResult;
 use super::SessionTx;
+use super::StoreResult;
 use crate::message::ViewState;
 
 /// Rounds of locking the dependants before their set is known to be whole (each round

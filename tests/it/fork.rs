@@ -81,7 +81,11 @@ pub(crate) async fn assert_view_consistent(client: &mut Client, id: &str) {
         .await
         .unwrap()
         .into_inner();
-    let mut spans: Vec<(i64, i64)> = view.summaries.iter().map(|s| (s.first_seq, s.last_seq)).collect();
+    let mut spans: Vec<(i64, i64)> = view
+        .summaries
+        .iter()
+        .map(|s| (s.first_seq, s.last_seq))
+        .collect();
     spans.sort();
     let mut covered = 0;
     for (first, last) in spans {
@@ -96,7 +100,10 @@ pub(crate) async fn assert_view_consistent(client: &mut Client, id: &str) {
         .map(|m| m.view_token_count)
         .sum();
     let row = view.session.unwrap();
-    assert_eq!(tokens, row.view_tokens, "{id}: the view's tokens by its history");
+    assert_eq!(
+        tokens, row.view_tokens,
+        "{id}: the view's tokens by its history"
+    );
 }
 
 async fn search(client: &mut Client, id: &str, query: &str) -> Vec<pb::SearchHit> {
@@ -139,7 +146,9 @@ pub(crate) fn turns(tag: &str, from: usize, count: usize, size: usize) -> Vec<Ve
     (from..from + count)
         .map(|turn| {
             let id = format!("{tag}-call-{turn}");
-            let body: String = (0..size).map(|i| format!("{tag}{turn}w{} ", i % 50)).collect();
+            let body: String = (0..size)
+                .map(|i| format!("{tag}{turn}w{} ", i % 50))
+                .collect();
             vec![
                 user(&format!("{tag} question {turn} about module_{tag}_{turn}")),
                 call(&[&id]),
@@ -186,7 +195,9 @@ async fn a_fork_shares_the_prefix_and_then_diverges(pool: PgPool) {
     assert_eq!(f.message_count, fork_log.len() as i64);
     assert_eq!(f.turn_count, 5);
 
-    let built = build(&mut client, "f", pb::OutputFormat::Neutral).await.unwrap();
+    let built = build(&mut client, "f", pb::OutputFormat::Neutral)
+        .await
+        .unwrap();
     assert_provider_valid(&built.messages);
     let seqs: Vec<i64> = built.messages.iter().map(|m| m.seq).collect();
     assert_eq!(seqs, (1..=fork_log.len() as i64).collect::<Vec<_>>());
@@ -226,7 +237,9 @@ async fn a_corpus_session_forks_and_each_side_compacts_alone(pool: PgPool) {
     let mut src_log: Vec<pb::Message> = Vec::new();
     for (message, _) in &recorded.messages {
         src_log.push(message.clone());
-        append(&mut client, "src", vec![message.clone()]).await.unwrap();
+        append(&mut client, "src", vec![message.clone()])
+            .await
+            .unwrap();
     }
     // Summaries of the older part before the fork: the fork reuses those within its cut
     // and shares part of the source's view (which the source then clears).
@@ -238,7 +251,13 @@ async fn a_corpus_session_forks_and_each_side_compacts_alone(pool: PgPool) {
         .breakdown
         .unwrap()
         .total_tokens;
-    compact(&mut client, "src", pb::CompactMode::Summarize, total * 2 / 3).await;
+    compact(
+        &mut client,
+        "src",
+        pb::CompactMode::Summarize,
+        total * 2 / 3,
+    )
+    .await;
     let before = client
         .get_session(pb::GetSessionRequest {
             session_id: "src".into(),
@@ -250,7 +269,10 @@ async fn a_corpus_session_forks_and_each_side_compacts_alone(pool: PgPool) {
     assert!(!before.summaries.is_empty(), "the source summarized");
     let view_first_seq = before.summaries.last().unwrap().last_seq + 1;
     let at = (view_first_seq + src_log.len() as i64) / 2;
-    assert!(at > view_first_seq + 4, "the fork shares part of the source's view");
+    assert!(
+        at > view_first_seq + 4,
+        "the fork shares part of the source's view"
+    );
     fork(&mut client, "src", Some(at), "f").await.unwrap();
     // A second fork at the same seq that only ever reads.
     fork(&mut client, "src", Some(at), "h").await.unwrap();
@@ -264,7 +286,10 @@ async fn a_corpus_session_forks_and_each_side_compacts_alone(pool: PgPool) {
         .await
         .unwrap()
         .into_inner();
-    assert!(start.summaries == before.summaries, "the fork reuses the summaries");
+    assert!(
+        start.summaries == before.summaries,
+        "the fork reuses the summaries"
+    );
 
     // A fork cut inside the first summary reuses what of it lies within the cut and
     // has the rest back in its view.
@@ -282,10 +307,16 @@ async fn a_corpus_session_forks_and_each_side_compacts_alone(pool: PgPool) {
     for summary in &g.summaries {
         assert!(summary.last_seq <= inside);
     }
-    let g_built = build(&mut client, "g", pb::OutputFormat::Neutral).await.unwrap();
+    let g_built = build(&mut client, "g", pb::OutputFormat::Neutral)
+        .await
+        .unwrap();
     assert_provider_valid(&g_built.messages);
     assert_summaries_cover_once(&g_built, inside);
-    assert_history(&history(&mut client, "g").await, &src_log[..inside as usize], "g");
+    assert_history(
+        &history(&mut client, "g").await,
+        &src_log[..inside as usize],
+        "g",
+    );
 
     for batch in turns("forkonly", 100, 4, 300) {
         fork_log.extend(batch.clone());
@@ -306,16 +337,31 @@ async fn a_corpus_session_forks_and_each_side_compacts_alone(pool: PgPool) {
     compact(&mut client, "f", pb::CompactMode::ClearToolResults, 2_000).await;
     let fork_cleared = snapshot(&mut client, "f").await;
     assert!(fork_cleared != fork_before, "the fork cleared");
-    assert!(snapshot(&mut client, "src").await == src_before, "the fork's clearing changed the source");
+    assert!(
+        snapshot(&mut client, "src").await == src_before,
+        "the fork's clearing changed the source"
+    );
     compact(&mut client, "f", pb::CompactMode::Summarize, 3_000).await;
     let fork_after = snapshot(&mut client, "f").await;
     assert!(fork_after != fork_cleared, "the fork summarized");
-    assert!(snapshot(&mut client, "src").await == src_before, "the fork's summary changed the source");
+    assert!(
+        snapshot(&mut client, "src").await == src_before,
+        "the fork's summary changed the source"
+    );
     compact(&mut client, "src", pb::CompactMode::ClearToolResults, 2_000).await;
     compact(&mut client, "src", pb::CompactMode::Summarize, 3_000).await;
-    assert!(snapshot(&mut client, "src").await != src_before, "the source compacted");
-    assert!(snapshot(&mut client, "f").await == fork_after, "the source's compaction changed the fork");
-    assert!(snapshot(&mut client, "h").await == reader, "compaction on either side changed another fork");
+    assert!(
+        snapshot(&mut client, "src").await != src_before,
+        "the source compacted"
+    );
+    assert!(
+        snapshot(&mut client, "f").await == fork_after,
+        "the source's compaction changed the fork"
+    );
+    assert!(
+        snapshot(&mut client, "h").await == reader,
+        "compaction on either side changed another fork"
+    );
     for id in ["f", "src", "g", "h"] {
         assert_view_consistent(&mut client, id).await;
     }
@@ -326,12 +372,17 @@ async fn a_corpus_session_forks_and_each_side_compacts_alone(pool: PgPool) {
 
     // Builds: provider-valid, each with only its own side's words.
     for (id, own, other) in [("f", "forkonly", "srconly"), ("src", "srconly", "forkonly")] {
-        let built = build(&mut client, id, pb::OutputFormat::Neutral).await.unwrap();
+        let built = build(&mut client, id, pb::OutputFormat::Neutral)
+            .await
+            .unwrap();
         assert_provider_valid(&built.messages);
-            assert_summaries_cover_once(&built, session(&mut client, id).await.message_count);
+        assert_summaries_cover_once(&built, session(&mut client, id).await.message_count);
         let text = built_text(&built);
         assert!(text.contains(own), "{id} builds with its own turns");
-        assert!(!text.contains(other), "{id} builds with the other side's turns");
+        assert!(
+            !text.contains(other),
+            "{id} builds with the other side's turns"
+        );
         // Every summary it sends expands to its own history.
         let log = if id == "f" { &fork_log } else { &src_log };
         for summary in &built.summaries {
@@ -345,7 +396,11 @@ async fn a_corpus_session_forks_and_each_side_compacts_alone(pool: PgPool) {
                 .unwrap()
                 .into_inner();
             let first = summary.first_seq as usize - 1;
-            assert_history_from(&expanded.messages, &log[first..=summary.last_seq as usize - 1], first);
+            assert_history_from(
+                &expanded.messages,
+                &log[first..=summary.last_seq as usize - 1],
+                first,
+            );
         }
     }
 
@@ -353,12 +408,25 @@ async fn a_corpus_session_forks_and_each_side_compacts_alone(pool: PgPool) {
     // the shared ones in both.
     let f_own = search(&mut client, "f", "forkonly").await;
     assert!(!f_own.is_empty());
-    assert!(f_own.iter().all(|h| h.session_id == "f" && (h.seq == 0 || h.seq > at)));
-    assert!(search(&mut client, "f", "srconly").await.is_empty(), "the fork finds the source's later turns");
-    assert!(search(&mut client, "src", "forkonly").await.is_empty(), "the source finds the fork's turns");
+    assert!(
+        f_own
+            .iter()
+            .all(|h| h.session_id == "f" && (h.seq == 0 || h.seq > at))
+    );
+    assert!(
+        search(&mut client, "f", "srconly").await.is_empty(),
+        "the fork finds the source's later turns"
+    );
+    assert!(
+        search(&mut client, "src", "forkonly").await.is_empty(),
+        "the source finds the fork's turns"
+    );
     let shared_word = shared_word(&src_log[..at as usize]);
     let in_fork = search(&mut client, "f", &shared_word).await;
-    assert!(in_fork.iter().any(|h| h.seq > 0 && h.seq <= at), "the fork finds shared messages by {shared_word:?}");
+    assert!(
+        in_fork.iter().any(|h| h.seq > 0 && h.seq <= at),
+        "the fork finds shared messages by {shared_word:?}"
+    );
     let tenant = client
         .search(pb::SearchRequest {
             query: shared_word.clone(),
@@ -371,7 +439,11 @@ async fn a_corpus_session_forks_and_each_side_compacts_alone(pool: PgPool) {
         .hits;
     let sessions: std::collections::BTreeSet<&str> =
         tenant.iter().map(|h| h.session_id.as_str()).collect();
-    assert_eq!(sessions, ["f", "g", "h", "src"].into(), "a shared message is in every history");
+    assert_eq!(
+        sessions,
+        ["f", "g", "h", "src"].into(),
+        "a shared message is in every history"
+    );
     server.stop().await;
 }
 
@@ -413,13 +485,18 @@ async fn deleting_the_source_never_breaks_the_fork(pool: PgPool) {
     let f2_before = snapshot(&mut client, "f2").await;
 
     let deleted = client
-        .delete_session(pb::DeleteSessionRequest { session_id: "src".into() })
+        .delete_session(pb::DeleteSessionRequest {
+            session_id: "src".into(),
+        })
         .await
         .unwrap()
         .into_inner();
     assert_eq!(deleted.deleted_messages, log.len() as i64);
     let gone = client
-        .get_session(pb::GetSessionRequest { session_id: "src".into(), include_view: false })
+        .get_session(pb::GetSessionRequest {
+            session_id: "src".into(),
+            include_view: false,
+        })
         .await
         .unwrap_err();
     assert_eq!(gone.code(), tonic::Code::NotFound);
@@ -430,21 +507,37 @@ async fn deleting_the_source_never_breaks_the_fork(pool: PgPool) {
     // The tenant searches live sessions only: the hidden one's rows are found through
     // the forks that hold them.
     let tenant = client
-        .search(pb::SearchRequest { query: "shared5w1".into(), limit: 100, ..Default::default() })
+        .search(pb::SearchRequest {
+            query: "shared5w1".into(),
+            limit: 100,
+            ..Default::default()
+        })
         .await
         .unwrap()
         .into_inner()
         .hits;
-    assert!(tenant.iter().all(|h| h.session_id != "src" && !h.session_id.starts_with('#')));
+    assert!(
+        tenant
+            .iter()
+            .all(|h| h.session_id != "src" && !h.session_id.starts_with('#'))
+    );
 
-    assert!(snapshot(&mut client, "f2").await == f2_before, "deleting the source changed the fork");
+    assert!(
+        snapshot(&mut client, "f2").await == f2_before,
+        "deleting the source changed the fork"
+    );
     assert_history(&history(&mut client, "f1").await, &f1_log, "f1");
     // Deleting the fork between leaves the fork of the fork whole too.
     client
-        .delete_session(pb::DeleteSessionRequest { session_id: "f1".into() })
+        .delete_session(pb::DeleteSessionRequest {
+            session_id: "f1".into(),
+        })
         .await
         .unwrap();
-    assert!(snapshot(&mut client, "f2").await == f2_before, "deleting the fork between changed f2");
+    assert!(
+        snapshot(&mut client, "f2").await == f2_before,
+        "deleting the fork between changed f2"
+    );
     for batch in turns("after", 50, 3, 200) {
         f2_log.extend(batch.clone());
         append(&mut client, "f2", batch).await.unwrap();
@@ -452,9 +545,14 @@ async fn deleting_the_source_never_breaks_the_fork(pool: PgPool) {
     compact(&mut client, "f2", pb::CompactMode::ClearToolResults, 1_000).await;
     compact(&mut client, "f2", pb::CompactMode::Summarize, 1_500).await;
     assert_history(&history(&mut client, "f2").await, &f2_log, "f2");
-    let built = build(&mut client, "f2", pb::OutputFormat::Neutral).await.unwrap();
+    let built = build(&mut client, "f2", pb::OutputFormat::Neutral)
+        .await
+        .unwrap();
     assert_provider_valid(&built.messages);
-    assert!(!search(&mut client, "f2", "shared1w3").await.is_empty(), "f2 finds its inherited messages");
+    assert!(
+        !search(&mut client, "f2", "shared1w3").await.is_empty(),
+        "f2 finds its inherited messages"
+    );
 
     let hidden = || async {
         sqlx::query_scalar::<_, i64>("select count(*) from sessions where deleted_at is not null")
@@ -462,12 +560,22 @@ async fn deleting_the_source_never_breaks_the_fork(pool: PgPool) {
             .await
             .unwrap()
     };
-    assert_eq!(hidden().await, 2, "src and f1 are hidden while f2 reads them");
+    assert_eq!(
+        hidden().await,
+        2,
+        "src and f1 are hidden while f2 reads them"
+    );
     client
-        .delete_session(pb::DeleteSessionRequest { session_id: "f2".into() })
+        .delete_session(pb::DeleteSessionRequest {
+            session_id: "f2".into(),
+        })
         .await
         .unwrap();
-    assert_eq!(hidden().await, 0, "the hidden sessions go with the last fork reading them");
+    assert_eq!(
+        hidden().await,
+        0,
+        "the hidden sessions go with the last fork reading them"
+    );
     let leftovers: i64 = sqlx::query_scalar(
         "select (select count(*) from session_lineage) + (select count(*) from message_views) \
          + (select count(*) from summary_links) \
@@ -514,7 +622,10 @@ async fn a_fork_is_announced_on_both_streams(pool: PgPool) {
         .session
         .unwrap();
     assert!(!forked.session_id.is_empty(), "an id is generated");
-    assert_eq!(forked.message_count, 8, "unset at_seq is the source's last seq");
+    assert_eq!(
+        forked.message_count, 8,
+        "unset at_seq is the source's last seq"
+    );
     let want = pb::SessionForked {
         source_session_id: "src".into(),
         fork_session_id: forked.session_id.clone(),
@@ -523,7 +634,10 @@ async fn a_fork_is_announced_on_both_streams(pool: PgPool) {
     let on_source = next_event(&mut source_stream).await.unwrap();
     assert_eq!(on_source.kind, pb::EventKind::SessionForked as i32);
     assert_eq!(on_source.session_id, "src");
-    assert_eq!(on_source.detail, Some(pb::event::Detail::SessionForked(want.clone())));
+    assert_eq!(
+        on_source.detail,
+        Some(pb::event::Detail::SessionForked(want.clone()))
+    );
     let mut fork_stream = client
         .subscribe_events(pb::SubscribeEventsRequest {
             session_id: forked.session_id.clone(),
@@ -537,6 +651,9 @@ async fn a_fork_is_announced_on_both_streams(pool: PgPool) {
     assert_eq!(backlog.len(), 1, "{backlog:?}");
     assert_eq!(backlog[0].session_seq, 1);
     assert_eq!(backlog[0].session_id, forked.session_id);
-    assert_eq!(backlog[0].detail, Some(pb::event::Detail::SessionForked(want)));
+    assert_eq!(
+        backlog[0].detail,
+        Some(pb::event::Detail::SessionForked(want))
+    );
     server.stop().await;
 }

@@ -40,13 +40,29 @@ async fn bad_input_names_the_field_and_changes_nothing(pool: PgPool) {
     let before = state(&pool, &mut client).await;
     let cases: Vec<(pb::ForkSessionRequest, Code, &str)> = vec![
         (request(Some(9), "f"), Code::InvalidArgument, "at_seq"),
-        (request(Some(i64::MAX), "f"), Code::InvalidArgument, "at_seq"),
+        (
+            request(Some(i64::MAX), "f"),
+            Code::InvalidArgument,
+            "at_seq",
+        ),
         (request(Some(-1), "f"), Code::InvalidArgument, "at_seq"),
-        (request(Some(i64::MIN), "f"), Code::InvalidArgument, "at_seq"),
+        (
+            request(Some(i64::MIN), "f"),
+            Code::InvalidArgument,
+            "at_seq",
+        ),
         (request(None, "taken"), Code::AlreadyExists, "session_id"),
         (request(None, "src"), Code::AlreadyExists, "session_id"),
-        (request(None, "bad id!"), Code::InvalidArgument, "session_id"),
-        (request(None, &"x".repeat(200)), Code::InvalidArgument, "session_id"),
+        (
+            request(None, "bad id!"),
+            Code::InvalidArgument,
+            "session_id",
+        ),
+        (
+            request(None, &"x".repeat(200)),
+            Code::InvalidArgument,
+            "session_id",
+        ),
         (
             pb::ForkSessionRequest {
                 source_session_id: "missing".into(),
@@ -123,7 +139,11 @@ async fn bad_input_names_the_field_and_changes_nothing(pool: PgPool) {
             ),
         }
         assert!(status.message().len() < 400, "{}", status.message());
-        assert_eq!(state(&pool, &mut client).await, before, "{request:?} changed something");
+        assert_eq!(
+            state(&pool, &mut client).await,
+            before,
+            "{request:?} changed something"
+        );
     }
     // A policy override that is valid applies over the source's policy.
     let forked = client
@@ -159,7 +179,9 @@ async fn another_tenants_session_is_not_found(pool: PgPool) {
     let server = TestServer::start(pool.clone()).await;
     let mut client = server.client.clone();
     create(&mut client, "src", window(100_000, 4_000)).await;
-    append(&mut client, "src", vec![user("mine")]).await.unwrap();
+    append(&mut client, "src", vec![user("mine")])
+        .await
+        .unwrap();
     let with_key = |request: pb::ForkSessionRequest| {
         let mut request = tonic::Request::new(request);
         request
@@ -198,35 +220,71 @@ async fn forks_at_either_end_and_of_forks(pool: PgPool) {
         append(&mut client, "src", batch).await.unwrap();
     }
     let empty = fork(&mut client, "src", Some(0), "empty").await.unwrap();
-    assert_eq!((empty.message_count, empty.log_tokens, empty.view_tokens), (0, 0, 0));
+    assert_eq!(
+        (empty.message_count, empty.log_tokens, empty.view_tokens),
+        (0, 0, 0)
+    );
     assert_eq!(empty.forked_from_session_id, "src");
     assert!(history(&mut client, "empty").await.is_empty());
-    append(&mut client, "empty", vec![user("fresh start")]).await.unwrap();
+    append(&mut client, "empty", vec![user("fresh start")])
+        .await
+        .unwrap();
     assert_eq!(history(&mut client, "empty").await.len(), 1);
 
     let whole = fork(&mut client, "src", None, "whole").await.unwrap();
     let source = session(&mut client, "src").await;
     assert_eq!(
-        (whole.message_count, whole.turn_count, whole.log_tokens, whole.view_tokens),
-        (source.message_count, source.turn_count, source.log_tokens, source.view_tokens)
+        (
+            whole.message_count,
+            whole.turn_count,
+            whole.log_tokens,
+            whole.view_tokens
+        ),
+        (
+            source.message_count,
+            source.turn_count,
+            source.log_tokens,
+            source.view_tokens
+        )
     );
-    let src_built = build(&mut client, "src", pb::OutputFormat::OpenaiChat).await.unwrap();
-    let whole_built = build(&mut client, "whole", pb::OutputFormat::OpenaiChat).await.unwrap();
-    assert_eq!(src_built.json, whole_built.json, "a fork at the end builds what its source builds");
+    let src_built = build(&mut client, "src", pb::OutputFormat::OpenaiChat)
+        .await
+        .unwrap();
+    let whole_built = build(&mut client, "whole", pb::OutputFormat::OpenaiChat)
+        .await
+        .unwrap();
+    assert_eq!(
+        src_built.json, whole_built.json,
+        "a fork at the end builds what its source builds"
+    );
 
     // A fork mid-way counts as its own history: the counters equal a session that was
     // sent the same messages.
     let mid = fork(&mut client, "src", Some(10), "mid").await.unwrap();
     create(&mut client, "replayed", window(200_000, 8_000)).await;
-    append(&mut client, "replayed", log[..10].to_vec()).await.unwrap();
+    append(&mut client, "replayed", log[..10].to_vec())
+        .await
+        .unwrap();
     let replayed = session(&mut client, "replayed").await;
     assert_eq!(
-        (mid.message_count, mid.turn_count, mid.log_tokens, mid.view_tokens),
-        (replayed.message_count, replayed.turn_count, replayed.log_tokens, replayed.view_tokens)
+        (
+            mid.message_count,
+            mid.turn_count,
+            mid.log_tokens,
+            mid.view_tokens
+        ),
+        (
+            replayed.message_count,
+            replayed.turn_count,
+            replayed.log_tokens,
+            replayed.view_tokens
+        )
     );
     let second = fork(&mut client, "mid", Some(6), "second").await.unwrap();
     assert_eq!(second.forked_from_session_id, "mid");
-    append(&mut client, "mid", turns("midonly", 9, 1, 5).concat()).await.unwrap();
+    append(&mut client, "mid", turns("midonly", 9, 1, 5).concat())
+        .await
+        .unwrap();
     let mut second_log = log[..6].to_vec();
     let extra = turns("secondonly", 7, 1, 5).concat();
     second_log.extend(extra.clone());
@@ -246,7 +304,12 @@ async fn a_fork_checks_tool_calls_as_its_source_would(pool: PgPool) {
     append(
         &mut client,
         "src",
-        vec![user("go"), call(&["a"]), result("a", "done a"), call(&["b"])],
+        vec![
+            user("go"),
+            call(&["a"]),
+            result("a", "done a"),
+            call(&["b"]),
+        ],
     )
     .await
     .unwrap();
@@ -275,7 +338,9 @@ async fn a_fork_checks_tool_calls_as_its_source_would(pool: PgPool) {
     assert_eq!(violated_fields(&status), ["messages[0].tool_call_id"]);
     // The source's answer is its own; both build provider-valid with their own answer.
     for (id, answer) in [("src", "done b in src"), ("f", "done b in the fork")] {
-        let built = build(&mut client, id, pb::OutputFormat::Neutral).await.unwrap();
+        let built = build(&mut client, id, pb::OutputFormat::Neutral)
+            .await
+            .unwrap();
         assert_provider_valid(&built.messages);
         assert_eq!(built.messages.last().unwrap().content, answer);
     }
@@ -285,7 +350,9 @@ async fn a_fork_checks_tool_calls_as_its_source_would(pool: PgPool) {
     assert_eq!(violated_fields(&status), ["messages[0].tool_call_id"]);
     // A new call in the fork, answered in a later append: the fork's own row.
     append(&mut client, "f", vec![call(&["c"])]).await.unwrap();
-    append(&mut client, "f", vec![result("c", "done c")]).await.unwrap();
+    append(&mut client, "f", vec![result("c", "done c")])
+        .await
+        .unwrap();
     // The source never saw "c".
     let status = append(&mut client, "src", vec![result("c", "x")])
         .await

@@ -27,14 +27,21 @@ enum Op {
         open: bool,
     },
     /// A fork of a session at `frac` of its log.
-    Fork { session: usize, frac: f64 },
+    Fork {
+        session: usize,
+        frac: f64,
+    },
     Compact {
         session: usize,
         mode: i32,
         target: i64,
     },
-    Build { session: usize },
-    Delete { session: usize },
+    Build {
+        session: usize,
+    },
+    Delete {
+        session: usize,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -67,7 +74,10 @@ fn words(n: usize, tag: &str) -> String {
 
 /// Everything a session returns without changing: its history with view states, its
 /// active summaries and its counters.
-async fn returns(client: &mut Client, id: &str) -> (Vec<pb::Message>, Vec<pb::Summary>, pb::Session) {
+async fn returns(
+    client: &mut Client,
+    id: &str,
+) -> (Vec<pb::Message>, Vec<pb::Summary>, pb::Session) {
     let history = history(client, id).await;
     let view = client
         .get_session(pb::GetSessionRequest {
@@ -217,7 +227,12 @@ async fn check_build(client: &mut Client, id: &str) -> Result<(), TestCaseError>
     match build(client, id, pb::OutputFormat::Neutral).await {
         Ok(built) => {
             let breakdown = built.budget.unwrap().breakdown.unwrap();
-            prop_assert!(breakdown.total_tokens <= WINDOW - OUTPUT, "{} over budget: {}", id, breakdown.total_tokens);
+            prop_assert!(
+                breakdown.total_tokens <= WINDOW - OUTPUT,
+                "{} over budget: {}",
+                id,
+                breakdown.total_tokens
+            );
             assert_provider_valid(&built.messages);
             // Each seq at most once, in one summary or in the history; exactly once when
             // nothing was left out to fit.
@@ -231,15 +246,31 @@ async fn check_build(client: &mut Client, id: &str) -> Result<(), TestCaseError>
             for message in &built.messages {
                 seen[message.seq as usize] += 1;
             }
-            prop_assert!(seen.iter().all(|&n| n <= 1), "{} covers twice: {:?}", id, seen);
+            prop_assert!(
+                seen.iter().all(|&n| n <= 1),
+                "{} covers twice: {:?}",
+                id,
+                seen
+            );
             let trimmed = built.trimmed.unwrap_or_default();
-            if trimmed.turns == 0 && trimmed.summaries == 0 && trimmed.incomplete_step_messages == 0 {
-                prop_assert!(seen[1..].iter().all(|&n| n == 1), "{} leaves out: {:?}", id, seen);
+            if trimmed.turns == 0 && trimmed.summaries == 0 && trimmed.incomplete_step_messages == 0
+            {
+                prop_assert!(
+                    seen[1..].iter().all(|&n| n == 1),
+                    "{} leaves out: {:?}",
+                    id,
+                    seen
+                );
             }
         }
         Err(status) => {
             // Only when the newest turn alone cannot fit.
-            prop_assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{}", status.message());
+            prop_assert_eq!(
+                status.code(),
+                tonic::Code::FailedPrecondition,
+                "{}",
+                status.message()
+            );
         }
     }
     Ok(())
