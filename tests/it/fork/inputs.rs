@@ -282,6 +282,16 @@ async fn forks_at_either_end_and_of_forks(pool: PgPool) {
     );
     let second = fork(&mut client, "mid", Some(6), "second").await.unwrap();
     assert_eq!(second.forked_from_session_id, "mid");
+    // `ctxd inspect` shows where a fork comes from, and nothing for one that is not.
+    let address = server.addr.to_string();
+    let report = ctxd::inspect::run(&address, &Default::default(), None, "second")
+        .await
+        .unwrap();
+    assert!(report.contains("forked from mid at seq 6"), "{report}");
+    let report = ctxd::inspect::run(&address, &Default::default(), None, "src")
+        .await
+        .unwrap();
+    assert!(!report.contains("forked from"), "{report}");
     append(&mut client, "mid", turns("midonly", 9, 1, 5).concat())
         .await
         .unwrap();
