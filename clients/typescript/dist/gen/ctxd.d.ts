@@ -26,6 +26,8 @@ import type { EstimatorStats as _ctxd_v1_EstimatorStats, EstimatorStats__Output 
 import type { Event as _ctxd_v1_Event, Event__Output as _ctxd_v1_Event__Output } from './ctxd/v1/Event.js';
 import type { ExpandRequest as _ctxd_v1_ExpandRequest, ExpandRequest__Output as _ctxd_v1_ExpandRequest__Output } from './ctxd/v1/ExpandRequest.js';
 import type { ExpandResponse as _ctxd_v1_ExpandResponse, ExpandResponse__Output as _ctxd_v1_ExpandResponse__Output } from './ctxd/v1/ExpandResponse.js';
+import type { ForkSessionRequest as _ctxd_v1_ForkSessionRequest, ForkSessionRequest__Output as _ctxd_v1_ForkSessionRequest__Output } from './ctxd/v1/ForkSessionRequest.js';
+import type { ForkSessionResponse as _ctxd_v1_ForkSessionResponse, ForkSessionResponse__Output as _ctxd_v1_ForkSessionResponse__Output } from './ctxd/v1/ForkSessionResponse.js';
 import type { GetJobRequest as _ctxd_v1_GetJobRequest, GetJobRequest__Output as _ctxd_v1_GetJobRequest__Output } from './ctxd/v1/GetJobRequest.js';
 import type { GetSessionRequest as _ctxd_v1_GetSessionRequest, GetSessionRequest__Output as _ctxd_v1_GetSessionRequest__Output } from './ctxd/v1/GetSessionRequest.js';
 import type { GetSessionResponse as _ctxd_v1_GetSessionResponse, GetSessionResponse__Output as _ctxd_v1_GetSessionResponse__Output } from './ctxd/v1/GetSessionResponse.js';
@@ -42,6 +44,7 @@ import type { SeqList as _ctxd_v1_SeqList, SeqList__Output as _ctxd_v1_SeqList__
 import type { SeqRange as _ctxd_v1_SeqRange, SeqRange__Output as _ctxd_v1_SeqRange__Output } from './ctxd/v1/SeqRange.js';
 import type { Session as _ctxd_v1_Session, Session__Output as _ctxd_v1_Session__Output } from './ctxd/v1/Session.js';
 import type { SessionDeleted as _ctxd_v1_SessionDeleted, SessionDeleted__Output as _ctxd_v1_SessionDeleted__Output } from './ctxd/v1/SessionDeleted.js';
+import type { SessionForked as _ctxd_v1_SessionForked, SessionForked__Output as _ctxd_v1_SessionForked__Output } from './ctxd/v1/SessionForked.js';
 import type { SubscribeEventsRequest as _ctxd_v1_SubscribeEventsRequest, SubscribeEventsRequest__Output as _ctxd_v1_SubscribeEventsRequest__Output } from './ctxd/v1/SubscribeEventsRequest.js';
 import type { SubscribeEventsResponse as _ctxd_v1_SubscribeEventsResponse, SubscribeEventsResponse__Output as _ctxd_v1_SubscribeEventsResponse__Output } from './ctxd/v1/SubscribeEventsResponse.js';
 import type { Summary as _ctxd_v1_Summary, Summary__Output as _ctxd_v1_Summary__Output } from './ctxd/v1/Summary.js';
@@ -95,6 +98,8 @@ export interface ProtoGrpcType {
             EventKind: EnumTypeDefinition;
             ExpandRequest: MessageTypeDefinition<_ctxd_v1_ExpandRequest, _ctxd_v1_ExpandRequest__Output>;
             ExpandResponse: MessageTypeDefinition<_ctxd_v1_ExpandResponse, _ctxd_v1_ExpandResponse__Output>;
+            ForkSessionRequest: MessageTypeDefinition<_ctxd_v1_ForkSessionRequest, _ctxd_v1_ForkSessionRequest__Output>;
+            ForkSessionResponse: MessageTypeDefinition<_ctxd_v1_ForkSessionResponse, _ctxd_v1_ForkSessionResponse__Output>;
             GetJobRequest: MessageTypeDefinition<_ctxd_v1_GetJobRequest, _ctxd_v1_GetJobRequest__Output>;
             GetSessionRequest: MessageTypeDefinition<_ctxd_v1_GetSessionRequest, _ctxd_v1_GetSessionRequest__Output>;
             GetSessionResponse: MessageTypeDefinition<_ctxd_v1_GetSessionResponse, _ctxd_v1_GetSessionResponse__Output>;
@@ -116,6 +121,7 @@ export interface ProtoGrpcType {
             SeqRange: MessageTypeDefinition<_ctxd_v1_SeqRange, _ctxd_v1_SeqRange__Output>;
             Session: MessageTypeDefinition<_ctxd_v1_Session, _ctxd_v1_Session__Output>;
             SessionDeleted: MessageTypeDefinition<_ctxd_v1_SessionDeleted, _ctxd_v1_SessionDeleted__Output>;
+            SessionForked: MessageTypeDefinition<_ctxd_v1_SessionForked, _ctxd_v1_SessionForked__Output>;
             SubscribeEventsRequest: MessageTypeDefinition<_ctxd_v1_SubscribeEventsRequest, _ctxd_v1_SubscribeEventsRequest__Output>;
             SubscribeEventsResponse: MessageTypeDefinition<_ctxd_v1_SubscribeEventsResponse, _ctxd_v1_SubscribeEventsResponse__Output>;
             Summary: MessageTypeDefinition<_ctxd_v1_Summary, _ctxd_v1_Summary__Output>;

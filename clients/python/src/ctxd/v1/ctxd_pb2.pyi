@@ -107,6 +107,7 @@ class EventKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     EVENT_KIND_OUTPUT_EVICTED: _ClassVar[EventKind]
     EVENT_KIND_BUDGET_THRESHOLD_CROSSED: _ClassVar[EventKind]
     EVENT_KIND_SESSION_DELETED: _ClassVar[EventKind]
+    EVENT_KIND_SESSION_FORKED: _ClassVar[EventKind]
 
 class CompactionKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -176,6 +177,7 @@ EVENT_KIND_TOOL_RESULTS_CLEARED: EventKind
 EVENT_KIND_OUTPUT_EVICTED: EventKind
 EVENT_KIND_BUDGET_THRESHOLD_CROSSED: EventKind
 EVENT_KIND_SESSION_DELETED: EventKind
+EVENT_KIND_SESSION_FORKED: EventKind
 COMPACTION_KIND_UNSPECIFIED: CompactionKind
 COMPACTION_KIND_SUMMARIZE: CompactionKind
 COMPACTION_KIND_FALLBACK: CompactionKind
@@ -373,6 +375,33 @@ class GetSessionResponse(_message.Message):
     session: Session
     def __init__(self, summaries: _Optional[_Iterable[_Union[Summary, _Mapping]]] = ..., budget: _Optional[_Union[BudgetReport, _Mapping]] = ..., session: _Optional[_Union[Session, _Mapping]] = ...) -> None: ...
 
+class ForkSessionRequest(_message.Message):
+    __slots__ = ("source_session_id", "at_seq", "session_id", "policy", "metadata")
+    class MetadataEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    SOURCE_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    AT_SEQ_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    POLICY_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    source_session_id: str
+    at_seq: int
+    session_id: str
+    policy: Policy
+    metadata: _containers.ScalarMap[str, str]
+    def __init__(self, source_session_id: _Optional[str] = ..., at_seq: _Optional[int] = ..., session_id: _Optional[str] = ..., policy: _Optional[_Union[Policy, _Mapping]] = ..., metadata: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class ForkSessionResponse(_message.Message):
+    __slots__ = ("session",)
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    session: Session
+    def __init__(self, session: _Optional[_Union[Session, _Mapping]] = ...) -> None: ...
+
 class DeleteSessionRequest(_message.Message):
     __slots__ = ("session_id",)
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -400,7 +429,7 @@ class EstimatorStats(_message.Message):
     def __init__(self, samples: _Optional[int] = ..., mean_abs_error_pct: _Optional[float] = ..., max_abs_error_pct: _Optional[float] = ..., last_error_pct: _Optional[float] = ..., anchor_input_tokens: _Optional[int] = ...) -> None: ...
 
 class Session(_message.Message):
-    __slots__ = ("session_id", "policy", "version", "message_count", "turn_count", "log_tokens", "view_tokens", "metadata", "created_at", "updated_at", "estimator", "usage_total", "compaction", "requested_policy")
+    __slots__ = ("session_id", "policy", "version", "message_count", "turn_count", "log_tokens", "view_tokens", "metadata", "created_at", "updated_at", "estimator", "usage_total", "compaction", "requested_policy", "forked_from_session_id", "forked_at_seq")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -422,6 +451,8 @@ class Session(_message.Message):
     USAGE_TOTAL_FIELD_NUMBER: _ClassVar[int]
     COMPACTION_FIELD_NUMBER: _ClassVar[int]
     REQUESTED_POLICY_FIELD_NUMBER: _ClassVar[int]
+    FORKED_FROM_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    FORKED_AT_SEQ_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     policy: Policy
     version: int
@@ -436,7 +467,9 @@ class Session(_message.Message):
     usage_total: Usage
     compaction: CompactionStats
     requested_policy: Policy
-    def __init__(self, session_id: _Optional[str] = ..., policy: _Optional[_Union[Policy, _Mapping]] = ..., version: _Optional[int] = ..., message_count: _Optional[int] = ..., turn_count: _Optional[int] = ..., log_tokens: _Optional[int] = ..., view_tokens: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., estimator: _Optional[_Union[EstimatorStats, _Mapping]] = ..., usage_total: _Optional[_Union[Usage, _Mapping]] = ..., compaction: _Optional[_Union[CompactionStats, _Mapping]] = ..., requested_policy: _Optional[_Union[Policy, _Mapping]] = ...) -> None: ...
+    forked_from_session_id: str
+    forked_at_seq: int
+    def __init__(self, session_id: _Optional[str] = ..., policy: _Optional[_Union[Policy, _Mapping]] = ..., version: _Optional[int] = ..., message_count: _Optional[int] = ..., turn_count: _Optional[int] = ..., log_tokens: _Optional[int] = ..., view_tokens: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., estimator: _Optional[_Union[EstimatorStats, _Mapping]] = ..., usage_total: _Optional[_Union[Usage, _Mapping]] = ..., compaction: _Optional[_Union[CompactionStats, _Mapping]] = ..., requested_policy: _Optional[_Union[Policy, _Mapping]] = ..., forked_from_session_id: _Optional[str] = ..., forked_at_seq: _Optional[int] = ...) -> None: ...
 
 class CompactionStats(_message.Message):
     __slots__ = ("cleared_messages", "evicted_messages", "builds", "extending_builds", "cache_stable_pct", "summaries_written", "summary_tokens", "consecutive_failures", "paused")
@@ -896,8 +929,18 @@ class SessionDeleted(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
+class SessionForked(_message.Message):
+    __slots__ = ("source_session_id", "fork_session_id", "at_seq")
+    SOURCE_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    FORK_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    AT_SEQ_FIELD_NUMBER: _ClassVar[int]
+    source_session_id: str
+    fork_session_id: str
+    at_seq: int
+    def __init__(self, source_session_id: _Optional[str] = ..., fork_session_id: _Optional[str] = ..., at_seq: _Optional[int] = ...) -> None: ...
+
 class Event(_message.Message):
-    __slots__ = ("event_id", "cursor", "session_id", "session_seq", "kind", "created_at", "session_version", "compaction_started", "compaction_completed", "compaction_failed", "tool_results_cleared", "output_evicted", "budget_threshold_crossed", "session_deleted")
+    __slots__ = ("event_id", "cursor", "session_id", "session_seq", "kind", "created_at", "session_version", "compaction_started", "compaction_completed", "compaction_failed", "tool_results_cleared", "output_evicted", "budget_threshold_crossed", "session_deleted", "session_forked")
     EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     CURSOR_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -912,6 +955,7 @@ class Event(_message.Message):
     OUTPUT_EVICTED_FIELD_NUMBER: _ClassVar[int]
     BUDGET_THRESHOLD_CROSSED_FIELD_NUMBER: _ClassVar[int]
     SESSION_DELETED_FIELD_NUMBER: _ClassVar[int]
+    SESSION_FORKED_FIELD_NUMBER: _ClassVar[int]
     event_id: int
     cursor: str
     session_id: str
@@ -926,7 +970,8 @@ class Event(_message.Message):
     output_evicted: OutputEvicted
     budget_threshold_crossed: BudgetThresholdCrossed
     session_deleted: SessionDeleted
-    def __init__(self, event_id: _Optional[int] = ..., cursor: _Optional[str] = ..., session_id: _Optional[str] = ..., session_seq: _Optional[int] = ..., kind: _Optional[_Union[EventKind, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., session_version: _Optional[int] = ..., compaction_started: _Optional[_Union[CompactionStarted, _Mapping]] = ..., compaction_completed: _Optional[_Union[CompactionCompleted, _Mapping]] = ..., compaction_failed: _Optional[_Union[CompactionFailed, _Mapping]] = ..., tool_results_cleared: _Optional[_Union[ToolResultsCleared, _Mapping]] = ..., output_evicted: _Optional[_Union[OutputEvicted, _Mapping]] = ..., budget_threshold_crossed: _Optional[_Union[BudgetThresholdCrossed, _Mapping]] = ..., session_deleted: _Optional[_Union[SessionDeleted, _Mapping]] = ...) -> None: ...
+    session_forked: SessionForked
+    def __init__(self, event_id: _Optional[int] = ..., cursor: _Optional[str] = ..., session_id: _Optional[str] = ..., session_seq: _Optional[int] = ..., kind: _Optional[_Union[EventKind, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., session_version: _Optional[int] = ..., compaction_started: _Optional[_Union[CompactionStarted, _Mapping]] = ..., compaction_completed: _Optional[_Union[CompactionCompleted, _Mapping]] = ..., compaction_failed: _Optional[_Union[CompactionFailed, _Mapping]] = ..., tool_results_cleared: _Optional[_Union[ToolResultsCleared, _Mapping]] = ..., output_evicted: _Optional[_Union[OutputEvicted, _Mapping]] = ..., budget_threshold_crossed: _Optional[_Union[BudgetThresholdCrossed, _Mapping]] = ..., session_deleted: _Optional[_Union[SessionDeleted, _Mapping]] = ..., session_forked: _Optional[_Union[SessionForked, _Mapping]] = ...) -> None: ...
 
 class SubscribeEventsRequest(_message.Message):
     __slots__ = ("session_id", "kinds", "after", "from_now", "heartbeat_interval_ms")

@@ -50,6 +50,11 @@ class ContextServiceStub:
                 request_serializer=ctxd_dot_v1_dot_ctxd__pb2.DeleteSessionRequest.SerializeToString,
                 response_deserializer=ctxd_dot_v1_dot_ctxd__pb2.DeleteSessionResponse.FromString,
                 _registered_method=True)
+        self.ForkSession = channel.unary_unary(
+                '/ctxd.v1.ContextService/ForkSession',
+                request_serializer=ctxd_dot_v1_dot_ctxd__pb2.ForkSessionRequest.SerializeToString,
+                response_deserializer=ctxd_dot_v1_dot_ctxd__pb2.ForkSessionResponse.FromString,
+                _registered_method=True)
         self.AppendTurn = channel.unary_unary(
                 '/ctxd.v1.ContextService/AppendTurn',
                 request_serializer=ctxd_dot_v1_dot_ctxd__pb2.AppendTurnRequest.SerializeToString,
@@ -117,7 +122,19 @@ class ContextServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def DeleteSession(self, request, context):
-        """Deletes a session with its whole log. NOT_FOUND when it does not exist.
+        """Deletes a session with its whole log. NOT_FOUND when it does not exist. Forks of it
+        keep working: rows a fork still reads stay, unreachable, until the last fork goes.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ForkSession(self, request, context):
+        """Makes a new session whose log is the source's up to at_seq, shared (not copied), and
+        which then diverges: appends, compaction and deletion on either side never change
+        what the other returns. Summaries of the shared messages are reused. Announced as
+        SESSION_FORKED on both sessions' streams. NOT_FOUND for an unknown source,
+        ALREADY_EXISTS when the new id is taken, INVALID_ARGUMENT for a seq past the end.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -217,6 +234,11 @@ def add_ContextServiceServicer_to_server(servicer, server):
                     servicer.DeleteSession,
                     request_deserializer=ctxd_dot_v1_dot_ctxd__pb2.DeleteSessionRequest.FromString,
                     response_serializer=ctxd_dot_v1_dot_ctxd__pb2.DeleteSessionResponse.SerializeToString,
+            ),
+            'ForkSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.ForkSession,
+                    request_deserializer=ctxd_dot_v1_dot_ctxd__pb2.ForkSessionRequest.FromString,
+                    response_serializer=ctxd_dot_v1_dot_ctxd__pb2.ForkSessionResponse.SerializeToString,
             ),
             'AppendTurn': grpc.unary_unary_rpc_method_handler(
                     servicer.AppendTurn,
@@ -346,6 +368,33 @@ class ContextService:
             '/ctxd.v1.ContextService/DeleteSession',
             ctxd_dot_v1_dot_ctxd__pb2.DeleteSessionRequest.SerializeToString,
             ctxd_dot_v1_dot_ctxd__pb2.DeleteSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ForkSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ctxd.v1.ContextService/ForkSession',
+            ctxd_dot_v1_dot_ctxd__pb2.ForkSessionRequest.SerializeToString,
+            ctxd_dot_v1_dot_ctxd__pb2.ForkSessionResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -15,6 +15,8 @@ import type { DeleteSessionRequest as _ctxd_v1_DeleteSessionRequest, DeleteSessi
 import type { DeleteSessionResponse as _ctxd_v1_DeleteSessionResponse, DeleteSessionResponse__Output as _ctxd_v1_DeleteSessionResponse__Output } from '../../ctxd/v1/DeleteSessionResponse.js';
 import type { ExpandRequest as _ctxd_v1_ExpandRequest, ExpandRequest__Output as _ctxd_v1_ExpandRequest__Output } from '../../ctxd/v1/ExpandRequest.js';
 import type { ExpandResponse as _ctxd_v1_ExpandResponse, ExpandResponse__Output as _ctxd_v1_ExpandResponse__Output } from '../../ctxd/v1/ExpandResponse.js';
+import type { ForkSessionRequest as _ctxd_v1_ForkSessionRequest, ForkSessionRequest__Output as _ctxd_v1_ForkSessionRequest__Output } from '../../ctxd/v1/ForkSessionRequest.js';
+import type { ForkSessionResponse as _ctxd_v1_ForkSessionResponse, ForkSessionResponse__Output as _ctxd_v1_ForkSessionResponse__Output } from '../../ctxd/v1/ForkSessionResponse.js';
 import type { GetJobRequest as _ctxd_v1_GetJobRequest, GetJobRequest__Output as _ctxd_v1_GetJobRequest__Output } from '../../ctxd/v1/GetJobRequest.js';
 import type { GetSessionRequest as _ctxd_v1_GetSessionRequest, GetSessionRequest__Output as _ctxd_v1_GetSessionRequest__Output } from '../../ctxd/v1/GetSessionRequest.js';
 import type { GetSessionResponse as _ctxd_v1_GetSessionResponse, GetSessionResponse__Output as _ctxd_v1_GetSessionResponse__Output } from '../../ctxd/v1/GetSessionResponse.js';
@@ -126,14 +128,16 @@ export interface ContextServiceClient extends grpc.Client {
     createSession(argument: _ctxd_v1_CreateSessionRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_CreateSessionResponse__Output>): grpc.ClientUnaryCall;
     createSession(argument: _ctxd_v1_CreateSessionRequest, callback: grpc.requestCallback<_ctxd_v1_CreateSessionResponse__Output>): grpc.ClientUnaryCall;
     /**
-     * Deletes a session with its whole log. NOT_FOUND when it does not exist.
+     * Deletes a session with its whole log. NOT_FOUND when it does not exist. Forks of it
+     * keep working: rows a fork still reads stay, unreachable, until the last fork goes.
      */
     DeleteSession(argument: _ctxd_v1_DeleteSessionRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_DeleteSessionResponse__Output>): grpc.ClientUnaryCall;
     DeleteSession(argument: _ctxd_v1_DeleteSessionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_DeleteSessionResponse__Output>): grpc.ClientUnaryCall;
     DeleteSession(argument: _ctxd_v1_DeleteSessionRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_DeleteSessionResponse__Output>): grpc.ClientUnaryCall;
     DeleteSession(argument: _ctxd_v1_DeleteSessionRequest, callback: grpc.requestCallback<_ctxd_v1_DeleteSessionResponse__Output>): grpc.ClientUnaryCall;
     /**
-     * Deletes a session with its whole log. NOT_FOUND when it does not exist.
+     * Deletes a session with its whole log. NOT_FOUND when it does not exist. Forks of it
+     * keep working: rows a fork still reads stay, unreachable, until the last fork goes.
      */
     deleteSession(argument: _ctxd_v1_DeleteSessionRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_DeleteSessionResponse__Output>): grpc.ClientUnaryCall;
     deleteSession(argument: _ctxd_v1_DeleteSessionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_DeleteSessionResponse__Output>): grpc.ClientUnaryCall;
@@ -155,6 +159,28 @@ export interface ContextServiceClient extends grpc.Client {
     expand(argument: _ctxd_v1_ExpandRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_ExpandResponse__Output>): grpc.ClientUnaryCall;
     expand(argument: _ctxd_v1_ExpandRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_ExpandResponse__Output>): grpc.ClientUnaryCall;
     expand(argument: _ctxd_v1_ExpandRequest, callback: grpc.requestCallback<_ctxd_v1_ExpandResponse__Output>): grpc.ClientUnaryCall;
+    /**
+     * Makes a new session whose log is the source's up to at_seq, shared (not copied), and
+     * which then diverges: appends, compaction and deletion on either side never change
+     * what the other returns. Summaries of the shared messages are reused. Announced as
+     * SESSION_FORKED on both sessions' streams. NOT_FOUND for an unknown source,
+     * ALREADY_EXISTS when the new id is taken, INVALID_ARGUMENT for a seq past the end.
+     */
+    ForkSession(argument: _ctxd_v1_ForkSessionRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_ForkSessionResponse__Output>): grpc.ClientUnaryCall;
+    ForkSession(argument: _ctxd_v1_ForkSessionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_ForkSessionResponse__Output>): grpc.ClientUnaryCall;
+    ForkSession(argument: _ctxd_v1_ForkSessionRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_ForkSessionResponse__Output>): grpc.ClientUnaryCall;
+    ForkSession(argument: _ctxd_v1_ForkSessionRequest, callback: grpc.requestCallback<_ctxd_v1_ForkSessionResponse__Output>): grpc.ClientUnaryCall;
+    /**
+     * Makes a new session whose log is the source's up to at_seq, shared (not copied), and
+     * which then diverges: appends, compaction and deletion on either side never change
+     * what the other returns. Summaries of the shared messages are reused. Announced as
+     * SESSION_FORKED on both sessions' streams. NOT_FOUND for an unknown source,
+     * ALREADY_EXISTS when the new id is taken, INVALID_ARGUMENT for a seq past the end.
+     */
+    forkSession(argument: _ctxd_v1_ForkSessionRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_ForkSessionResponse__Output>): grpc.ClientUnaryCall;
+    forkSession(argument: _ctxd_v1_ForkSessionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_ForkSessionResponse__Output>): grpc.ClientUnaryCall;
+    forkSession(argument: _ctxd_v1_ForkSessionRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_ForkSessionResponse__Output>): grpc.ClientUnaryCall;
+    forkSession(argument: _ctxd_v1_ForkSessionRequest, callback: grpc.requestCallback<_ctxd_v1_ForkSessionResponse__Output>): grpc.ClientUnaryCall;
     /**
      * Reads a background job (a summarization), e.g. the one Compact or AppendTurn
      * enqueued. NOT_FOUND for another tenant's job or one pruned after its retention.
@@ -258,7 +284,8 @@ export interface ContextServiceHandlers extends grpc.UntypedServiceImplementatio
      */
     CreateSession: grpc.handleUnaryCall<_ctxd_v1_CreateSessionRequest__Output, _ctxd_v1_CreateSessionResponse>;
     /**
-     * Deletes a session with its whole log. NOT_FOUND when it does not exist.
+     * Deletes a session with its whole log. NOT_FOUND when it does not exist. Forks of it
+     * keep working: rows a fork still reads stay, unreachable, until the last fork goes.
      */
     DeleteSession: grpc.handleUnaryCall<_ctxd_v1_DeleteSessionRequest__Output, _ctxd_v1_DeleteSessionResponse>;
     /**
@@ -266,6 +293,14 @@ export interface ContextServiceHandlers extends grpc.UntypedServiceImplementatio
      * shows of them (left out to fit, cleared, evicted): nothing appended is ever lost.
      */
     Expand: grpc.handleUnaryCall<_ctxd_v1_ExpandRequest__Output, _ctxd_v1_ExpandResponse>;
+    /**
+     * Makes a new session whose log is the source's up to at_seq, shared (not copied), and
+     * which then diverges: appends, compaction and deletion on either side never change
+     * what the other returns. Summaries of the shared messages are reused. Announced as
+     * SESSION_FORKED on both sessions' streams. NOT_FOUND for an unknown source,
+     * ALREADY_EXISTS when the new id is taken, INVALID_ARGUMENT for a seq past the end.
+     */
+    ForkSession: grpc.handleUnaryCall<_ctxd_v1_ForkSessionRequest__Output, _ctxd_v1_ForkSessionResponse>;
     /**
      * Reads a background job (a summarization), e.g. the one Compact or AppendTurn
      * enqueued. NOT_FOUND for another tenant's job or one pruned after its retention.
@@ -299,6 +334,7 @@ export interface ContextServiceDefinition extends grpc.ServiceDefinition {
     CreateSession: MethodDefinition<_ctxd_v1_CreateSessionRequest, _ctxd_v1_CreateSessionResponse, _ctxd_v1_CreateSessionRequest__Output, _ctxd_v1_CreateSessionResponse__Output>;
     DeleteSession: MethodDefinition<_ctxd_v1_DeleteSessionRequest, _ctxd_v1_DeleteSessionResponse, _ctxd_v1_DeleteSessionRequest__Output, _ctxd_v1_DeleteSessionResponse__Output>;
     Expand: MethodDefinition<_ctxd_v1_ExpandRequest, _ctxd_v1_ExpandResponse, _ctxd_v1_ExpandRequest__Output, _ctxd_v1_ExpandResponse__Output>;
+    ForkSession: MethodDefinition<_ctxd_v1_ForkSessionRequest, _ctxd_v1_ForkSessionResponse, _ctxd_v1_ForkSessionRequest__Output, _ctxd_v1_ForkSessionResponse__Output>;
     GetJob: MethodDefinition<_ctxd_v1_GetJobRequest, _ctxd_v1_Job, _ctxd_v1_GetJobRequest__Output, _ctxd_v1_Job__Output>;
     GetSession: MethodDefinition<_ctxd_v1_GetSessionRequest, _ctxd_v1_GetSessionResponse, _ctxd_v1_GetSessionRequest__Output, _ctxd_v1_GetSessionResponse__Output>;
     Search: MethodDefinition<_ctxd_v1_SearchRequest, _ctxd_v1_SearchResponse, _ctxd_v1_SearchRequest__Output, _ctxd_v1_SearchResponse__Output>;

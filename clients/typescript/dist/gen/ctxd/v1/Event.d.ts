@@ -7,6 +7,7 @@ import type { ToolResultsCleared as _ctxd_v1_ToolResultsCleared, ToolResultsClea
 import type { OutputEvicted as _ctxd_v1_OutputEvicted, OutputEvicted__Output as _ctxd_v1_OutputEvicted__Output } from '../../ctxd/v1/OutputEvicted.js';
 import type { BudgetThresholdCrossed as _ctxd_v1_BudgetThresholdCrossed, BudgetThresholdCrossed__Output as _ctxd_v1_BudgetThresholdCrossed__Output } from '../../ctxd/v1/BudgetThresholdCrossed.js';
 import type { SessionDeleted as _ctxd_v1_SessionDeleted, SessionDeleted__Output as _ctxd_v1_SessionDeleted__Output } from '../../ctxd/v1/SessionDeleted.js';
+import type { SessionForked as _ctxd_v1_SessionForked, SessionForked__Output as _ctxd_v1_SessionForked__Output } from '../../ctxd/v1/SessionForked.js';
 import type { Long } from '@grpc/proto-loader';
 export interface Event {
     /**
@@ -36,7 +37,8 @@ export interface Event {
     'outputEvicted'?: (_ctxd_v1_OutputEvicted | null);
     'budgetThresholdCrossed'?: (_ctxd_v1_BudgetThresholdCrossed | null);
     'sessionDeleted'?: (_ctxd_v1_SessionDeleted | null);
-    'detail'?: "compactionStarted" | "compactionCompleted" | "compactionFailed" | "toolResultsCleared" | "outputEvicted" | "budgetThresholdCrossed" | "sessionDeleted";
+    'sessionForked'?: (_ctxd_v1_SessionForked | null);
+    'detail'?: "compactionStarted" | "compactionCompleted" | "compactionFailed" | "toolResultsCleared" | "outputEvicted" | "budgetThresholdCrossed" | "sessionDeleted" | "sessionForked";
 }
 export interface Event__Output {
     /**
@@ -66,5 +68,6 @@ export interface Event__Output {
     'outputEvicted'?: (_ctxd_v1_OutputEvicted__Output | null);
     'budgetThresholdCrossed'?: (_ctxd_v1_BudgetThresholdCrossed__Output | null);
     'sessionDeleted'?: (_ctxd_v1_SessionDeleted__Output | null);
-    'detail'?: "compactionStarted" | "compactionCompleted" | "compactionFailed" | "toolResultsCleared" | "outputEvicted" | "budgetThresholdCrossed" | "sessionDeleted";
+    'sessionForked'?: (_ctxd_v1_SessionForked__Output | null);
+    'detail'?: "compactionStarted" | "compactionCompleted" | "compactionFailed" | "toolResultsCleared" | "outputEvicted" | "budgetThresholdCrossed" | "sessionDeleted" | "sessionForked";
 }

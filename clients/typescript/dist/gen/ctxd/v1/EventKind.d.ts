@@ -31,6 +31,10 @@ export declare const EventKind: {
      * The session was deleted. The last event of a session; its stream ends after it.
      */
     readonly EVENT_KIND_SESSION_DELETED: 'EVENT_KIND_SESSION_DELETED';
+    /**
+     * A fork was made: on the source's stream, and as the fork's first event.
+     */
+    readonly EVENT_KIND_SESSION_FORKED: 'EVENT_KIND_SESSION_FORKED';
 };
 export type EventKind = 'EVENT_KIND_UNSPECIFIED' | 0
 /**
@@ -63,5 +67,9 @@ export type EventKind = 'EVENT_KIND_UNSPECIFIED' | 0
 /**
  * The session was deleted. The last event of a session; its stream ends after it.
  */
- | 'EVENT_KIND_SESSION_DELETED' | 7;
+ | 'EVENT_KIND_SESSION_DELETED' | 7
+/**
+ * A fork was made: on the source's stream, and as the fork's first event.
+ */
+ | 'EVENT_KIND_SESSION_FORKED' | 10;
 export type EventKind__Output = typeof EventKind[keyof typeof EventKind];

@@ -31,4 +31,8 @@ export const EventKind = {
      * The session was deleted. The last event of a session; its stream ends after it.
      */
     EVENT_KIND_SESSION_DELETED: 'EVENT_KIND_SESSION_DELETED',
+    /**
+     * A fork was made: on the source's stream, and as the fork's first event.
+     */
+    EVENT_KIND_SESSION_FORKED: 'EVENT_KIND_SESSION_FORKED',
 };

@@ -61,6 +61,15 @@ export interface Session {
      * capped sizes; it is what the session would apply in a window large enough.
      */
     'requestedPolicy'?: (_ctxd_v1_Policy | null);
+    /**
+     * For a fork: the session it was forked from, by the id it had then (empty: not a
+     * fork). The source may since have been deleted; the fork's log is unaffected.
+     */
+    'forkedFromSessionId'?: (string);
+    /**
+     * For a fork: the last seq it shares with its source (seqs 1..forked_at_seq).
+     */
+    'forkedAtSeq'?: (number | string | Long);
 }
 /**
  * A session as GetSession returns it.
@@ -119,4 +128,13 @@ export interface Session__Output {
      * capped sizes; it is what the session would apply in a window large enough.
      */
     'requestedPolicy': (_ctxd_v1_Policy__Output | null);
+    /**
+     * For a fork: the session it was forked from, by the id it had then (empty: not a
+     * fork). The source may since have been deleted; the fork's log is unaffected.
+     */
+    'forkedFromSessionId': (string);
+    /**
+     * For a fork: the last seq it shares with its source (seqs 1..forked_at_seq).
+     */
+    'forkedAtSeq': (number);
 }
