@@ -143,7 +143,6 @@ impl Engine {
             fork_session_id: session_id.clone(),
             at_seq: at,
         };
-        tx.add_event(event.clone());
         let mut metadata = source.metadata.clone();
         metadata.extend(request.metadata);
         let policy_json = serde_json::to_value(&policy).map_err(Error::internal)?;

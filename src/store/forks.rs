@@ -148,7 +148,7 @@ impl SessionTx {
         count_live_sessions(self.conn(), tenant_id).await
     }
 
-    /// Writes the fork of the locked session (and the events queued on the source),
+    /// Writes the fork of the locked session with SESSION_FORKED on both (`fork.event`),
     /// and commits. A taken id surfaces as a unique violation, with nothing written.
     pub async fn create_fork(mut self, fork: NewFork<'_>) -> StoreResult<Session> {
         let source = self.session.clone();
@@ -188,7 +188,9 @@ impl SessionTx {
             .bind(fork.budget_status)
             .fetch_one(self.conn())
             .await?;
-        self.finish().await?;
+        self.tx.commit().await?;
+        // The fork's first event and the source's.
+        metrics().event_written(fork.event.kind() as i16);
         metrics().event_written(fork.event.kind() as i16);
         Ok(Session::from(row))
     }

@@ -2,7 +2,8 @@
 -- decided by the engine), its lineage (the source's, each range cut at $7, one level
 -- deeper, then the source itself with the summaries written so far), the summaries it
 -- reuses, the source's own view states up to $7 and the states given back ($17-$19),
--- and its first event. Nothing per shared message is copied.
+-- and SESSION_FORKED ($20, $21) as the fork's first event and the source's next (the
+-- source's row is locked by the caller). Nothing per shared message is copied.
 with f as (
    insert into sessions (tenant_id, external_id, policy, metadata, forked_from, base_seq,
        base_bytes, message_count, turn_count, log_tokens, content_bytes, view_tokens,
@@ -29,10 +30,16 @@ with f as (
    union all
    select f.id, r.seq, r.state, r.tokens
    from f, unnest($17::bigint[], $18::smallint[], $19::int[]) as r(seq, state, tokens)
+), src as (
+   update sessions set event_seq = event_seq + 1 where id = $6
+   returning tenant_id, external_id, event_seq, version
 ), ins as (
    insert into events (tenant_id, session_id, external_id, session_seq, kind,
        session_version, detail)
    select f.tenant_id, f.id, f.external_id, 1, $20, f.version, $21 from f
+   union all
+   select src.tenant_id, $6, src.external_id, src.event_seq, $20, src.version, $21
+   from src, f
    returning id
 )
 select f.*, pg_notify($22, (select max(id) from ins)::text)::text as notified from f
