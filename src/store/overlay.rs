@@ -46,7 +46,7 @@ impl SessionTx {
     /// source's row lock), before the change is pushed down. Read again until a read
     /// finds no new one: a fork of a dependant that committed while the lock waited for
     /// it shows only in the next statement.
-    async fn lock_dependants(&mut self) -> StoreResult<Vec<i64>> {
+    pub(super) async fn lock_dependants(&mut self) -> StoreResult<Vec<i64>> {
         let session_id = self.session.id;
         let mut locked: Vec<i64> = Vec::new();
         for _ in 0..DEPENDANT_ROUNDS {
