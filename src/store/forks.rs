@@ -6,7 +6,7 @@ use sqlx::types::Json;
 
 use super::StoreResult;
 use super::sessions::{SessionRow, count_live_sessions, with_session_columns};
-use super::summaries::{CHILDREN_SQL, SummaryRow, active_sql};
+use super::summaries::{CHILDREN_SQL, SummaryRow};
 use super::{EVENTS_CHANNEL, SessionTx};
 use crate::events::kinds::EventDetail;
 use crate::message::ViewState;
@@ -69,16 +69,6 @@ impl SessionTx {
                 .fetch_one(self.conn())
                 .await?;
         Ok(i64::from(depth.unwrap_or(0)))
-    }
-
-    /// The locked session's active summaries, oldest first.
-    pub async fn active_summaries(&mut self) -> StoreResult<Vec<Summary>> {
-        let session_id = self.session.id;
-        let rows: Vec<SummaryRow> = sqlx::query_as(active_sql())
-            .bind(session_id)
-            .fetch_all(self.conn())
-            .await?;
-        Ok(rows.into_iter().map(Summary::from).collect())
     }
 
     /// The summaries directly under `parents` in the locked session's tree.

@@ -154,10 +154,6 @@ pub(super) static CHILDREN_SQL: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
-pub(super) fn active_sql() -> &'static str {
-    ACTIVE_SQL.as_str()
-}
-
 impl SessionTx {
     /// Writes a summary; when `children` is not empty it is a condensed one covering
     /// them. Returns its id.
