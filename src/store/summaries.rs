@@ -76,9 +76,9 @@ pub(super) async fn active<'e>(
     session_id: i64,
 ) -> StoreResult<Vec<Summary>> {
     let rows: Vec<SummaryRow> = sqlx::query_as(ACTIVE_SQL.as_str())
-    .bind(session_id)
-    .fetch_all(executor)
-    .await?;
+        .bind(session_id)
+        .fetch_all(executor)
+        .await?;
     Ok(rows.into_iter().map(Summary::from).collect())
 }
 
