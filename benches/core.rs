@@ -14,6 +14,9 @@
 //!   rate, enqueue → claim latency woken by NOTIFY and by polling alone;
 //! - events: commit → subscriber latency and deliveries per second with 1 000
 //!   SubscribeEvents streams on one replica (session streams and tenant streams);
+//! - ForkSession of sources of 200, 2 000 and 20 000 messages (at the last seq and at the
+//!   middle) against CreateSession in the same run, alternating: time and WAL bytes
+//!   (`parts/forks.rs`);
 //! - exact token counting speed on the recorded corpus, and on 1 MB without whitespace,
 //!   for o200k_base, cl100k_base and deepseek_v3.
 //!
@@ -21,7 +24,8 @@
 //! on DATABASE_URL's server when that is set, otherwise a private PostgreSQL started in a
 //! temporary directory exactly as `ctxd serve` starts its own (default settings, fsync on).
 //!
-//! `CTXD_BENCH_ONLY=counting`, `build`, `append`, `jobs`, `events` or `metrics` runs one part;
+//! `CTXD_BENCH_ONLY=counting`, `build`, `append`, `jobs`, `events`, `forks` or `metrics` runs
+//! one part;
 //! `CTXD_BENCH_METRICS=1` records the metrics as `ctxd serve --metrics-listen` does.
 //!
 //! `cargo test --all-targets` runs this binary without `--bench`: then it does a smoke
@@ -30,6 +34,8 @@
 mod fanout;
 #[path = "parts/floor.rs"]
 mod floor;
+#[path = "parts/forks.rs"]
+mod forking;
 #[path = "parts/jobs.rs"]
 mod queue;
 #[path = "../tests/it/recorded.rs"]
@@ -160,7 +166,7 @@ async fn run(
     );
     println!();
     machine();
-    // CTXD_BENCH_ONLY=counting|build|append|jobs|events runs one part (for profiling).
+    // CTXD_BENCH_ONLY=counting|build|append|jobs|events|forks runs one part (for profiling).
     let only = std::env::var("CTXD_BENCH_ONLY").ok();
     let part = |name: &str| only.as_deref().is_none_or(|only| only == name);
     if part("counting") {
@@ -237,6 +243,10 @@ async fn run(
     }
     if part("events") {
         fanout::run(addr, &pool, event_scale).await;
+    }
+    if part("forks") {
+        let fork_scale = if full { forking::FULL } else { forking::SMOKE };
+        forking::run(addr, &pool, &store, &corpus, &fork_scale).await;
     }
 
     shutdown.cancel();

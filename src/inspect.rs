@@ -145,6 +145,13 @@ pub fn report(
         "session {}  version {}  messages {}  turns {}",
         session.session_id, session.version, session.message_count, session.turn_count
     );
+    if !session.forked_from_session_id.is_empty() {
+        let _ = writeln!(
+            out,
+            "forked from {} at seq {} (seqs 1-{} shared with it)",
+            session.forked_from_session_id, session.forked_at_seq, session.forked_at_seq
+        );
+    }
     let _ = writeln!(
         out,
         "log {} tokens; view {} tokens ({:.1} % of the log)",

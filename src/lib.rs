@@ -8,8 +8,8 @@
 //! (`ctxd-core`), without any I/O crate; its modules are re-exported here under their own
 //! names (`ctxd::message`, `ctxd::policy`, ...).
 pub use ctxd_core::{
-    budget, chunks, compaction, error, ingest, job, ledger, limits, message, policy, quota, render,
-    revert, session, summarize, tokenize, tree, turns, validate,
+    budget, chunks, compaction, error, fork, ingest, job, ledger, limits, message, policy, quota,
+    render, revert, session, summarize, tokenize, tree, turns, validate,
 };
 
 pub mod admin;

@@ -105,6 +105,13 @@ impl ContextService for Floor {
         no_work()
     }
 
+    async fn fork_session(
+        &self,
+        _: Request<pb::ForkSessionRequest>,
+    ) -> Result<Response<pb::ForkSessionResponse>, Status> {
+        no_work()
+    }
+
     async fn append_turn(
         &self,
         request: Request<pb::AppendTurnRequest>,

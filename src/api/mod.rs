@@ -191,6 +191,17 @@ impl pb::context_service_server::ContextService for ContextApi {
         .await
     }
 
+    async fn fork_session(
+        &self,
+        request: Request<pb::ForkSessionRequest>,
+    ) -> std::result::Result<Response<pb::ForkSessionResponse>, Status> {
+        let session_id = request.get_ref().source_session_id.clone();
+        rpc(self, "ForkSession", &session_id, request, |tenant, req| {
+            sessions::fork_session(self, tenant, req)
+        })
+        .await
+    }
+
     async fn append_turn(
         &self,
         request: Request<pb::AppendTurnRequest>,

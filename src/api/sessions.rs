@@ -1,4 +1,4 @@
-//! CreateSession, GetSession, DeleteSession and FinishSession.
+//! CreateSession, GetSession, DeleteSession, FinishSession and ForkSession.
 
 use std::collections::BTreeMap;
 
@@ -101,5 +101,24 @@ pub(super) async fn finish_session(
         parent_session_id: outcome.parent_session_id.unwrap_or_default(),
         parent_tool_call_id: outcome.parent_tool_call_id.unwrap_or_default(),
         parent_append: outcome.appended.map(append_response),
+    })
+}
+
+pub(super) async fn fork_session(
+    api: &ContextApi,
+    tenant: i64,
+    req: pb::ForkSessionRequest,
+) -> Result<pb::ForkSessionResponse> {
+    let overrides = overrides_from_pb(req.policy.unwrap_or_default())?;
+    let request = crate::engine::ForkRequest {
+        source_session_id: req.source_session_id,
+        at_seq: req.at_seq,
+        session_id: req.session_id,
+        overrides,
+        metadata: req.metadata.into_iter().collect(),
+    };
+    let info = api.engine.fork_session(tenant, request).await?;
+    Ok(pb::ForkSessionResponse {
+        session: Some(session_to_pb(&info)),
     })
 }

@@ -23,7 +23,7 @@ pub(super) async fn subscribe_events(
             event_kind_from_pb(kind).ok_or_else(|| {
                 Error::invalid(
                     format!("kinds[{index}]"),
-                    format!("{kind} is not an event kind (1 to 9)"),
+                    format!("{kind} is not an event kind (1 to 10)"),
                 )
             })
         })

@@ -84,9 +84,12 @@ impl Engine {
                 .filter(|m| m.role == Role::Tool && !made.contains(m.tool_call_id.as_str()))
                 .map(|m| m.tool_call_id.as_str())
                 .collect();
-            if let Some(state) =
-                self.store
-                    .cached_append_state(tenant_id, &request.session_id, &answered)
+            // Not for a fork's batch that names a tool call: the write's checks of an
+            // assumed state see only the fork's own calls, not those it inherited.
+            if let Some(state) = self
+                .store
+                .cached_append_state(tenant_id, &request.session_id, &answered)
+                .filter(|state| !state.session.inherits() || referenced.is_empty())
             {
                 // Written, or the write refused (the row changed, a reference does not
                 // hold), or a verdict on the request that the cached row might explain:

@@ -31,7 +31,7 @@ impl Engine {
             row.compaction_resume_log_tokens = 0;
         }
         let mut stored = self.store.view(&row).await?;
-        let mut summaries = if row.summaries_written > 0 {
+        let mut summaries = if row.may_have_summaries() {
             self.store.active_summaries(row.id).await?
         } else {
             Vec::new()

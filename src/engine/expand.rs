@@ -55,13 +55,13 @@ impl Engine {
             } => {
                 let messages = self
                     .store
-                    .messages_in_range(row.id, first_seq, last_seq, request.max_tokens)
+                    .messages_in_range(&row, first_seq, last_seq, request.max_tokens)
                     .await?;
                 let next = messages.last().map_or(first_seq, |m| m.seq + 1);
                 (messages, (next <= last_seq).then_some(next))
             }
             ExpandTarget::List(_) | ExpandTarget::Summary(_) => {
-                let mut messages = self.store.messages_by_seq(row.id, &wanted).await?;
+                let mut messages = self.store.messages_by_seq(&row, &wanted).await?;
                 let kept = within_cap(&messages, request.max_tokens);
                 let next = messages.get(kept).map(|m| m.seq);
                 messages.truncate(kept);

@@ -240,6 +240,14 @@ async fn find(
             if tx.has_summary(id).await? {
                 return Err(unrecorded());
             }
+            if tx.inherits_summary(id).await? {
+                return Err(Error::FailedPrecondition {
+                    message: format!(
+                        "{field}: that summary is one session {session} inherited when it was forked; a fork can revert only compactions it made itself (revert it in the session that wrote it: the fork keeps its own view)"
+                    ),
+                    figures: Vec::new(),
+                });
+            }
             return Err(Error::not_found(format!(
                 "{field}: a summary of session {session}"
             )));

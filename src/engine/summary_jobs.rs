@@ -273,7 +273,7 @@ impl Engine {
 
     async fn view_now(&self, row: Session) -> Result<ViewNow> {
         let stored = self.store.view(&row).await?;
-        let summaries = if row.summaries_written > 0 {
+        let summaries = if row.may_have_summaries() {
             self.store.active_summaries(row.id).await?
         } else {
             Vec::new()

@@ -292,7 +292,7 @@ impl Engine {
             }
             Err(error) => return Ok(Pass::Failed(error)),
         };
-        let log = (&self.store, row.id);
+        let log = (&self.store, row);
         let by = &options.writer;
         let condensed =
             match summarizer::plan_condensing(by, &counter, &others, &leaf, sizes, log).await? {
@@ -419,7 +419,11 @@ impl Engine {
         };
         tx.record_compaction(&record).await?;
         if !record.seqs.is_empty() {
-            tx.mark_summarized(&record.seqs).await?;
+            let messages: Vec<(i64, i64)> = view[covered.clone()]
+                .iter()
+                .map(|m| (m.seq, m.view_tokens))
+                .collect();
+            tx.mark_summarized(&messages).await?;
         }
         note_budget(&mut tx, &row_report(policy, &after));
         tx.commit_summarized(SummarizedUpdate {

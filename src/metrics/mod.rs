@@ -64,7 +64,7 @@ const TOKEN_BUCKETS: [f64; 15] = [
 const RATIO_BUCKETS: [f64; 12] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9, 0.95, 1.0];
 
 /// Event kinds by their proto number (0: one this build does not know).
-const EVENT_KINDS: [&str; 10] = [
+const EVENT_KINDS: [&str; 11] = [
     "unknown",
     "compaction_started",
     "compaction_completed",
@@ -75,6 +75,7 @@ const EVENT_KINDS: [&str; 10] = [
     "session_deleted",
     "compaction_reverted",
     "session_finished",
+    "session_forked",
 ];
 
 /// The regions of a built request, in the order of [`Regions`] attributes.

@@ -224,9 +224,12 @@ impl Store {
     /// The function name of a tool call the session of `state` has seen ("" when
     /// unknown); read in `state`'s transaction when it holds the lock.
     pub async fn tool_name(&self, state: &mut AppendState, call_id: &str) -> StoreResult<String> {
-        let query = sqlx::query_scalar(include_str!("sql/append/tool_name.sql"))
-            .bind(state.session.id)
-            .bind(call_id);
+        let sql = if state.session.inherits() {
+            include_str!("sql/append/tool_name_fork.sql")
+        } else {
+            include_str!("sql/append/tool_name.sql")
+        };
+        let query = sqlx::query_scalar(sql).bind(state.session.id).bind(call_id);
         let name: Option<Option<String>> = match state.locked.as_mut() {
             Some(tx) => query.fetch_optional(Conn::new(tx, self.pooler)).await?,
             None => query.fetch_optional(self.db()).await?,
@@ -318,7 +321,7 @@ fn session_part(guard: &str) -> String {
 /// opens a table and every index of it for each part, rows or not (a tenth of its CPU
 /// per append in the benchmark's profile when every part was always there). Static
 /// texts only; the values are parameters.
-fn append_sql(write: &AppendWrite<'_>, assumed: bool) -> String {
+fn append_sql(write: &AppendWrite<'_>, assumed: bool, fork: bool) -> String {
     // With an assumed state the session's update also checks what was not read.
     let session = if assumed {
         &*SESSION_PART_ASSUMED
@@ -330,7 +333,11 @@ fn append_sql(write: &AppendWrite<'_>, assumed: bool) -> String {
         parts.push(include_str!("sql/append/calls.sql"));
     }
     if !write.answers.is_empty() {
-        parts.push(include_str!("sql/append/answers.sql"));
+        parts.push(if fork {
+            include_str!("sql/append/answers_fork.sql")
+        } else {
+            include_str!("sql/append/answers.sql")
+        });
     }
     if write.job.is_some() {
         parts.push(include_str!("sql/append/job.sql"));
@@ -427,7 +434,7 @@ async fn write_append<'c>(
     ledger.push(0, session.id, write.ledger);
     let update = &write.update;
     let anchor = update.anchor.as_ref();
-    let sql = append_sql(write, assumed);
+    let sql = append_sql(write, assumed, session.inherits());
     let write_query = sqlx::query(sqlx::AssertSqlSafe(sql.as_str()))
         .bind(session.id)
         .bind(seqs)

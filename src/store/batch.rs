@@ -51,10 +51,13 @@ impl Item {
         assumed: bool,
         write: &AppendWrite<'_>,
     ) -> Option<Item> {
+        // A fork's answer to a call it inherited inserts a row of its own, which only
+        // the single statement does (sql/append/answers_fork.sql).
         if write.job.is_some()
             || write.idempotency.is_some()
             || !write.events.is_empty()
             || write.budget_status.is_some()
+            || (session.inherits() && !write.answers.is_empty())
         {
             return None;
         }

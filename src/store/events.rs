@@ -98,30 +98,6 @@ impl SessionTx {
 }
 
 impl Store {
-    /// Deletes a session and its log, writing its SESSION_DELETED event in the same
-    /// statement; returns how many messages went with it.
-    pub async fn delete_session(
-        &self,
-        tenant_id: i64,
-        external_id: &str,
-        deleted: &EventDetail,
-    ) -> StoreResult<Option<i64>> {
-        let removed: Option<i64> =
-            sqlx::query_scalar(include_str!("sql/events/delete_session.sql"))
-                .bind(tenant_id)
-                .bind(external_id)
-                .bind(deleted.kind() as i16)
-                .bind(Json(deleted))
-                .bind(EVENTS_CHANNEL)
-                .fetch_optional(self.db())
-                .await
-                .map_err(StoreError::from)?;
-        if removed.is_some() {
-            metrics().event_written(deleted.kind() as i16);
-        }
-        Ok(removed)
-    }
-
     /// One session's events after `after_seq`, in seq order.
     pub async fn session_events(
         &self,

@@ -94,7 +94,7 @@ impl Store {
                 ViewLookup::Partial
             });
         }
-        messages.extend(self.view_range(row.id, from_seq, row.message_count).await?);
+        messages.extend(self.view_range(row, from_seq, row.message_count).await?);
         if !self.views.enabled() {
             return Ok(View::from(messages));
         }
@@ -114,15 +114,21 @@ impl Store {
     /// The view's messages with a seq from `first_seq` to `last_seq`, in order.
     async fn view_range(
         &self,
-        session_id: i64,
+        row: &Session,
         first_seq: i64,
         last_seq: i64,
     ) -> StoreResult<Vec<StoredMessage>> {
         if first_seq > last_seq {
             return Ok(Vec::new());
         }
-        let rows: Vec<MessageRow> = sqlx::query_as(include_str!("sql/messages/visible_range.sql"))
-            .bind(session_id)
+        // A range past what a fork inherits is its own rows, read as any session's.
+        let sql = if row.inherits() && first_seq <= row.base_seq {
+            include_str!("sql/forks/visible_range.sql")
+        } else {
+            include_str!("sql/messages/visible_range.sql")
+        };
+        let rows: Vec<MessageRow> = sqlx::query_as(sql)
+            .bind(row.id)
             .bind(first_seq)
             .bind(last_seq)
             .fetch_all(self.db())
@@ -133,11 +139,16 @@ impl Store {
     /// The messages whose seq is in `seqs`, in seq order.
     pub async fn messages_by_seq(
         &self,
-        session_id: i64,
+        row: &Session,
         seqs: &[i64],
     ) -> StoreResult<Vec<StoredMessage>> {
-        let rows: Vec<MessageRow> = sqlx::query_as(include_str!("sql/messages/by_seq.sql"))
-            .bind(session_id)
+        let sql = if row.inherits() && seqs.iter().any(|&seq| seq <= row.base_seq) {
+            include_str!("sql/forks/by_seq.sql")
+        } else {
+            include_str!("sql/messages/by_seq.sql")
+        };
+        let rows: Vec<MessageRow> = sqlx::query_as(sql)
+            .bind(row.id)
             .bind(seqs)
             .fetch_all(self.db())
             .await?;
@@ -149,13 +160,18 @@ impl Store {
     /// order.
     pub async fn messages_in_range(
         &self,
-        session_id: i64,
+        row: &Session,
         first_seq: i64,
         last_seq: i64,
         max_tokens: i64,
     ) -> StoreResult<Vec<StoredMessage>> {
-        let rows: Vec<MessageRow> = sqlx::query_as(include_str!("sql/messages/in_range.sql"))
-            .bind(session_id)
+        let sql = if row.inherits() && first_seq <= row.base_seq {
+            include_str!("sql/forks/in_range.sql")
+        } else {
+            include_str!("sql/messages/in_range.sql")
+        };
+        let rows: Vec<MessageRow> = sqlx::query_as(sql)
+            .bind(row.id)
             .bind(first_seq)
             .bind(last_seq)
             .bind(max_tokens)

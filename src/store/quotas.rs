@@ -65,10 +65,13 @@ impl Store {
         Ok(row.map(overrides))
     }
 
-    /// The bytes of text the tenant's sessions hold together.
+    /// The bytes of text the tenant's sessions hold together: each stored message once
+    /// (a fork's inherited bytes are its ancestors'; a hidden session's rows are still
+    /// stored).
     pub async fn tenant_stored_bytes(&self, tenant_id: i64) -> StoreResult<u64> {
         let sum: i64 = sqlx::query_scalar(
-            "select coalesce(sum(content_bytes), 0)::bigint from sessions where tenant_id = $1",
+            "select coalesce(sum(content_bytes - base_bytes), 0)::bigint from sessions \
+             where tenant_id = $1",
         )
         .bind(tenant_id)
         .fetch_one(self.db())

@@ -208,6 +208,23 @@ impl SessionTx {
         .await?)
     }
 
+    /// Whether this session reads summary `summary_id` of an ancestor (a fork's
+    /// inherited summary: its source's compaction, not this session's).
+    pub async fn inherits_summary(&mut self, summary_id: i64) -> StoreResult<bool> {
+        let session_id = self.session.id;
+        Ok(sqlx::query_scalar(
+            "select exists (select 1 from summary_links where session_id = $1 and summary_id = $2)
+                 or exists (select 1 from summaries su
+                     join session_lineage l on l.ancestor_id = su.session_id
+                     where l.session_id = $1 and su.id = $2 and su.id <= l.summary_limit
+                       and su.last_seq <= l.last_seq)",
+        )
+        .bind(session_id)
+        .bind(summary_id)
+        .fetch_one(self.conn())
+        .await?)
+    }
+
     /// Undoes `chain` (a compaction and every later one in force), marking it undone by
     /// the event with session_seq `event_seq`, and sets the session row to `update`.
     /// Returns the messages whose view state came back, in seq order.
@@ -223,12 +240,24 @@ impl SessionTx {
             .iter()
             .flat_map(|record| record.summary_ids.iter().copied())
             .collect();
-        let restored: Vec<i64> = sqlx::query_scalar(include_str!("sql/revert/undo.sql"))
+        // View states go back the one way they are written (decision 0019): a fork's
+        // state of an inherited message in its overlay, the session's own rows after
+        // their current state is pushed down to the forks reading them.
+        let dependants = self.lock_dependants().await?;
+        let base_seq = self.session.base_seq;
+        let restored: Vec<i64> = sqlx::query_scalar(include_str!("sql/revert/restore.sql"))
+            .bind(session_id)
+            .bind(&ids)
+            .bind(base_seq)
+            .bind(&dependants)
+            .fetch_one(self.conn())
+            .await?;
+        sqlx::query(include_str!("sql/revert/undo.sql"))
             .bind(session_id)
             .bind(&ids)
             .bind(&summary_ids)
             .bind(event_seq)
-            .fetch_one(self.conn())
+            .execute(self.conn())
             .await?;
         sqlx::query(include_str!("sql/revert/session.sql"))
             .bind(session_id)

@@ -57,13 +57,13 @@ pub struct SearchHit {
 
 impl Store {
     /// Computes the search vector of up to `limit` messages that have none yet, of one
-    /// tenant and/or session (None: any). With `wait`, rows another indexer holds are
-    /// waited for (Search's catch-up must not miss them); otherwise skipped. Returns how
-    /// many were indexed.
+    /// tenant and/or some sessions' own rows (None: any). With `wait`, rows another
+    /// indexer holds are waited for (Search's catch-up must not miss them); otherwise
+    /// skipped. Returns how many were indexed.
     pub async fn index_messages(
         &self,
         tenant_id: Option<i64>,
-        session_id: Option<i64>,
+        session_ids: Option<&[i64]>,
         limit: i64,
         wait: bool,
     ) -> StoreResult<u64> {
@@ -74,11 +74,23 @@ impl Store {
         });
         Ok(query
             .bind(tenant_id)
-            .bind(session_id)
+            .bind(session_ids)
             .bind(limit)
             .execute(self.db())
             .await?
             .rows_affected())
+    }
+
+    /// The sessions whose rows `session_id`'s log holds: itself and, for a fork, its
+    /// ancestors.
+    pub async fn log_owners(&self, session_id: i64) -> StoreResult<Vec<i64>> {
+        Ok(sqlx::query_scalar(
+            "select $1::bigint union all \
+             select ancestor_id from session_lineage where session_id = $1",
+        )
+        .bind(session_id)
+        .fetch_all(self.db())
+        .await?)
     }
 
     /// The best `limit` hits, best first, each with a snippet (matches between « »).

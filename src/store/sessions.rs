@@ -61,6 +61,9 @@ pub(super) struct SessionRow {
     budget_status: i16,
     compaction_resume_log_tokens: i64,
     finished_at: Option<chrono::DateTime<chrono::Utc>>,
+    forked_from: Option<String>,
+    base_seq: i64,
+    base_bytes: i64,
     created_at: chrono::DateTime<chrono::Utc>,
     updated_at: chrono::DateTime<chrono::Utc>,
 }
@@ -114,6 +117,9 @@ impl From<SessionRow> for Session {
             budget_status: row.budget_status,
             compaction_resume_log_tokens: row.compaction_resume_log_tokens,
             finished_at: row.finished_at,
+            forked_from: row.forked_from,
+            base_seq: row.base_seq,
+            base_bytes: row.base_bytes,
             created_at: row.created_at,
             updated_at: row.updated_at,
         }
@@ -177,7 +183,7 @@ pub(super) const SESSION_COLUMNS: &str = "id, tenant_id, external_id, policy, me
     usage_input_tokens, usage_output_tokens, usage_cached_tokens, cleared_messages, \
     evicted_messages, last_build_view_epoch, builds, extending_builds, summary_tokens, \
     summaries_written, compaction_failures, event_seq, budget_status, compaction_resume_log_tokens, \
-    finished_at, created_at, updated_at";
+    finished_at, forked_from, base_seq, base_bytes, created_at, updated_at";
 
 /// `sql` with its `{columns}` as [`SESSION_COLUMNS`].
 pub(super) fn with_session_columns(sql: &str) -> String {
@@ -264,6 +270,18 @@ impl CreateTx {
     }
 }
 
+/// The tenant's live sessions (not hidden), counted in the caller's transaction after it
+/// locked the tenant's row.
+pub(super) async fn count_live_sessions(conn: Conn<'_>, tenant_id: i64) -> StoreResult<u64> {
+    let live: i64 = sqlx::query_scalar(
+        "select count(*) from sessions where tenant_id = $1 and deleted_at is null",
+    )
+    .bind(tenant_id)
+    .fetch_one(conn)
+    .await?;
+    Ok(u64::try_from(live).unwrap_or(0))
+}
+
 /// What a create under the live-sessions quota did.
 #[derive(Debug)]
 pub enum Creation {
@@ -325,12 +343,7 @@ impl Store {
                 .await?;
             // A statement of its own, after the lock: its snapshot sees every create that
             // committed before this one got the lock.
-            let count: i64 =
-                sqlx::query_scalar("select count(*) from sessions where tenant_id = $1")
-                    .bind(tenant_id)
-                    .fetch_one(Conn::new(&mut tx, self.pooler))
-                    .await?;
-            live = Some(u64::try_from(count).unwrap_or(0));
+            live = Some(count_live_sessions(Conn::new(&mut tx, self.pooler), tenant_id).await?);
         }
         Ok(CreateTx {
             tx,
@@ -404,16 +417,11 @@ impl SessionTx {
     /// Turns tool results into placeholders, moves the session to a new view epoch (the
     /// provider's cached prefix is gone) and a new version, and commits.
     pub async fn commit_clearing(mut self, clearing: &Clearing) -> StoreResult<()> {
-        let (seqs, tokens): (Vec<i64>, Vec<i32>) = clearing
-            .cleared
-            .iter()
-            .map(|(seq, tokens)| (*seq, i32::try_from(*tokens).unwrap_or(i32::MAX)))
-            .unzip();
+        self.set_view_states(crate::message::ViewState::Cleared, &clearing.cleared)
+            .await?;
         let session_id = self.session.id;
         sqlx::query(include_str!("sql/sessions/clearing.sql"))
             .bind(session_id)
-            .bind(seqs)
-            .bind(tokens)
             .bind(clearing.view_tokens)
             .bind(clearing.cleared.len() as i64)
             .execute(self.conn())

@@ -1,5 +1,7 @@
 //! Summary rows: the active ones of a session, and writing leaf and condensed summaries
 //! under the session's lock.
+use std::sync::LazyLock;
+
 use super::StoreResult;
 use super::{SessionTx, Store};
 use crate::session::Summary;
@@ -7,7 +9,7 @@ use crate::summarize::Retention;
 
 /// A summary row as read: private to the store, which hands out [`Summary`]s.
 #[derive(sqlx::FromRow)]
-struct SummaryRow {
+pub(super) struct SummaryRow {
     id: i64,
     depth: i32,
     first_seq: i64,
@@ -67,18 +69,16 @@ const COLUMNS: &str = "id, depth, first_seq, last_seq, content, token_count, lev
     retention";
 
 /// The active summaries of a session (not covered by a higher one, not reverted), oldest
-/// first.
+/// first: its own, and those a fork reuses by link that it has not condensed (a link is
+/// the fork's own: a revert in the source does not take it out of the fork's view).
 pub(super) async fn active<'e>(
     executor: impl sqlx::PgExecutor<'e>,
     session_id: i64,
 ) -> StoreResult<Vec<Summary>> {
-    let rows: Vec<SummaryRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "select {COLUMNS} from summaries where session_id = $1 and parent_id is null \
-         and reverted_at is null order by first_seq"
-    )))
-    .bind(session_id)
-    .fetch_all(executor)
-    .await?;
+    let rows: Vec<SummaryRow> = sqlx::query_as(ACTIVE_SQL.as_str())
+        .bind(session_id)
+        .fetch_all(executor)
+        .await?;
     Ok(rows.into_iter().map(Summary::from).collect())
 }
 
@@ -101,23 +101,58 @@ pub(super) async fn reverted<'e>(
 }
 
 impl Store {
-    /// The active summaries (not covered by a higher one, not reverted), oldest first.
+    /// The active summaries (not covered by a higher one, not reverted), oldest first:
+    /// the session's own, and those a fork reuses of its ancestors that it has not
+    /// condensed.
     pub async fn active_summaries(&self, session_id: i64) -> StoreResult<Vec<Summary>> {
         active(self.db(), session_id).await
     }
 
-    /// One summary of a session.
+    /// One summary of a session: its own, or one it inherits (an ancestor's, written
+    /// before the fork and within the inherited range).
     pub async fn summary(&self, session_id: i64, id: i64) -> StoreResult<Option<Summary>> {
-        let row: Option<SummaryRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-            "select {COLUMNS} from summaries where session_id = $1 and id = $2"
-        )))
-        .bind(session_id)
-        .bind(id)
-        .fetch_optional(self.db())
-        .await?;
+        let row: Option<SummaryRow> = sqlx::query_as(SUMMARY_SQL.as_str())
+            .bind(session_id)
+            .bind(id)
+            .fetch_optional(self.db())
+            .await?;
         Ok(row.map(Summary::from))
     }
 }
+
+static ACTIVE_SQL: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "select * from (
+            select {COLUMNS} from summaries where session_id = $1 and parent_id is null
+                and reverted_at is null
+            union all
+            select {COLUMNS} from summaries where id in (
+                select summary_id from summary_links where session_id = $1 and parent_id is null)
+        ) a order by first_seq"
+    )
+});
+
+static SUMMARY_SQL: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "select {COLUMNS} from summaries su where su.id = $2 and (su.session_id = $1 or exists (
+            select 1 from session_lineage l
+            where l.session_id = $1 and l.ancestor_id = su.session_id
+              and su.id <= l.summary_limit and su.last_seq <= l.last_seq))"
+    )
+});
+
+/// The children of summaries `$2` in session `$1`'s tree: those the owner condensed into
+/// them, and those a fork's own condensing put under them.
+pub(super) static CHILDREN_SQL: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "select * from (
+            select {COLUMNS} from summaries where parent_id = any($2)
+            union all
+            select {COLUMNS} from summaries where id in (
+                select summary_id from summary_links where session_id = $1 and parent_id = any($2))
+        ) c order by first_seq"
+    )
+});
 
 impl SessionTx {
     /// Writes a summary; when `children` is not empty it is a condensed one covering
@@ -139,8 +174,12 @@ impl SessionTx {
             .fetch_one(self.conn())
             .await?;
         if !children.is_empty() {
+            // A fork's condensed summary may cover summaries it inherited: their parent
+            // in the fork is its link's, the owner's row stays the owner's.
             sqlx::query(
-                "update summaries set parent_id = $3 where session_id = $1 and id = any($2)",
+                "with owned as (
+                    update summaries set parent_id = $3 where session_id = $1 and id = any($2))
+                update summary_links set parent_id = $3 where session_id = $1 and summary_id = any($2)",
             )
             .bind(session_id)
             .bind(children)
@@ -152,14 +191,10 @@ impl SessionTx {
     }
 
     /// Takes messages out of the view: a summary of their turn's older steps covers them.
-    pub async fn mark_summarized(&mut self, seqs: &[i64]) -> StoreResult<()> {
-        let session_id = self.session.id;
-        sqlx::query("update messages set view_state = 4 where session_id = $1 and seq = any($2)")
-            .bind(session_id)
-            .bind(seqs)
-            .execute(self.conn())
-            .await?;
-        Ok(())
+    /// `messages`: (seq, tokens in the view), kept with the state.
+    pub async fn mark_summarized(&mut self, messages: &[(i64, i64)]) -> StoreResult<()> {
+        self.set_view_states(crate::message::ViewState::Summarized, messages)
+            .await
     }
 
     /// Moves the view past the summarized prefix, to a new view epoch and version, and

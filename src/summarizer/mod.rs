@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::chunks::{Span, condensation_width};
 use crate::message::Message;
-use crate::session::Summary;
+use crate::session::{Session, Summary};
 use crate::store::{NewSummary, Store, StoreResult};
 use crate::summarize::{self, Extractive, Level, Summarizer};
 use crate::tokenize::Counter;
@@ -192,14 +192,14 @@ fn finish(counter: &Counter, task: &Task, text: String, level: Level) -> Option<
 /// Condensations due once `leaf` joins `active`: while the newest `fanin` active
 /// summaries share a depth, they become one summary a level up. Stops at the first
 /// condensation no level could write. What each keeps is counted against the raw
-/// messages it covers, read from `log` (the store and the session's id).
+/// messages it covers, read from `log` (the store and the session's row).
 pub async fn plan_condensing(
     writer: &Writer,
     counter: &Counter,
     active: &[Summary],
     leaf: &NewSummary,
     (fanin, target_tokens): (usize, i64),
-    (store, session_id): (&Store, i64),
+    (store, session): (&Store, &Session),
 ) -> StoreResult<Result<Vec<Condensation>, CallError>> {
     // (stored id, or None for one written in this pass; summary), in log order, up to
     // and including the new one.
@@ -227,7 +227,7 @@ pub async fn plan_condensing(
         let depth = tail.iter().map(|(_, s)| s.depth).max().unwrap_or(0);
         let (first_seq, last_seq) = (tail[0].1.first_seq, tail[width - 1].1.last_seq);
         let covered = store
-            .messages_in_range(session_id, first_seq, last_seq, 0)
+            .messages_in_range(session, first_seq, last_seq, 0)
             .await?;
         let task = Task {
             messages: Vec::new(),

@@ -719,6 +719,7 @@ async fn health_and_reflection(pool: PgPool) {
             "GetSession",
             "DeleteSession",
             "FinishSession",
+            "ForkSession",
             "AppendTurn",
             "AppendNative",
             "BuildMessages",

@@ -128,11 +128,12 @@ async fn undecodable_requests_are_invalid_argument_without_decoder_text(pool: Pg
 }
 
 /// The unary methods of the service, by path.
-const UNARY: [&str; 13] = [
+const UNARY: [&str; 14] = [
     "CreateSession",
     "GetSession",
     "DeleteSession",
     "FinishSession",
+    "ForkSession",
     "AppendTurn",
     "BuildMessages",
     "CheckBudget",

@@ -191,6 +191,7 @@ enum Call {
     Create(pb::CreateSessionRequest),
     Get(pb::GetSessionRequest),
     Delete(pb::DeleteSessionRequest),
+    Fork(pb::ForkSessionRequest),
     Append(pb::AppendTurnRequest),
     Build(pb::BuildMessagesRequest),
     Check(pb::CheckBudgetRequest),
@@ -246,6 +247,24 @@ fn calls() -> BoxedStrategy<Call> {
             }
         )),
         text().prop_map(|session_id| Call::Delete(pb::DeleteSessionRequest { session_id })),
+        (
+            text(),
+            prop::option::of(number()),
+            text(),
+            policy(),
+            prop::collection::hash_map(text(), text(), 0..2)
+        )
+            .prop_map(
+                |(source_session_id, at_seq, session_id, policy, metadata)| Call::Fork(
+                    pb::ForkSessionRequest {
+                        source_session_id,
+                        at_seq,
+                        session_id,
+                        policy,
+                        metadata,
+                    }
+                )
+            ),
         (
             text(),
             prop::collection::vec(message(), 0..4),
@@ -352,6 +371,7 @@ async fn send(client: &mut Client, call: Call) -> Result<(), tonic::Status> {
         Call::Create(request) => client.create_session(request).await.map(drop),
         Call::Get(request) => client.get_session(request).await.map(drop),
         Call::Delete(request) => client.delete_session(request).await.map(drop),
+        Call::Fork(request) => client.fork_session(request).await.map(drop),
         Call::Append(request) => client.append_turn(request).await.map(drop),
         Call::Build(request) => client.build_messages(request).await.map(drop),
         Call::Check(request) => client.check_budget(request).await.map(drop),

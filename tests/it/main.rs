@@ -11,6 +11,7 @@ mod decode;
 mod eval;
 mod events;
 mod expand;
+mod fork;
 mod hardening;
 mod harness;
 mod hostile;

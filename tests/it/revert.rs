@@ -4,8 +4,9 @@
 //! equal to a recount of the rows, the event on the stream, automatic compaction held
 //! until the session grows or a Compact; reverting an earlier compaction reverts the
 //! later ones; a dry run changes nothing. Summaries: `revert/summaries.rs`; the wait
-//! of automatic compaction: `revert/hold.rs`; bad input: `revert/input.rs`; random
+//! of automatic compaction: `revert/hold.rs`; bad input: `revert/input.rs`; in a fork: `revert/fork.rs`; random
 //! sequences: `revert/properties.rs`.
+mod fork;
 mod hold;
 mod input;
 mod properties;

@@ -410,3 +410,45 @@ async fn bad_links_are_refused_naming_the_field_and_nothing_is_created(pool: PgP
     assert_eq!(get(&mut client, "root").await.children_total, 1);
     server.stop().await;
 }
+
+/// A fork of a subagent's session is a root session: no parent link, depth 0, open
+/// even though its source was finished, and not among the parent's children; the child
+/// keeps its link and stays finished.
+#[sqlx::test]
+async fn a_fork_of_a_subagent_session_is_a_root_session(pool: PgPool) {
+    let server = TestServer::start(pool).await;
+    let mut client = server.client.clone();
+    parent_calling(&mut client, "root", &["a"]).await;
+    create_child(&mut client, "child", "root", "a", window(8_000, 1_000))
+        .await
+        .unwrap();
+    tool_turn(&mut client, "child", 1, 50).await;
+    finish(&mut client, "child", "the build needs libssl", true)
+        .await
+        .unwrap();
+
+    let forked = crate::fork::fork(&mut client, "child", None, "child-retry")
+        .await
+        .unwrap();
+    assert_eq!(forked.parent_session_id, "");
+    assert_eq!(forked.parent_tool_call_id, "");
+    assert_eq!(forked.depth, 0);
+    assert!(forked.finished_at.is_none(), "{forked:?}");
+    assert_eq!(forked.forked_from_session_id, "child");
+    append(&mut client, "child-retry", vec![user("try again")])
+        .await
+        .unwrap();
+
+    let child = get(&mut client, "child").await.session.unwrap();
+    assert_eq!(child.parent_session_id, "root");
+    assert_eq!(child.depth, 1);
+    assert!(child.finished_at.is_some());
+    let root = get(&mut client, "root").await;
+    let children: Vec<&str> = root
+        .children
+        .iter()
+        .map(|c| c.session_id.as_str())
+        .collect();
+    assert_eq!(children, ["child"]);
+    assert_eq!(root.subtree.unwrap().sessions, 2);
+}

@@ -198,6 +198,77 @@ class Helpers(unittest.TestCase):
             events.take(1)
 
 
+class Forks(unittest.TestCase):
+    """ForkSession through the protocol: the fork shares the prefix, then each side goes
+    its own way; the source's deletion leaves the fork whole."""
+
+    def setUp(self):
+        self.client = ctxd.Client(server().addr)
+
+    def tearDown(self):
+        self.client.close()
+
+    def test_a_fork_shares_the_prefix_and_diverges(self):
+        source = self.client.create_session(
+            policy={"context_window_tokens": 16000, "max_output_tokens": 2000},
+            metadata={"team": "sdk"},
+            system_prompt="You are terse.",
+        )
+        source.append(ctxd.user("List the files."))
+        source.append(ctxd.assistant(tool_calls=[ctxd.tool_call("call_1", "bash", {"command": "ls"})]))
+        source.append(ctxd.tool_result("call_1", "setup.py\nREADME.md"))
+        source.append(ctxd.assistant("Two files."))
+        events = Puller(source.events())
+
+        fork = source.fork(at_seq=3, policy={"context_window_tokens": 12000}, metadata={"branch": "retry"})
+        self.assertEqual(fork.system_prompt, "You are terse.")
+        self.assertEqual(fork.info.forked_from_session_id, source.id)
+        self.assertEqual(fork.info.forked_at_seq, 3)
+        self.assertEqual(fork.info.message_count, 3)
+        self.assertEqual(fork.info.requested_policy.context_window_tokens, 12000)
+        self.assertEqual(dict(fork.get().metadata), {"team": "sdk", "branch": "retry"})
+        (forked,) = events.take(1)
+        self.assertEqual(forked.kind, pb.EVENT_KIND_SESSION_FORKED)
+        self.assertEqual(
+            (forked.session_forked.source_session_id, forked.session_forked.fork_session_id, forked.session_forked.at_seq),
+            (source.id, fork.id, 3),
+        )
+
+        fork.append(ctxd.assistant("Let me count the lines instead."))
+        source.append(ctxd.user("Thanks."))
+        self.assertEqual([m.content for m in fork.expand(first_seq=1, last_seq=4).messages][3],
+                         "Let me count the lines instead.")
+        self.assertEqual([m.seq for m in fork.build(ctxd.Format.NEUTRAL)], [1, 2, 3, 4])
+        self.assertEqual(fork.search("Thanks"), [])
+        self.assertEqual([h.seq for h in fork.search("README")], [3])
+
+        whole = self.client.fork_session(source.id)
+        self.assertEqual(whole.info.message_count, 5)
+        with self.assertRaises(ctxd.InvalidArgument) as raised:
+            source.fork(at_seq=99)
+        self.assertEqual([v.field for v in raised.exception.violations], ["at_seq"])
+        with self.assertRaises(ctxd.NotFound):
+            self.client.fork_session("no-such-session")
+        with self.assertRaises(ctxd.AlreadyExists):
+            self.client.fork_session(source.id, fork.id)
+
+        # Deleting the source leaves the fork whole.
+        self.assertEqual(source.delete(), 5)
+        self.assertEqual([m.content for m in fork.expand(first_seq=1, last_seq=4).messages][2],
+                         "setup.py\nREADME.md")
+
+    def test_the_async_client_forks(self):
+        async def scenario():
+            async with ctxd.AsyncClient(server().addr) as client:
+                source = await client.create_session()
+                await source.append(ctxd.user("first"), ctxd.assistant("one"))
+                fork = await source.fork("async-fork-" + source.id, at_seq=1)
+                await fork.append(ctxd.assistant("another"))
+                return [m.content for m in (await fork.expand(first_seq=1, last_seq=2)).messages]
+
+        self.assertEqual(asyncio.run(scenario()), ["first", "another"])
+
+
 class Native(unittest.TestCase):
     """append_response / append_tool_results with each kind of input they take."""
 
@@ -392,6 +463,16 @@ class Retries(unittest.TestCase):
             self.assertEqual(session.info.policy.context_window_tokens, 9000)
             with self.assertRaises(ctxd.AlreadyExists):  # not retried: the id was taken before
                 client.create_session(session.id)
+
+    def test_a_retried_fork_finds_the_fork_it_made(self):
+        with ctxd.Client(self.proxy.addr) as client:
+            source = client.create_session()
+            source.append(ctxd.user("shared"))
+            self.proxy.arm()
+            fork = source.fork()
+            self.assertEqual(self.proxy.cuts, 1)
+            self.assertEqual(fork.info.forked_from_session_id, source.id)
+            self.assertEqual(fork.info.message_count, 1)
 
     def test_the_async_client_retries_an_append_once(self):
         async def scenario():

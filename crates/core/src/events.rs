@@ -20,6 +20,7 @@ pub enum EventKind {
     SessionDeleted = 7,
     CompactionReverted = 8,
     SessionFinished = 9,
+    SessionForked = 10,
 }
 
 /// The proto's CompactionKind numbers.
@@ -101,6 +102,12 @@ pub enum EventDetail {
         /// it was not appended.
         result_seq: i64,
     },
+    /// A fork was made: on the source's stream and as the fork's first event.
+    SessionForked {
+        source_session_id: String,
+        fork_session_id: String,
+        at_seq: i64,
+    },
 }
 
 impl EventKind {
@@ -116,6 +123,7 @@ impl EventKind {
             EventKind::SessionDeleted,
             EventKind::CompactionReverted,
             EventKind::SessionFinished,
+            EventKind::SessionForked,
         ]
         .into_iter()
         .find(|kind| *kind as i16 == number)
@@ -134,6 +142,7 @@ impl EventDetail {
             EventDetail::SessionDeleted => EventKind::SessionDeleted,
             EventDetail::CompactionReverted { .. } => EventKind::CompactionReverted,
             EventDetail::SessionFinished { .. } => EventKind::SessionFinished,
+            EventDetail::SessionForked { .. } => EventKind::SessionForked,
         }
     }
 }

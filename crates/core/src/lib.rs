@@ -11,9 +11,10 @@
 //! `render` (provider formats), `ingest` (provider bodies read back as messages), both
 //! over `media` (data: URIs, image types),
 //! `validate` (request checks), `limits` (server bounds), `quota` (per-tenant quotas),
-//! `events` (what an event says, cursors), `revert` (undoing compactions: the record,
-//! the aggregates restored, when automatic compaction resumes), `tree` (subagent
-//! sessions' links to their parents), `error` (the domain error).
+//! `events` (what an event says, cursors), `fork` (what a fork reuses of its source),
+//! `revert` (undoing compactions: the record, the aggregates restored, when automatic
+//! compaction resumes), `tree` (subagent sessions' links to their parents), `error` (the
+//! domain error).
 //!
 //! This crate's manifest lacks every network, database and runtime crate, so the
 //! compiler keeps it pure; `tests/modules.rs` checks its dependency tree too.
@@ -22,6 +23,7 @@ pub mod chunks;
 pub mod compaction;
 pub mod error;
 pub mod events;
+pub mod fork;
 pub mod ingest;
 pub mod job;
 pub mod ledger;

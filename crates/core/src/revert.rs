@@ -85,7 +85,8 @@ pub fn not_revertible(kind: EventKind) -> Option<&'static str> {
         ),
         EventKind::BudgetThresholdCrossed
         | EventKind::SessionDeleted
-        | EventKind::SessionFinished => Some(
+        | EventKind::SessionFinished
+        | EventKind::SessionForked => Some(
             "is not a compaction's event. Revertible: TOOL_RESULTS_CLEARED and COMPACTION_COMPLETED events",
         ),
     }
@@ -306,6 +307,8 @@ mod tests {
             EventKind::CompactionReverted,
             EventKind::BudgetThresholdCrossed,
             EventKind::SessionDeleted,
+            EventKind::SessionFinished,
+            EventKind::SessionForked,
         ] {
             assert!(not_revertible(kind).is_some(), "{kind:?}");
         }

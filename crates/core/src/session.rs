@@ -61,6 +61,14 @@ pub struct Session {
     pub compaction_resume_log_tokens: i64,
     /// When FinishSession ended the session (it takes no more appends); None while open.
     pub finished_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// The source's session id as it was named when this session was forked from it
+    /// (None: not a fork).
+    pub forked_from: Option<String>,
+    /// Seqs 1..base_seq are inherited from the ancestors (0: none; not a fork, or a fork
+    /// at seq 0).
+    pub base_seq: i64,
+    /// Bytes of text of the inherited seqs (part of `content_bytes`).
+    pub base_bytes: i64,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub updated_at: chrono::DateTime<chrono::Utc>,
 }
@@ -70,6 +78,17 @@ impl Session {
     /// a manual Compact).
     pub fn compaction_held(&self) -> bool {
         self.log_tokens < self.compaction_resume_log_tokens
+    }
+
+    /// Whether the session may have active summaries: it wrote some, or holds some (a
+    /// fork starts with its source's).
+    pub fn may_have_summaries(&self) -> bool {
+        self.summaries_written > 0 || self.summary_tokens > 0
+    }
+
+    /// Whether some of the log is read from ancestors (seqs 1..base_seq).
+    pub fn inherits(&self) -> bool {
+        self.base_seq > 0
     }
 
     /// The anchor of the session's last usage report, if it has reported.

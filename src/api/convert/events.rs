@@ -18,6 +18,7 @@ pub(in crate::api) fn event_kind_from_pb(kind: i32) -> Option<EventKind> {
         pb::EventKind::SessionDeleted => EventKind::SessionDeleted,
         pb::EventKind::CompactionReverted => EventKind::CompactionReverted,
         pb::EventKind::SessionFinished => EventKind::SessionFinished,
+        pb::EventKind::SessionForked => EventKind::SessionForked,
     })
 }
 
@@ -159,6 +160,15 @@ pub(in crate::api) fn event_to_pb(row: &crate::events::Event, cursor: String) ->
             parent_session_id,
             parent_tool_call_id,
             result_seq,
+        }),
+        EventDetail::SessionForked {
+            source_session_id,
+            fork_session_id,
+            at_seq,
+        } => Detail::SessionForked(pb::SessionForked {
+            source_session_id,
+            fork_session_id,
+            at_seq,
         }),
     };
     pb::Event {

@@ -43,6 +43,12 @@ pub(in crate::api) fn session_to_pb(info: &engine::SessionInfo) -> pb::Session {
             output_tokens: row.usage_output_tokens,
             cached_input_tokens: row.usage_cached_tokens,
         }),
+        forked_from_session_id: row.forked_from.clone().unwrap_or_default(),
+        forked_at_seq: if row.forked_from.is_some() {
+            row.base_seq
+        } else {
+            0
+        },
         compaction: Some(pb::CompactionStats {
             cleared_messages: row.cleared_messages,
             evicted_messages: row.evicted_messages,

@@ -148,6 +148,38 @@ class AsyncClient:
         session.info = response.session
         return session
 
+    async def fork_session(
+        self,
+        source_session_id: str,
+        session_id: str = "",
+        *,
+        at_seq: Optional[int] = None,
+        policy: Union[pb.Policy, Mapping[str, Any], None] = None,
+        metadata: Optional[Mapping[str, str]] = None,
+        system_prompt: str = "",
+        tools: ToolsLike = None,
+    ) -> AsyncSession:
+        """Forks a session: a new one (with a generated id when none is given) whose log
+        is the source's up to `at_seq` (None: its last seq), shared rather than copied,
+        and which then goes its own way. `policy` overrides the source's policy (not the
+        server's defaults); `metadata` entries are set over the source's. Returns the
+        fork's helper; `session.info` is the fork. A retry that finds the id taken by a
+        fork of the same source (the first attempt did fork it) reads it instead."""
+        chosen = session_id or f"s-{uuid.uuid4().hex}"
+        request = requests.fork_session(source_session_id, chosen, at_seq, policy, metadata)
+
+        async def forked_before(error: CtxdError) -> Optional[pb.ForkSessionResponse]:
+            if isinstance(error, AlreadyExists):
+                existing = await self.get_session(chosen)
+                if existing.forked_from_session_id == source_session_id:
+                    return pb.ForkSessionResponse(session=existing)
+            return None
+
+        response = await self._call("ForkSession", request, pb.ForkSessionResponse, on_retry_error=forked_before)
+        session = AsyncSession(self, response.session.session_id, system_prompt=system_prompt, tools=tools)
+        session.info = response.session
+        return session
+
     async def get_session(self, session_id: str) -> pb.Session:
         return (await self._call("GetSession", pb.GetSessionRequest(session_id=session_id), pb.GetSessionResponse)).session
 
@@ -329,6 +361,26 @@ class AsyncSession:
     async def tree(self) -> pb.GetSessionResponse:
         """This session's parent, children and subtree totals (see AsyncClient.tree)."""
         return await self.client.tree(self.id)
+
+    async def fork(
+        self,
+        session_id: str = "",
+        *,
+        at_seq: Optional[int] = None,
+        policy: Union[pb.Policy, Mapping[str, Any], None] = None,
+        metadata: Optional[Mapping[str, str]] = None,
+    ) -> AsyncSession:
+        """A fork of this session at `at_seq` (None: its last seq), with this helper's
+        system prompt and tools; see AsyncClient.fork_session."""
+        return await self.client.fork_session(
+            self.id,
+            session_id,
+            at_seq=at_seq,
+            policy=policy,
+            metadata=metadata,
+            system_prompt=self.system_prompt,
+            tools=self.tools,
+        )
 
     async def delete(self) -> int:
         return await self.client.delete_session(self.id)

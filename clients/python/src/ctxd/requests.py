@@ -77,6 +77,24 @@ def finish_session(
     )
 
 
+def fork_session(
+    source_session_id: str,
+    session_id: str,
+    at_seq: Optional[int],
+    policy: Union[pb.Policy, Mapping[str, Any], None],
+    metadata: Optional[Mapping[str, str]],
+) -> pb.ForkSessionRequest:
+    request = pb.ForkSessionRequest(
+        source_session_id=source_session_id,
+        session_id=session_id,
+        policy=convert.policy(policy),
+        metadata=dict(metadata or {}),
+    )
+    if at_seq is not None:
+        request.at_seq = at_seq
+    return request
+
+
 def append_turn(
     session_id: str,
     messages: Sequence[MessageLike],

@@ -30,6 +30,8 @@ import type { ExpandRequest as _ctxd_v1_ExpandRequest, ExpandRequest__Output as 
 import type { ExpandResponse as _ctxd_v1_ExpandResponse, ExpandResponse__Output as _ctxd_v1_ExpandResponse__Output } from './ctxd/v1/ExpandResponse.js';
 import type { FinishSessionRequest as _ctxd_v1_FinishSessionRequest, FinishSessionRequest__Output as _ctxd_v1_FinishSessionRequest__Output } from './ctxd/v1/FinishSessionRequest.js';
 import type { FinishSessionResponse as _ctxd_v1_FinishSessionResponse, FinishSessionResponse__Output as _ctxd_v1_FinishSessionResponse__Output } from './ctxd/v1/FinishSessionResponse.js';
+import type { ForkSessionRequest as _ctxd_v1_ForkSessionRequest, ForkSessionRequest__Output as _ctxd_v1_ForkSessionRequest__Output } from './ctxd/v1/ForkSessionRequest.js';
+import type { ForkSessionResponse as _ctxd_v1_ForkSessionResponse, ForkSessionResponse__Output as _ctxd_v1_ForkSessionResponse__Output } from './ctxd/v1/ForkSessionResponse.js';
 import type { GetJobRequest as _ctxd_v1_GetJobRequest, GetJobRequest__Output as _ctxd_v1_GetJobRequest__Output } from './ctxd/v1/GetJobRequest.js';
 import type { GetSessionRequest as _ctxd_v1_GetSessionRequest, GetSessionRequest__Output as _ctxd_v1_GetSessionRequest__Output } from './ctxd/v1/GetSessionRequest.js';
 import type { GetSessionResponse as _ctxd_v1_GetSessionResponse, GetSessionResponse__Output as _ctxd_v1_GetSessionResponse__Output } from './ctxd/v1/GetSessionResponse.js';
@@ -53,6 +55,7 @@ import type { SeqRange as _ctxd_v1_SeqRange, SeqRange__Output as _ctxd_v1_SeqRan
 import type { Session as _ctxd_v1_Session, Session__Output as _ctxd_v1_Session__Output } from './ctxd/v1/Session.js';
 import type { SessionDeleted as _ctxd_v1_SessionDeleted, SessionDeleted__Output as _ctxd_v1_SessionDeleted__Output } from './ctxd/v1/SessionDeleted.js';
 import type { SessionFinished as _ctxd_v1_SessionFinished, SessionFinished__Output as _ctxd_v1_SessionFinished__Output } from './ctxd/v1/SessionFinished.js';
+import type { SessionForked as _ctxd_v1_SessionForked, SessionForked__Output as _ctxd_v1_SessionForked__Output } from './ctxd/v1/SessionForked.js';
 import type { SubscribeEventsRequest as _ctxd_v1_SubscribeEventsRequest, SubscribeEventsRequest__Output as _ctxd_v1_SubscribeEventsRequest__Output } from './ctxd/v1/SubscribeEventsRequest.js';
 import type { SubscribeEventsResponse as _ctxd_v1_SubscribeEventsResponse, SubscribeEventsResponse__Output as _ctxd_v1_SubscribeEventsResponse__Output } from './ctxd/v1/SubscribeEventsResponse.js';
 import type { SubtreeTotals as _ctxd_v1_SubtreeTotals, SubtreeTotals__Output as _ctxd_v1_SubtreeTotals__Output } from './ctxd/v1/SubtreeTotals.js';
@@ -113,6 +116,8 @@ export interface ProtoGrpcType {
             ExpandResponse: MessageTypeDefinition<_ctxd_v1_ExpandResponse, _ctxd_v1_ExpandResponse__Output>;
             FinishSessionRequest: MessageTypeDefinition<_ctxd_v1_FinishSessionRequest, _ctxd_v1_FinishSessionRequest__Output>;
             FinishSessionResponse: MessageTypeDefinition<_ctxd_v1_FinishSessionResponse, _ctxd_v1_FinishSessionResponse__Output>;
+            ForkSessionRequest: MessageTypeDefinition<_ctxd_v1_ForkSessionRequest, _ctxd_v1_ForkSessionRequest__Output>;
+            ForkSessionResponse: MessageTypeDefinition<_ctxd_v1_ForkSessionResponse, _ctxd_v1_ForkSessionResponse__Output>;
             GetJobRequest: MessageTypeDefinition<_ctxd_v1_GetJobRequest, _ctxd_v1_GetJobRequest__Output>;
             GetSessionRequest: MessageTypeDefinition<_ctxd_v1_GetSessionRequest, _ctxd_v1_GetSessionRequest__Output>;
             GetSessionResponse: MessageTypeDefinition<_ctxd_v1_GetSessionResponse, _ctxd_v1_GetSessionResponse__Output>;
@@ -142,6 +147,7 @@ export interface ProtoGrpcType {
             Session: MessageTypeDefinition<_ctxd_v1_Session, _ctxd_v1_Session__Output>;
             SessionDeleted: MessageTypeDefinition<_ctxd_v1_SessionDeleted, _ctxd_v1_SessionDeleted__Output>;
             SessionFinished: MessageTypeDefinition<_ctxd_v1_SessionFinished, _ctxd_v1_SessionFinished__Output>;
+            SessionForked: MessageTypeDefinition<_ctxd_v1_SessionForked, _ctxd_v1_SessionForked__Output>;
             SubscribeEventsRequest: MessageTypeDefinition<_ctxd_v1_SubscribeEventsRequest, _ctxd_v1_SubscribeEventsRequest__Output>;
             SubscribeEventsResponse: MessageTypeDefinition<_ctxd_v1_SubscribeEventsResponse, _ctxd_v1_SubscribeEventsResponse__Output>;
             SubtreeTotals: MessageTypeDefinition<_ctxd_v1_SubtreeTotals, _ctxd_v1_SubtreeTotals__Output>;

@@ -1,13 +1,24 @@
 -- A session's view aggregates recounted from its rows: the tokens of the messages in
--- the view (from view_first_seq, not taken out by a step summary), of the active
--- summaries with their framing ($2 tokens each), and the last seq the active summaries
--- before the view cover (0: none).
+-- the view (from view_first_seq, not taken out by a step summary; for a fork each seq
+-- read from the session whose rows hold it, with the fork's overlay over it), of the
+-- active summaries with their framing ($2 tokens each; a fork's own and those it reuses
+-- by link), and the last seq the active summaries before the view cover (0: none).
+with active as (
+   select su.first_seq, su.last_seq, su.token_count from summaries su, sessions s
+   where s.id = $1 and su.session_id = s.id and su.parent_id is null
+     and su.reverted_at is null
+   union all
+   select su.first_seq, su.last_seq, su.token_count
+   from summary_links k join summaries su on su.id = k.summary_id
+   where k.session_id = $1 and k.parent_id is null
+)
 select
-   (select coalesce(sum(m.view_tokens), 0)::bigint from messages m
-    where m.session_id = s.id and m.seq >= s.view_first_seq and m.view_state <> 4),
-   (select coalesce(sum(su.token_count + $2), 0)::bigint from summaries su
-    where su.session_id = s.id and su.parent_id is null and su.reverted_at is null),
-   (select coalesce(max(su.last_seq), 0) from summaries su
-    where su.session_id = s.id and su.parent_id is null and su.reverted_at is null
-      and su.first_seq < s.view_first_seq)
+   (select coalesce(sum(coalesce(v.view_tokens, m.view_tokens)), 0)::bigint
+    from ctxd_log_segments(s.id) g
+    join messages m on m.session_id = g.owner
+       and m.seq between greatest(g.first_seq, s.view_first_seq) and g.last_seq
+    left join message_views v on v.session_id = s.id and v.seq = m.seq
+    where coalesce(v.view_state, m.view_state) <> 4),
+   (select coalesce(sum(a.token_count + $2), 0)::bigint from active a),
+   (select coalesce(max(a.last_seq), 0) from active a where a.first_seq < s.view_first_seq)
 from sessions s where s.id = $1

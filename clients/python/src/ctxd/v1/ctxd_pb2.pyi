@@ -127,6 +127,7 @@ class EventKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     EVENT_KIND_SESSION_DELETED: _ClassVar[EventKind]
     EVENT_KIND_COMPACTION_REVERTED: _ClassVar[EventKind]
     EVENT_KIND_SESSION_FINISHED: _ClassVar[EventKind]
+    EVENT_KIND_SESSION_FORKED: _ClassVar[EventKind]
 
 class CompactionKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -210,6 +211,7 @@ EVENT_KIND_BUDGET_THRESHOLD_CROSSED: EventKind
 EVENT_KIND_SESSION_DELETED: EventKind
 EVENT_KIND_COMPACTION_REVERTED: EventKind
 EVENT_KIND_SESSION_FINISHED: EventKind
+EVENT_KIND_SESSION_FORKED: EventKind
 COMPACTION_KIND_UNSPECIFIED: CompactionKind
 COMPACTION_KIND_SUMMARIZE: CompactionKind
 COMPACTION_KIND_FALLBACK: CompactionKind
@@ -525,6 +527,33 @@ class FinishSessionResponse(_message.Message):
     parent_append: AppendTurnResponse
     def __init__(self, version: _Optional[int] = ..., parent_session_id: _Optional[str] = ..., parent_tool_call_id: _Optional[str] = ..., parent_append: _Optional[_Union[AppendTurnResponse, _Mapping]] = ...) -> None: ...
 
+class ForkSessionRequest(_message.Message):
+    __slots__ = ("source_session_id", "at_seq", "session_id", "policy", "metadata")
+    class MetadataEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    SOURCE_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    AT_SEQ_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    POLICY_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    source_session_id: str
+    at_seq: int
+    session_id: str
+    policy: Policy
+    metadata: _containers.ScalarMap[str, str]
+    def __init__(self, source_session_id: _Optional[str] = ..., at_seq: _Optional[int] = ..., session_id: _Optional[str] = ..., policy: _Optional[_Union[Policy, _Mapping]] = ..., metadata: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class ForkSessionResponse(_message.Message):
+    __slots__ = ("session",)
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    session: Session
+    def __init__(self, session: _Optional[_Union[Session, _Mapping]] = ...) -> None: ...
+
 class DeleteSessionRequest(_message.Message):
     __slots__ = ("session_id",)
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -552,7 +581,7 @@ class EstimatorStats(_message.Message):
     def __init__(self, samples: _Optional[int] = ..., mean_abs_error_pct: _Optional[float] = ..., max_abs_error_pct: _Optional[float] = ..., last_error_pct: _Optional[float] = ..., anchor_input_tokens: _Optional[int] = ...) -> None: ...
 
 class Session(_message.Message):
-    __slots__ = ("session_id", "policy", "version", "message_count", "turn_count", "log_tokens", "view_tokens", "metadata", "created_at", "updated_at", "estimator", "usage_total", "compaction", "requested_policy", "parent_session_id", "parent_tool_call_id", "depth", "finished_at")
+    __slots__ = ("session_id", "policy", "version", "message_count", "turn_count", "log_tokens", "view_tokens", "metadata", "created_at", "updated_at", "estimator", "usage_total", "compaction", "requested_policy", "parent_session_id", "parent_tool_call_id", "depth", "finished_at", "forked_from_session_id", "forked_at_seq")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -578,6 +607,8 @@ class Session(_message.Message):
     PARENT_TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
     DEPTH_FIELD_NUMBER: _ClassVar[int]
     FINISHED_AT_FIELD_NUMBER: _ClassVar[int]
+    FORKED_FROM_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    FORKED_AT_SEQ_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     policy: Policy
     version: int
@@ -596,7 +627,9 @@ class Session(_message.Message):
     parent_tool_call_id: str
     depth: int
     finished_at: _timestamp_pb2.Timestamp
-    def __init__(self, session_id: _Optional[str] = ..., policy: _Optional[_Union[Policy, _Mapping]] = ..., version: _Optional[int] = ..., message_count: _Optional[int] = ..., turn_count: _Optional[int] = ..., log_tokens: _Optional[int] = ..., view_tokens: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., estimator: _Optional[_Union[EstimatorStats, _Mapping]] = ..., usage_total: _Optional[_Union[Usage, _Mapping]] = ..., compaction: _Optional[_Union[CompactionStats, _Mapping]] = ..., requested_policy: _Optional[_Union[Policy, _Mapping]] = ..., parent_session_id: _Optional[str] = ..., parent_tool_call_id: _Optional[str] = ..., depth: _Optional[int] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    forked_from_session_id: str
+    forked_at_seq: int
+    def __init__(self, session_id: _Optional[str] = ..., policy: _Optional[_Union[Policy, _Mapping]] = ..., version: _Optional[int] = ..., message_count: _Optional[int] = ..., turn_count: _Optional[int] = ..., log_tokens: _Optional[int] = ..., view_tokens: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., estimator: _Optional[_Union[EstimatorStats, _Mapping]] = ..., usage_total: _Optional[_Union[Usage, _Mapping]] = ..., compaction: _Optional[_Union[CompactionStats, _Mapping]] = ..., requested_policy: _Optional[_Union[Policy, _Mapping]] = ..., parent_session_id: _Optional[str] = ..., parent_tool_call_id: _Optional[str] = ..., depth: _Optional[int] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., forked_from_session_id: _Optional[str] = ..., forked_at_seq: _Optional[int] = ...) -> None: ...
 
 class CompactionStats(_message.Message):
     __slots__ = ("cleared_messages", "evicted_messages", "builds", "extending_builds", "cache_stable_pct", "summaries_written", "summary_tokens", "consecutive_failures", "paused", "compaction_held", "resume_at_log_tokens")
@@ -1152,8 +1185,18 @@ class SessionFinished(_message.Message):
     result_seq: int
     def __init__(self, child_session_id: _Optional[str] = ..., parent_session_id: _Optional[str] = ..., parent_tool_call_id: _Optional[str] = ..., result_seq: _Optional[int] = ...) -> None: ...
 
+class SessionForked(_message.Message):
+    __slots__ = ("source_session_id", "fork_session_id", "at_seq")
+    SOURCE_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    FORK_SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    AT_SEQ_FIELD_NUMBER: _ClassVar[int]
+    source_session_id: str
+    fork_session_id: str
+    at_seq: int
+    def __init__(self, source_session_id: _Optional[str] = ..., fork_session_id: _Optional[str] = ..., at_seq: _Optional[int] = ...) -> None: ...
+
 class Event(_message.Message):
-    __slots__ = ("event_id", "cursor", "session_id", "session_seq", "kind", "created_at", "session_version", "compaction_started", "compaction_completed", "compaction_failed", "tool_results_cleared", "output_evicted", "budget_threshold_crossed", "session_deleted", "compaction_reverted", "session_finished")
+    __slots__ = ("event_id", "cursor", "session_id", "session_seq", "kind", "created_at", "session_version", "compaction_started", "compaction_completed", "compaction_failed", "tool_results_cleared", "output_evicted", "budget_threshold_crossed", "session_deleted", "compaction_reverted", "session_finished", "session_forked")
     EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     CURSOR_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -1170,6 +1213,7 @@ class Event(_message.Message):
     SESSION_DELETED_FIELD_NUMBER: _ClassVar[int]
     COMPACTION_REVERTED_FIELD_NUMBER: _ClassVar[int]
     SESSION_FINISHED_FIELD_NUMBER: _ClassVar[int]
+    SESSION_FORKED_FIELD_NUMBER: _ClassVar[int]
     event_id: int
     cursor: str
     session_id: str
@@ -1186,7 +1230,8 @@ class Event(_message.Message):
     session_deleted: SessionDeleted
     compaction_reverted: CompactionReverted
     session_finished: SessionFinished
-    def __init__(self, event_id: _Optional[int] = ..., cursor: _Optional[str] = ..., session_id: _Optional[str] = ..., session_seq: _Optional[int] = ..., kind: _Optional[_Union[EventKind, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., session_version: _Optional[int] = ..., compaction_started: _Optional[_Union[CompactionStarted, _Mapping]] = ..., compaction_completed: _Optional[_Union[CompactionCompleted, _Mapping]] = ..., compaction_failed: _Optional[_Union[CompactionFailed, _Mapping]] = ..., tool_results_cleared: _Optional[_Union[ToolResultsCleared, _Mapping]] = ..., output_evicted: _Optional[_Union[OutputEvicted, _Mapping]] = ..., budget_threshold_crossed: _Optional[_Union[BudgetThresholdCrossed, _Mapping]] = ..., session_deleted: _Optional[_Union[SessionDeleted, _Mapping]] = ..., compaction_reverted: _Optional[_Union[CompactionReverted, _Mapping]] = ..., session_finished: _Optional[_Union[SessionFinished, _Mapping]] = ...) -> None: ...
+    session_forked: SessionForked
+    def __init__(self, event_id: _Optional[int] = ..., cursor: _Optional[str] = ..., session_id: _Optional[str] = ..., session_seq: _Optional[int] = ..., kind: _Optional[_Union[EventKind, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., session_version: _Optional[int] = ..., compaction_started: _Optional[_Union[CompactionStarted, _Mapping]] = ..., compaction_completed: _Optional[_Union[CompactionCompleted, _Mapping]] = ..., compaction_failed: _Optional[_Union[CompactionFailed, _Mapping]] = ..., tool_results_cleared: _Optional[_Union[ToolResultsCleared, _Mapping]] = ..., output_evicted: _Optional[_Union[OutputEvicted, _Mapping]] = ..., budget_threshold_crossed: _Optional[_Union[BudgetThresholdCrossed, _Mapping]] = ..., session_deleted: _Optional[_Union[SessionDeleted, _Mapping]] = ..., compaction_reverted: _Optional[_Union[CompactionReverted, _Mapping]] = ..., session_finished: _Optional[_Union[SessionFinished, _Mapping]] = ..., session_forked: _Optional[_Union[SessionForked, _Mapping]] = ...) -> None: ...
 
 class SubscribeEventsRequest(_message.Message):
     __slots__ = ("session_id", "kinds", "after", "from_now", "heartbeat_interval_ms", "tree_root_session_id")

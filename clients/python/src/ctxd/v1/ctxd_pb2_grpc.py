@@ -55,6 +55,11 @@ class ContextServiceStub:
                 request_serializer=ctxd_dot_v1_dot_ctxd__pb2.FinishSessionRequest.SerializeToString,
                 response_deserializer=ctxd_dot_v1_dot_ctxd__pb2.FinishSessionResponse.FromString,
                 _registered_method=True)
+        self.ForkSession = channel.unary_unary(
+                '/ctxd.v1.ContextService/ForkSession',
+                request_serializer=ctxd_dot_v1_dot_ctxd__pb2.ForkSessionRequest.SerializeToString,
+                response_deserializer=ctxd_dot_v1_dot_ctxd__pb2.ForkSessionResponse.FromString,
+                _registered_method=True)
         self.AppendTurn = channel.unary_unary(
                 '/ctxd.v1.ContextService/AppendTurn',
                 request_serializer=ctxd_dot_v1_dot_ctxd__pb2.AppendTurnRequest.SerializeToString,
@@ -135,7 +140,8 @@ class ContextServiceServicer:
     def DeleteSession(self, request, context):
         """Deletes a session with its whole log. NOT_FOUND when it does not exist. Its
         children stay (GetSession then shows them without a parent) and stay in the trees
-        of its ancestors for tree-scoped Search, SubscribeEvents and subtree sums.
+        of its ancestors for tree-scoped Search, SubscribeEvents and subtree sums. Forks of
+        it keep working: rows a fork still reads stay, unreachable, until the last fork goes.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -150,6 +156,19 @@ class ContextServiceServicer:
         changes, FAILED_PRECONDITION naming append_to_parent); the parent's version
         advances. SESSION_FINISHED goes on the session and on its parent. Finishing twice
         is FAILED_PRECONDITION naming session_id.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ForkSession(self, request, context):
+        """Makes a new session whose log is the source's up to at_seq, shared (not copied), and
+        which then diverges: appends, compaction and deletion on either side never change
+        what the other returns. Summaries of the shared messages are reused. Announced as
+        SESSION_FORKED on both sessions' streams. NOT_FOUND for an unknown source,
+        ALREADY_EXISTS when the new id is taken, INVALID_ARGUMENT for a seq past the end.
+        The fork is a root session: a subagent's fork has no parent link (parent_session_id
+        empty, depth 0) and is not finished, even when its source was.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -279,6 +298,11 @@ def add_ContextServiceServicer_to_server(servicer, server):
                     servicer.FinishSession,
                     request_deserializer=ctxd_dot_v1_dot_ctxd__pb2.FinishSessionRequest.FromString,
                     response_serializer=ctxd_dot_v1_dot_ctxd__pb2.FinishSessionResponse.SerializeToString,
+            ),
+            'ForkSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.ForkSession,
+                    request_deserializer=ctxd_dot_v1_dot_ctxd__pb2.ForkSessionRequest.FromString,
+                    response_serializer=ctxd_dot_v1_dot_ctxd__pb2.ForkSessionResponse.SerializeToString,
             ),
             'AppendTurn': grpc.unary_unary_rpc_method_handler(
                     servicer.AppendTurn,
@@ -445,6 +469,33 @@ class ContextService:
             '/ctxd.v1.ContextService/FinishSession',
             ctxd_dot_v1_dot_ctxd__pb2.FinishSessionRequest.SerializeToString,
             ctxd_dot_v1_dot_ctxd__pb2.FinishSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ForkSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ctxd.v1.ContextService/ForkSession',
+            ctxd_dot_v1_dot_ctxd__pb2.ForkSessionRequest.SerializeToString,
+            ctxd_dot_v1_dot_ctxd__pb2.ForkSessionResponse.FromString,
             options,
             channel_credentials,
             insecure,

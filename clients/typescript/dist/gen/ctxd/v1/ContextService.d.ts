@@ -17,6 +17,8 @@ import type { ExpandRequest as _ctxd_v1_ExpandRequest, ExpandRequest__Output as 
 import type { ExpandResponse as _ctxd_v1_ExpandResponse, ExpandResponse__Output as _ctxd_v1_ExpandResponse__Output } from '../../ctxd/v1/ExpandResponse.js';
 import type { FinishSessionRequest as _ctxd_v1_FinishSessionRequest, FinishSessionRequest__Output as _ctxd_v1_FinishSessionRequest__Output } from '../../ctxd/v1/FinishSessionRequest.js';
 import type { FinishSessionResponse as _ctxd_v1_FinishSessionResponse, FinishSessionResponse__Output as _ctxd_v1_FinishSessionResponse__Output } from '../../ctxd/v1/FinishSessionResponse.js';
+import type { ForkSessionRequest as _ctxd_v1_ForkSessionRequest, ForkSessionRequest__Output as _ctxd_v1_ForkSessionRequest__Output } from '../../ctxd/v1/ForkSessionRequest.js';
+import type { ForkSessionResponse as _ctxd_v1_ForkSessionResponse, ForkSessionResponse__Output as _ctxd_v1_ForkSessionResponse__Output } from '../../ctxd/v1/ForkSessionResponse.js';
 import type { GetJobRequest as _ctxd_v1_GetJobRequest, GetJobRequest__Output as _ctxd_v1_GetJobRequest__Output } from '../../ctxd/v1/GetJobRequest.js';
 import type { GetSessionRequest as _ctxd_v1_GetSessionRequest, GetSessionRequest__Output as _ctxd_v1_GetSessionRequest__Output } from '../../ctxd/v1/GetSessionRequest.js';
 import type { GetSessionResponse as _ctxd_v1_GetSessionResponse, GetSessionResponse__Output as _ctxd_v1_GetSessionResponse__Output } from '../../ctxd/v1/GetSessionResponse.js';
@@ -134,7 +136,8 @@ export interface ContextServiceClient extends grpc.Client {
     /**
      * Deletes a session with its whole log. NOT_FOUND when it does not exist. Its
      * children stay (GetSession then shows them without a parent) and stay in the trees
-     * of its ancestors for tree-scoped Search, SubscribeEvents and subtree sums.
+     * of its ancestors for tree-scoped Search, SubscribeEvents and subtree sums. Forks of
+     * it keep working: rows a fork still reads stay, unreachable, until the last fork goes.
      */
     DeleteSession(argument: _ctxd_v1_DeleteSessionRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_DeleteSessionResponse__Output>): grpc.ClientUnaryCall;
     DeleteSession(argument: _ctxd_v1_DeleteSessionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_DeleteSessionResponse__Output>): grpc.ClientUnaryCall;
@@ -143,7 +146,8 @@ export interface ContextServiceClient extends grpc.Client {
     /**
      * Deletes a session with its whole log. NOT_FOUND when it does not exist. Its
      * children stay (GetSession then shows them without a parent) and stay in the trees
-     * of its ancestors for tree-scoped Search, SubscribeEvents and subtree sums.
+     * of its ancestors for tree-scoped Search, SubscribeEvents and subtree sums. Forks of
+     * it keep working: rows a fork still reads stay, unreachable, until the last fork goes.
      */
     deleteSession(argument: _ctxd_v1_DeleteSessionRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_DeleteSessionResponse__Output>): grpc.ClientUnaryCall;
     deleteSession(argument: _ctxd_v1_DeleteSessionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_DeleteSessionResponse__Output>): grpc.ClientUnaryCall;
@@ -193,6 +197,32 @@ export interface ContextServiceClient extends grpc.Client {
     finishSession(argument: _ctxd_v1_FinishSessionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_FinishSessionResponse__Output>): grpc.ClientUnaryCall;
     finishSession(argument: _ctxd_v1_FinishSessionRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_FinishSessionResponse__Output>): grpc.ClientUnaryCall;
     finishSession(argument: _ctxd_v1_FinishSessionRequest, callback: grpc.requestCallback<_ctxd_v1_FinishSessionResponse__Output>): grpc.ClientUnaryCall;
+    /**
+     * Makes a new session whose log is the source's up to at_seq, shared (not copied), and
+     * which then diverges: appends, compaction and deletion on either side never change
+     * what the other returns. Summaries of the shared messages are reused. Announced as
+     * SESSION_FORKED on both sessions' streams. NOT_FOUND for an unknown source,
+     * ALREADY_EXISTS when the new id is taken, INVALID_ARGUMENT for a seq past the end.
+     * The fork is a root session: a subagent's fork has no parent link (parent_session_id
+     * empty, depth 0) and is not finished, even when its source was.
+     */
+    ForkSession(argument: _ctxd_v1_ForkSessionRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_ForkSessionResponse__Output>): grpc.ClientUnaryCall;
+    ForkSession(argument: _ctxd_v1_ForkSessionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_ForkSessionResponse__Output>): grpc.ClientUnaryCall;
+    ForkSession(argument: _ctxd_v1_ForkSessionRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_ForkSessionResponse__Output>): grpc.ClientUnaryCall;
+    ForkSession(argument: _ctxd_v1_ForkSessionRequest, callback: grpc.requestCallback<_ctxd_v1_ForkSessionResponse__Output>): grpc.ClientUnaryCall;
+    /**
+     * Makes a new session whose log is the source's up to at_seq, shared (not copied), and
+     * which then diverges: appends, compaction and deletion on either side never change
+     * what the other returns. Summaries of the shared messages are reused. Announced as
+     * SESSION_FORKED on both sessions' streams. NOT_FOUND for an unknown source,
+     * ALREADY_EXISTS when the new id is taken, INVALID_ARGUMENT for a seq past the end.
+     * The fork is a root session: a subagent's fork has no parent link (parent_session_id
+     * empty, depth 0) and is not finished, even when its source was.
+     */
+    forkSession(argument: _ctxd_v1_ForkSessionRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_ForkSessionResponse__Output>): grpc.ClientUnaryCall;
+    forkSession(argument: _ctxd_v1_ForkSessionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_ForkSessionResponse__Output>): grpc.ClientUnaryCall;
+    forkSession(argument: _ctxd_v1_ForkSessionRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_ForkSessionResponse__Output>): grpc.ClientUnaryCall;
+    forkSession(argument: _ctxd_v1_ForkSessionRequest, callback: grpc.requestCallback<_ctxd_v1_ForkSessionResponse__Output>): grpc.ClientUnaryCall;
     /**
      * Reads a background job (a summarization), e.g. the one Compact or AppendTurn
      * enqueued. NOT_FOUND for another tenant's job or one pruned after its retention.
@@ -350,7 +380,8 @@ export interface ContextServiceHandlers extends grpc.UntypedServiceImplementatio
     /**
      * Deletes a session with its whole log. NOT_FOUND when it does not exist. Its
      * children stay (GetSession then shows them without a parent) and stay in the trees
-     * of its ancestors for tree-scoped Search, SubscribeEvents and subtree sums.
+     * of its ancestors for tree-scoped Search, SubscribeEvents and subtree sums. Forks of
+     * it keep working: rows a fork still reads stay, unreachable, until the last fork goes.
      */
     DeleteSession: grpc.handleUnaryCall<_ctxd_v1_DeleteSessionRequest__Output, _ctxd_v1_DeleteSessionResponse>;
     /**
@@ -369,6 +400,16 @@ export interface ContextServiceHandlers extends grpc.UntypedServiceImplementatio
      * is FAILED_PRECONDITION naming session_id.
      */
     FinishSession: grpc.handleUnaryCall<_ctxd_v1_FinishSessionRequest__Output, _ctxd_v1_FinishSessionResponse>;
+    /**
+     * Makes a new session whose log is the source's up to at_seq, shared (not copied), and
+     * which then diverges: appends, compaction and deletion on either side never change
+     * what the other returns. Summaries of the shared messages are reused. Announced as
+     * SESSION_FORKED on both sessions' streams. NOT_FOUND for an unknown source,
+     * ALREADY_EXISTS when the new id is taken, INVALID_ARGUMENT for a seq past the end.
+     * The fork is a root session: a subagent's fork has no parent link (parent_session_id
+     * empty, depth 0) and is not finished, even when its source was.
+     */
+    ForkSession: grpc.handleUnaryCall<_ctxd_v1_ForkSessionRequest__Output, _ctxd_v1_ForkSessionResponse>;
     /**
      * Reads a background job (a summarization), e.g. the one Compact or AppendTurn
      * enqueued. NOT_FOUND for another tenant's job or one pruned after its retention.
@@ -423,6 +464,7 @@ export interface ContextServiceDefinition extends grpc.ServiceDefinition {
     DeleteSession: MethodDefinition<_ctxd_v1_DeleteSessionRequest, _ctxd_v1_DeleteSessionResponse, _ctxd_v1_DeleteSessionRequest__Output, _ctxd_v1_DeleteSessionResponse__Output>;
     Expand: MethodDefinition<_ctxd_v1_ExpandRequest, _ctxd_v1_ExpandResponse, _ctxd_v1_ExpandRequest__Output, _ctxd_v1_ExpandResponse__Output>;
     FinishSession: MethodDefinition<_ctxd_v1_FinishSessionRequest, _ctxd_v1_FinishSessionResponse, _ctxd_v1_FinishSessionRequest__Output, _ctxd_v1_FinishSessionResponse__Output>;
+    ForkSession: MethodDefinition<_ctxd_v1_ForkSessionRequest, _ctxd_v1_ForkSessionResponse, _ctxd_v1_ForkSessionRequest__Output, _ctxd_v1_ForkSessionResponse__Output>;
     GetJob: MethodDefinition<_ctxd_v1_GetJobRequest, _ctxd_v1_Job, _ctxd_v1_GetJobRequest__Output, _ctxd_v1_Job__Output>;
     GetSession: MethodDefinition<_ctxd_v1_GetSessionRequest, _ctxd_v1_GetSessionResponse, _ctxd_v1_GetSessionRequest__Output, _ctxd_v1_GetSessionResponse__Output>;
     RevertCompaction: MethodDefinition<_ctxd_v1_RevertCompactionRequest, _ctxd_v1_RevertCompactionResponse, _ctxd_v1_RevertCompactionRequest__Output, _ctxd_v1_RevertCompactionResponse__Output>;

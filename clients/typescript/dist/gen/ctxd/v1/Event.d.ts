@@ -9,6 +9,7 @@ import type { BudgetThresholdCrossed as _ctxd_v1_BudgetThresholdCrossed, BudgetT
 import type { SessionDeleted as _ctxd_v1_SessionDeleted, SessionDeleted__Output as _ctxd_v1_SessionDeleted__Output } from '../../ctxd/v1/SessionDeleted.js';
 import type { CompactionReverted as _ctxd_v1_CompactionReverted, CompactionReverted__Output as _ctxd_v1_CompactionReverted__Output } from '../../ctxd/v1/CompactionReverted.js';
 import type { SessionFinished as _ctxd_v1_SessionFinished, SessionFinished__Output as _ctxd_v1_SessionFinished__Output } from '../../ctxd/v1/SessionFinished.js';
+import type { SessionForked as _ctxd_v1_SessionForked, SessionForked__Output as _ctxd_v1_SessionForked__Output } from '../../ctxd/v1/SessionForked.js';
 import type { Long } from '@grpc/proto-loader';
 export interface Event {
     /**
@@ -40,7 +41,8 @@ export interface Event {
     'sessionDeleted'?: (_ctxd_v1_SessionDeleted | null);
     'compactionReverted'?: (_ctxd_v1_CompactionReverted | null);
     'sessionFinished'?: (_ctxd_v1_SessionFinished | null);
-    'detail'?: "compactionStarted" | "compactionCompleted" | "compactionFailed" | "toolResultsCleared" | "outputEvicted" | "budgetThresholdCrossed" | "sessionDeleted" | "compactionReverted" | "sessionFinished";
+    'sessionForked'?: (_ctxd_v1_SessionForked | null);
+    'detail'?: "compactionStarted" | "compactionCompleted" | "compactionFailed" | "toolResultsCleared" | "outputEvicted" | "budgetThresholdCrossed" | "sessionDeleted" | "compactionReverted" | "sessionFinished" | "sessionForked";
 }
 export interface Event__Output {
     /**
@@ -72,5 +74,6 @@ export interface Event__Output {
     'sessionDeleted'?: (_ctxd_v1_SessionDeleted__Output | null);
     'compactionReverted'?: (_ctxd_v1_CompactionReverted__Output | null);
     'sessionFinished'?: (_ctxd_v1_SessionFinished__Output | null);
-    'detail'?: "compactionStarted" | "compactionCompleted" | "compactionFailed" | "toolResultsCleared" | "outputEvicted" | "budgetThresholdCrossed" | "sessionDeleted" | "compactionReverted" | "sessionFinished";
+    'sessionForked'?: (_ctxd_v1_SessionForked__Output | null);
+    'detail'?: "compactionStarted" | "compactionCompleted" | "compactionFailed" | "toolResultsCleared" | "outputEvicted" | "budgetThresholdCrossed" | "sessionDeleted" | "compactionReverted" | "sessionFinished" | "sessionForked";
 }

@@ -39,6 +39,10 @@ export declare const EventKind: {
      * FinishSession ended a session: written on it and on its parent (while it exists).
      */
     readonly EVENT_KIND_SESSION_FINISHED: 'EVENT_KIND_SESSION_FINISHED';
+    /**
+     * A fork was made: on the source's stream, and as the fork's first event.
+     */
+    readonly EVENT_KIND_SESSION_FORKED: 'EVENT_KIND_SESSION_FORKED';
 };
 export type EventKind = 'EVENT_KIND_UNSPECIFIED' | 0
 /**
@@ -79,5 +83,9 @@ export type EventKind = 'EVENT_KIND_UNSPECIFIED' | 0
 /**
  * FinishSession ended a session: written on it and on its parent (while it exists).
  */
- | 'EVENT_KIND_SESSION_FINISHED' | 9;
+ | 'EVENT_KIND_SESSION_FINISHED' | 9
+/**
+ * A fork was made: on the source's stream, and as the fork's first event.
+ */
+ | 'EVENT_KIND_SESSION_FORKED' | 10;
 export type EventKind__Output = typeof EventKind[keyof typeof EventKind];

@@ -39,4 +39,8 @@ export const EventKind = {
      * FinishSession ended a session: written on it and on its parent (while it exists).
      */
     EVENT_KIND_SESSION_FINISHED: 'EVENT_KIND_SESSION_FINISHED',
+    /**
+     * A fork was made: on the source's stream, and as the fork's first event.
+     */
+    EVENT_KIND_SESSION_FORKED: 'EVENT_KIND_SESSION_FORKED',
 };

@@ -62,6 +62,15 @@ export interface Session {
      */
     'requestedPolicy'?: (_ctxd_v1_Policy | null);
     /**
+     * For a fork: the session it was forked from, by the id it had then (empty: not a
+     * fork). The source may since have been deleted; the fork's log is unaffected.
+     */
+    'forkedFromSessionId'?: (string);
+    /**
+     * For a fork: the last seq it shares with its source (seqs 1..forked_at_seq).
+     */
+    'forkedAtSeq'?: (number | string | Long);
+    /**
      * A subagent's session: its parent (empty for a root, and once the parent was
      * deleted) and the parent's tool call it was created for.
      */
@@ -134,6 +143,15 @@ export interface Session__Output {
      * capped sizes; it is what the session would apply in a window large enough.
      */
     'requestedPolicy': (_ctxd_v1_Policy__Output | null);
+    /**
+     * For a fork: the session it was forked from, by the id it had then (empty: not a
+     * fork). The source may since have been deleted; the fork's log is unaffected.
+     */
+    'forkedFromSessionId': (string);
+    /**
+     * For a fork: the last seq it shares with its source (seqs 1..forked_at_seq).
+     */
+    'forkedAtSeq': (number);
     /**
      * A subagent's session: its parent (empty for a root, and once the parent was
      * deleted) and the parent's tool call it was created for.

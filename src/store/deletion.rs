@@ -1,0 +1,98 @@
+//! DeleteSession: a session no fork reads goes with its whole log; one that forks still
+//! read is hidden until the last of them goes (decision 0019).
+use sqlx::types::Json;
+
+use super::pooler::Conn;
+use super::{EVENTS_CHANNEL, Store};
+use super::{StoreError, StoreResult};
+use crate::events::kinds::EventDetail;
+use crate::metrics::metrics;
+
+impl Store {
+    /// Deletes (or, while forks read its rows, hides) a session, writing its
+    /// SESSION_DELETED event in the same transaction; then removes each hidden ancestor
+    /// that no other session reads any more. Returns the session's message count.
+    pub async fn delete_session(
+        &self,
+        tenant_id: i64,
+        external_id: &str,
+        deleted: &EventDetail,
+    ) -> StoreResult<Option<i64>> {
+        let mut tx = self.pool.begin().await?;
+        let found: Option<i64> = sqlx::query_scalar(
+            "select id from sessions where tenant_id = $1 and external_id = $2 for update",
+        )
+        .bind(tenant_id)
+        .bind(external_id)
+        .fetch_optional(Conn::new(&mut tx, self.pooler))
+        .await?;
+        let Some(session_id) = found else {
+            return Ok(None);
+        };
+        // A statement of its own, after the lock: a fork made while this waited for the
+        // lock has committed, and this snapshot sees it.
+        let read_by_forks: bool = sqlx::query_scalar(
+            "select exists (select 1 from session_lineage where ancestor_id = $1)",
+        )
+        .bind(session_id)
+        .fetch_one(Conn::new(&mut tx, self.pooler))
+        .await?;
+        let kind = deleted.kind() as i16;
+        let messages: i64 = if read_by_forks {
+            let (messages, _): (i64, Option<String>) =
+                sqlx::query_as(include_str!("sql/forks/hide.sql"))
+                    .bind(session_id)
+                    .bind(external_id)
+                    .bind(kind)
+                    .bind(Json(deleted))
+                    .bind(EVENTS_CHANNEL)
+                    .fetch_one(Conn::new(&mut tx, self.pooler))
+                    .await?;
+            messages
+        } else {
+            let ancestors: Vec<i64> = sqlx::query_scalar(
+                "select ancestor_id from session_lineage where session_id = $1 order by depth",
+            )
+            .bind(session_id)
+            .fetch_all(Conn::new(&mut tx, self.pooler))
+            .await?;
+            let (messages, _): (i64, Option<String>) =
+                sqlx::query_as(include_str!("sql/forks/delete.sql"))
+                    .bind(session_id)
+                    .bind(kind)
+                    .bind(Json(deleted))
+                    .bind(EVENTS_CHANNEL)
+                    .fetch_one(Conn::new(&mut tx, self.pooler))
+                    .await?;
+            // Nearest first: a farther ancestor is read by every nearer one.
+            for ancestor in ancestors {
+                let hidden: Option<bool> = sqlx::query_scalar(
+                    "select deleted_at is not null from sessions where id = $1 for update",
+                )
+                .bind(ancestor)
+                .fetch_optional(Conn::new(&mut tx, self.pooler))
+                .await?;
+                if hidden != Some(true) {
+                    break;
+                }
+                let still_read: bool = sqlx::query_scalar(
+                    "select exists (select 1 from session_lineage where ancestor_id = $1)",
+                )
+                .bind(ancestor)
+                .fetch_one(Conn::new(&mut tx, self.pooler))
+                .await?;
+                if still_read {
+                    break;
+                }
+                sqlx::query("delete from sessions where id = $1")
+                    .bind(ancestor)
+                    .execute(Conn::new(&mut tx, self.pooler))
+                    .await?;
+            }
+            messages
+        };
+        tx.commit().await.map_err(StoreError::from)?;
+        metrics().event_written(kind);
+        Ok(Some(messages))
+    }
+}
