@@ -2,8 +2,8 @@
 //! hand-written pre-tokenizer ([`super::pretokenize`]), each piece's tokens counted by
 //! tiktoken's own merge (the lowest-ranked adjacent pair first) when the piece is short,
 //! and by `bpe-openai`'s backtracking encoder, linear in the piece, when it is long.
-//! Both give tiktoken's tokens: the merge is tiktoken's algorithm, and the encoder is
-//! proven equal to it (decision 0001, and the tests here on arbitrary text).
+//! Both give tiktoken's tokens: the merge is tiktoken's algorithm, and the encoder was
+//! checked equal to it (decision 0001; the tests here check both on arbitrary text).
 //!
 //! The vocabularies are `bpe-openai`'s, embedded in the binary; a token's id there is
 //! its tiktoken rank. The merge looks ranks up by the token's bytes in a table built
