@@ -151,30 +151,54 @@ pub fn fit(text: String, target: i64, counter: &Counter) -> String {
     if counter.text(&text) <= target {
         return text;
     }
+    const MARKER: &str = "\n[... cut to fit ...]";
+    // A target too small for the marker gets the text cut without it.
+    let marker = if counter.text(MARKER) < target {
+        MARKER
+    } else {
+        ""
+    };
+    let mut room = target - counter.text(marker);
+    loop {
+        let end = prefix_within(&text, room, counter);
+        let cut = format!("{}{marker}", &text[..end]);
+        // Tokens counted apart may merge differently together: checked whole.
+        if counter.text(&cut) <= target || room <= 0 {
+            return if counter.text(&cut) <= target {
+                cut
+            } else {
+                String::new()
+            };
+        }
+        room -= 1;
+    }
+}
+
+/// The end of the longest prefix of `text` within `room` tokens, at a line end when
+/// that keeps at least half of it.
+fn prefix_within(text: &str, room: i64, counter: &Counter) -> usize {
     let mut low = 0;
     let mut high = text.len();
-    // Binary search on the byte length (at char boundaries) for the longest prefix
-    // that fits with the marker.
-    const MARKER: &str = "\n[... cut to fit ...]";
+    // Binary search on the byte length (at char boundaries).
     while low < high {
         let mid = (low + high).div_ceil(2);
-        let mid = floor_boundary(&text, mid);
+        let mid = floor_boundary(text, mid);
         if mid <= low {
             break;
         }
-        if counter.text(&text[..mid]) + counter.text(MARKER) <= target {
+        if counter.text(&text[..mid]) <= room {
             low = mid;
         } else {
             high = mid - 1;
         }
     }
-    let mut end = floor_boundary(&text, low);
+    let mut end = floor_boundary(text, low);
     if let Some(line_end) = text[..end].rfind('\n')
         && line_end > end / 2
     {
         end = line_end;
     }
-    format!("{}{MARKER}", &text[..end])
+    end
 }
 
 fn floor_boundary(text: &str, mut at: usize) -> usize {
