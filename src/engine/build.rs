@@ -12,8 +12,9 @@ use crate::events::kinds::CompactionKind;
 use crate::message::{Message, Role, StoredMessage, ViewState};
 use crate::metrics::{BuildFigures, BuildKind, metrics};
 use crate::policy::{Policy, SummaryPlacement};
-use crate::session::{Session, Summary};
+use crate::session::Session;
 use crate::store::BuildRecord;
+use crate::summarize;
 use crate::summarizer::Writer;
 use crate::turns;
 use crate::validate::validate_message;
@@ -33,7 +34,7 @@ impl Engine {
         } else {
             Vec::new()
         };
-        let mut fixed = system_tokens + tool_tokens + summary_region(&summaries);
+        let mut fixed = system_tokens + tool_tokens + summary_region(&summaries, &policy);
         // Past the clearing threshold, old tool results become placeholders (persisted:
         // the next builds extend this view).
         let before = view_estimate(&row, &stored, fixed).total_tokens;
@@ -104,7 +105,7 @@ impl Engine {
             stored.to_mut().drain(pass.covered.clone());
             row = pass.row;
             summaries = pass.summaries;
-            fixed = system_tokens + tool_tokens + summary_region(&summaries);
+            fixed = system_tokens + tool_tokens + summary_region(&summaries, &policy);
             progress = true;
         }
         // A build where compaction was due but took nothing off is a failure; any
@@ -153,8 +154,9 @@ impl Engine {
         // summaries stay out of this request (they remain stored).
         let mut omitted_summaries = 0;
         let cut = loop {
-            let fixed =
-                system_tokens + tool_tokens + summary_region(&summaries[omitted_summaries..]);
+            let fixed = system_tokens
+                + tool_tokens
+                + summary_region(&summaries[omitted_summaries..], &policy);
             let cut = budget::fit_history(&tokens, &starts, |cut, history| {
                 estimate_from(fixed, cut, history).total_tokens <= limit
             });
@@ -164,7 +166,7 @@ impl Engine {
             omitted_summaries += 1;
         };
         summaries.drain(..omitted_summaries);
-        let fixed = system_tokens + tool_tokens + summary_region(&summaries);
+        let fixed = system_tokens + tool_tokens + summary_region(&summaries, &policy);
         // Not even the newest turn fits: its previews shrink to what is left.
         let render = compaction::Render::new(&policy);
         let newest = starts.last().copied().unwrap_or(0);
@@ -212,7 +214,7 @@ impl Engine {
         let history = History { view: stored, sent };
         let history_tokens: i64 = tokens[cut..].iter().sum();
         let estimate = estimate_from(fixed, cut, history_tokens);
-        let summary_tokens = summary_region(&summaries);
+        let summary_tokens = summary_region(&summaries, &policy);
         let regions = Regions {
             system_tokens,
             summary_tokens,
@@ -259,7 +261,7 @@ impl Engine {
             },
             kind,
         );
-        let block = summary_block(&summaries);
+        let block = summarize::block(summaries.iter().map(|s| s.content.as_str()));
         let (system_prompt, leading) = match (&block, policy.summary_placement) {
             (None, _) => (request.system_prompt, None),
             (Some(block), SummaryPlacement::System) if request.system_prompt.is_empty() => {
@@ -333,18 +335,6 @@ impl Engine {
             newest_turn,
         ))
     }
-}
-
-/// The summaries as one text, oldest first.
-fn summary_block(summaries: &[Summary]) -> Option<String> {
-    if summaries.is_empty() {
-        return None;
-    }
-    let parts: Vec<&str> = summaries.iter().map(|s| s.content.as_str()).collect();
-    Some(format!(
-        "Earlier parts of this conversation, summarized:\n\n{}",
-        parts.join("\n\n")
-    ))
 }
 
 fn last_build(row: &Session) -> BuildRecord {

@@ -172,7 +172,7 @@ impl Engine {
         };
         let around = row.last_build_system_tokens.max(REPLY_PRIMING) + row.last_build_tool_tokens;
         let mut state = self.view_now(row).await?;
-        let tokens_before = state.total(around);
+        let tokens_before = state.total(around, &policy);
         let summarize_at = policy.summarize_threshold_tokens();
         let paused = i64::from(state.row.compaction_failures) >= policy.compaction_failure_limit;
         if args.reason != JobReason::Compact && (tokens_before <= summarize_at || paused) {
@@ -238,7 +238,7 @@ impl Engine {
             let row = self.session_row(job.tenant_id, &job.external_id).await?;
             state = self.view_now(row).await?;
         }
-        let tokens_after = state.total(around);
+        let tokens_after = state.total(around, &policy);
         let (first, last) = summarized.unwrap_or((0, 0));
         let result = serde_json::json!({
             "due": true,

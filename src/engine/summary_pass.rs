@@ -64,11 +64,11 @@ pub(super) struct ViewNow {
 }
 
 impl ViewNow {
-    pub(super) fn total(&self, around: i64) -> i64 {
+    pub(super) fn total(&self, around: i64, policy: &Policy) -> i64 {
         view_estimate(
             &self.row,
             &self.stored,
-            around + summary_region(&self.summaries),
+            around + summary_region(&self.summaries, policy),
         )
         .total_tokens
     }
@@ -138,7 +138,7 @@ impl Engine {
             let total = view_estimate(
                 &state.row,
                 &state.stored,
-                around + summary_region(&state.summaries),
+                around + summary_region(&state.summaries, policy),
             )
             .total_tokens;
             if total <= target {
@@ -259,7 +259,7 @@ impl Engine {
         );
         let child_texts: Vec<String> = children.iter().map(|s| s.content.clone()).collect();
         // What the new summary replaces: the visible messages and the step summaries.
-        let replaced_tokens = source_tokens + summary_region(&children);
+        let replaced_tokens = source_tokens + summary_region(&children, policy);
         let task = summarizer::Task {
             messages: chunk,
             children: child_texts,
@@ -322,7 +322,7 @@ impl Engine {
         if dry_run {
             let summaries = summaries_after(0, &[]);
             let mut after = moved(row.clone());
-            after.summary_tokens = summary_region(&summaries);
+            after.summary_tokens = summary_region(&summaries, policy);
             return Ok(Pass::Done(Box::new(SummaryPass {
                 covered,
                 row: after,
@@ -365,7 +365,7 @@ impl Engine {
             tx.enqueue_job(job, &self.config.notify_gate).await?;
         }
         let summaries = summaries_after(leaf_id, &ids);
-        let summary_tokens = summary_region(&summaries);
+        let summary_tokens = summary_region(&summaries, policy);
         after.summary_tokens = summary_tokens;
         after.summaries_written += written;
         after.version += 1;
@@ -384,7 +384,7 @@ impl Engine {
                 attempt: 0,
             });
         }
-        let tokens_before = around + summary_region(active) + view_total;
+        let tokens_before = around + summary_region(active, policy) + view_total;
         let tokens_after = around + summary_tokens + view_total - source_tokens;
         let messages_before = (view.len() + active.len()) as i64;
         let messages_after = (view.len() - covered.len() + summaries.len()) as i64;

@@ -5,10 +5,12 @@
 //! errors it saw, what it concluded — as many of them as its token target allows, at one
 //! of three levels so a summary can always be made smaller. A condensed summary merges
 //! its parts' lists (without repeats) rather than cutting their text.
+mod block;
 mod compose;
 mod facts;
 mod sections;
 
+pub use block::{BLOCK_HEADER, SUMMARY_FRAMING_TOKENS, block, block_tokens};
 pub use facts::{
     ALSO_MENTIONED, COMMAND_CHARS, Facts, Retention, command, command_fact, error_lines, facts,
     identifiers, paths, retention, with_facts,
