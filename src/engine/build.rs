@@ -95,6 +95,7 @@ impl Engine {
                     CompactionKind::Fallback
                 },
                 job_id: 0,
+                shed_tokens: total - low_water,
             };
             let pass = self
                 .summarize_chunk(tenant_id, &row, &policy, &stored, &summaries, &options)

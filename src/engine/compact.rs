@@ -101,6 +101,7 @@ impl Engine {
                     CompactionKind::Summarize
                 },
                 job_id: 0,
+                shed_tokens: 0,
             };
             // Emergency is one pass whatever the target: the oldest half at once.
             let (passes, target) = if emergency {

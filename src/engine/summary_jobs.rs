@@ -205,6 +205,7 @@ impl Engine {
             follow_up: None,
             compaction: CompactionKind::Summarize,
             job_id: job.id,
+            shed_tokens: 0,
         };
         let mut summarized: Option<(i64, i64)> = None;
         let mut passes = 0;

@@ -36,6 +36,9 @@ pub(super) struct PassOptions {
     pub(super) compaction: CompactionKind,
     /// The job running the pass, when one does.
     pub(super) job_id: i64,
+    /// Tokens the request must still shed to reach its target (0: none given): a step
+    /// chunk takes as many whole steps as that needs in one pass.
+    pub(super) shed_tokens: i64,
 }
 
 /// What a summarization pass covers, as indices into the view.
@@ -144,6 +147,10 @@ impl Engine {
             if total <= target {
                 break;
             }
+            let options = PassOptions {
+                shed_tokens: if target >= 0 { total - target } else { 0 },
+                ..options.clone()
+            };
             let pass = self
                 .summarize_chunk(
                     tenant_id,
@@ -151,7 +158,7 @@ impl Engine {
                     policy,
                     &state.stored,
                     &state.summaries,
-                    options,
+                    &options,
                 )
                 .await?;
             let pass = match pass {
@@ -220,7 +227,12 @@ impl Engine {
         let span = match chunk_end {
             Some(end) => Span::Turns(end),
             None if forced || emergency => {
-                match chunks::step_chunk(view, &tokens, &starts, policy, emergency) {
+                // The summary adds back up to its target: the chunk must hold that more.
+                let cover = match options.shed_tokens {
+                    0 => 0,
+                    shed => shed.saturating_add(chunks::leaf_target(policy)),
+                };
+                match chunks::step_chunk(view, &tokens, &starts, policy, emergency, cover) {
                     Some((from, to)) => Span::Steps(from, to),
                     None => return Ok(Pass::Nothing),
                 }
