@@ -110,7 +110,11 @@ async fn condensed_summaries_count_commands_against_the_raw_messages(pool: PgPoo
         .count() as i64;
     // The span has more commands than the condensed summary could list, and the text
     // lost some.
-    assert!(commands.len() > 2 * COMMANDS_PER_TURN, "{} commands", commands.len());
+    assert!(
+        commands.len() > 2 * COMMANDS_PER_TURN,
+        "{} commands",
+        commands.len()
+    );
     assert!(lost > 0, "{}", condensed.content);
     assert_eq!(
         (condensed.commands, condensed.commands_lost),
