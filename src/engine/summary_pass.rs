@@ -37,6 +37,9 @@ pub(super) struct PassOptions {
     pub(super) compaction: CompactionKind,
     /// The job running the pass, when one does.
     pub(super) job_id: i64,
+    /// Tokens the request must still shed to reach its target (0: none given): a step
+    /// chunk takes as many whole steps as that needs in one pass.
+    pub(super) shed_tokens: i64,
 }
 
 /// What a summarization pass covers, as indices into the view.
@@ -65,11 +68,11 @@ pub(super) struct ViewNow {
 }
 
 impl ViewNow {
-    pub(super) fn total(&self, around: i64) -> i64 {
+    pub(super) fn total(&self, around: i64, policy: &Policy) -> i64 {
         view_estimate(
             &self.row,
             &self.stored,
-            around + summary_region(&self.summaries),
+            around + summary_region(&self.summaries, policy),
         )
         .total_tokens
     }
@@ -139,12 +142,16 @@ impl Engine {
             let total = view_estimate(
                 &state.row,
                 &state.stored,
-                around + summary_region(&state.summaries),
+                around + summary_region(&state.summaries, policy),
             )
             .total_tokens;
             if total <= target {
                 break;
             }
+            let options = PassOptions {
+                shed_tokens: if target >= 0 { total - target } else { 0 },
+                ..options.clone()
+            };
             let pass = self
                 .summarize_chunk(
                     tenant_id,
@@ -152,7 +159,7 @@ impl Engine {
                     policy,
                     &state.stored,
                     &state.summaries,
-                    options,
+                    &options,
                 )
                 .await?;
             let pass = match pass {
@@ -221,7 +228,12 @@ impl Engine {
         let span = match chunk_end {
             Some(end) => Span::Turns(end),
             None if forced || emergency => {
-                match chunks::step_chunk(view, &tokens, &starts, policy, emergency) {
+                // The summary adds back up to its target: the chunk must hold that more.
+                let cover = match options.shed_tokens {
+                    0 => 0,
+                    shed => shed.saturating_add(chunks::leaf_target(policy)),
+                };
+                match chunks::step_chunk(view, &tokens, &starts, policy, emergency, cover) {
                     Some((from, to)) => Span::Steps(from, to),
                     None => return Ok(Pass::Nothing),
                 }
@@ -260,7 +272,7 @@ impl Engine {
         );
         let child_texts: Vec<String> = children.iter().map(|s| s.content.clone()).collect();
         // What the new summary replaces: the visible messages and the step summaries.
-        let replaced_tokens = source_tokens + summary_region(&children);
+        let replaced_tokens = source_tokens + summary_region(&children, policy);
         let task = summarizer::Task {
             messages: chunk,
             children: child_texts,
@@ -323,7 +335,7 @@ impl Engine {
         if dry_run {
             let summaries = summaries_after(0, &[]);
             let mut after = moved(row.clone());
-            after.summary_tokens = summary_region(&summaries);
+            after.summary_tokens = summary_region(&summaries, policy);
             return Ok(Pass::Done(Box::new(SummaryPass {
                 covered,
                 row: after,
@@ -362,7 +374,7 @@ impl Engine {
             tx.enqueue_job(job, &self.config.notify_gate).await?;
         }
         let summaries = summaries_after(leaf_id, &ids);
-        let summary_tokens = summary_region(&summaries);
+        let summary_tokens = summary_region(&summaries, policy);
         after.summary_tokens = summary_tokens;
         after.summaries_written += written;
         after.version += 1;
@@ -381,7 +393,7 @@ impl Engine {
                 attempt: 0,
             });
         }
-        let tokens_before = around + summary_region(active) + view_total;
+        let tokens_before = around + summary_region(active, policy) + view_total;
         let tokens_after = around + summary_tokens + view_total - source_tokens;
         let messages_before = (view.len() + active.len()) as i64;
         let messages_after = (view.len() - covered.len() + summaries.len()) as i64;
