@@ -675,7 +675,7 @@ async fn build_messages(
             .await;
             timed.push((latencies, wall));
         }
-        let (mut raw, _) = concurrent(fetchers, requests, |(pool, session_pk)| {
+        let (mut raw, _) = concurrent(fetchers.clone(), requests, |(pool, session_pk)| {
             let pool = pool.clone();
             let session_pk = *session_pk;
             async move {
