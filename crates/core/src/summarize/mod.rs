@@ -8,13 +8,15 @@
 mod block;
 mod compose;
 mod facts;
+mod retention;
 mod sections;
 
 pub use block::{BLOCK_HEADER, SUMMARY_FRAMING_TOKENS, appended_block_tokens, block, block_tokens};
 pub use facts::{
-    ALSO_MENTIONED, COMMAND_CHARS, Facts, Retention, command, command_fact, error_lines, facts,
-    identifiers, paths, retention, with_facts,
+    ALSO_MENTIONED, COMMAND_CHARS, Facts, Retention, command, command_fact, error_lines,
+    identifiers, paths, with_facts,
 };
+pub use retention::{facts, retention};
 
 use crate::message::Message;
 use crate::tokenize::Counter;
