@@ -12,6 +12,7 @@ use crate::policy::Policy;
 use crate::revert::Compaction;
 use crate::session::{Session, Summary};
 use crate::store::{NewCompaction, NewJob, NewSummary, SummarizedUpdate, View};
+use crate::summarize;
 use crate::summarizer::{self, Writer};
 use crate::tokenize::REPLY_PRIMING;
 use crate::turns;
@@ -272,7 +273,20 @@ impl Engine {
         );
         let child_texts: Vec<String> = children.iter().map(|s| s.content.clone()).collect();
         // What the new summary replaces: the visible messages and the step summaries.
-        let replaced_tokens = source_tokens + summary_region(&children, policy);
+        // (The step summaries each with its framing; the block's header stays.)
+        let replaced_tokens = source_tokens
+            + children
+                .iter()
+                .map(|s| i64::from(s.token_count) + summarize::SUMMARY_FRAMING_TOKENS)
+                .sum::<i64>();
+        let note = emergency.then_some(match span {
+            Span::Turns(_) => {
+                "Emergency compaction (the provider refused the request for its length): the oldest half of the conversation is reduced to this note.\n"
+            }
+            Span::Steps(..) => {
+                "Emergency compaction (the provider refused the request for its length): one long turn was all there was; its user message and its newest step are kept, the steps between are reduced to this note.\n"
+            }
+        });
         let task = summarizer::Task {
             messages: chunk,
             children: child_texts,
@@ -281,18 +295,14 @@ impl Engine {
             span: (first_seq, last_seq, 0),
             target_tokens: target,
             source_tokens: replaced_tokens,
+            // With its note and its framing, the summary must still be smaller than what
+            // it replaces: otherwise the pass would grow the request.
+            added_tokens: summarize::SUMMARY_FRAMING_TOKENS
+                + note.map_or(0, |note| counter.text(note)),
         };
         let leaf = match summarizer::write_summary(&options.writer, &counter, task).await {
             Ok(Some(mut leaf)) => {
-                if emergency {
-                    let note = match span {
-                        Span::Turns(_) => {
-                            "Emergency compaction (the provider refused the request for its length): the oldest half of the conversation is reduced to this note.\n"
-                        }
-                        Span::Steps(..) => {
-                            "Emergency compaction (the provider refused the request for its length): one long turn was all there was; its user message and its newest step are kept, the steps between are reduced to this note.\n"
-                        }
-                    };
+                if let Some(note) = note {
                     leaf.content = format!("{note}{}", leaf.content);
                     leaf.token_count = counter.text(&leaf.content);
                 }
