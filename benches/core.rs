@@ -418,6 +418,9 @@ fn bash_tool() -> pb::Tools {
 #[derive(Debug)]
 struct Latencies(Vec<Duration>);
 
+/// Rounds in which the floors and ctxd alternate (each a share of the case's calls).
+const FLOOR_ROUNDS: usize = 3;
+
 impl Latencies {
     fn quantile_ms(&mut self, q: f64) -> f64 {
         self.0.sort();
@@ -672,7 +675,7 @@ async fn build_messages(
             .await;
             timed.push((latencies, wall));
         }
-        let (mut raw, _) = concurrent(fetchers, requests, |(pool, session_pk)| {
+        let (mut raw, _) = concurrent(fetchers.clone(), requests, |(pool, session_pk)| {
             let pool = pool.clone();
             let session_pk = *session_pk;
             async move {
@@ -699,28 +702,51 @@ async fn build_messages(
             && !append_first
             && clients == scale.build_clients
             && format == pb::OutputFormat::Neutral;
+        // Both floors and ctxd (cached) again, alternating round by round so that a
+        // noisy stretch of the run falls on all three alike.
         let floor_latencies = if plain {
-            let floor_addr = floor::serve(floor::Floor {
-                build: sample.clone(),
-                pool: pool.clone(),
-                sessions: HashMap::new(),
-            })
-            .await;
-            let mut states = Vec::new();
-            for request in &sessions {
-                states.push((client(floor_addr).await, request.clone()));
+            let session_pks: HashMap<String, i64> = sessions
+                .iter()
+                .zip(&fetchers)
+                .map(|(request, (_, pk))| (request.session_id.clone(), *pk))
+                .collect();
+            let mut servers = Vec::new();
+            for read_row in [false, true] {
+                servers.push(
+                    floor::serve(floor::Floor {
+                        build: sample.clone(),
+                        pool: pool.clone(),
+                        sessions: session_pks.clone(),
+                        read_row,
+                    })
+                    .await,
+                );
             }
-            let (latencies, _) = concurrent(states, requests, |(client, request)| {
-                let mut client = client.clone();
-                let request = request.clone();
-                async move {
-                    let started = Instant::now();
-                    let response = client.build_messages(request).await.expect("floor");
-                    std::hint::black_box(response);
-                    started.elapsed()
+            servers.push(addr);
+            let mut latencies: Vec<Latencies> =
+                servers.iter().map(|_| Latencies(Vec::new())).collect();
+            for _round in 0..FLOOR_ROUNDS {
+                for (server, merged) in servers.iter().zip(&mut latencies) {
+                    let mut states = Vec::new();
+                    for request in &sessions {
+                        states.push((client(*server).await, request.clone()));
+                    }
+                    let per_round = requests.div_ceil(FLOOR_ROUNDS);
+                    let (round, _) = concurrent(states, per_round, |(client, request)| {
+                        let mut client = client.clone();
+                        let request = request.clone();
+                        async move {
+                            let started = Instant::now();
+                            let response =
+                                client.build_messages(request).await.expect("BuildMessages");
+                            std::hint::black_box(response);
+                            started.elapsed()
+                        }
+                    })
+                    .await;
+                    merged.0.extend(round.0);
                 }
-            })
-            .await;
+            }
             Some(latencies)
         } else {
             None
@@ -755,26 +781,42 @@ async fn build_messages(
             o99 / r99,
             calls as f64 / cached_wall.as_secs_f64()
         );
-        if let Some(mut latencies) = floor_latencies {
-            let (f50, f99) = (latencies.quantile_ms(0.5), latencies.quantile_ms(0.99));
-            floors.push((label, response_kb, f50, f99, c50, c99));
+        if let Some(latencies) = floor_latencies {
+            let [mut transport, mut read, mut ctxd] =
+                <[Latencies; 3]>::try_from(latencies).unwrap_or_else(|_| unreachable!());
+            floors.push((
+                label,
+                response_kb,
+                [
+                    transport.quantile_ms(0.5),
+                    transport.quantile_ms(0.99),
+                    read.quantile_ms(0.5),
+                    read.quantile_ms(0.99),
+                    ctxd.quantile_ms(0.5),
+                    ctxd.quantile_ms(0.99),
+                ],
+            ));
         }
     }
     println!();
     println!(
-        "Transport floor: the same response, built beforehand, from a server that does \
-         nothing else (benches/parts/floor.rs), to as many clients on their own \
-         connections, in the same run."
+        "Floors: the same response, built beforehand, from a server that does nothing else \
+         (transport), and that server reading the session's row by its primary key before \
+         each answer (one read), to as many clients on their own connections; ctxd cached \
+         measured again beside them, the three alternating in {FLOOR_ROUNDS} rounds \
+         (benches/parts/floor.rs)."
     );
     println!();
     println!(
-        "case | response KB | floor p50 ms | floor p99 ms | cached p50 ms | cached p99 ms | cached p99 / floor p99"
+        "case | response KB | transport p50 / p99 ms | one read p50 / p99 ms | ctxd p50 / p99 ms | ctxd / one read p50 | ctxd / one read p99 | ctxd / transport p99"
     );
-    println!("---|---|---|---|---|---|---");
-    for (label, response_kb, f50, f99, c50, c99) in floors {
+    println!("---|---|---|---|---|---|---|---");
+    for (label, response_kb, [t50, t99, r50, r99, c50, c99]) in floors {
         println!(
-            "{label} | {response_kb:.0} | {f50:.2} | {f99:.2} | {c50:.2} | {c99:.2} | {:.2}",
-            c99 / f99
+            "{label} | {response_kb:.0} | {t50:.2} / {t99:.2} | {r50:.2} / {r99:.2} | {c50:.2} / {c99:.2} | {:.2} | {:.2} | {:.2}",
+            c50 / r50,
+            c99 / r99,
+            c99 / t99
         );
     }
     println!();
@@ -1036,6 +1078,7 @@ async fn raw_appends(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message], sc
         build: pb::BuildMessagesResponse::default(),
         pool: pool.clone(),
         sessions: sessions.clone(),
+        read_row: false,
     })
     .await;
     let mut states = Vec::new();

@@ -2,7 +2,9 @@
 //! answers with a response built beforehand, AppendTurn runs the raw SQL baseline's one
 //! statement — served and called exactly as ctxd is (tonic on loopback, one connection
 //! per client, in the same process), so a run shows what gRPC and the database alone
-//! cost on the machine beside what ctxd costs.
+//! cost on the machine beside what ctxd costs. The second floor for BuildMessages adds
+//! what any correct build must do with the database, shared by many replicas: one
+//! indexed single-row read of the session per call (its primary key).
 use std::collections::HashMap;
 use std::net::SocketAddr;
 
@@ -17,9 +19,12 @@ use tonic::{Request, Response, Status};
 pub struct Floor {
     /// The response to every BuildMessages.
     pub build: pb::BuildMessagesResponse,
-    /// The database, and the session row id of each session id, for AppendTurn.
+    /// The database, and the session row id of each session id, for AppendTurn (and
+    /// for BuildMessages when `read_row`).
     pub pool: PgPool,
     pub sessions: HashMap<String, i64>,
+    /// BuildMessages reads the session's row (by its primary key) before answering.
+    pub read_row: bool,
 }
 
 /// Serves `floor` on 127.0.0.1, on a port of its own, until the process ends.
@@ -133,8 +138,17 @@ impl ContextService for Floor {
 
     async fn build_messages(
         &self,
-        _: Request<pb::BuildMessagesRequest>,
+        request: Request<pb::BuildMessagesRequest>,
     ) -> Result<Response<pb::BuildMessagesResponse>, Status> {
+        if self.read_row {
+            let session_pk = self.sessions[&request.get_ref().session_id];
+            let version: i64 = sqlx::query_scalar("select version from sessions where id = $1")
+                .bind(session_pk)
+                .fetch_one(&self.pool)
+                .await
+                .expect("the floor's row read");
+            std::hint::black_box(version);
+        }
         Ok(Response::new(self.build.clone()))
     }
 

@@ -2,9 +2,7 @@
 //! CheckBudget.
 use super::clearing::{apply_to_view, plan_clearing, tool_names};
 use super::ledger::ledger_block;
-use super::report::{
-    SUMMARY_FRAMING_TOKENS, policy_of, session_report, summary_region, view_estimate,
-};
+use super::report::{policy_of, session_report, summary_region, view_estimate};
 use super::request::{count_messages, output_reserve};
 use super::summary_pass::{MAX_SUMMARY_PASSES, Pass, PassOptions};
 use super::{BuildRequest, Built, CheckRequest, Engine, History, JobReason, Trimmed};
@@ -15,8 +13,9 @@ use crate::events::kinds::CompactionKind;
 use crate::message::{Message, Role, StoredMessage, ViewState};
 use crate::metrics::{BuildFigures, BuildKind, metrics};
 use crate::policy::{Policy, SummaryPlacement};
-use crate::session::{Session, Summary};
+use crate::session::Session;
 use crate::store::BuildRecord;
+use crate::summarize;
 use crate::summarizer::Writer;
 use crate::turns;
 use crate::validate::validate_message;
@@ -44,18 +43,22 @@ impl Engine {
         // sooner and go deeper, and cost the prompt cache more restarts (decision 0018).
         let entries = self.store.ledger(row.id).await?;
         let last_seq = row.message_count;
-        let block_tokens = |block: &Option<crate::ledger::render::Block>| {
-            block
-                .as_ref()
-                .map_or(0, |block| block.tokens + SUMMARY_FRAMING_TOKENS)
+        let block_tokens = |block: &Option<crate::ledger::render::Block>, with_summaries: bool| {
+            block.as_ref().map_or(0, |block| {
+                summarize::appended_block_tokens(block.tokens, with_summaries, &counter)
+            })
         };
         let mut ledger = ledger_block(&entries, &stored, &summaries, last_seq, &policy, &counter);
-        let mut fixed = system_tokens + tool_tokens + summary_region(&summaries);
+        let mut fixed = system_tokens + tool_tokens + summary_region(&summaries, &policy);
         // Past the clearing threshold, old tool results become placeholders (persisted:
         // the next builds extend this view).
         let before = view_estimate(&row, &stored, fixed).total_tokens;
-        let before_with_ledger =
-            view_estimate(&row, &stored, fixed + block_tokens(&ledger)).total_tokens;
+        let before_with_ledger = view_estimate(
+            &row,
+            &stored,
+            fixed + block_tokens(&ledger, !summaries.is_empty()),
+        )
+        .total_tokens;
         let limit = policy.limit_tokens() - reserve;
         let mut compacted = false;
         let threshold = policy.clear_threshold_tokens();
@@ -102,8 +105,12 @@ impl Engine {
         let mut progress = false;
         for _ in 0..MAX_SUMMARY_PASSES {
             let total = view_estimate(&row, &stored, fixed).total_tokens;
-            let with_ledger =
-                view_estimate(&row, &stored, fixed + block_tokens(&ledger)).total_tokens;
+            let with_ledger = view_estimate(
+                &row,
+                &stored,
+                fixed + block_tokens(&ledger, !summaries.is_empty()),
+            )
+            .total_tokens;
             let over = with_ledger > limit;
             summarizing |= (total > summarize_at && inline) || over;
             if paused || !summarizing || (total <= low_water && !over) {
@@ -121,6 +128,7 @@ impl Engine {
                     CompactionKind::Fallback
                 },
                 job_id: 0,
+                shed_tokens: total - low_water,
             };
             let pass = self
                 .summarize_chunk(tenant_id, &row, &policy, &stored, &summaries, &options)
@@ -132,7 +140,7 @@ impl Engine {
             row = pass.row;
             summaries = pass.summaries;
             ledger = ledger_block(&entries, &stored, &summaries, last_seq, &policy, &counter);
-            fixed = system_tokens + tool_tokens + summary_region(&summaries);
+            fixed = system_tokens + tool_tokens + summary_region(&summaries, &policy);
             progress = true;
         }
         // A build where compaction was due but took nothing off is a failure; any
@@ -184,8 +192,8 @@ impl Engine {
         let cut = loop {
             let fixed = system_tokens
                 + tool_tokens
-                + summary_region(&summaries[omitted_summaries..])
-                + block_tokens(&ledger);
+                + summary_region(&summaries[omitted_summaries..], &policy)
+                + block_tokens(&ledger, omitted_summaries < summaries.len());
             let cut = budget::fit_history(&tokens, &starts, |cut, history| {
                 estimate_from(fixed, cut, history).total_tokens <= limit
             });
@@ -201,8 +209,9 @@ impl Engine {
             }
         };
         summaries.drain(..omitted_summaries);
-        let ledger_tokens = block_tokens(&ledger);
-        let fixed = system_tokens + tool_tokens + summary_region(&summaries) + ledger_tokens;
+        let ledger_tokens = block_tokens(&ledger, !summaries.is_empty());
+        let fixed =
+            system_tokens + tool_tokens + summary_region(&summaries, &policy) + ledger_tokens;
         // Not even the newest turn fits: its previews shrink to what is left.
         let render = compaction::Render::new(&policy);
         let newest = starts.last().copied().unwrap_or(0);
@@ -251,7 +260,7 @@ impl Engine {
         let history_tokens: i64 = tokens[cut..].iter().sum();
         let estimate = estimate_from(fixed, cut, history_tokens);
         // The ledger's block is part of the summaries region.
-        let summary_tokens = summary_region(&summaries) + ledger_tokens;
+        let summary_tokens = summary_region(&summaries, &policy) + ledger_tokens;
         let regions = Regions {
             system_tokens,
             summary_tokens,
@@ -301,7 +310,10 @@ impl Engine {
             },
             kind,
         );
-        let block = match (summary_block(&summaries), ledger) {
+        let block = match (
+            summarize::block(summaries.iter().map(|s| s.content.as_str())),
+            ledger,
+        ) {
             (summaries, None) => summaries,
             (None, Some(ledger)) => Some(ledger.text),
             (Some(summaries), Some(ledger)) => Some(format!("{summaries}\n\n{}", ledger.text)),
@@ -379,18 +391,6 @@ impl Engine {
             newest_turn,
         ))
     }
-}
-
-/// The summaries as one text, oldest first.
-fn summary_block(summaries: &[Summary]) -> Option<String> {
-    if summaries.is_empty() {
-        return None;
-    }
-    let parts: Vec<&str> = summaries.iter().map(|s| s.content.as_str()).collect();
-    Some(format!(
-        "Earlier parts of this conversation, summarized:\n\n{}",
-        parts.join("\n\n")
-    ))
 }
 
 fn last_build(row: &Session) -> BuildRecord {

@@ -38,7 +38,8 @@ impl Engine {
         };
         // The prompt around the history: as the latest build sent it.
         let around = row.last_build_system_tokens.max(REPLY_PRIMING) + row.last_build_tool_tokens;
-        let before = view_estimate(&row, &stored, around + summary_region(&summaries)).total_tokens;
+        let before =
+            view_estimate(&row, &stored, around + summary_region(&summaries, &policy)).total_tokens;
         let target = if request.target_tokens > 0 {
             request.target_tokens
         } else {
@@ -89,7 +90,8 @@ impl Engine {
             request.mode,
             CompactMode::Auto | CompactMode::Summarize | CompactMode::Emergency
         );
-        let total = view_estimate(&row, &stored, around + summary_region(&summaries)).total_tokens;
+        let total =
+            view_estimate(&row, &stored, around + summary_region(&summaries, &policy)).total_tokens;
         if summarize && (request.dry_run || emergency) {
             // The provider just refused the request: the note is needed now, and it is
             // deterministic. A dry run previews with the extractive summarizer.
@@ -105,6 +107,7 @@ impl Engine {
                     CompactionKind::Summarize
                 },
                 job_id: 0,
+                shed_tokens: 0,
             };
             // Emergency is one pass whatever the target: the oldest half at once.
             let (passes, target) = if emergency {
@@ -130,7 +133,8 @@ impl Engine {
             outcome.summarized_seqs = progress.summarized;
             outcome.applied |= progress.passes > 0 && !request.dry_run;
             outcome.tokens_after =
-                view_estimate(&row, &stored, around + summary_region(&summaries)).total_tokens;
+                view_estimate(&row, &stored, around + summary_region(&summaries, &policy))
+                    .total_tokens;
         } else if summarize && (total > target || request.mode == CompactMode::Summarize) {
             // Summarizing is a job (the session's summarizer may be a model); with
             // `wait`, this call returns when it ends.
@@ -155,7 +159,8 @@ impl Engine {
                 stored = self.store.view(&row).await?;
                 summaries = self.store.active_summaries(row.id).await?;
                 outcome.tokens_after =
-                    view_estimate(&row, &stored, around + summary_region(&summaries)).total_tokens;
+                    view_estimate(&row, &stored, around + summary_region(&summaries, &policy))
+                        .total_tokens;
                 outcome.job = Some(job);
             }
         }

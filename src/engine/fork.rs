@@ -118,7 +118,7 @@ impl Engine {
             }
         }
         let plan = plan(&mut tx, &source, at).await?;
-        let summary_tokens = summary_region(&plan.summaries);
+        let summary_tokens = summary_region(&plan.summaries, &policy);
 
         // The fork's row as it will be, for its budget status: nothing built yet, no
         // anchor, a view epoch of its own.

@@ -6,17 +6,16 @@ use crate::events::kinds::EventDetail;
 use crate::message::StoredMessage;
 use crate::policy::Policy;
 use crate::session::{Session, Summary};
+use crate::summarize;
 use crate::tokenize::REPLY_PRIMING;
 
-/// Tokens of framing around each summary in the request.
-pub(super) const SUMMARY_FRAMING_TOKENS: i64 = 4;
-
-/// The summaries region of a request.
-pub(super) fn summary_region(summaries: &[Summary]) -> i64 {
-    summaries
-        .iter()
-        .map(|s| i64::from(s.token_count) + SUMMARY_FRAMING_TOKENS)
-        .sum()
+/// The summaries region of a request: the block of summaries as the policy's tokenizer
+/// counts it at most (each summary, its framing, the block's header).
+pub(super) fn summary_region(summaries: &[Summary], policy: &Policy) -> i64 {
+    summarize::block_tokens(
+        summaries.iter().map(|s| i64::from(s.token_count)),
+        &policy.counter(),
+    )
 }
 
 /// The budget report of a session's next request as its row stands: the system prompt

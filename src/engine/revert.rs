@@ -2,9 +2,7 @@
 //! transaction under the session's row lock, with its event; or, as a dry run, the same
 //! transaction rolled back.
 use super::Engine;
-use super::report::{
-    SUMMARY_FRAMING_TOKENS, note_budget, policy_of, row_report, session_not_found,
-};
+use super::report::{note_budget, policy_of, row_report, session_not_found};
 use crate::error::{Error, Result, quoted};
 use crate::events::kinds::{EventDetail, EventKind};
 use crate::revert::{
@@ -139,9 +137,11 @@ impl Engine {
         let restored_seqs = tx.undo_compactions(&chain, event_seq, &update).await?;
         // The kept aggregates must be what the rows now say; otherwise a record is
         // wrong, and nothing is written (the transaction ends unwritten).
-        let recount = tx.recount_view(SUMMARY_FRAMING_TOKENS).await?;
+        let recount = tx.recount_view().await?;
+        let recounted_summary_tokens =
+            crate::summarize::block_tokens(recount.summary_token_counts, &policy.counter());
         if recount.view_tokens != after.view_tokens
-            || recount.summary_tokens != after.summary_tokens
+            || recounted_summary_tokens != after.summary_tokens
             || recount.covered_through != after.view_first_seq - 1
         {
             tracing::error!(
@@ -149,7 +149,7 @@ impl Engine {
                 view_tokens = after.view_tokens,
                 recounted_view_tokens = recount.view_tokens,
                 summary_tokens = after.summary_tokens,
-                recounted_summary_tokens = recount.summary_tokens,
+                recounted_summary_tokens,
                 view_first_seq = after.view_first_seq,
                 recounted_covered_through = recount.covered_through,
                 "a revert's aggregates differ from the rows; nothing was reverted"

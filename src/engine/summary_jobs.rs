@@ -172,7 +172,7 @@ impl Engine {
         };
         let around = row.last_build_system_tokens.max(REPLY_PRIMING) + row.last_build_tool_tokens;
         let mut state = self.view_now(row).await?;
-        let tokens_before = state.total(around);
+        let tokens_before = state.total(around, &policy);
         let summarize_at = policy.summarize_threshold_tokens();
         let paused = i64::from(state.row.compaction_failures) >= policy.compaction_failure_limit;
         // A revert after the job was enqueued holds it too, even a Compact's (a Compact
@@ -211,6 +211,7 @@ impl Engine {
             follow_up: None,
             compaction: CompactionKind::Summarize,
             job_id: job.id,
+            shed_tokens: 0,
         };
         let mut summarized: Option<(i64, i64)> = None;
         let mut passes = 0;
@@ -249,7 +250,7 @@ impl Engine {
             }
             state = self.view_now(row).await?;
         }
-        let tokens_after = state.total(around);
+        let tokens_after = state.total(around, &policy);
         let (first, last) = summarized.unwrap_or((0, 0));
         let result = serde_json::json!({
             "due": true,

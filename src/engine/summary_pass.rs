@@ -12,6 +12,7 @@ use crate::policy::Policy;
 use crate::revert::Compaction;
 use crate::session::{Session, Summary};
 use crate::store::{NewCompaction, NewJob, NewSummary, SummarizedUpdate, View};
+use crate::summarize;
 use crate::summarizer::{self, Writer};
 use crate::tokenize::REPLY_PRIMING;
 use crate::turns;
@@ -37,6 +38,9 @@ pub(super) struct PassOptions {
     pub(super) compaction: CompactionKind,
     /// The job running the pass, when one does.
     pub(super) job_id: i64,
+    /// Tokens the request must still shed to reach its target (0: none given): a step
+    /// chunk takes as many whole steps as that needs in one pass.
+    pub(super) shed_tokens: i64,
 }
 
 /// What a summarization pass covers, as indices into the view.
@@ -65,11 +69,11 @@ pub(super) struct ViewNow {
 }
 
 impl ViewNow {
-    pub(super) fn total(&self, around: i64) -> i64 {
+    pub(super) fn total(&self, around: i64, policy: &Policy) -> i64 {
         view_estimate(
             &self.row,
             &self.stored,
-            around + summary_region(&self.summaries),
+            around + summary_region(&self.summaries, policy),
         )
         .total_tokens
     }
@@ -139,12 +143,16 @@ impl Engine {
             let total = view_estimate(
                 &state.row,
                 &state.stored,
-                around + summary_region(&state.summaries),
+                around + summary_region(&state.summaries, policy),
             )
             .total_tokens;
             if total <= target {
                 break;
             }
+            let options = PassOptions {
+                shed_tokens: if target >= 0 { total - target } else { 0 },
+                ..options.clone()
+            };
             let pass = self
                 .summarize_chunk(
                     tenant_id,
@@ -152,7 +160,7 @@ impl Engine {
                     policy,
                     &state.stored,
                     &state.summaries,
-                    options,
+                    &options,
                 )
                 .await?;
             let pass = match pass {
@@ -221,7 +229,12 @@ impl Engine {
         let span = match chunk_end {
             Some(end) => Span::Turns(end),
             None if forced || emergency => {
-                match chunks::step_chunk(view, &tokens, &starts, policy, emergency) {
+                // The summary adds back up to its target: the chunk must hold that more.
+                let cover = match options.shed_tokens {
+                    0 => 0,
+                    shed => shed.saturating_add(chunks::leaf_target(policy)),
+                };
+                match chunks::step_chunk(view, &tokens, &starts, policy, emergency, cover) {
                     Some((from, to)) => Span::Steps(from, to),
                     None => return Ok(Pass::Nothing),
                 }
@@ -260,7 +273,20 @@ impl Engine {
         );
         let child_texts: Vec<String> = children.iter().map(|s| s.content.clone()).collect();
         // What the new summary replaces: the visible messages and the step summaries.
-        let replaced_tokens = source_tokens + summary_region(&children);
+        // (The step summaries each with its framing; the block's header stays.)
+        let replaced_tokens = source_tokens
+            + children
+                .iter()
+                .map(|s| i64::from(s.token_count) + summarize::SUMMARY_FRAMING_TOKENS)
+                .sum::<i64>();
+        let note = emergency.then_some(match span {
+            Span::Turns(_) => {
+                "Emergency compaction (the provider refused the request for its length): the oldest half of the conversation is reduced to this note.\n"
+            }
+            Span::Steps(..) => {
+                "Emergency compaction (the provider refused the request for its length): one long turn was all there was; its user message and its newest step are kept, the steps between are reduced to this note.\n"
+            }
+        });
         let task = summarizer::Task {
             messages: chunk,
             children: child_texts,
@@ -269,18 +295,14 @@ impl Engine {
             span: (first_seq, last_seq, 0),
             target_tokens: target,
             source_tokens: replaced_tokens,
+            // With its note and its framing, the summary must still be smaller than what
+            // it replaces: otherwise the pass would grow the request.
+            added_tokens: summarize::SUMMARY_FRAMING_TOKENS
+                + note.map_or(0, |note| counter.text(note)),
         };
         let leaf = match summarizer::write_summary(&options.writer, &counter, task).await {
             Ok(Some(mut leaf)) => {
-                if emergency {
-                    let note = match span {
-                        Span::Turns(_) => {
-                            "Emergency compaction (the provider refused the request for its length): the oldest half of the conversation is reduced to this note.\n"
-                        }
-                        Span::Steps(..) => {
-                            "Emergency compaction (the provider refused the request for its length): one long turn was all there was; its user message and its newest step are kept, the steps between are reduced to this note.\n"
-                        }
-                    };
+                if let Some(note) = note {
                     leaf.content = format!("{note}{}", leaf.content);
                     leaf.token_count = counter.text(&leaf.content);
                 }
@@ -323,7 +345,7 @@ impl Engine {
         if dry_run {
             let summaries = summaries_after(0, &[]);
             let mut after = moved(row.clone());
-            after.summary_tokens = summary_region(&summaries);
+            after.summary_tokens = summary_region(&summaries, policy);
             return Ok(Pass::Done(Box::new(SummaryPass {
                 covered,
                 row: after,
@@ -362,7 +384,7 @@ impl Engine {
             tx.enqueue_job(job, &self.config.notify_gate).await?;
         }
         let summaries = summaries_after(leaf_id, &ids);
-        let summary_tokens = summary_region(&summaries);
+        let summary_tokens = summary_region(&summaries, policy);
         after.summary_tokens = summary_tokens;
         after.summaries_written += written;
         after.version += 1;
@@ -381,7 +403,7 @@ impl Engine {
                 attempt: 0,
             });
         }
-        let tokens_before = around + summary_region(active) + view_total;
+        let tokens_before = around + summary_region(active, policy) + view_total;
         let tokens_after = around + summary_tokens + view_total - source_tokens;
         let messages_before = (view.len() + active.len()) as i64;
         let messages_after = (view.len() - covered.len() + summaries.len()) as i64;

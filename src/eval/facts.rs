@@ -1,15 +1,28 @@
 //! Retention facts: what a request should still show of the messages it no longer
 //! carries verbatim. One extraction for every strategy: ctxd's summary-retention facts
 //! (file paths, the first 60 characters of each command, code identifiers of the user,
-//! the assistant and its commands) plus error lines of tool output. A fact is retained
-//! when it appears in the request's text, whitespace collapsed, anywhere.
+//! the assistant and its commands, error lines of tool output), and among the paths
+//! those acted on (named by the user, the assistant or a tool call, not only shown in
+//! tool output). A fact is retained when it appears in the request's text, whitespace
+//! collapsed, anywhere.
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use ctxd_core::message::{Message, Role};
+use ctxd_core::summarize::paths;
 
-/// Kinds of facts, in report order.
-pub const KINDS: [&str; 4] = ["commands", "paths", "identifiers", "errors"];
+/// Kinds of facts. The last, acted-on paths, is a part of the paths counted again on its
+/// own: the share of all kinds together leaves it out.
+pub const KINDS: [&str; 5] = [
+    "commands",
+    "paths",
+    "identifiers",
+    "errors",
+    "acted-on paths",
+];
+
+/// The kind of the acted-on paths.
+pub const ACTED: usize = 4;
 
 /// The facts of one recorded session, indexed for quick checks.
 pub struct SessionFacts {
@@ -70,33 +83,6 @@ fn same(a: &Message, b: &Message) -> bool {
         && a.tool_calls == b.tool_calls
 }
 
-/// Error lines of a tool result: lines naming an error or exception (`…Error:`,
-/// `…Exception:`, `error:`, `fatal:`) and the last line of each traceback, trimmed,
-/// 8 to 200 characters.
-pub fn error_lines(text: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut in_traceback = false;
-    for line in text.lines() {
-        let trimmed = line.trim();
-        let named = trimmed.contains("Error:")
-            || trimmed.contains("Exception:")
-            || trimmed.starts_with("error:")
-            || trimmed.starts_with("fatal:");
-        let ends_traceback = in_traceback && !line.starts_with([' ', '\t']) && !trimmed.is_empty();
-        if trimmed.starts_with("Traceback (most recent call last)") {
-            in_traceback = true;
-            continue;
-        }
-        if ends_traceback {
-            in_traceback = false;
-        }
-        if (named || ends_traceback) && (8..=200).contains(&trimmed.chars().count()) {
-            found.push(collapse(trimmed));
-        }
-    }
-    found
-}
-
 /// Every fact of one message, by kind.
 pub fn message_facts(message: &Message) -> Vec<(usize, String)> {
     let summary = ctxd_core::summarize::facts(std::slice::from_ref(message), &[]);
@@ -104,8 +90,15 @@ pub fn message_facts(message: &Message) -> Vec<(usize, String)> {
     facts.extend(summary.commands.into_iter().map(|f| (0, collapse(&f))));
     facts.extend(summary.paths.into_iter().map(|f| (1, f)));
     facts.extend(summary.identifiers.into_iter().map(|f| (2, f)));
-    if message.role == Role::Tool {
-        facts.extend(error_lines(&message.content).into_iter().map(|f| (3, f)));
+    facts.extend(summary.errors.into_iter().map(|f| (3, f)));
+    if message.role != Role::Tool {
+        let mut acted = paths(&message.content);
+        for call in &message.tool_calls {
+            acted.extend(paths(&call.arguments));
+        }
+        acted.sort();
+        acted.dedup();
+        facts.extend(acted.into_iter().map(|f| (ACTED, f)));
     }
     facts.retain(|(_, fact)| !fact.is_empty());
     facts
@@ -164,23 +157,27 @@ impl SessionFacts {
 
 /// Facts counted at one build, by kind: how many were due (their message is no longer
 /// verbatim) and how many of those the request still shows; summed over builds, with
-/// the sum of each build's kept / due (by kind, then all kinds: index 4) and how many
-/// builds had any due, for the mean over builds.
+/// the sum of each build's kept / due (by kind, then all kinds but the acted-on paths,
+/// which the paths include: index [`ALL`]) and how many builds had any due, for the mean
+/// over builds.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Count {
-    pub due: [u64; 4],
-    pub kept: [u64; 4],
-    pub ratio_sum: [f64; 5],
-    pub ratio_builds: [u64; 5],
+    pub due: [u64; KINDS.len()],
+    pub kept: [u64; KINDS.len()],
+    pub ratio_sum: [f64; ALL + 1],
+    pub ratio_builds: [u64; ALL + 1],
 }
+
+/// Where [`Count`] keeps the share of all kinds together.
+pub const ALL: usize = KINDS.len();
 
 impl Count {
     pub fn add(&mut self, other: &Count) {
-        for kind in 0..4 {
+        for kind in 0..KINDS.len() {
             self.due[kind] += other.due[kind];
             self.kept[kind] += other.kept[kind];
         }
-        for kind in 0..5 {
+        for kind in 0..=ALL {
             self.ratio_sum[kind] += other.ratio_sum[kind];
             self.ratio_builds[kind] += other.ratio_builds[kind];
         }
@@ -190,10 +187,10 @@ impl Count {
     pub fn add_build(&mut self, build: &Count) {
         self.add(build);
         let all = (
-            build.due.iter().sum::<u64>(),
-            build.kept.iter().sum::<u64>(),
+            build.due[..ACTED].iter().sum::<u64>(),
+            build.kept[..ACTED].iter().sum::<u64>(),
         );
-        for (kind, (due, kept)) in (0..4)
+        for (kind, (due, kept)) in (0..KINDS.len())
             .map(|kind| (build.due[kind], build.kept[kind]))
             .chain(std::iter::once(all))
             .enumerate()
@@ -208,7 +205,7 @@ impl Count {
     /// The mean over builds with facts due of the share kept, in percent (`None`: all
     /// kinds together).
     pub fn mean_pct(&self, kind: Option<usize>) -> Option<f64> {
-        let kind = kind.unwrap_or(4);
+        let kind = kind.unwrap_or(ALL);
         (self.ratio_builds[kind] > 0)
             .then(|| self.ratio_sum[kind] * 100.0 / self.ratio_builds[kind] as f64)
     }
@@ -293,7 +290,8 @@ impl Checker {
                         .or_insert_with(|| self.texts[id].contains(text.as_str()))
                 });
             count.kept[*kind] += u64::from(kept);
-            if !kept {
+            // An acted-on path is a path too: asked about once.
+            if !kept && *kind != ACTED {
                 lost.push(fact as u32);
             }
         }

@@ -5,10 +5,11 @@ use ctxd_core::message::{Message, Role, ToolCall};
 use super::bash_tool;
 use super::context_editing::ContextEditing;
 use super::deepagents::{self, DeepAgents};
-use super::facts::{Checker, SessionFacts, error_lines, message_facts};
+use super::facts::{ACTED, Checker, SessionFacts, message_facts};
 use super::meter::orphans;
 use super::seahorse::{FRESH_TAIL_MESSAGES, LEAF_CHUNK_MESSAGES, Seahorse};
 use super::strategies::{Codex, OPENCODE_PRUNED, OpenCode, Setup, Strategy};
+use ctxd_core::summarize::error_lines;
 
 const SYSTEM: &str = "You are a helpful assistant that can run bash commands.";
 const WINDOW: i64 = 8_000;
@@ -269,6 +270,22 @@ fn facts_are_commands_paths_identifiers_and_error_lines() {
     );
     assert!(facts.contains(&(2, "QuerySet".into())), "{facts:?}");
     assert!(facts.contains(&(2, "get_prep_value".into())), "{facts:?}");
+    // A path the assistant names is acted on; one only tool output shows is not.
+    let named = message_facts(&Message::text(Role::Assistant, "Edit django/db/query.py"));
+    assert!(
+        named.contains(&(1, "django/db/query.py".into())),
+        "{named:?}"
+    );
+    assert!(
+        named.contains(&(ACTED, "django/db/query.py".into())),
+        "{named:?}"
+    );
+    let shown = message_facts(&Message::text(Role::Tool, "./django/db/query.py:12: def f"));
+    assert!(
+        shown.contains(&(1, "./django/db/query.py:12".into())),
+        "{shown:?}"
+    );
+    assert!(!shown.iter().any(|(kind, _)| *kind == ACTED), "{shown:?}");
     let output = "Traceback (most recent call last):\n  File \"x.py\", line 1\n    boom()\nKeyError: 'name'\nok\nerror: could not compile";
     assert_eq!(
         error_lines(output),

@@ -88,12 +88,12 @@ pub struct RevertUpdate {
 }
 
 /// A session's view aggregates as its rows give them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Recount {
     /// Tokens of the messages in the view.
     pub view_tokens: i64,
-    /// Tokens of the active summaries, with `framing_tokens` each.
-    pub summary_tokens: i64,
+    /// Tokens of each active summary's text (in no particular order).
+    pub summary_token_counts: Vec<i64>,
     /// The last seq the active summaries before the view cover (0: none).
     pub covered_through: i64,
 }
@@ -276,18 +276,17 @@ impl SessionTx {
     }
 
     /// The session's view aggregates recounted from its rows as this transaction sees
-    /// them (summaries framed with `framing_tokens` each).
-    pub async fn recount_view(&mut self, framing_tokens: i64) -> StoreResult<Recount> {
+    /// them.
+    pub async fn recount_view(&mut self) -> StoreResult<Recount> {
         let session_id = self.session.id;
-        let (view_tokens, summary_tokens, covered_through): (i64, i64, i64) =
+        let (view_tokens, summary_token_counts, covered_through): (i64, Vec<i64>, i64) =
             sqlx::query_as(include_str!("sql/revert/recount.sql"))
                 .bind(session_id)
-                .bind(framing_tokens)
                 .fetch_one(self.conn())
                 .await?;
         Ok(Recount {
             view_tokens,
-            summary_tokens,
+            summary_token_counts,
             covered_through,
         })
     }

@@ -45,6 +45,9 @@ pub struct Task {
     pub span: (i64, i64, i32),
     pub target_tokens: i64,
     pub source_tokens: i64,
+    /// Tokens the summary adds to a request beyond its text (a note put before it, its
+    /// framing in the block): it must come out smaller than `source_tokens` with them.
+    pub added_tokens: i64,
 }
 
 /// One condensation: the stored summaries it covers (besides the newest one) and the
@@ -133,13 +136,19 @@ async fn truncation(counter: &Counter, task: Task) -> Option<NewSummary> {
 
 fn extractive(counter: &Counter, task: &Task, levels: &[Level]) -> Option<NewSummary> {
     let (first_seq, last_seq, _) = task.span;
+    // Never more than what it must come out smaller than: a small span's summary is
+    // cut to fit under it, where the level's target would leave it as large.
+    let target_tokens = task
+        .target_tokens
+        .min(task.source_tokens - 1 - task.added_tokens)
+        .max(1);
     let input = summarize::Input {
         messages: &task.messages,
         summaries: &task.children,
         previous: task.previous.as_deref(),
         first_seq,
         last_seq,
-        target_tokens: task.target_tokens,
+        target_tokens,
     };
     levels.iter().find_map(|&level| {
         let text = Extractive.summarize(&input, level, counter);
@@ -165,14 +174,15 @@ fn finish(counter: &Counter, task: &Task, text: String, level: Level) -> Option<
     let mut content = summarize::with_pinned(text.clone(), &task.messages, &task.children);
     let (mut retention, lost) = summarize::retention(&facts, &content);
     if retention.lost() as f64 > RETENTION_LOSS_LIMIT * retention.total() as f64 {
-        let budget = (task.target_tokens + task.target_tokens / 4).min(task.source_tokens - 1);
+        let budget = (task.target_tokens + task.target_tokens / 4)
+            .min(task.source_tokens - 1 - task.added_tokens);
         if let Some(wider) = summarize::with_facts(&text, &lost, budget, counter) {
             content = summarize::with_pinned(wider, &task.messages, &task.children);
             retention = summarize::retention(&facts, &content).0;
         }
     }
     let token_count = counter.text(&content);
-    if token_count >= task.source_tokens {
+    if token_count.saturating_add(task.added_tokens) >= task.source_tokens {
         return None;
     }
     Some(NewSummary {
@@ -237,6 +247,7 @@ pub async fn plan_condensing(
             span: (first_seq, last_seq, depth + 1),
             target_tokens,
             source_tokens: tail.iter().map(|(_, s)| s.token_count).sum(),
+            added_tokens: 0,
         };
         let summary = match write_summary(writer, counter, task).await {
             Ok(Some(summary)) => summary,

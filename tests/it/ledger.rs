@@ -3,8 +3,10 @@
 //! revert, entries Expand to the messages they came from, bad UpdateLedger input is
 //! refused naming the field with nothing changed, Search finds entries, and deleting a
 //! session deletes its ledger. `ledger/sessions.rs`: search, real recorded sessions and
-//! a property over random sessions; `ledger/batch.rs`: ledger rows in the append batch.
+//! a property over random sessions; `ledger/batch.rs`: ledger rows in the append batch;
+//! `ledger/fork.rs`: a fork's ledger.
 mod batch;
+mod fork;
 mod sessions;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -7,8 +7,10 @@ use sqlx::PgPool;
 
 use crate::harness::*;
 
-/// Per turn: more distinct commands than a leaf summary lists (24 at the normal level).
+/// Per turn: many distinct commands, more in all than a condensed summary of
+/// [`CONDENSED_TARGET`] tokens can list.
 const COMMANDS_PER_TURN: usize = 30;
+const CONDENSED_TARGET: i64 = 400;
 
 fn command(turn: usize, k: usize) -> String {
     format!("grep -n needle{k} src/turn{turn}/file{k}.rs")
@@ -47,6 +49,7 @@ async fn condensed_summaries_count_commands_against_the_raw_messages(pool: PgPoo
             leaf_chunk_messages: Some(4),
             condense_fanin: Some(2),
             fresh_tail_messages: Some(4),
+            condensed_target_tokens: Some(CONDENSED_TARGET),
             ..window(100_000, 10_000)
         },
     )
@@ -105,8 +108,13 @@ async fn condensed_summaries_count_commands_against_the_raw_messages(pool: PgPoo
         .iter()
         .filter(|c| !condensed.content.contains(c.as_str()))
         .count() as i64;
-    // The span has more commands than its leaves could list, and the text lost some.
-    assert!(commands.len() > 2 * 24, "{} commands", commands.len());
+    // The span has more commands than the condensed summary could list, and the text
+    // lost some.
+    assert!(
+        commands.len() > 2 * COMMANDS_PER_TURN,
+        "{} commands",
+        commands.len()
+    );
     assert!(lost > 0, "{}", condensed.content);
     assert_eq!(
         (condensed.commands, condensed.commands_lost),

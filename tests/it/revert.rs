@@ -159,19 +159,29 @@ pub(crate) fn assert_restored(got: &Snapshot, want: &Snapshot, what: &str) {
 /// The session's kept view aggregates and the same recounted from its rows: (view
 /// tokens, summary tokens) twice.
 pub(crate) async fn kept_and_recounted(pool: &PgPool, id: &str) -> ((i64, i64), (i64, i64)) {
-    let (view, summaries, recounted_view, recounted_summaries): (i64, i64, i64, i64) =
-        sqlx::query_as(
-            "select s.view_tokens, s.summary_tokens,
-                (select coalesce(sum(m.view_tokens), 0)::bigint from messages m
-                 where m.session_id = s.id and m.seq >= s.view_first_seq and m.view_state <> 4),
-                (select coalesce(sum(su.token_count + 4), 0)::bigint from summaries su
-                 where su.session_id = s.id and su.parent_id is null and su.reverted_at is null)
-             from sessions s where s.external_id = $1",
-        )
-        .bind(id)
-        .fetch_one(pool)
-        .await
-        .unwrap();
+    let (view, summaries, recounted_view, summary_counts, policy): (
+        i64,
+        i64,
+        i64,
+        Vec<i64>,
+        serde_json::Value,
+    ) = sqlx::query_as(
+        "select s.view_tokens, s.summary_tokens,
+            (select coalesce(sum(m.view_tokens), 0)::bigint from messages m
+             where m.session_id = s.id and m.seq >= s.view_first_seq and m.view_state <> 4),
+            (select coalesce(array_agg(su.token_count::bigint), '{}') from summaries su
+             where su.session_id = s.id and su.parent_id is null and su.reverted_at is null),
+            s.policy
+         from sessions s where s.external_id = $1",
+    )
+    .bind(id)
+    .fetch_one(pool)
+    .await
+    .unwrap();
+    // The summaries' block as the session's tokenizer counts it (each summary with its
+    // framing, the block's header).
+    let policy: ctxd::policy::Policy = serde_json::from_value(policy).unwrap();
+    let recounted_summaries = ctxd::summarize::block_tokens(summary_counts, &policy.counter());
     ((view, summaries), (recounted_view, recounted_summaries))
 }
 

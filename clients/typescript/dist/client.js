@@ -57,34 +57,58 @@ export class CtxdClient {
     }
     /**
      * Creates a session. Retried on UNAVAILABLE only when the id is given: a retry that
-     * finds it taken (the first attempt created it) returns the stored session.
+     * finds it taken (the first attempt created it) returns the stored session. With
+     * `parentSessionId` and `parentToolCallId` it is a subagent's session (see
+     * `Session.spawn`).
      */
     async createSession(options = {}) {
-        const request = { sessionId: options.id ?? '', policy: options.policy, metadata: options.metadata ?? {} };
-        let created = null;
-        if (options.id) {
-            const id = options.id;
-            created = await withRetries(this.retry, async (attempt) => {
-                try {
-                    const response = await this.call('CreateSession', request, { retry: false });
-                    return response.session;
-                }
-                catch (error) {
-                    if (attempt > 1 && error instanceof AlreadyExistsError) {
-                        const existing = await this.call('GetSession', { sessionId: id });
-                        return existing.session;
-                    }
-                    throw error;
-                }
-            });
-        }
-        else {
-            const response = await this.call('CreateSession', request, { retry: false });
-            created = response.session;
-        }
-        if (!created)
-            throw new CtxdError(grpc.status.INTERNAL, 'CreateSession answered without a session');
+        const request = {
+            sessionId: options.id ?? '',
+            policy: options.policy,
+            metadata: options.metadata ?? {},
+            parentSessionId: options.parentSessionId ?? '',
+            parentToolCallId: options.parentToolCallId ?? '',
+        };
+        const created = await this.makeSession('CreateSession', request, options.id, () => true);
         return new Session(this, created.sessionId, created, { systemPrompt: options.systemPrompt, tools: options.tools });
+    }
+    /**
+     * Forks a session: a new one whose log is the source's up to `atSeq`, shared rather
+     * than copied, and which then goes its own way (appends, compaction and deletion on
+     * either side never change what the other returns). Returns the fork's handle;
+     * `session.info` is the fork (`forkedFromSessionId`, `forkedAtSeq`). Retried on
+     * UNAVAILABLE only when the id is given: a retry that finds it taken by a fork of the
+     * same source (the first attempt forked it) returns that fork.
+     */
+    async forkSession(sourceSessionId, options = {}) {
+        const request = {
+            sourceSessionId,
+            sessionId: options.id ?? '',
+            policy: options.policy,
+            metadata: options.metadata ?? {},
+        };
+        if (options.atSeq !== undefined)
+            request['atSeq'] = options.atSeq;
+        const forked = await this.makeSession('ForkSession', request, options.id, (existing) => existing.forkedFromSessionId === sourceSessionId);
+        return new Session(this, forked.sessionId, forked, { systemPrompt: options.systemPrompt, tools: options.tools });
+    }
+    /**
+     * Ends a session (it takes no more appends); with `appendToParent` (by default: when
+     * there is a final answer) the answer becomes the result of the parent's tool call
+     * that spawned it, in the same transaction (`parentAppend` says where). Not retried: a
+     * retry after a lost answer would find the session finished (FailedPreconditionError);
+     * the session's `finishedAt` says whether it was.
+     */
+    finishSession(sessionId, finalAnswer = '', options = {}) {
+        return this.call('FinishSession', { sessionId, finalAnswer, appendToParent: options.appendToParent ?? finalAnswer !== '' }, { retry: false });
+    }
+    /**
+     * A session's place in its tree: `session` (parentSessionId, depth, finishedAt),
+     * `children` (id, tool call, finished), `childrenTotal` and `subtree` (sessions, log
+     * tokens and reported usage of it and its descendants).
+     */
+    tree(sessionId) {
+        return this.call('GetSession', { sessionId });
     }
     /** Full-text search over every session of the tenant. */
     async search(query, options = {}) {
@@ -98,6 +122,36 @@ export class CtxdClient {
     /** A background job (e.g. a summarization Compact enqueued). */
     async getJob(jobId) {
         return this.call('GetJob', { jobId });
+    }
+    /**
+     * The session a CreateSession or ForkSession call made. Retried on UNAVAILABLE only
+     * when the id is given: a retry that finds the id taken reads the session there and
+     * returns it when `madeBefore` says the first attempt made it.
+     */
+    async makeSession(method, request, id, madeBefore) {
+        const make = async () => (await this.call(method, request, { retry: false })).session;
+        let made;
+        if (id) {
+            made = await withRetries(this.retry, async (attempt) => {
+                try {
+                    return await make();
+                }
+                catch (error) {
+                    if (attempt > 1 && error instanceof AlreadyExistsError) {
+                        const existing = (await this.call('GetSession', { sessionId: id })).session;
+                        if (existing && madeBefore(existing))
+                            return existing;
+                    }
+                    throw error;
+                }
+            });
+        }
+        else {
+            made = await make();
+        }
+        if (!made)
+            throw new CtxdError(grpc.status.INTERNAL, `${method} answered without a session`);
+        return made;
     }
     /** Closes the channel; calls in flight fail. */
     close() {

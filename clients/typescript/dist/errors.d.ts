@@ -15,10 +15,17 @@ export interface QuotaViolation {
     subject: string;
     description: string;
 }
+/** One google.rpc.PreconditionFailure violation: `subject` names the request field whose state refused it. */
+export interface PreconditionViolation {
+    type: string;
+    subject: string;
+    description: string;
+}
 /** The decoded details of a failed call. */
 export interface StatusDetails {
     badRequest: FieldViolation[];
     errorInfo: ErrorInfo | undefined;
+    preconditionViolations: PreconditionViolation[];
     quotaViolations: QuotaViolation[];
     /** google.rpc.RetryInfo's delay in milliseconds, when sent. */
     retryDelayMs: number | undefined;
@@ -43,11 +50,20 @@ export declare class ConflictError extends CtxdError {
     get currentVersion(): number | undefined;
 }
 /**
- * FAILED_PRECONDITION: the request cannot fit the window. `breakdown` has the server's
- * figures in tokens (system_tokens, tool_tokens, newest_turn_tokens,
- * output_reserve_tokens, available_tokens, context_window_tokens).
+ * FAILED_PRECONDITION: the session's state refuses the request. `field` names the request
+ * field whose state refused it (e.g. `session_id` of a finished session,
+ * `append_to_parent` when the parent's tool call was answered meanwhile); '' when the
+ * server named none.
  */
-export declare class DoesNotFitError extends CtxdError {
+export declare class FailedPreconditionError extends CtxdError {
+    get field(): string;
+}
+/**
+ * FAILED_PRECONDITION (ErrorInfo reason DOES_NOT_FIT): the request cannot fit the window.
+ * `breakdown` has the server's figures in tokens (system_tokens, tool_tokens,
+ * newest_turn_tokens, output_reserve_tokens, available_tokens, context_window_tokens).
+ */
+export declare class DoesNotFitError extends FailedPreconditionError {
     get breakdown(): Record<string, number>;
 }
 /** NOT_FOUND: no such session (or job) for this tenant. */

@@ -35,11 +35,22 @@ export class ConflictError extends CtxdError {
     }
 }
 /**
- * FAILED_PRECONDITION: the request cannot fit the window. `breakdown` has the server's
- * figures in tokens (system_tokens, tool_tokens, newest_turn_tokens,
- * output_reserve_tokens, available_tokens, context_window_tokens).
+ * FAILED_PRECONDITION: the session's state refuses the request. `field` names the request
+ * field whose state refused it (e.g. `session_id` of a finished session,
+ * `append_to_parent` when the parent's tool call was answered meanwhile); '' when the
+ * server named none.
  */
-export class DoesNotFitError extends CtxdError {
+export class FailedPreconditionError extends CtxdError {
+    get field() {
+        return this.statusDetails.preconditionViolations[0]?.subject ?? '';
+    }
+}
+/**
+ * FAILED_PRECONDITION (ErrorInfo reason DOES_NOT_FIT): the request cannot fit the window.
+ * `breakdown` has the server's figures in tokens (system_tokens, tool_tokens,
+ * newest_turn_tokens, output_reserve_tokens, available_tokens, context_window_tokens).
+ */
+export class DoesNotFitError extends FailedPreconditionError {
     get breakdown() {
         const metadata = this.statusDetails.errorInfo?.metadata ?? {};
         return Object.fromEntries(Object.entries(metadata).map(([name, value]) => [name, Number(value)]));
@@ -70,7 +81,7 @@ export class UnavailableError extends CtxdError {
 export class OutOfRangeError extends CtxdError {
 }
 function emptyDetails() {
-    return { badRequest: [], errorInfo: undefined, quotaViolations: [], retryDelayMs: undefined };
+    return { badRequest: [], errorInfo: undefined, preconditionViolations: [], quotaViolations: [], retryDelayMs: undefined };
 }
 // A trailer larger than this is not decoded (the server sends well under 16 KiB).
 const MAX_DETAILS_BYTES = 64 * 1024;
@@ -115,6 +126,11 @@ export function decodeStatusDetails(metadata) {
                 metadata: { ...(detail['metadata'] ?? {}) },
             };
         }
+        else if (typeName === 'google.rpc.PreconditionFailure') {
+            for (const v of detail['violations'] ?? []) {
+                out.preconditionViolations.push({ type: v.type, subject: v.subject, description: v.description });
+            }
+        }
         else if (typeName === 'google.rpc.QuotaFailure') {
             for (const v of detail['violations'] ?? []) {
                 out.quotaViolations.push({ subject: v.subject, description: v.description });
@@ -131,7 +147,7 @@ export function decodeStatusDetails(metadata) {
 const CLASSES = {
     [grpc.status.INVALID_ARGUMENT]: InvalidArgumentError,
     [grpc.status.ABORTED]: ConflictError,
-    [grpc.status.FAILED_PRECONDITION]: DoesNotFitError,
+    [grpc.status.FAILED_PRECONDITION]: FailedPreconditionError,
     [grpc.status.NOT_FOUND]: NotFoundError,
     [grpc.status.ALREADY_EXISTS]: AlreadyExistsError,
     [grpc.status.UNAUTHENTICATED]: UnauthenticatedError,
@@ -141,6 +157,9 @@ const CLASSES = {
 };
 /** The CtxdError for a grpc-js failure. */
 export function fromServiceError(error) {
-    const Class = CLASSES[error.code] ?? CtxdError;
-    return new Class(error.code, error.details, decodeStatusDetails(error.metadata));
+    const details = decodeStatusDetails(error.metadata);
+    const Class = error.code === grpc.status.FAILED_PRECONDITION && details.errorInfo?.reason === 'DOES_NOT_FIT'
+        ? DoesNotFitError
+        : (CLASSES[error.code] ?? CtxdError);
+    return new Class(error.code, error.details, details);
 }

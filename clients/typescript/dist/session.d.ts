@@ -1,4 +1,4 @@
-import type { CtxdClient } from './client.js';
+import type { CreateSessionOptions, CtxdClient, FinishOptions, ForkSessionOptions } from './client.js';
 import { EventStream, type EventsOptions } from './events.js';
 import type { AppendTurnResponse__Output } from './gen/ctxd/v1/AppendTurnResponse.js';
 import type { BudgetReport__Output } from './gen/ctxd/v1/BudgetReport.js';
@@ -6,6 +6,7 @@ import type { BuildMessagesResponse__Output } from './gen/ctxd/v1/BuildMessagesR
 import type { CompactResponse__Output } from './gen/ctxd/v1/CompactResponse.js';
 import type { DeleteSessionResponse__Output } from './gen/ctxd/v1/DeleteSessionResponse.js';
 import type { ExpandResponse__Output } from './gen/ctxd/v1/ExpandResponse.js';
+import type { FinishSessionResponse__Output } from './gen/ctxd/v1/FinishSessionResponse.js';
 import type { GetSessionResponse__Output } from './gen/ctxd/v1/GetSessionResponse.js';
 import type { Message__Output } from './gen/ctxd/v1/Message.js';
 import type { RevertCompactionResponse__Output } from './gen/ctxd/v1/RevertCompactionResponse.js';
@@ -73,6 +74,8 @@ export interface RevertOptions {
     /** Revert only at this session version (ABORTED otherwise). */
     expectedVersion?: number;
 }
+/** A subagent's session: its own id, policy (nothing is inherited), metadata, and handle defaults. */
+export type SpawnOptions = Omit<CreateSessionOptions, 'parentSessionId' | 'parentToolCallId'>;
 /** What to expand: an inclusive seq range, a list of seqs, or a summary's originals. */
 export type ExpandTarget = {
     firstSeq: number;
@@ -125,6 +128,26 @@ export declare class Session {
      * or a summary it wrote) and every later one: the view as it was before it.
      */
     revertCompaction(target: RevertTarget, options?: RevertOptions): Promise<RevertCompactionResponse__Output>;
+    /**
+     * A fork of this session at `atSeq` (omitted: its last seq): a new session sharing
+     * the log up to there, which then goes its own way. The fork's handle has this
+     * handle's system prompt and tools unless the options give others; see
+     * `CtxdClient.forkSession`.
+     */
+    fork(options?: ForkSessionOptions): Promise<Session>;
+    /**
+     * Creates a subagent's session for `toolCallId`, a tool call of this session not yet
+     * answered, with a policy of its own (a smaller window, say); `finish` it with its
+     * answer to append that here as the call's result.
+     */
+    spawn(toolCallId: string, options?: SpawnOptions): Promise<Session>;
+    /**
+     * Ends this session; a final answer becomes the result of the parent's tool call that
+     * spawned it (see `CtxdClient.finishSession`).
+     */
+    finish(finalAnswer?: string, options?: FinishOptions): Promise<FinishSessionResponse__Output>;
+    /** This session's parent, children and subtree totals (see `CtxdClient.tree`). */
+    tree(): Promise<GetSessionResponse__Output>;
     /** The original messages, byte-exact, whatever the view shows of them. */
     expand(target: ExpandTarget, options?: {
         maxTokens?: number;

@@ -1,5 +1,6 @@
 // A session handle: build the request, append what happened, check, compact, revert a
-// compaction, expand, search, and follow its events.
+// compaction, expand, search, follow its events, fork it, spawn and finish subagents'
+// sessions, and read its place in its tree.
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { CtxdError } from './errors.js';
@@ -137,6 +138,38 @@ export class Session {
         if (options.expectedVersion !== undefined)
             request['expectedVersion'] = options.expectedVersion;
         return this.client.call('RevertCompaction', request);
+    }
+    /**
+     * A fork of this session at `atSeq` (omitted: its last seq): a new session sharing
+     * the log up to there, which then goes its own way. The fork's handle has this
+     * handle's system prompt and tools unless the options give others; see
+     * `CtxdClient.forkSession`.
+     */
+    fork(options = {}) {
+        return this.client.forkSession(this.id, {
+            ...options,
+            systemPrompt: options.systemPrompt ?? this.defaults.systemPrompt,
+            tools: options.tools ?? this.defaults.tools,
+        });
+    }
+    /**
+     * Creates a subagent's session for `toolCallId`, a tool call of this session not yet
+     * answered, with a policy of its own (a smaller window, say); `finish` it with its
+     * answer to append that here as the call's result.
+     */
+    spawn(toolCallId, options = {}) {
+        return this.client.createSession({ ...options, parentSessionId: this.id, parentToolCallId: toolCallId });
+    }
+    /**
+     * Ends this session; a final answer becomes the result of the parent's tool call that
+     * spawned it (see `CtxdClient.finishSession`).
+     */
+    finish(finalAnswer = '', options = {}) {
+        return this.client.finishSession(this.id, finalAnswer, options);
+    }
+    /** This session's parent, children and subtree totals (see `CtxdClient.tree`). */
+    tree() {
+        return this.client.tree(this.id);
     }
     /** The original messages, byte-exact, whatever the view shows of them. */
     expand(target, options = {}) {

@@ -6,6 +6,8 @@ import { EventStream, type EventsOptions } from './events.js';
 import { AlreadyExistsError, CtxdError, fromServiceError } from './errors.js';
 import type { ContextServiceClient } from './gen/ctxd/v1/ContextService.js';
 import type { CreateSessionResponse__Output } from './gen/ctxd/v1/CreateSessionResponse.js';
+import type { FinishSessionResponse__Output } from './gen/ctxd/v1/FinishSessionResponse.js';
+import type { ForkSessionResponse__Output } from './gen/ctxd/v1/ForkSessionResponse.js';
 import type { GetSessionResponse__Output } from './gen/ctxd/v1/GetSessionResponse.js';
 import type { Job__Output } from './gen/ctxd/v1/Job.js';
 import type { Policy } from './gen/ctxd/v1/Policy.js';
@@ -51,6 +53,34 @@ export interface CreateSessionOptions extends RequestDefaults {
   id?: string;
   policy?: Policy;
   metadata?: Record<string, string>;
+  /**
+   * Makes the session a subagent's: the child of this session, spawned by its tool call
+   * `parentToolCallId` (one it made and has not answered). See `Session.spawn`.
+   */
+  parentSessionId?: string;
+  parentToolCallId?: string;
+}
+
+/**
+ * A fork's options: unset policy fields keep the source's (the tokenizer cannot change);
+ * metadata entries are set over the source's. The system prompt and tools are the fork
+ * handle's defaults for build and check.
+ */
+export interface ForkSessionOptions extends RequestDefaults {
+  /** The fork's id, as createSession's; omitted: the server generates one. */
+  id?: string;
+  /** The source's last seq the fork shares, from 0 (nothing); omitted: the source's last seq. */
+  atSeq?: number;
+  policy?: Policy;
+  metadata?: Record<string, string>;
+}
+
+export interface FinishOptions {
+  /**
+   * Append the final answer to the parent as the result of the tool call that spawned
+   * the session (default: when there is a final answer).
+   */
+  appendToParent?: boolean;
 }
 
 /** The calls' options the client passes on. */
@@ -112,31 +142,69 @@ export class CtxdClient {
 
   /**
    * Creates a session. Retried on UNAVAILABLE only when the id is given: a retry that
-   * finds it taken (the first attempt created it) returns the stored session.
+   * finds it taken (the first attempt created it) returns the stored session. With
+   * `parentSessionId` and `parentToolCallId` it is a subagent's session (see
+   * `Session.spawn`).
    */
   async createSession(options: CreateSessionOptions = {}): Promise<Session> {
-    const request = { sessionId: options.id ?? '', policy: options.policy, metadata: options.metadata ?? {} };
-    let created: Session__Output | null = null;
-    if (options.id) {
-      const id = options.id;
-      created = await withRetries(this.retry, async (attempt) => {
-        try {
-          const response = await this.call<CreateSessionResponse__Output>('CreateSession', request, { retry: false });
-          return response.session;
-        } catch (error) {
-          if (attempt > 1 && error instanceof AlreadyExistsError) {
-            const existing = await this.call<GetSessionResponse__Output>('GetSession', { sessionId: id });
-            return existing.session;
-          }
-          throw error;
-        }
-      });
-    } else {
-      const response = await this.call<CreateSessionResponse__Output>('CreateSession', request, { retry: false });
-      created = response.session;
-    }
-    if (!created) throw new CtxdError(grpc.status.INTERNAL, 'CreateSession answered without a session');
+    const request = {
+      sessionId: options.id ?? '',
+      policy: options.policy,
+      metadata: options.metadata ?? {},
+      parentSessionId: options.parentSessionId ?? '',
+      parentToolCallId: options.parentToolCallId ?? '',
+    };
+    const created = await this.makeSession('CreateSession', request, options.id, () => true);
     return new Session(this, created.sessionId, created, { systemPrompt: options.systemPrompt, tools: options.tools });
+  }
+
+  /**
+   * Forks a session: a new one whose log is the source's up to `atSeq`, shared rather
+   * than copied, and which then goes its own way (appends, compaction and deletion on
+   * either side never change what the other returns). Returns the fork's handle;
+   * `session.info` is the fork (`forkedFromSessionId`, `forkedAtSeq`). Retried on
+   * UNAVAILABLE only when the id is given: a retry that finds it taken by a fork of the
+   * same source (the first attempt forked it) returns that fork.
+   */
+  async forkSession(sourceSessionId: string, options: ForkSessionOptions = {}): Promise<Session> {
+    const request: Record<string, unknown> = {
+      sourceSessionId,
+      sessionId: options.id ?? '',
+      policy: options.policy,
+      metadata: options.metadata ?? {},
+    };
+    if (options.atSeq !== undefined) request['atSeq'] = options.atSeq;
+    const forked = await this.makeSession(
+      'ForkSession',
+      request,
+      options.id,
+      (existing) => existing.forkedFromSessionId === sourceSessionId,
+    );
+    return new Session(this, forked.sessionId, forked, { systemPrompt: options.systemPrompt, tools: options.tools });
+  }
+
+  /**
+   * Ends a session (it takes no more appends); with `appendToParent` (by default: when
+   * there is a final answer) the answer becomes the result of the parent's tool call
+   * that spawned it, in the same transaction (`parentAppend` says where). Not retried: a
+   * retry after a lost answer would find the session finished (FailedPreconditionError);
+   * the session's `finishedAt` says whether it was.
+   */
+  finishSession(sessionId: string, finalAnswer = '', options: FinishOptions = {}): Promise<FinishSessionResponse__Output> {
+    return this.call(
+      'FinishSession',
+      { sessionId, finalAnswer, appendToParent: options.appendToParent ?? finalAnswer !== '' },
+      { retry: false },
+    );
+  }
+
+  /**
+   * A session's place in its tree: `session` (parentSessionId, depth, finishedAt),
+   * `children` (id, tool call, finished), `childrenTotal` and `subtree` (sessions, log
+   * tokens and reported usage of it and its descendants).
+   */
+  tree(sessionId: string): Promise<GetSessionResponse__Output> {
+    return this.call('GetSession', { sessionId });
   }
 
   /** Full-text search over every session of the tenant. */
@@ -153,6 +221,39 @@ export class CtxdClient {
   /** A background job (e.g. a summarization Compact enqueued). */
   async getJob(jobId: number): Promise<Job__Output> {
     return this.call<Job__Output>('GetJob', { jobId });
+  }
+
+  /**
+   * The session a CreateSession or ForkSession call made. Retried on UNAVAILABLE only
+   * when the id is given: a retry that finds the id taken reads the session there and
+   * returns it when `madeBefore` says the first attempt made it.
+   */
+  private async makeSession(
+    method: 'CreateSession' | 'ForkSession',
+    request: object,
+    id: string | undefined,
+    madeBefore: (existing: Session__Output) => boolean,
+  ): Promise<Session__Output> {
+    const make = async () =>
+      (await this.call<CreateSessionResponse__Output | ForkSessionResponse__Output>(method, request, { retry: false })).session;
+    let made: Session__Output | null;
+    if (id) {
+      made = await withRetries(this.retry, async (attempt) => {
+        try {
+          return await make();
+        } catch (error) {
+          if (attempt > 1 && error instanceof AlreadyExistsError) {
+            const existing = (await this.call<GetSessionResponse__Output>('GetSession', { sessionId: id })).session;
+            if (existing && madeBefore(existing)) return existing;
+          }
+          throw error;
+        }
+      });
+    } else {
+      made = await make();
+    }
+    if (!made) throw new CtxdError(grpc.status.INTERNAL, `${method} answered without a session`);
+    return made;
   }
 
   /** Closes the channel; calls in flight fail. */

@@ -24,10 +24,18 @@ export interface QuotaViolation {
   description: string;
 }
 
+/** One google.rpc.PreconditionFailure violation: `subject` names the request field whose state refused it. */
+export interface PreconditionViolation {
+  type: string;
+  subject: string;
+  description: string;
+}
+
 /** The decoded details of a failed call. */
 export interface StatusDetails {
   badRequest: FieldViolation[];
   errorInfo: ErrorInfo | undefined;
+  preconditionViolations: PreconditionViolation[];
   quotaViolations: QuotaViolation[];
   /** google.rpc.RetryInfo's delay in milliseconds, when sent. */
   retryDelayMs: number | undefined;
@@ -69,11 +77,23 @@ export class ConflictError extends CtxdError {
 }
 
 /**
- * FAILED_PRECONDITION: the request cannot fit the window. `breakdown` has the server's
- * figures in tokens (system_tokens, tool_tokens, newest_turn_tokens,
- * output_reserve_tokens, available_tokens, context_window_tokens).
+ * FAILED_PRECONDITION: the session's state refuses the request. `field` names the request
+ * field whose state refused it (e.g. `session_id` of a finished session,
+ * `append_to_parent` when the parent's tool call was answered meanwhile); '' when the
+ * server named none.
  */
-export class DoesNotFitError extends CtxdError {
+export class FailedPreconditionError extends CtxdError {
+  get field(): string {
+    return this.statusDetails.preconditionViolations[0]?.subject ?? '';
+  }
+}
+
+/**
+ * FAILED_PRECONDITION (ErrorInfo reason DOES_NOT_FIT): the request cannot fit the window.
+ * `breakdown` has the server's figures in tokens (system_tokens, tool_tokens,
+ * newest_turn_tokens, output_reserve_tokens, available_tokens, context_window_tokens).
+ */
+export class DoesNotFitError extends FailedPreconditionError {
   get breakdown(): Record<string, number> {
     const metadata = this.statusDetails.errorInfo?.metadata ?? {};
     return Object.fromEntries(Object.entries(metadata).map(([name, value]) => [name, Number(value)]));
@@ -106,7 +126,7 @@ export class UnavailableError extends CtxdError {}
 export class OutOfRangeError extends CtxdError {}
 
 function emptyDetails(): StatusDetails {
-  return { badRequest: [], errorInfo: undefined, quotaViolations: [], retryDelayMs: undefined };
+  return { badRequest: [], errorInfo: undefined, preconditionViolations: [], quotaViolations: [], retryDelayMs: undefined };
 }
 
 // A trailer larger than this is not decoded (the server sends well under 16 KiB).
@@ -147,6 +167,10 @@ export function decodeStatusDetails(metadata: grpc.Metadata | undefined): Status
         domain: String(detail['domain'] ?? ''),
         metadata: { ...((detail['metadata'] as Record<string, string>) ?? {}) },
       };
+    } else if (typeName === 'google.rpc.PreconditionFailure') {
+      for (const v of (detail['violations'] as { type: string; subject: string; description: string }[]) ?? []) {
+        out.preconditionViolations.push({ type: v.type, subject: v.subject, description: v.description });
+      }
     } else if (typeName === 'google.rpc.QuotaFailure') {
       for (const v of (detail['violations'] as { subject: string; description: string }[]) ?? []) {
         out.quotaViolations.push({ subject: v.subject, description: v.description });
@@ -162,7 +186,7 @@ export function decodeStatusDetails(metadata: grpc.Metadata | undefined): Status
 const CLASSES: Partial<Record<grpc.status, typeof CtxdError>> = {
   [grpc.status.INVALID_ARGUMENT]: InvalidArgumentError,
   [grpc.status.ABORTED]: ConflictError,
-  [grpc.status.FAILED_PRECONDITION]: DoesNotFitError,
+  [grpc.status.FAILED_PRECONDITION]: FailedPreconditionError,
   [grpc.status.NOT_FOUND]: NotFoundError,
   [grpc.status.ALREADY_EXISTS]: AlreadyExistsError,
   [grpc.status.UNAUTHENTICATED]: UnauthenticatedError,
@@ -173,6 +197,10 @@ const CLASSES: Partial<Record<grpc.status, typeof CtxdError>> = {
 
 /** The CtxdError for a grpc-js failure. */
 export function fromServiceError(error: grpc.ServiceError): CtxdError {
-  const Class = CLASSES[error.code] ?? CtxdError;
-  return new Class(error.code, error.details, decodeStatusDetails(error.metadata));
+  const details = decodeStatusDetails(error.metadata);
+  const Class =
+    error.code === grpc.status.FAILED_PRECONDITION && details.errorInfo?.reason === 'DOES_NOT_FIT'
+      ? DoesNotFitError
+      : (CLASSES[error.code] ?? CtxdError);
+  return new Class(error.code, error.details, details);
 }

@@ -1,10 +1,19 @@
 // ctxd's TypeScript client. See README.md.
-export { CtxdClient, type CallOptions, type ClientOptions, type CreateSessionOptions, type TlsOptions } from './client.js';
+export {
+  CtxdClient,
+  type CallOptions,
+  type ClientOptions,
+  type CreateSessionOptions,
+  type FinishOptions,
+  type ForkSessionOptions,
+  type TlsOptions,
+} from './client.js';
 export {
   AlreadyExistsError,
   ConflictError,
   CtxdError,
   DoesNotFitError,
+  FailedPreconditionError,
   InvalidArgumentError,
   NotFoundError,
   OutOfRangeError,
@@ -13,6 +22,7 @@ export {
   UnavailableError,
   type ErrorInfo,
   type FieldViolation,
+  type PreconditionViolation,
   type QuotaViolation,
   type StatusDetails,
 } from './errors.js';
@@ -34,17 +44,21 @@ export {
   type RequestDefaults,
   type RevertOptions,
   type RevertTarget,
+  type SpawnOptions,
 } from './session.js';
 export { ToolResult, type Format, type JsonFormat, type MessageInput, type RoleName, type ToolInput, type ToolsInput } from './types.js';
 export type { AppendTurnResponse__Output as AppendResult } from './gen/ctxd/v1/AppendTurnResponse.js';
 export type { BudgetReport__Output as BudgetReport } from './gen/ctxd/v1/BudgetReport.js';
+export type { ChildSession__Output as ChildSession } from './gen/ctxd/v1/ChildSession.js';
 export type { CompactResponse__Output as CompactResult } from './gen/ctxd/v1/CompactResponse.js';
 export type { EventKind } from './gen/ctxd/v1/EventKind.js';
 export type { ExpandResponse__Output as ExpandResult } from './gen/ctxd/v1/ExpandResponse.js';
+export type { FinishSessionResponse__Output as FinishResult } from './gen/ctxd/v1/FinishSessionResponse.js';
 export type { RevertCompactionResponse__Output as RevertResult } from './gen/ctxd/v1/RevertCompactionResponse.js';
 export type { GetSessionResponse__Output as SessionState } from './gen/ctxd/v1/GetSessionResponse.js';
 export type { Job__Output as Job } from './gen/ctxd/v1/Job.js';
 export type { Message__Output as Message } from './gen/ctxd/v1/Message.js';
 export type { Policy } from './gen/ctxd/v1/Policy.js';
 export type { Session__Output as SessionInfo } from './gen/ctxd/v1/Session.js';
+export type { SubtreeTotals__Output as SubtreeTotals } from './gen/ctxd/v1/SubtreeTotals.js';
 export type { Usage } from './gen/ctxd/v1/Usage.js';

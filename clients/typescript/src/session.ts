@@ -1,10 +1,11 @@
 // A session handle: build the request, append what happened, check, compact, revert a
-// compaction, expand, search, and follow its events.
+// compaction, expand, search, follow its events, fork it, spawn and finish subagents'
+// sessions, and read its place in its tree.
 import { randomUUID } from 'node:crypto';
 
 import * as grpc from '@grpc/grpc-js';
 
-import type { CtxdClient } from './client.js';
+import type { CreateSessionOptions, CtxdClient, FinishOptions, ForkSessionOptions } from './client.js';
 import { CtxdError } from './errors.js';
 import { EventStream, type EventsOptions } from './events.js';
 import type { AppendTurnResponse__Output } from './gen/ctxd/v1/AppendTurnResponse.js';
@@ -15,6 +16,7 @@ import type { CompactMode } from './gen/ctxd/v1/CompactMode.js';
 import type { CompactResponse__Output } from './gen/ctxd/v1/CompactResponse.js';
 import type { DeleteSessionResponse__Output } from './gen/ctxd/v1/DeleteSessionResponse.js';
 import type { ExpandResponse__Output } from './gen/ctxd/v1/ExpandResponse.js';
+import type { FinishSessionResponse__Output } from './gen/ctxd/v1/FinishSessionResponse.js';
 import type { GetSessionResponse__Output } from './gen/ctxd/v1/GetSessionResponse.js';
 import type { Message__Output } from './gen/ctxd/v1/Message.js';
 import type { RevertCompactionResponse__Output } from './gen/ctxd/v1/RevertCompactionResponse.js';
@@ -100,6 +102,9 @@ export interface RevertOptions {
   /** Revert only at this session version (ABORTED otherwise). */
   expectedVersion?: number;
 }
+
+/** A subagent's session: its own id, policy (nothing is inherited), metadata, and handle defaults. */
+export type SpawnOptions = Omit<CreateSessionOptions, 'parentSessionId' | 'parentToolCallId'>;
 
 /** What to expand: an inclusive seq range, a list of seqs, or a summary's originals. */
 export type ExpandTarget = { firstSeq: number; lastSeq: number } | { seqs: number[] } | { summaryId: number };
@@ -252,6 +257,42 @@ export class Session {
     else request['summaryId'] = target.summaryId;
     if (options.expectedVersion !== undefined) request['expectedVersion'] = options.expectedVersion;
     return this.client.call('RevertCompaction', request);
+  }
+
+  /**
+   * A fork of this session at `atSeq` (omitted: its last seq): a new session sharing
+   * the log up to there, which then goes its own way. The fork's handle has this
+   * handle's system prompt and tools unless the options give others; see
+   * `CtxdClient.forkSession`.
+   */
+  fork(options: ForkSessionOptions = {}): Promise<Session> {
+    return this.client.forkSession(this.id, {
+      ...options,
+      systemPrompt: options.systemPrompt ?? this.defaults.systemPrompt,
+      tools: options.tools ?? this.defaults.tools,
+    });
+  }
+
+  /**
+   * Creates a subagent's session for `toolCallId`, a tool call of this session not yet
+   * answered, with a policy of its own (a smaller window, say); `finish` it with its
+   * answer to append that here as the call's result.
+   */
+  spawn(toolCallId: string, options: SpawnOptions = {}): Promise<Session> {
+    return this.client.createSession({ ...options, parentSessionId: this.id, parentToolCallId: toolCallId });
+  }
+
+  /**
+   * Ends this session; a final answer becomes the result of the parent's tool call that
+   * spawned it (see `CtxdClient.finishSession`).
+   */
+  finish(finalAnswer = '', options: FinishOptions = {}): Promise<FinishSessionResponse__Output> {
+    return this.client.finishSession(this.id, finalAnswer, options);
+  }
+
+  /** This session's parent, children and subtree totals (see `CtxdClient.tree`). */
+  tree(): Promise<GetSessionResponse__Output> {
+    return this.client.tree(this.id);
   }
 
   /** The original messages, byte-exact, whatever the view shows of them. */

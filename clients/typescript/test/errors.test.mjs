@@ -6,7 +6,7 @@ import { test } from 'node:test';
 
 import * as grpc from '@grpc/grpc-js';
 
-import { decodeStatusDetails, fromServiceError } from '../dist/errors.js';
+import { decodeStatusDetails, DoesNotFitError, FailedPreconditionError, fromServiceError } from '../dist/errors.js';
 import { errorDetailsRoot } from '../dist/proto.js';
 
 function trailer(details) {
@@ -36,6 +36,30 @@ test('the details the server sends are decoded', () => {
   const error = fromServiceError({ code: grpc.status.ABORTED, details: 'conflict', metadata: md, name: 'Error', message: '' });
   assert.equal(error.constructor.name, 'ConflictError');
   assert.equal(error.currentVersion, 7);
+});
+
+test('FAILED_PRECONDITION: DoesNotFitError for DOES_NOT_FIT, else FailedPreconditionError naming the field', () => {
+  const refused = fromServiceError({
+    code: grpc.status.FAILED_PRECONDITION,
+    details: 'finished',
+    metadata: trailer([['google.rpc.PreconditionFailure', { violations: [{ type: 'STATE', subject: 'session_id', description: 'd' }] }]]),
+    name: 'Error',
+    message: '',
+  });
+  assert.ok(refused instanceof FailedPreconditionError && !(refused instanceof DoesNotFitError), refused.constructor.name);
+  assert.equal(refused.field, 'session_id');
+  assert.deepEqual(refused.statusDetails.preconditionViolations, [{ type: 'STATE', subject: 'session_id', description: 'd' }]);
+  const tooBig = fromServiceError({
+    code: grpc.status.FAILED_PRECONDITION,
+    details: 'does not fit',
+    metadata: trailer([['google.rpc.ErrorInfo', { reason: 'DOES_NOT_FIT', domain: 'ctxd', metadata: { available_tokens: '9' } }]]),
+    name: 'Error',
+    message: '',
+  });
+  assert.ok(tooBig instanceof DoesNotFitError, tooBig.constructor.name);
+  assert.ok(tooBig instanceof FailedPreconditionError, 'a DoesNotFitError is a FailedPreconditionError');
+  assert.deepEqual(tooBig.breakdown, { available_tokens: 9 });
+  assert.equal(tooBig.field, '');
 });
 
 test('any other trailer gives empty details, never an exception', () => {

@@ -74,15 +74,19 @@ pub fn leaf_chunk(
 /// message (or the start; `starts` are the view's turn starts) to a step boundary — an
 /// assistant message right after a completed step — that leaves at least the newest
 /// step, and the fresh tail (by `tokens`, the view's token counts) unless
-/// `newest_step_only` or no boundary does. A chunk never separates a tool call from its
-/// result (as when a result comes after a later user message). `None` when the turn has
-/// no such boundary.
+/// `newest_step_only` or no boundary does. When that chunk holds fewer than
+/// `cover_tokens`, it takes whole steps of the fresh tail too, up to the first boundary
+/// where it holds that many (or the newest step is all that is left): one pass takes
+/// what the request must shed, rather than one step per pass. A chunk never separates a
+/// tool call from its result (as when a result comes after a later user message).
+/// `None` when the turn has no such boundary.
 pub fn step_chunk<M: Shape>(
     view: &[M],
     tokens: &[i64],
     starts: &[usize],
     policy: &Policy,
     newest_step_only: bool,
+    cover_tokens: i64,
 ) -> Option<(usize, usize)> {
     let from = starts.last().map_or(0, |&start| start + 1);
     let pairs = crate::turns::pairs(view);
@@ -112,6 +116,20 @@ pub fn step_chunk<M: Shape>(
         .filter(|&b| b <= keep_from)
         .max()
         .or_else(|| boundaries.first().copied())?;
+    let held = |end: usize| {
+        tokens[from..end]
+            .iter()
+            .fold(0i64, |a, &t| a.saturating_add(t))
+    };
+    if held(to) >= cover_tokens {
+        return Some((from, to));
+    }
+    let further = boundaries.iter().copied().filter(|&b| b > to);
+    let to = further
+        .clone()
+        .find(|&b| held(b) >= cover_tokens)
+        .or_else(|| further.last())
+        .unwrap_or(to);
     Some((from, to))
 }
 
@@ -248,6 +266,7 @@ mod tests {
             tail_messages in 0i64..12,
             tail_tokens in 0i64..20_000,
             newest_step_only in proptest::prelude::any::<bool>(),
+            cover_tokens in proptest::prop_oneof![proptest::strategy::Just(0i64), 0i64..40_000],
         ) {
             let policy = Policy {
                 context_window_tokens: 200_000,
@@ -258,7 +277,7 @@ mod tests {
             };
             let tokens: Vec<i64> = (0..messages.len()).map(|i| sizes[i]).collect();
             let starts = crate::turns::turn_starts(&messages);
-            let Some((from, to)) = step_chunk(&messages, &tokens, &starts, &policy, newest_step_only) else {
+            let Some((from, to)) = step_chunk(&messages, &tokens, &starts, &policy, newest_step_only, cover_tokens) else {
                 return Ok(());
             };
             let turn = starts.last().map_or(0, |&start| start + 1);
@@ -279,24 +298,40 @@ mod tests {
                             .any(|m| m.call_ids().contains(&inside.answers())))
                 })
             };
-            if !newest_step_only {
-                let tail = fresh_tail_len(&tokens, &policy);
-                let keep_from = messages.len() - tail;
-                // Into the fresh tail only when no step boundary that separates no pair
-                // lies outside it.
-                if to > keep_from {
-                    let boundary = |b: usize| {
-                        let before = &messages[b - 1];
-                        messages[b].role == Role::Assistant
-                            && (before.role == Role::Tool
-                                || (before.role == Role::Assistant && before.tool_calls.is_empty()))
-                            && !separates(from, b)
-                    };
-                    proptest::prop_assert!(
-                        !(from + 1..messages.len().min(keep_from + 1)).any(boundary),
-                        "{}..{} enters the fresh tail of {}", from, to, tail
-                    );
-                }
+            let boundary = |b: usize| {
+                let before = &messages[b - 1];
+                messages[b].role == Role::Assistant
+                    && (before.role == Role::Tool
+                        || (before.role == Role::Assistant && before.tool_calls.is_empty()))
+                    && !separates(from, b)
+            };
+            let held = |end: usize| tokens[from..end].iter().sum::<i64>();
+            // Short of `cover_tokens` only when no step is left to take but the newest.
+            if held(to) < cover_tokens {
+                proptest::prop_assert!(
+                    !(to + 1..messages.len()).any(boundary),
+                    "{}..{} holds {} < {} with steps left", from, to, held(to), cover_tokens
+                );
+            }
+            let tail = fresh_tail_len(&tokens, &policy);
+            let keep_from = if newest_step_only { messages.len() } else { messages.len() - tail };
+            // The chunk as far as the fresh tail allows (or the first step when it allows
+            // none), and past it only as far as `cover_tokens` needs.
+            let base = (from + 1..messages.len().min(keep_from + 1))
+                .filter(|&b| boundary(b))
+                .max()
+                .or_else(|| (from + 1..messages.len()).find(|&b| boundary(b)));
+            proptest::prop_assert!(base.is_some_and(|base| to >= base));
+            let base = base.unwrap();
+            if to > base {
+                proptest::prop_assert!(
+                    held(base) < cover_tokens,
+                    "{}..{} enters the fresh tail of {} without need", from, to, tail
+                );
+                proptest::prop_assert!(
+                    !(base + 1..to).any(|b| boundary(b) && held(b) >= cover_tokens),
+                    "{}..{} goes past a boundary that holds enough", from, to
+                );
             }
             let shape = |m: &Message| (m.role, m.tool_call_id.clone(), m.tool_calls.len());
             let separated = separates(from, to);

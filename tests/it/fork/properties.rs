@@ -1,5 +1,6 @@
 //! Random trees of forks through the real server: random appends (tool steps left open
-//! across appends), forks at any seq of any session, compactions of every kind, builds
+//! across appends), forks at any seq of any session, compactions of every kind, reverts
+//! of any active summary's compaction (its own, or refused as its source's), builds
 //! (which compact when due) and deletions. After every operation, every live session's
 //! Expand equals the messages appended to it (its shared prefix included), and every
 //! session the operation was not on returns exactly what it returned before (history
@@ -36,6 +37,11 @@ enum Op {
         mode: i32,
         target: i64,
     },
+    /// RevertCompaction of the pass that wrote the `pick`-th active summary.
+    Revert {
+        session: usize,
+        pick: usize,
+    },
     Build {
         session: usize,
     },
@@ -51,6 +57,7 @@ fn op() -> impl Strategy<Value = Op> {
         3 => (any::<usize>(), 0.0f64..=1.0).prop_map(|(session, frac)| Op::Fork { session, frac }),
         2 => (any::<usize>(), 1i32..=4, 0i64..3_000)
             .prop_map(|(session, mode, target)| Op::Compact { session, mode, target }),
+        2 => (any::<usize>(), any::<usize>()).prop_map(|(session, pick)| Op::Revert { session, pick }),
         1 => any::<usize>().prop_map(|session| Op::Build { session }),
         1 => any::<usize>().prop_map(|session| Op::Delete { session }),
     ]
@@ -94,7 +101,7 @@ async fn returns(
 }
 
 #[test]
-fn forks_appends_and_compactions_never_cross_branches() {
+fn forks_appends_compactions_and_reverts_never_cross_branches() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let server = runtime.block_on(async {
         let pool = fresh_database("ctxd_fork_prop").await;
@@ -121,7 +128,9 @@ fn forks_appends_and_compactions_never_cross_branches() {
                 }
                 let target = match op {
                     Op::Append { session, .. } | Op::Fork { session, .. } | Op::Compact { session, .. }
-                    | Op::Build { session } | Op::Delete { session } => session % branches.len(),
+                    | Op::Revert { session, .. } | Op::Build { session } | Op::Delete { session } => {
+                        session % branches.len()
+                    }
                 };
                 let target_id = branches[target].id.clone();
                 let mut others = Vec::new();
@@ -178,6 +187,28 @@ fn forks_appends_and_compactions_never_cross_branches() {
                             .await;
                         if let Err(status) = result {
                             prop_assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{}", status.message());
+                        }
+                    }
+                    Op::Revert { pick, .. } => {
+                        let summaries = client
+                            .get_session(pb::GetSessionRequest { session_id: target_id.clone(), include_view: false })
+                            .await
+                            .unwrap()
+                            .into_inner()
+                            .summaries;
+                        if !summaries.is_empty() {
+                            let summary_id = summaries[pick % summaries.len()].summary_id;
+                            let result = client
+                                .revert_compaction(pb::RevertCompactionRequest {
+                                    session_id: target_id.clone(),
+                                    compaction: Some(pb::revert_compaction_request::Compaction::SummaryId(summary_id)),
+                                    ..Default::default()
+                                })
+                                .await;
+                            // A summary the fork reuses from its source is reverted there.
+                            if let Err(status) = result {
+                                prop_assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{}", status.message());
+                            }
                         }
                     }
                     Op::Build { .. } => {

@@ -3,7 +3,10 @@
 -- deeper, then the source itself with the summaries written so far), the summaries it
 -- reuses, the source's own view states up to $7 and the states given back ($17-$19),
 -- and SESSION_FORKED ($20, $21) as the fork's first event and the source's next (the
--- source's row is locked by the caller). Nothing per shared message is copied.
+-- source's row is locked by the caller). Nothing per shared message is copied. The
+-- task ledger is copied (it is small: one row per file, command, error, todo, note):
+-- the client's todos and notes as they stand, and each entry taken from the traffic
+-- whose first source seq is at most $7, with its seqs and runs after $7 left out.
 with f as (
    insert into sessions (tenant_id, external_id, policy, metadata, forked_from, base_seq,
        base_bytes, message_count, turn_count, log_tokens, content_bytes, view_tokens,
@@ -30,6 +33,19 @@ with f as (
    union all
    select f.id, r.seq, r.state, r.tokens
    from f, unnest($17::bigint[], $18::smallint[], $19::int[]) as r(seq, state, tokens)
+), ledger as (
+   insert into ledger_entries (session_id, kind, key, text, seqs, run_seqs, run_codes,
+       call_id, status)
+   select f.id, e.kind, e.key, e.text,
+      array(select x from unnest(e.seqs) x where x <= $7 order by x),
+      array(select r.s from unnest(e.run_seqs, e.run_codes) with ordinality r(s, c, o)
+            where r.s <= $7 order by r.o),
+      array(select r.c from unnest(e.run_seqs, e.run_codes) with ordinality r(s, c, o)
+            where r.s <= $7 order by r.o),
+      e.call_id, e.status
+   from f, ledger_entries e
+   where e.session_id = $6 and (e.kind in (4, 5) or e.seqs[1] <= $7)
+   order by e.id
 ), src as (
    update sessions set event_seq = event_seq + 1 where id = $6
    returning tenant_id, external_id, event_seq, version

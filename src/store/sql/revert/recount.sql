@@ -1,8 +1,9 @@
 -- A session's view aggregates recounted from its rows: the tokens of the messages in
 -- the view (from view_first_seq, not taken out by a step summary; for a fork each seq
--- read from the session whose rows hold it, with the fork's overlay over it), of the
--- active summaries with their framing ($2 tokens each; a fork's own and those it reuses
--- by link), and the last seq the active summaries before the view cover (0: none).
+-- read from the session whose rows hold it, with the fork's overlay over it), each
+-- active summary's tokens (a fork's own and those it reuses by link; the block they
+-- make is counted by the caller), and the last seq the active summaries before the
+-- view cover (0: none).
 with active as (
    select su.first_seq, su.last_seq, su.token_count from summaries su, sessions s
    where s.id = $1 and su.session_id = s.id and su.parent_id is null
@@ -19,6 +20,6 @@ select
        and m.seq between greatest(g.first_seq, s.view_first_seq) and g.last_seq
     left join message_views v on v.session_id = s.id and v.seq = m.seq
     where coalesce(v.view_state, m.view_state) <> 4),
-   (select coalesce(sum(a.token_count + $2), 0)::bigint from active a),
+   (select coalesce(array_agg(a.token_count::bigint), '{}') from active a),
    (select coalesce(max(a.last_seq), 0) from active a where a.first_seq < s.view_first_seq)
 from sessions s where s.id = $1

@@ -1,0 +1,57 @@
+//! The summaries as a request carries them: one block, oldest first, after the system
+//! prompt (or as the leading user message), and what that block costs at most.
+use crate::tokenize::{Counter, MESSAGE_OVERHEAD};
+
+/// Opens the block of summaries.
+pub const BLOCK_HEADER: &str = "Earlier parts of this conversation, summarized:";
+
+/// Tokens of framing counted for each summary of the block (the blank line before it,
+/// and tokens merging differently across its edges).
+pub const SUMMARY_FRAMING_TOKENS: i64 = 4;
+
+/// The summaries as one text, oldest first; None without summaries.
+pub fn block<'a>(summaries: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    let parts: Vec<&str> = summaries.into_iter().collect();
+    if parts.is_empty() {
+        return None;
+    }
+    Some(format!("{BLOCK_HEADER}\n\n{}", parts.join("\n\n")))
+}
+
+/// Tokens the block of summaries whose texts count `token_counts` adds to a request, at
+/// least: each summary with its framing, and the block's header with the blank line
+/// joining it to the system prompt, or the framing of a message of its own (the system
+/// prompt it becomes when there is none, or the leading user message).
+pub fn block_tokens(token_counts: impl IntoIterator<Item = i64>, counter: &Counter) -> i64 {
+    let mut total = 0i64;
+    let mut any = false;
+    for tokens in token_counts {
+        any = true;
+        total = total.saturating_add(tokens.saturating_add(SUMMARY_FRAMING_TOKENS));
+    }
+    if !any {
+        return 0;
+    }
+    let header = counter.text(&format!("\n\n{BLOCK_HEADER}\n\n"));
+    total.saturating_add(header.saturating_add(own_message_tokens(counter)))
+}
+
+/// Tokens a text of `tokens` tokens adds when it follows the summaries' block in the same
+/// block (`after_summaries`), or is the block alone: its framing, and alone also the
+/// framing of a message of its own.
+pub fn appended_block_tokens(tokens: i64, after_summaries: bool, counter: &Counter) -> i64 {
+    let own = if after_summaries {
+        0
+    } else {
+        own_message_tokens(counter)
+    };
+    tokens
+        .saturating_add(SUMMARY_FRAMING_TOKENS)
+        .saturating_add(own)
+}
+
+/// The framing of the block as a message of its own: the system prompt it becomes when
+/// there is none, or the leading user message.
+fn own_message_tokens(counter: &Counter) -> i64 {
+    MESSAGE_OVERHEAD + counter.text("system").max(counter.text("user"))
+}
