@@ -3,10 +3,11 @@
 -- deeper, then the source itself with the summaries written so far), the summaries it
 -- reuses, the source's own view states up to $7 and the states given back ($17-$19),
 -- and SESSION_FORKED ($20, $21) as the fork's first event and the source's next (the
--- source's row is locked by the caller). Nothing per shared message is copied. The
--- task ledger is copied (it is small: one row per file, command, error, todo, note):
--- the client's todos and notes as they stand, and each entry taken from the traffic
--- whose first source seq is at most $7, with its seqs and runs after $7 left out.
+-- source's row is locked by the caller). Nothing per shared message is copied. Of the
+-- task ledger, the client's todos and notes are copied as they stand (a few rows; their
+-- seqs after $7 left out); the entries taken from the shared traffic are not (a row per
+-- file, command and error, each with its search index entry: copying them made a fork
+-- of 2 000 messages write 1.2 MB).
 with f as (
    insert into sessions (tenant_id, external_id, policy, metadata, forked_from, base_seq,
        base_bytes, message_count, turn_count, log_tokens, content_bytes, view_tokens,
@@ -44,7 +45,7 @@ with f as (
             where r.s <= $7 order by r.o),
       e.call_id, e.status
    from f, ledger_entries e
-   where e.session_id = $6 and (e.kind in (4, 5) or e.seqs[1] <= $7)
+   where e.session_id = $6 and e.kind in (4, 5)
    order by e.id
 ), src as (
    update sessions set event_seq = event_seq + 1 where id = $6
