@@ -41,7 +41,7 @@ impl Engine {
         // the low-water mark leave it out, like a cap the client chose: otherwise the
         // block (which grows as compaction hides more) would make every compaction come
         // sooner and go deeper, and cost the prompt cache more restarts (decision 0018).
-        let entries = self.store.ledger(row.id).await?;
+        let entries = self.store.ledger_at(&row).await?;
         let last_seq = row.message_count;
         let block_tokens = |block: &Option<crate::ledger::render::Block>, with_summaries: bool| {
             block.as_ref().map_or(0, |block| {

@@ -1,10 +1,13 @@
 //! The task ledger's rows: read per session, written by the append's statement
 //! (`sql/append/ledger.sql`) and by UpdateLedger under the session's row lock.
+use std::sync::Arc;
+
 use super::StoreResult;
 use super::{SessionTx, Store};
 use crate::ledger::extract::Extracted;
 use crate::ledger::todos::Plan;
 use crate::ledger::{Entry, Kind, Run, TodoStatus};
+use crate::session::Session;
 
 /// A ledger row as read: private to the store, which hands out [`Entry`]s.
 #[derive(sqlx::FromRow)]
@@ -122,7 +125,53 @@ pub(super) fn ledger_bytes(extracted: &Extracted) -> usize {
             .sum::<usize>()
 }
 
+/// Sessions whose ledger a replica keeps, and the most entries it keeps of one.
+const LEDGERS_CACHED: usize = 4_096;
+const LEDGER_ENTRIES_CACHED: usize = 4_096;
+
+/// A replica's copies of session ledgers, each as of a session version, so that a build
+/// reads a ledger only when it changed. Exact: every change to a ledger (an append's
+/// entries, UpdateLedger) moves the session to a new version in the transaction that
+/// makes it, and the key is the session's row id, which a new session never reuses.
+#[derive(Debug, Default)]
+pub(super) struct LedgerCache {
+    entries: std::sync::Mutex<std::collections::HashMap<i64, (i64, Arc<Vec<Entry>>)>>,
+}
+
+impl LedgerCache {
+    fn get(&self, session_id: i64, version: i64) -> Option<Arc<Vec<Entry>>> {
+        let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        entries
+            .get(&session_id)
+            .filter(|(at, _)| *at == version)
+            .map(|(_, ledger)| ledger.clone())
+    }
+
+    fn put(&self, session_id: i64, version: i64, ledger: Arc<Vec<Entry>>) {
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        if entries.len() >= LEDGERS_CACHED && !entries.contains_key(&session_id) {
+            // Start over rather than track recency: a miss is one read.
+            entries.clear();
+        }
+        entries.insert(session_id, (version, ledger));
+    }
+}
+
 impl Store {
+    /// The ledger of the session `row` describes, as of its version: this replica's copy
+    /// when it has one of that version (with the view cache on), else read.
+    pub async fn ledger_at(&self, row: &Session) -> StoreResult<Arc<Vec<Entry>>> {
+        let caching = self.views.enabled();
+        if caching && let Some(ledger) = self.ledgers.get(row.id, row.version) {
+            return Ok(ledger);
+        }
+        let ledger = Arc::new(self.ledger(row.id).await?);
+        if caching && ledger.len() <= LEDGER_ENTRIES_CACHED {
+            self.ledgers.put(row.id, row.version, ledger.clone());
+        }
+        Ok(ledger)
+    }
+
     /// The session's ledger, in order of creation.
     pub async fn ledger(&self, session_id: i64) -> StoreResult<Vec<Entry>> {
         let rows: Vec<EntryRow> = sqlx::query_as(SELECT)

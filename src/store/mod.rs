@@ -77,6 +77,8 @@ pub struct Store {
     views: std::sync::Arc<ViewCache>,
     /// Session rows as this replica's own statements last left them.
     rows: std::sync::Arc<append::RowCache>,
+    /// Session ledgers this replica has read, each as of a session version.
+    ledgers: std::sync::Arc<ledger::LedgerCache>,
     /// The appends' batch writer, started by the first append.
     batcher: std::sync::Arc<std::sync::OnceLock<batch::Batcher>>,
     /// Batch statements in flight at most.
@@ -211,6 +213,7 @@ impl Store {
             pool,
             views: std::sync::Arc::new(ViewCache::new(DEFAULT_VIEW_CACHE_BYTES)),
             rows: std::sync::Arc::default(),
+            ledgers: std::sync::Arc::default(),
             batcher: std::sync::Arc::default(),
             append_writers: DEFAULT_APPEND_WRITERS,
         }
