@@ -101,6 +101,15 @@ pub(super) fn ledger_block(
     if entries.is_empty() {
         return None;
     }
+    // Nothing summarized, cleared or before the view, and nothing the client set: no
+    // block (the common case until the first compaction, decided without allocating).
+    let all_shown = summaries.is_empty()
+        && view.len() as i64 == last_seq
+        && view.first().is_none_or(|m| m.seq == 1)
+        && view.iter().all(|m| m.view_state != ViewState::Cleared);
+    if all_shown && entries.iter().all(|entry| entry.kind.is_derived()) {
+        return None;
+    }
     // A command stays even when a summary names it: the block adds its exit status.
     let mentioned = |entry: &Entry| {
         entry.kind != Kind::Command && summaries.iter().any(|s| s.content.contains(&entry.key))
