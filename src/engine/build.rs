@@ -240,13 +240,16 @@ impl Engine {
             // Messages before the first user message form one more unit.
             whole + usize::from(starts.first() != Some(&0))
         };
-        let tool_names = tool_names(messages.iter().copied());
+        // Tool names for the placeholders and previews, gathered only when a message
+        // sent is not whole (most builds send every message as it is).
+        let mut names = None;
         let sent: Vec<(usize, Option<Message>)> = (cut..keep.len())
             .map(|at| {
                 let message = &stored[keep[at]];
                 let rendered = shrunk.remove(&at).or_else(|| {
                     (message.view_state != ViewState::Full).then(|| {
-                        let name = tool_names
+                        let name = names
+                            .get_or_insert_with(|| tool_names(messages.iter().copied()))
                             .get(&message.message.tool_call_id)
                             .map_or("unknown", String::as_str);
                         let (seq, count) = (message.seq, message.token_count);
