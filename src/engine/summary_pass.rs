@@ -275,10 +275,7 @@ impl Engine {
         // What the new summary replaces: the visible messages and the step summaries.
         // (The step summaries each with its framing; the block's header stays.)
         let replaced_tokens = source_tokens
-            + children
-                .iter()
-                .map(|s| i64::from(s.token_count) + summarize::SUMMARY_FRAMING_TOKENS)
-                .sum::<i64>();
+            + summarize::framed_tokens(children.iter().map(|s| i64::from(s.token_count))).0;
         let note = emergency.then_some(match span {
             Span::Turns(_) => {
                 "Emergency compaction (the provider refused the request for its length): the oldest half of the conversation is reduced to this note.\n"

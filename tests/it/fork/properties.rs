@@ -37,7 +37,8 @@ enum Op {
         mode: i32,
         target: i64,
     },
-    /// RevertCompaction of the pass that wrote the `pick`-th active summary.
+    /// RevertCompaction of the pass that wrote the `pick`-th active summary (after an
+    /// emergency compaction when the session has none).
     Revert {
         session: usize,
         pick: usize,
@@ -108,6 +109,8 @@ fn forks_appends_compactions_and_reverts_never_cross_branches() {
         TestServer::start(pool).await
     });
     let counter = std::sync::atomic::AtomicU64::new(0);
+    // Reverts that went through: a revert refused every time would prove nothing.
+    let reverted = std::sync::atomic::AtomicU64::new(0);
     let config = ProptestConfig {
         cases: 24,
         failure_persistence: None,
@@ -190,12 +193,19 @@ fn forks_appends_compactions_and_reverts_never_cross_branches() {
                         }
                     }
                     Op::Revert { pick, .. } => {
-                        let summaries = client
-                            .get_session(pb::GetSessionRequest { session_id: target_id.clone(), include_view: false })
-                            .await
-                            .unwrap()
-                            .into_inner()
-                            .summaries;
+                        let mut summaries = active_summaries(&mut client, &target_id).await;
+                        if summaries.is_empty() {
+                            // Something to revert: an emergency compaction first (refused
+                            // when there is too little to summarize).
+                            let _ = client
+                                .compact(pb::CompactRequest {
+                                    session_id: target_id.clone(),
+                                    mode: pb::CompactMode::Emergency as i32,
+                                    ..Default::default()
+                                })
+                                .await;
+                            summaries = active_summaries(&mut client, &target_id).await;
+                        }
                         if !summaries.is_empty() {
                             let summary_id = summaries[pick % summaries.len()].summary_id;
                             let result = client
@@ -206,8 +216,13 @@ fn forks_appends_compactions_and_reverts_never_cross_branches() {
                                 })
                                 .await;
                             // A summary the fork reuses from its source is reverted there.
-                            if let Err(status) = result {
-                                prop_assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{}", status.message());
+                            match result {
+                                Ok(_) => {
+                                    reverted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                                }
+                                Err(status) => {
+                                    prop_assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{}", status.message());
+                                }
                             }
                         }
                     }
@@ -245,6 +260,23 @@ fn forks_appends_compactions_and_reverts_never_cross_branches() {
         })?;
     });
     runtime.block_on(server.stop());
+    assert!(
+        reverted.load(std::sync::atomic::Ordering::Relaxed) > 0,
+        "no revert went through in any case"
+    );
+}
+
+/// A session's active summaries, oldest first.
+async fn active_summaries(client: &mut Client, id: &str) -> Vec<pb::Summary> {
+    client
+        .get_session(pb::GetSessionRequest {
+            session_id: id.into(),
+            include_view: true,
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .summaries
 }
 
 /// The call of a last step left unanswered at the end of `log`, if any.

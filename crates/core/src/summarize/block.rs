@@ -23,17 +23,26 @@ pub fn block<'a>(summaries: impl IntoIterator<Item = &'a str>) -> Option<String>
 /// joining it to the system prompt, or the framing of a message of its own (the system
 /// prompt it becomes when there is none, or the leading user message).
 pub fn block_tokens(token_counts: impl IntoIterator<Item = i64>, counter: &Counter) -> i64 {
-    let mut total = 0i64;
-    let mut any = false;
-    for tokens in token_counts {
-        any = true;
-        total = total.saturating_add(tokens.saturating_add(SUMMARY_FRAMING_TOKENS));
-    }
-    if !any {
+    let (framed, count) = framed_tokens(token_counts);
+    if count == 0 {
         return 0;
     }
     let header = counter.text(&format!("\n\n{BLOCK_HEADER}\n\n"));
-    total.saturating_add(header.saturating_add(own_message_tokens(counter)))
+    framed.saturating_add(header.saturating_add(own_message_tokens(counter)))
+}
+
+/// Tokens of summaries whose texts count `token_counts`, each with its framing in the
+/// block (without the block's header), and how many there are: what some summaries of a
+/// block take of it.
+pub fn framed_tokens(token_counts: impl IntoIterator<Item = i64>) -> (i64, usize) {
+    token_counts
+        .into_iter()
+        .fold((0i64, 0usize), |(total, count), tokens| {
+            (
+                total.saturating_add(tokens.saturating_add(SUMMARY_FRAMING_TOKENS)),
+                count + 1,
+            )
+        })
 }
 
 /// Tokens a text of `tokens` tokens adds when it follows the summaries' block in the same

@@ -11,7 +11,9 @@ mod facts;
 mod retention;
 mod sections;
 
-pub use block::{BLOCK_HEADER, SUMMARY_FRAMING_TOKENS, appended_block_tokens, block, block_tokens};
+pub use block::{
+    BLOCK_HEADER, SUMMARY_FRAMING_TOKENS, appended_block_tokens, block, block_tokens, framed_tokens,
+};
 pub use facts::{
     ALSO_MENTIONED, COMMAND_CHARS, Facts, Retention, command, command_fact, error_lines,
     identifiers, paths, with_facts,

@@ -35,15 +35,9 @@ with f as (
    select f.id, r.seq, r.state, r.tokens
    from f, unnest($17::bigint[], $18::smallint[], $19::int[]) as r(seq, state, tokens)
 ), ledger as (
-   insert into ledger_entries (session_id, kind, key, text, seqs, run_seqs, run_codes,
-       call_id, status)
+   insert into ledger_entries (session_id, kind, key, text, seqs, status)
    select f.id, e.kind, e.key, e.text,
-      array(select x from unnest(e.seqs) x where x <= $7 order by x),
-      array(select r.s from unnest(e.run_seqs, e.run_codes) with ordinality r(s, c, o)
-            where r.s <= $7 order by r.o),
-      array(select r.c from unnest(e.run_seqs, e.run_codes) with ordinality r(s, c, o)
-            where r.s <= $7 order by r.o),
-      e.call_id, e.status
+      array(select x from unnest(e.seqs) x where x <= $7 order by x), e.status
    from f, ledger_entries e
    where e.session_id = $6 and e.kind in (4, 5)
    order by e.id
