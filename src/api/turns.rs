@@ -113,28 +113,31 @@ pub(super) async fn build_messages(
             .nth(sendable.wrapping_sub(1))
             .map_or(0, |(stored, _)| stored.seq);
     }
+    // The summaries' message, when it is not in the system prompt, goes after `at` of
+    // the messages sent (0: it leads).
+    let (at, block) = match &built.block_message {
+        Some((at, message)) => ((*at).min(sendable), Some(message)),
+        None => (0, None),
+    };
     let views = || {
-        built
-            .leading
+        history[..at]
             .iter()
-            .chain(history[..sendable].iter().copied())
+            .copied()
+            .chain(block)
+            .chain(history[at..sendable].iter().copied())
     };
     let (messages, json) = match format {
-        pb::OutputFormat::Unspecified | pb::OutputFormat::Neutral => (
-            built
-                .leading
-                .as_ref()
-                .map(message_to_pb)
-                .into_iter()
-                .chain(
-                    built
-                        .history
-                        .iter()
-                        .map(|(stored, message)| stored_to_pb(stored, message)),
-                )
-                .collect(),
-            String::new(),
-        ),
+        pb::OutputFormat::Unspecified | pb::OutputFormat::Neutral => {
+            let mut messages: Vec<pb::Message> = built
+                .history
+                .iter()
+                .map(|(stored, message)| stored_to_pb(stored, message))
+                .collect();
+            if let Some(block) = block {
+                messages.insert(at.min(messages.len()), message_to_pb(block));
+            }
+            (messages, String::new())
+        }
         pb::OutputFormat::OpenaiChat => {
             let body = render::openai_chat(&built.system_prompt, views(), &built.tool_definitions);
             (Vec::new(), body)

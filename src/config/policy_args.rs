@@ -119,7 +119,7 @@ pub struct PolicyArgs {
     )]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub condensed_target_tokens: Option<i64>,
-    /// Where summaries go: system or user [default: system].
+    /// Where summaries go: system, user or after_task [default: after_task].
     #[arg(long = "policy-summary-placement", env = "CTXD_POLICY_SUMMARY_PLACEMENT", value_parser = parse_placement)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub summary_placement: Option<SummaryPlacement>,
@@ -154,6 +154,7 @@ fn parse_placement(value: &str) -> Result<SummaryPlacement, String> {
     match value {
         "system" => Ok(SummaryPlacement::System),
         "user" => Ok(SummaryPlacement::User),
-        _ => Err("expected system or user".into()),
+        "after_task" => Ok(SummaryPlacement::AfterTask),
+        _ => Err("expected system, user or after_task".into()),
     }
 }

@@ -13,7 +13,7 @@ use crate::events::kinds::CompactionKind;
 use crate::message::{Message, Role, StoredMessage, ViewState};
 use crate::metrics::{BuildFigures, BuildKind, metrics};
 use crate::policy::{Policy, SummaryPlacement};
-use crate::session::Session;
+use crate::session::{Session, Summary};
 use crate::store::BuildRecord;
 use crate::summarize;
 use crate::summarizer::Writer;
@@ -321,23 +321,34 @@ impl Engine {
             (None, Some(ledger)) => Some(ledger.text),
             (Some(summaries), Some(ledger)) => Some(format!("{summaries}\n\n{}", ledger.text)),
         };
-        let (system_prompt, leading) = match (&block, policy.summary_placement) {
-            (None, _) => (request.system_prompt, None),
-            (Some(block), SummaryPlacement::System) if request.system_prompt.is_empty() => {
-                (block.clone(), None)
+        let placement = match policy.summary_placement {
+            SummaryPlacement::AfterTask if starts_a_summarized_task(&history, &summaries) => {
+                Placement::AfterFirst
             }
-            (Some(block), SummaryPlacement::System) => {
+            SummaryPlacement::AfterTask | SummaryPlacement::System => Placement::System,
+            SummaryPlacement::User => Placement::Leading,
+        };
+        let (system_prompt, block_message) = match (block, placement) {
+            (None, _) => (request.system_prompt, None),
+            (Some(block), Placement::System) if request.system_prompt.is_empty() => {
+                (block, None)
+            }
+            (Some(block), Placement::System) => {
                 (format!("{}\n\n{block}", request.system_prompt), None)
             }
-            (Some(block), SummaryPlacement::User) => (
+            (Some(block), Placement::Leading) => (
                 request.system_prompt,
-                Some(Message::text(Role::User, block)),
+                Some((0, Message::text(Role::User, block))),
+            ),
+            (Some(block), Placement::AfterFirst) => (
+                request.system_prompt,
+                Some((1, Message::text(Role::User, block))),
             ),
         };
         Ok(Built {
             history,
             system_prompt,
-            leading,
+            block_message,
             summaries,
             report,
             version: row.version,
@@ -394,6 +405,24 @@ impl Engine {
             newest_turn,
         ))
     }
+}
+
+/// Where a build puts the block of summaries.
+enum Placement {
+    System,
+    Leading,
+    AfterFirst,
+}
+
+/// Whether the history sent starts with a user message whose turn has steps a summary
+/// covers (a step summary starts after it): the summaries then follow that message.
+fn starts_a_summarized_task(history: &History, summaries: &[Summary]) -> bool {
+    let first_seq = history.first_seq();
+    let starts_with_user = history
+        .iter()
+        .next()
+        .is_some_and(|(_, message)| message.role == Role::User);
+    starts_with_user && summaries.iter().any(|summary| summary.first_seq > first_seq)
 }
 
 fn last_build(row: &Session) -> BuildRecord {

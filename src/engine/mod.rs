@@ -185,8 +185,9 @@ pub struct Built {
     /// The system prompt to send: the request's, with the summaries appended when they
     /// are placed there.
     pub system_prompt: String,
-    /// The summaries as a leading user message, when they are placed there.
-    pub leading: Option<Message>,
+    /// The summaries as a synthetic user message, when they are not in the system
+    /// prompt, with how many of the history's messages go before it (0: it leads).
+    pub block_message: Option<(usize, Message)>,
     /// The active summaries in the view, oldest first.
     pub summaries: Vec<Summary>,
     pub report: Report,

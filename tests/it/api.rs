@@ -325,7 +325,15 @@ async fn build_fits_by_summarizing_oldest_whole_turns_and_fails_when_nothing_fit
     assert!(!built.summaries.is_empty());
     assert_summaries_cover_once(&built, 32);
     assert_eq!((built.first_seq - 1) % 4, 0, "turn-aligned");
-    assert!(built.system_prompt.contains(&built.summaries[0].content));
+    // In the system prompt; a summary of the newest turn's steps brings the block after
+    // that turn's user message (the default placement, AFTER_TASK).
+    let steps = built.summaries.iter().any(|s| s.first_seq > built.first_seq);
+    let block = if steps {
+        &built.messages[1].content
+    } else {
+        &built.system_prompt
+    };
+    assert!(block.contains(&built.summaries[0].content));
     assert_eq!(built.messages[0].role, pb::Role::User as i32);
     assert_eq!(built.last_seq, 32);
     assert_provider_valid(&built.messages);

@@ -358,9 +358,10 @@ async fn compact_summarizes_whole_turns_and_condenses(pool: PgPool) {
         .await
         .unwrap();
     // The newest turn keeps its user message and its newest step.
+    // (With the summaries of its steps after the user message: seq 0.)
     assert_eq!(
         built.messages.iter().map(|m| m.seq).collect::<Vec<_>>(),
-        [21, 24]
+        [21, 0, 24]
     );
     let (prefix, steps): (Vec<&pb::Summary>, Vec<&pb::Summary>) =
         built.summaries.iter().partition(|s| s.last_seq <= 20);
@@ -494,8 +495,8 @@ async fn emergency_reduces_the_oldest_half_or_the_steps_of_one_long_turn(pool: P
     assert_eq!(built.messages[0].seq, 1, "the user message stays");
     assert_eq!(
         built.messages.iter().map(|m| m.seq).collect::<Vec<_>>()[1..],
-        [8, 9],
-        "the newest step stays"
+        [0, 8, 9],
+        "the summaries after the user message, the newest step stays"
     );
     assert!(built.summaries[0].content.contains("one long turn"));
     assert_summaries_cover_once(&built, 9);

@@ -121,7 +121,7 @@ fn assert_block_holds(built: &pb::BuildMessagesResponse, entries: &[pb::LedgerEn
         .map(|m| m.seq)
         .collect();
     let hidden = |seq: i64| seq <= covered || cleared.contains(&seq);
-    let prompt = &built.system_prompt;
+    let prompt = &block_text(built);
     let mut derived = 0;
     for entry in entries {
         let kind = pb::LedgerEntryKind::try_from(entry.kind).unwrap();
@@ -149,6 +149,17 @@ fn assert_block_holds(built: &pb::BuildMessagesResponse, entries: &[pb::LedgerEn
         }
     }
     derived
+}
+
+/// Where the block can be: the system prompt, and the synthetic message (seq 0) the
+/// placement puts it in (after a long task's user message by default).
+pub fn block_text(built: &pb::BuildMessagesResponse) -> String {
+    let mut text = built.system_prompt.clone();
+    for message in built.messages.iter().filter(|m| m.seq == 0) {
+        text.push('\n');
+        text.push_str(&message.content);
+    }
+    text
 }
 
 /// The keys of the ledger by kind, to check nothing is ever lost.
@@ -224,11 +235,7 @@ async fn the_ledger_survives_clearing_leaf_condensed_and_emergency_compaction(po
             pb::CompactMode::ClearToolResults => {
                 assert!(cleared, "clearing cleared");
                 // The errors of cleared results are shown: their text is gone.
-                assert!(
-                    built
-                        .system_prompt
-                        .contains("ValueError: bad value in step 1")
-                );
+                assert!(block_text(&built).contains("ValueError: bad value in step 1"));
             }
             // The emergency note may be condensed with the leaves before it at once.
             pb::CompactMode::Emergency => assert!(done.summarized_last_seq > 0),
@@ -251,17 +258,10 @@ async fn the_ledger_survives_clearing_leaf_condensed_and_emergency_compaction(po
         "{kinds_seen:?}"
     );
     // Expected content of the block once everything before the tail is summarized.
-    assert!(
-        built
-            .system_prompt
-            .contains("python src/module_0.py --step 0 (exit 0)")
-    );
-    assert!(
-        built
-            .system_prompt
-            .contains("python src/module_1.py --step 1 (exit 1)")
-    );
-    assert!(built.system_prompt.contains("src/module_0.py"));
+    let block = block_text(&built);
+    assert!(block.contains("python src/module_0.py --step 0 (exit 0)"));
+    assert!(block.contains("python src/module_1.py --step 1 (exit 1)"));
+    assert!(block.contains("src/module_0.py"));
     server.stop().await;
 }
 

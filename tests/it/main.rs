@@ -24,6 +24,7 @@ mod native_openai;
 mod native_other;
 mod otlp;
 mod pgbouncer;
+mod placement;
 mod pool_waiters;
 mod properties;
 mod quotas;

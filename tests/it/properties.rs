@@ -120,10 +120,26 @@ fn build_is_within_budget_provider_valid_and_ordered() {
                     let breakdown = built.budget.unwrap().breakdown.unwrap();
                     prop_assert!(breakdown.total_tokens <= limit, "{} > {}", breakdown.total_tokens, limit);
                     assert_provider_valid(&built.messages);
-                    let seqs: Vec<i64> = built.messages.iter().map(|m| m.seq).collect();
+                    let seqs: Vec<i64> = built.messages.iter().map(|m| m.seq).filter(|&s| s > 0).collect();
                     prop_assert!(seqs.windows(2).all(|w| w[0] < w[1]), "order: {:?}", seqs);
                     if let Some(first) = built.messages.first() {
                         prop_assert_eq!(first.role, pb::Role::User as i32);
+                    }
+                    // The summaries (default placement): after the user message the
+                    // request starts with when they cover steps after it, else in the
+                    // system prompt; every one of them, once.
+                    let blocks: Vec<usize> = (0..built.messages.len()).filter(|&i| built.messages[i].seq == 0).collect();
+                    let steps = built.summaries.iter().any(|s| seqs.first().is_some_and(|&first| s.first_seq > first));
+                    let block = if steps {
+                        prop_assert_eq!(&blocks, &vec![1]);
+                        prop_assert_eq!(built.messages[1].role, pb::Role::User as i32);
+                        built.messages[1].content.as_str()
+                    } else {
+                        prop_assert!(blocks.is_empty(), "{:?}", blocks);
+                        built.system_prompt.as_str()
+                    };
+                    for summary in &built.summaries {
+                        prop_assert!(block.contains(&summary.content));
                     }
                     // Every message is in the request at most once: in the history or
                     // inside one summary. With nothing left out, exactly once.

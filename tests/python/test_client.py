@@ -530,10 +530,18 @@ class Compaction(Rpc):
             # Every message is in the request exactly once: inside one summary, or in the
             # history. Whole turns first; compacting deep also takes the older steps of
             # the newest turn (after its user message).
+            # The summaries go in the system prompt, but a summary of the newest turn's
+            # steps follows that turn's user message, with the others (AFTER_TASK).
+            steps_summarized = any(s.first_seq > built.first_seq for s in built.summaries)
+            if output_format == pb.OUTPUT_FORMAT_NEUTRAL:
+                block = built.messages[1].content if steps_summarized else built.system_prompt
+            else:
+                chat = json.loads(built.json)["messages"]
+                block = chat[2]["content"] if steps_summarized else chat[0]["content"]
             coverage = [0] * (4 * turns + 1)
             for summary in built.summaries:
                 self.assertLess(summary.token_count, summary.source_tokens)
-                self.assertIn(summary.content, built.system_prompt)
+                self.assertIn(summary.content, block)
                 for seq in range(summary.first_seq, summary.last_seq + 1):
                     coverage[seq] += 1
             if output_format == pb.OUTPUT_FORMAT_NEUTRAL:
@@ -545,7 +553,8 @@ class Compaction(Rpc):
             self.assertGreater(breakdown.summary_tokens, 0)
             self.assertEqual(built.last_seq, 4 * turns)
             if output_format == pb.OUTPUT_FORMAT_NEUTRAL:
-                messages = built.messages
+                # Without the summaries' message (seq 0).
+                messages = [m for m in built.messages if m.seq > 0]
                 self.assertEqual(messages[0].role, pb.ROLE_USER)
                 seqs = [m.seq for m in messages]
                 self.assertEqual(seqs, sorted(seqs))
@@ -566,7 +575,7 @@ class Compaction(Rpc):
                     open_calls.update(c.id for c in message.tool_calls)
                 self.assertEqual(open_calls, set(), "no unanswered tool call")
                 neutral_view = (len(built.summaries), built.first_seq)
-                neutral_count = len(messages)
+                neutral_count = len(built.messages)
             else:
                 messages = json.loads(built.json)["messages"]
                 self.assertEqual(messages[0], {"role": "system", "content": built.system_prompt})

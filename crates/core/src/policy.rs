@@ -51,6 +51,9 @@ impl TokenizerKind {
 pub enum SummaryPlacement {
     System,
     User,
+    /// After the user message the request starts with when its turn's older steps are
+    /// summarized; otherwise as `System`.
+    AfterTask,
 }
 
 /// The effective policy of a session. Field meanings are documented on the proto's
@@ -108,7 +111,7 @@ impl Default for Policy {
             leaf_target_tokens: 1_200,
             condense_fanin: 4,
             condensed_target_tokens: 2_000,
-            summary_placement: SummaryPlacement::System,
+            summary_placement: SummaryPlacement::AfterTask,
             summarizer_profile: "extractive".to_string(),
             media_item_tokens: 1_000,
             compaction_failure_limit: 3,

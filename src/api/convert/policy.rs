@@ -17,6 +17,7 @@ pub(in crate::api) fn overrides_from_pb(policy: pb::Policy) -> Result<PolicyOver
         None | Some(Ok(pb::SummaryPlacement::Unspecified)) => None,
         Some(Ok(pb::SummaryPlacement::System)) => Some(SummaryPlacement::System),
         Some(Ok(pb::SummaryPlacement::User)) => Some(SummaryPlacement::User),
+        Some(Ok(pb::SummaryPlacement::AfterTask)) => Some(SummaryPlacement::AfterTask),
         Some(Err(_)) => {
             return Err(Error::invalid(
                 "policy.summary_placement",
@@ -84,6 +85,7 @@ pub(in crate::api) fn policy_to_pb(policy: &Policy) -> pb::Policy {
         summary_placement: Some(match policy.summary_placement {
             SummaryPlacement::System => pb::SummaryPlacement::System,
             SummaryPlacement::User => pb::SummaryPlacement::User,
+            SummaryPlacement::AfterTask => pb::SummaryPlacement::AfterTask,
         } as i32),
         summarizer_profile: Some(policy.summarizer_profile.clone()),
         media_item_tokens: Some(policy.media_item_tokens),

@@ -39,6 +39,7 @@ class SummaryPlacement(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SUMMARY_PLACEMENT_UNSPECIFIED: _ClassVar[SummaryPlacement]
     SUMMARY_PLACEMENT_SYSTEM: _ClassVar[SummaryPlacement]
     SUMMARY_PLACEMENT_USER: _ClassVar[SummaryPlacement]
+    SUMMARY_PLACEMENT_AFTER_TASK: _ClassVar[SummaryPlacement]
 
 class LedgerEntryKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -153,6 +154,7 @@ TOKENIZER_DEEPSEEK_V3: Tokenizer
 SUMMARY_PLACEMENT_UNSPECIFIED: SummaryPlacement
 SUMMARY_PLACEMENT_SYSTEM: SummaryPlacement
 SUMMARY_PLACEMENT_USER: SummaryPlacement
+SUMMARY_PLACEMENT_AFTER_TASK: SummaryPlacement
 LEDGER_ENTRY_KIND_UNSPECIFIED: LedgerEntryKind
 LEDGER_ENTRY_KIND_FILE: LedgerEntryKind
 LEDGER_ENTRY_KIND_COMMAND: LedgerEntryKind

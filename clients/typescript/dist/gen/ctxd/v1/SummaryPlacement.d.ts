@@ -14,6 +14,14 @@ export declare const SummaryPlacement: {
      * As a leading synthetic user message.
      */
     readonly SUMMARY_PLACEMENT_USER: 'SUMMARY_PLACEMENT_USER';
+    /**
+     * In order of time (the server's default): when the request starts with a user
+     * message whose turn has older steps summarized (a long task), the summaries follow
+     * that message as a synthetic user message, so a compaction leaves the system prompt
+     * and the task where a provider's prompt cache keeps them; otherwise they are
+     * appended to the system prompt, as SYSTEM.
+     */
+    readonly SUMMARY_PLACEMENT_AFTER_TASK: 'SUMMARY_PLACEMENT_AFTER_TASK';
 };
 /**
  * Where summaries are placed in the built request.
@@ -30,7 +38,15 @@ export type SummaryPlacement =
 /**
  * As a leading synthetic user message.
  */
- | 'SUMMARY_PLACEMENT_USER' | 2;
+ | 'SUMMARY_PLACEMENT_USER' | 2
+/**
+ * In order of time (the server's default): when the request starts with a user
+ * message whose turn has older steps summarized (a long task), the summaries follow
+ * that message as a synthetic user message, so a compaction leaves the system prompt
+ * and the task where a provider's prompt cache keeps them; otherwise they are
+ * appended to the system prompt, as SYSTEM.
+ */
+ | 'SUMMARY_PLACEMENT_AFTER_TASK' | 3;
 /**
  * Where summaries are placed in the built request.
  */
