@@ -1,5 +1,7 @@
 //! Budget helpers over a session row, shared by the operations: its policy, its anchor,
 //! the report of its next request, and the budget-status events.
+use serde::Deserialize as _;
+
 use crate::budget::{self, Estimate, Regions, Report};
 use crate::error::{Error, Result, quoted};
 use crate::events::kinds::EventDetail;
@@ -90,7 +92,8 @@ pub(super) fn session_finished(session: &Session) -> Error {
 }
 
 pub(super) fn policy_of(row: &Session) -> Result<Policy> {
-    serde_json::from_value(row.policy.clone()).map_err(Error::internal)
+    // Read in place (every call reads it): no copy of the stored JSON.
+    Policy::deserialize(&row.policy).map_err(Error::internal)
 }
 
 /// The budget of the next request over the session's whole view, from its aggregates.

@@ -7,24 +7,26 @@
 //! through [`provider_valid`].
 use std::collections::HashSet;
 
-use crate::message::{Message, Role, StoredMessage};
+use crate::message::{Message, Role, StoredMessage, ToolCall};
 
 /// The parts of a message that turn and pair logic looks at.
 pub trait Shape {
     fn role(&self) -> Role;
-    fn call_ids(&self) -> Vec<&str>;
+    /// The tool calls the message makes.
+    fn calls(&self) -> &[ToolCall];
     fn answers(&self) -> &str;
+
+    fn call_ids(&self) -> Vec<&str> {
+        self.calls().iter().map(|call| call.id.as_str()).collect()
+    }
 }
 
 impl Shape for Message {
     fn role(&self) -> Role {
         self.role
     }
-    fn call_ids(&self) -> Vec<&str> {
-        self.tool_calls
-            .iter()
-            .map(|call| call.id.as_str())
-            .collect()
+    fn calls(&self) -> &[ToolCall] {
+        &self.tool_calls
     }
     fn answers(&self) -> &str {
         &self.tool_call_id
@@ -35,8 +37,8 @@ impl Shape for StoredMessage {
     fn role(&self) -> Role {
         self.message.role
     }
-    fn call_ids(&self) -> Vec<&str> {
-        self.message.call_ids()
+    fn calls(&self) -> &[ToolCall] {
+        &self.message.tool_calls
     }
     fn answers(&self) -> &str {
         &self.message.tool_call_id
@@ -47,8 +49,8 @@ impl<M: Shape> Shape for &M {
     fn role(&self) -> Role {
         (**self).role()
     }
-    fn call_ids(&self) -> Vec<&str> {
-        (**self).call_ids()
+    fn calls(&self) -> &[ToolCall] {
+        (**self).calls()
     }
     fn answers(&self) -> &str {
         (**self).answers()
@@ -130,11 +132,13 @@ pub fn safe_starts<M: Shape>(messages: &[M]) -> Vec<usize> {
 /// does not directly follow the step of its call is left out.
 pub fn provider_valid<M: Shape>(messages: &[M]) -> Vec<usize> {
     let mut keep = Vec::with_capacity(messages.len());
+    // Buffers reused from step to step: a build checks every step of the view.
+    let mut step = StepCalls::default();
+    let mut results = Vec::new();
     let mut index = 0;
     while index < messages.len() {
         let message = &messages[index];
-        let calls = message.call_ids();
-        if message.role() != Role::Assistant || calls.is_empty() {
+        if message.role() != Role::Assistant || message.calls().is_empty() {
             // A tool result here did not follow its step: an orphan.
             if message.role() != Role::Tool {
                 keep.push(index);
@@ -142,26 +146,78 @@ pub fn provider_valid<M: Shape>(messages: &[M]) -> Vec<usize> {
             index += 1;
             continue;
         }
-        let wanted: HashSet<&str> = calls.iter().copied().collect();
-        let mut answered = HashSet::new();
-        let mut results = Vec::new();
+        step.start(message.calls());
+        results.clear();
         let mut end = index + 1;
         while end < messages.len() && messages[end].role() == Role::Tool {
-            let answers = messages[end].answers();
-            if wanted.contains(answers) && answered.insert(answers) {
+            if step.answer(messages[end].answers()) {
                 results.push(end);
             }
             end += 1;
         }
-        let complete = answered.len() == wanted.len();
         let still_open = end == messages.len();
-        if complete || still_open {
+        if step.complete() || still_open {
             keep.push(index);
-            keep.extend(results);
+            keep.extend_from_slice(&results);
         }
         index = end;
     }
     keep
+}
+
+/// Steps with more calls than this are checked with hash sets; fewer (nearly every
+/// step) with a short list searched in order, without allocating.
+const SMALL_STEP: usize = 16;
+
+/// The distinct call ids of one step, and which of them a result answered.
+#[derive(Default)]
+struct StepCalls<'a> {
+    ids: Vec<&'a str>,
+    answered: Vec<bool>,
+    answered_count: usize,
+    large: Option<(HashSet<&'a str>, HashSet<&'a str>)>,
+}
+
+impl<'a> StepCalls<'a> {
+    fn start(&mut self, calls: &'a [ToolCall]) {
+        self.ids.clear();
+        self.answered.clear();
+        self.answered_count = 0;
+        self.large = None;
+        if calls.len() > SMALL_STEP {
+            let wanted = calls.iter().map(|call| call.id.as_str()).collect();
+            self.large = Some((wanted, HashSet::new()));
+            return;
+        }
+        for call in calls {
+            if !self.ids.contains(&call.id.as_str()) {
+                self.ids.push(&call.id);
+                self.answered.push(false);
+            }
+        }
+    }
+
+    /// Whether `id` answers a call of the step not answered before.
+    fn answer(&mut self, id: &'a str) -> bool {
+        if let Some((wanted, answered)) = &mut self.large {
+            return wanted.contains(id) && answered.insert(id);
+        }
+        match self.ids.iter().position(|&wanted| wanted == id) {
+            Some(at) if !self.answered[at] => {
+                self.answered[at] = true;
+                self.answered_count += 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn complete(&self) -> bool {
+        match &self.large {
+            Some((wanted, answered)) => answered.len() == wanted.len(),
+            None => self.answered_count == self.ids.len(),
+        }
+    }
 }
 
 /// Where a step still open at the end starts: the last message's step when some of its
@@ -271,6 +327,40 @@ mod tests {
         assert_eq!(provider_valid(&waiting), vec![0, 1]);
     }
 
+    /// provider_valid as first written, with a hash set per step: the reference.
+    fn hash_set_definition(messages: &[Message]) -> Vec<usize> {
+        let mut keep = Vec::new();
+        let mut index = 0;
+        while index < messages.len() {
+            let message = &messages[index];
+            let calls = message.call_ids();
+            if message.role != Role::Assistant || calls.is_empty() {
+                if message.role != Role::Tool {
+                    keep.push(index);
+                }
+                index += 1;
+                continue;
+            }
+            let wanted: HashSet<&str> = calls.iter().copied().collect();
+            let mut answered = HashSet::new();
+            let mut results = Vec::new();
+            let mut end = index + 1;
+            while end < messages.len() && messages[end].role == Role::Tool {
+                let answers = messages[end].tool_call_id.as_str();
+                if wanted.contains(answers) && answered.insert(answers) {
+                    results.push(end);
+                }
+                end += 1;
+            }
+            if answered.len() == wanted.len() || end == messages.len() {
+                keep.push(index);
+                keep.extend(results);
+            }
+            index = end;
+        }
+        keep
+    }
+
     #[test]
     fn results_away_from_their_step_are_orphans() {
         let messages = [u(), atc(&["A"]), t("A"), u(), t("A"), a()];
@@ -298,6 +388,27 @@ mod tests {
             }
             // Sanitizing is idempotent: a valid array is sent as it is.
             proptest::prop_assert_eq!(provider_valid(&sent), (0..sent.len()).collect::<Vec<_>>());
+        }
+
+        /// The sanitizer without allocation keeps exactly what the hash-set definition
+        /// keeps, for steps small and large (past SMALL_STEP calls), with repeated ids
+        /// and stray results.
+        #[test]
+        fn provider_valid_matches_the_hash_set_definition(
+            shapes in proptest::collection::vec(
+                (0u8..4, proptest::collection::vec(0u8..24, 0..40)),
+                0..30,
+            )
+        ) {
+            let messages: Vec<Message> = shapes
+                .iter()
+                .map(|(kind, ids)| match kind {
+                    0 => u(),
+                    1 => atc(&ids.iter().map(|id| format!("c{id}")).collect::<Vec<_>>().iter().map(String::as_str).collect::<Vec<_>>()),
+                    _ => t(&format!("c{}", ids.first().copied().unwrap_or(0))),
+                })
+                .collect();
+            proptest::prop_assert_eq!(provider_valid(&messages), hash_set_definition(&messages));
         }
 
         /// A snapped cut is 0 or a turn start, and never separates a call from its result,
