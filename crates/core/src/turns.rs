@@ -404,7 +404,10 @@ mod tests {
                 .iter()
                 .map(|(kind, ids)| match kind {
                     0 => u(),
-                    1 => atc(&ids.iter().map(|id| format!("c{id}")).collect::<Vec<_>>().iter().map(String::as_str).collect::<Vec<_>>()),
+                    1 => {
+                        let ids: Vec<String> = ids.iter().map(|id| format!("c{id}")).collect();
+                        atc(&ids.iter().map(String::as_str).collect::<Vec<_>>())
+                    }
                     _ => t(&format!("c{}", ids.first().copied().unwrap_or(0))),
                 })
                 .collect();
