@@ -330,9 +330,7 @@ impl Engine {
         };
         let (system_prompt, block_message) = match (block, placement) {
             (None, _) => (request.system_prompt, None),
-            (Some(block), Placement::System) if request.system_prompt.is_empty() => {
-                (block, None)
-            }
+            (Some(block), Placement::System) if request.system_prompt.is_empty() => (block, None),
             (Some(block), Placement::System) => {
                 (format!("{}\n\n{block}", request.system_prompt), None)
             }
@@ -422,7 +420,10 @@ fn starts_a_summarized_task(history: &History, summaries: &[Summary]) -> bool {
         .iter()
         .next()
         .is_some_and(|(_, message)| message.role == Role::User);
-    starts_with_user && summaries.iter().any(|summary| summary.first_seq > first_seq)
+    starts_with_user
+        && summaries
+            .iter()
+            .any(|summary| summary.first_seq > first_seq)
 }
 
 fn last_build(row: &Session) -> BuildRecord {

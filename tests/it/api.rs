@@ -327,7 +327,10 @@ async fn build_fits_by_summarizing_oldest_whole_turns_and_fails_when_nothing_fit
     assert_eq!((built.first_seq - 1) % 4, 0, "turn-aligned");
     // In the system prompt; a summary of the newest turn's steps brings the block after
     // that turn's user message (the default placement, AFTER_TASK).
-    let steps = built.summaries.iter().any(|s| s.first_seq > built.first_seq);
+    let steps = built
+        .summaries
+        .iter()
+        .any(|s| s.first_seq > built.first_seq);
     let block = if steps {
         &built.messages[1].content
     } else {

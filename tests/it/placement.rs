@@ -11,14 +11,21 @@ const SYSTEM: &str = "You are a careful coding agent.";
 
 /// One long agent turn: a task, then `steps` tool steps.
 async fn long_task(client: &mut Client, id: &str, steps: usize) {
-    let task = format!("Fix the failing test in src/app.py. {}", "Context. ".repeat(80));
+    let task = format!(
+        "Fix the failing test in src/app.py. {}",
+        "Context. ".repeat(80)
+    );
     append(client, id, vec![user(&task)]).await.unwrap();
     for step in 0..steps {
         let call_id = format!("c{step}");
         let output = format!("step {step} output {}", "line of output ".repeat(40));
-        append(client, id, vec![call(&[&call_id]), result(&call_id, &output)])
-            .await
-            .unwrap();
+        append(
+            client,
+            id,
+            vec![call(&[&call_id]), result(&call_id, &output)],
+        )
+        .await
+        .unwrap();
     }
 }
 
@@ -48,10 +55,22 @@ async fn a_long_tasks_summaries_follow_its_user_message_and_keep_its_prefix(pool
         .await
         .unwrap();
     assert!(!built.summaries.is_empty(), "the steps were summarized");
-    assert!(built.summaries.iter().all(|s| s.first_seq > built.first_seq));
-    assert_eq!(built.system_prompt, SYSTEM, "the system prompt is untouched");
+    assert!(
+        built
+            .summaries
+            .iter()
+            .all(|s| s.first_seq > built.first_seq)
+    );
+    assert_eq!(
+        built.system_prompt, SYSTEM,
+        "the system prompt is untouched"
+    );
     assert_eq!(built.first_seq, 1, "the task stays");
-    assert!(built.messages[0].content.starts_with("Fix the failing test"));
+    assert!(
+        built.messages[0]
+            .content
+            .starts_with("Fix the failing test")
+    );
     let block = &built.messages[1];
     assert_eq!(block.role, pb::Role::User as i32);
     for summary in &built.summaries {
@@ -71,8 +90,18 @@ async fn a_long_tasks_summaries_follow_its_user_message_and_keep_its_prefix(pool
     let first = &anthropic["messages"][0];
     assert_eq!(first["role"], "user");
     let blocks = first["content"].as_array().unwrap();
-    assert!(blocks[0]["text"].as_str().unwrap().starts_with("Fix the failing test"));
-    assert!(blocks[1]["text"].as_str().unwrap().contains(&built.summaries[0].content));
+    assert!(
+        blocks[0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Fix the failing test")
+    );
+    assert!(
+        blocks[1]["text"]
+            .as_str()
+            .unwrap()
+            .contains(&built.summaries[0].content)
+    );
     assert_eq!(anthropic["messages"][1]["role"], "assistant");
     server.stop().await;
 }
@@ -81,9 +110,13 @@ async fn long_task_steps(client: &mut Client, id: &str, from: usize, to: usize) 
     for step in from..to {
         let call_id = format!("c{step}");
         let output = format!("step {step} output {}", "line of output ".repeat(40));
-        append(client, id, vec![call(&[&call_id]), result(&call_id, &output)])
-            .await
-            .unwrap();
+        append(
+            client,
+            id,
+            vec![call(&[&call_id]), result(&call_id, &output)],
+        )
+        .await
+        .unwrap();
         // Builds as an agent makes them, compacting when due.
         build(client, id, pb::OutputFormat::Neutral).await.unwrap();
     }
@@ -97,11 +130,18 @@ async fn summaries_of_whole_turns_go_in_the_system_prompt(pool: PgPool) {
     let long = "word ".repeat(60);
     for turn in 0..8 {
         let id = format!("t{turn}");
-        let messages = vec![user(&long), call(&[&id]), result(&id, &long), assistant("done")];
+        let messages = vec![
+            user(&long),
+            call(&[&id]),
+            result(&id, &long),
+            assistant("done"),
+        ];
         append(&mut client, "w", messages).await.unwrap();
     }
     // A short newest turn: only whole turns need summarizing.
-    append(&mut client, "w", vec![user("And now?")]).await.unwrap();
+    append(&mut client, "w", vec![user("And now?")])
+        .await
+        .unwrap();
     let built = build(&mut client, "w", pb::OutputFormat::Neutral)
         .await
         .unwrap();
@@ -111,14 +151,17 @@ async fn summaries_of_whole_turns_go_in_the_system_prompt(pool: PgPool) {
     for summary in &built.summaries {
         assert!(built.system_prompt.contains(&summary.content));
     }
-    assert!(built.messages.iter().all(|m| !m.content.contains("summarized:")));
+    assert!(
+        built
+            .messages
+            .iter()
+            .all(|m| !m.content.contains("summarized:"))
+    );
     server.stop().await;
 }
 
 #[sqlx::test]
-async fn the_system_placement_keeps_a_long_tasks_summaries_in_the_system_prompt(
-    pool: PgPool,
-) {
+async fn the_system_placement_keeps_a_long_tasks_summaries_in_the_system_prompt(pool: PgPool) {
     let server = TestServer::start(pool).await;
     let mut client = server.client.clone();
     let policy = pb::Policy {
