@@ -19,8 +19,6 @@ pub struct Totals {
     /// Billed input in token units: cache reads at a tenth, plus summarizer input.
     pub units: f64,
     pub summarizer_input: i64,
-    /// Of that, estimated rather than reported (ctxd's summaries no request showed).
-    pub summarizer_estimated: i64,
     /// Requests after the first of their session, and those that extended the previous
     /// request (its system prompt and messages, in order, are where this one starts).
     pub followers: u64,
@@ -42,7 +40,6 @@ impl Totals {
         self.billed.fresh += other.billed.fresh;
         self.units += other.units;
         self.summarizer_input += other.summarizer_input;
-        self.summarizer_estimated += other.summarizer_estimated;
         self.followers += other.followers;
         self.stable += other.stable;
         self.use_sum += other.use_sum;

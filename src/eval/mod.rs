@@ -184,44 +184,6 @@ pub fn load(corpus: &std::path::Path, count: usize) -> Result<Vec<Session>, BoxE
         .collect()
 }
 
-/// The summarizer input of ctxd's summaries no request showed, estimated: a leaf read
-/// the recorded messages it covers (whole: an upper bound, since ctxd summarizes the
-/// view, where old results may already be placeholders); a condensed summary read its
-/// children, the summaries one level down within its range (each at most its level's
-/// target).
-pub fn unseen_input(
-    session: &Session,
-    setup: &Setup,
-    unseen: &[(i32, i64, i64)],
-    all: &[(i32, i64, i64)],
-) -> i64 {
-    let counter = setup.counter;
-    let message = |seq: i64| {
-        usize::try_from(seq - 1)
-            .ok()
-            .and_then(|index| session.messages.get(index))
-            .map_or(0, |m| counter.message(m))
-    };
-    unseen
-        .iter()
-        .map(|&(depth, first, last)| {
-            if depth == 0 {
-                return (first..=last).map(message).sum();
-            }
-            let target = if depth == 1 {
-                setup.effective.leaf_target_tokens
-            } else {
-                setup.effective.condensed_target_tokens
-            };
-            let children = all
-                .iter()
-                .filter(|&&(d, f, l)| d == depth - 1 && f >= first && l <= last)
-                .count() as i64;
-            children.max(1) * target
-        })
-        .sum()
-}
-
 /// What an eval found: per (strategy, window), the figures over all sessions.
 pub struct Results {
     pub sessions: usize,
@@ -295,13 +257,11 @@ pub async fn run(options: &Options) -> Result<String, BoxError> {
                 for (step, build) in &replayed.builds {
                     meter.add(*step, build);
                 }
-                let unseen = unseen_input(&session, &setup, &replayed.unseen, &replayed.all);
-                meter.totals.units += unseen as f64;
-                meter.totals.summarizer_input += unseen;
-                meter.totals.summarizer_estimated += unseen;
+                meter.totals.units += replayed.unseen_input as f64;
+                meter.totals.summarizer_input += replayed.unseen_input;
                 meter.totals.recall_found += replayed.recall.0;
                 meter.totals.recall_asked += replayed.recall.1;
-                let shown = replayed.summaries_written - replayed.unseen.len() as i64;
+                let shown = replayed.summaries_written - replayed.unseen;
                 Ok::<_, String>((window, meter.totals, replayed.summaries_written, shown))
             })
             .await??;

@@ -32,15 +32,7 @@ pub fn markdown(results: &Results) -> String {
                 .into_iter()
                 .map(|kind| pct(t.retention.mean_pct(Some(kind))))
                 .collect();
-            let summarizer = if t.summarizer_estimated > 0 {
-                format!(
-                    "{:.3} ({:.3} estimated)",
-                    t.summarizer_input as f64 / 1e6,
-                    t.summarizer_estimated as f64 / 1e6
-                )
-            } else {
-                format!("{:.3}", t.summarizer_input as f64 / 1e6)
-            };
+            let summarizer = format!("{:.3}", t.summarizer_input as f64 / 1e6);
             out.push_str(&format!(
                 "| {name} | {window} | {} | {:.3} | {summarizer} | {:.2} | {:.1} | {:.1} / {:.1} | {} | {} | {} | {} |\n",
                 t.requests,
@@ -71,7 +63,7 @@ pub fn markdown(results: &Results) -> String {
     }
     out.push('\n');
     out.push_str(&format!(
-        "\nctxd wrote {} summaries; for the {} its requests showed, the summarizer input is what ctxd reports they replaced; for the {} written and condensed between two requests it is estimated (in brackets: a leaf's recorded messages whole, an upper bound since ctxd summarizes the view, where old results may be placeholders already; a condensed one's children at their level's target). Run time {:.0} s.\n",
+        "\nctxd wrote {} summaries; for the {} its requests showed, the summarizer input is what ctxd reports they replaced (`source_tokens`), and for the {} written and condensed between two requests what Search reports they replaced (its hits' `source_tokens`). Run time {:.0} s.\n",
         results.summaries_written,
         results.summaries_seen,
         results.summaries_written - results.summaries_seen,

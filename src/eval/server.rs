@@ -38,14 +38,13 @@ pub fn to_core(message: &pb::Message) -> Message {
 
 /// What ctxd did with one session: each request with the recorded messages before it
 /// (the summarizer input of the summaries it shows first), the summaries it wrote, and
-/// those no request showed (written and condensed between two requests) as (depth,
-/// first_seq, last_seq): their input is estimated by the caller.
+/// those no request showed (written and condensed between two requests): how many, and
+/// their summarizer input as the server reports it (Search's `source_tokens`).
 pub struct Replayed {
     pub builds: Vec<(usize, Build)>,
     pub summaries_written: i64,
-    pub unseen: Vec<(i32, i64, i64)>,
-    /// Every summary written, as (depth, first_seq, last_seq).
-    pub all: Vec<(i32, i64, i64)>,
+    pub unseen: i64,
+    pub unseen_input: i64,
     /// Search recall of what the last request lost: (found, asked).
     pub recall: (u64, u64),
 }
@@ -94,8 +93,8 @@ pub async fn replay_into(
     let mut replayed = Replayed {
         builds: Vec::new(),
         summaries_written: 0,
-        unseen: Vec::new(),
-        all: Vec::new(),
+        unseen: 0,
+        unseen_input: 0,
         recall: (0, 0),
     };
     let started = std::time::SystemTime::now();
@@ -157,15 +156,10 @@ pub async fn replay_into(
         )
         .into());
     }
-    replayed.unseen = hits
-        .iter()
-        .filter(|hit| !seen.contains(&hit.summary_id))
-        .map(|hit| (hit.depth, hit.first_seq, hit.last_seq))
-        .collect();
-    replayed.all = hits
-        .iter()
-        .map(|hit| (hit.depth, hit.first_seq, hit.last_seq))
-        .collect();
+    for hit in hits.iter().filter(|hit| !seen.contains(&hit.summary_id)) {
+        replayed.unseen += 1;
+        replayed.unseen_input += hit.source_tokens;
+    }
     Ok(replayed)
 }
 

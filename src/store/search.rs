@@ -50,6 +50,8 @@ pub struct SearchHit {
     /// The ledger entry's kind (the proto's LedgerEntryKind numbers), 0 for others.
     pub ledger_kind: i16,
     pub ledger_key: String,
+    /// For a summary: the tokens of what it replaced in the view; 0 for the others.
+    pub source_tokens: i64,
     pub rank: f32,
     pub snippet: String,
     pub created_at: chrono::DateTime<chrono::Utc>,

@@ -567,6 +567,29 @@ async fn search_finds_what_compaction_took_out_of_the_view(pool: PgPool) {
     .await;
     assert!(!summaries.is_empty(), "the emergency note was not found");
     assert!(summaries.iter().all(|h| h.summary_id > 0 && h.seq == 0));
+    // Each says what its summary replaced, as the view reports it (the eval's summarizer
+    // input for summaries no request showed).
+    let view = client
+        .get_session(pb::GetSessionRequest {
+            session_id: "s".into(),
+            include_view: true,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut matched = 0;
+    for hit in &summaries {
+        assert!(hit.source_tokens > 0, "{hit:?}");
+        if let Some(summary) = view
+            .summaries
+            .iter()
+            .find(|s| s.summary_id == hit.summary_id)
+        {
+            assert_eq!(hit.source_tokens, summary.source_tokens);
+            matched += 1;
+        }
+    }
+    assert!(matched > 0, "no hit is an active summary");
     assert!(
         summaries
             .iter()

@@ -18,5 +18,6 @@ pub(in crate::api) fn hit_to_pb(hit: crate::store::SearchHit) -> pb::SearchHit {
         created_at: Some(timestamp(hit.created_at)),
         ledger_kind: i32::from(hit.ledger_kind),
         ledger_key: hit.ledger_key,
+        source_tokens: hit.source_tokens,
     }
 }

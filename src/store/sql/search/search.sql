@@ -91,6 +91,9 @@ hits as (
 select s.external_id, top.seq, top.summary_id, top.depth, top.role, top.view_state,
        top.first_seq, top.last_seq, top.ledger_kind, top.ledger_key, top.rank,
        top.created_at,
+       case when top.summary_id > 0 then
+           (select su.source_tokens from summaries su where su.id = top.summary_id)
+       else 0 end::bigint as source_tokens,
        ts_headline('english', ctxd_search_text(
            left(case when top.seq > 0 then
                (select ctxd_message_doc(m.content, m.parts, m.reasoning, m.tool_calls, m.name)

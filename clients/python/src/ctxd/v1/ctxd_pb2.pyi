@@ -1032,7 +1032,7 @@ class SearchRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., query: _Optional[str] = ..., roles: _Optional[_Iterable[_Union[Role, str]]] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., until: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., scope: _Optional[_Union[SearchScope, str]] = ..., limit: _Optional[int] = ..., tree_root_session_id: _Optional[str] = ...) -> None: ...
 
 class SearchHit(_message.Message):
-    __slots__ = ("session_id", "seq", "summary_id", "depth", "role", "view_state", "first_seq", "last_seq", "snippet", "rank", "created_at", "ledger_kind", "ledger_key")
+    __slots__ = ("session_id", "seq", "summary_id", "depth", "role", "view_state", "first_seq", "last_seq", "snippet", "rank", "created_at", "ledger_kind", "ledger_key", "source_tokens")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
     SUMMARY_ID_FIELD_NUMBER: _ClassVar[int]
@@ -1046,6 +1046,7 @@ class SearchHit(_message.Message):
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     LEDGER_KIND_FIELD_NUMBER: _ClassVar[int]
     LEDGER_KEY_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_TOKENS_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     seq: int
     summary_id: int
@@ -1059,7 +1060,8 @@ class SearchHit(_message.Message):
     created_at: _timestamp_pb2.Timestamp
     ledger_kind: LedgerEntryKind
     ledger_key: str
-    def __init__(self, session_id: _Optional[str] = ..., seq: _Optional[int] = ..., summary_id: _Optional[int] = ..., depth: _Optional[int] = ..., role: _Optional[_Union[Role, str]] = ..., view_state: _Optional[_Union[ViewState, str]] = ..., first_seq: _Optional[int] = ..., last_seq: _Optional[int] = ..., snippet: _Optional[str] = ..., rank: _Optional[float] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ledger_kind: _Optional[_Union[LedgerEntryKind, str]] = ..., ledger_key: _Optional[str] = ...) -> None: ...
+    source_tokens: int
+    def __init__(self, session_id: _Optional[str] = ..., seq: _Optional[int] = ..., summary_id: _Optional[int] = ..., depth: _Optional[int] = ..., role: _Optional[_Union[Role, str]] = ..., view_state: _Optional[_Union[ViewState, str]] = ..., first_seq: _Optional[int] = ..., last_seq: _Optional[int] = ..., snippet: _Optional[str] = ..., rank: _Optional[float] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ledger_kind: _Optional[_Union[LedgerEntryKind, str]] = ..., ledger_key: _Optional[str] = ..., source_tokens: _Optional[int] = ...) -> None: ...
 
 class SearchResponse(_message.Message):
     __slots__ = ("hits",)

@@ -53,6 +53,11 @@ export interface SearchHit {
      */
     'ledgerKind'?: (_ctxd_v1_LedgerEntryKind);
     'ledgerKey'?: (string);
+    /**
+     * For a summary: the tokens of what it replaced in the view (its source_tokens, as a
+     * Summary reports them: what its summarizer read); 0 for a message or ledger entry.
+     */
+    'sourceTokens'?: (number | string | Long);
 }
 /**
  * One match: a message (seq set), a summary (summary_id set) or a task-ledger entry
@@ -104,4 +109,9 @@ export interface SearchHit__Output {
      */
     'ledgerKind': (_ctxd_v1_LedgerEntryKind__Output);
     'ledgerKey': (string);
+    /**
+     * For a summary: the tokens of what it replaced in the view (its source_tokens, as a
+     * Summary reports them: what its summarizer read); 0 for a message or ledger entry.
+     */
+    'sourceTokens': (number);
 }
