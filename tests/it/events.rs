@@ -569,14 +569,7 @@ async fn search_finds_what_compaction_took_out_of_the_view(pool: PgPool) {
     assert!(summaries.iter().all(|h| h.summary_id > 0 && h.seq == 0));
     // Each says what its summary replaced, as the view reports it (the eval's summarizer
     // input for summaries no request showed).
-    let view = client
-        .get_session(pb::GetSessionRequest {
-            session_id: "s".into(),
-            include_view: true,
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let view = session_view(&mut client, "s").await;
     let mut matched = 0;
     for hit in &summaries {
         assert!(hit.source_tokens > 0, "{hit:?}");

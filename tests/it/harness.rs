@@ -382,6 +382,18 @@ pub async fn session(client: &mut Client, id: &str) -> pb::Session {
         .unwrap()
 }
 
+/// GetSession with the view: the active summaries, the reverted ones, the budget.
+pub async fn session_view(client: &mut Client, id: &str) -> pb::GetSessionResponse {
+    client
+        .get_session(pb::GetSessionRequest {
+            session_id: id.into(),
+            include_view: true,
+        })
+        .await
+        .unwrap()
+        .into_inner()
+}
+
 /// The URL of a test's database (`#[sqlx::test]` makes one per test), for a `ctxd`
 /// process: DATABASE_URL with the database name replaced.
 pub fn database_url(pool: &PgPool) -> String {

@@ -16,7 +16,13 @@ async fn long_task(client: &mut Client, id: &str, steps: usize) {
         "Context. ".repeat(80)
     );
     append(client, id, vec![user(&task)]).await.unwrap();
-    for step in 0..steps {
+    append_steps(client, id, 0..steps, false).await;
+}
+
+/// Tool steps `steps` of the turn, each with a build after it as an agent makes them
+/// (compacting when due) when `builds`.
+async fn append_steps(client: &mut Client, id: &str, steps: std::ops::Range<usize>, builds: bool) {
+    for step in steps {
         let call_id = format!("c{step}");
         let output = format!("step {step} output {}", "line of output ".repeat(40));
         append(
@@ -26,6 +32,9 @@ async fn long_task(client: &mut Client, id: &str, steps: usize) {
         )
         .await
         .unwrap();
+        if builds {
+            build(client, id, pb::OutputFormat::Neutral).await.unwrap();
+        }
     }
 }
 
@@ -50,7 +59,7 @@ async fn a_long_tasks_summaries_follow_its_user_message_and_keep_its_prefix(pool
     assert_eq!(task_before["role"], "user");
 
     // The turn grows past the window: its older steps are summarized.
-    long_task_steps(&mut client, "t", 3, 20).await;
+    append_steps(&mut client, "t", 3..20, true).await;
     let built = build(&mut client, "t", pb::OutputFormat::Neutral)
         .await
         .unwrap();
@@ -106,22 +115,6 @@ async fn a_long_tasks_summaries_follow_its_user_message_and_keep_its_prefix(pool
     server.stop().await;
 }
 
-async fn long_task_steps(client: &mut Client, id: &str, from: usize, to: usize) {
-    for step in from..to {
-        let call_id = format!("c{step}");
-        let output = format!("step {step} output {}", "line of output ".repeat(40));
-        append(
-            client,
-            id,
-            vec![call(&[&call_id]), result(&call_id, &output)],
-        )
-        .await
-        .unwrap();
-        // Builds as an agent makes them, compacting when due.
-        build(client, id, pb::OutputFormat::Neutral).await.unwrap();
-    }
-}
-
 #[sqlx::test]
 async fn summaries_of_whole_turns_go_in_the_system_prompt(pool: PgPool) {
     let server = TestServer::start(pool).await;
@@ -170,7 +163,7 @@ async fn the_system_placement_keeps_a_long_tasks_summaries_in_the_system_prompt(
     };
     create(&mut client, "s", policy).await;
     long_task(&mut client, "s", 3).await;
-    long_task_steps(&mut client, "s", 3, 20).await;
+    append_steps(&mut client, "s", 3..20, true).await;
     let built = build(&mut client, "s", pb::OutputFormat::Neutral)
         .await
         .unwrap();
