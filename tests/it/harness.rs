@@ -370,28 +370,28 @@ pub fn assert_summaries_cover_once(built: &pb::BuildMessagesResponse, last_seq: 
 
 /// The session as GetSession returns it.
 pub async fn session(client: &mut Client, id: &str) -> pb::Session {
+    get_session(client, id, false).await.session.unwrap()
+}
+
+/// GetSession's whole response; `include_view` adds the summaries and the budget.
+pub async fn get_session(
+    client: &mut Client,
+    id: &str,
+    include_view: bool,
+) -> pb::GetSessionResponse {
     client
         .get_session(pb::GetSessionRequest {
             session_id: id.into(),
-            include_view: false,
+            include_view,
         })
         .await
         .unwrap()
         .into_inner()
-        .session
-        .unwrap()
 }
 
 /// GetSession with the view: the active summaries, the reverted ones, the budget.
 pub async fn session_view(client: &mut Client, id: &str) -> pb::GetSessionResponse {
-    client
-        .get_session(pb::GetSessionRequest {
-            session_id: id.into(),
-            include_view: true,
-        })
-        .await
-        .unwrap()
-        .into_inner()
+    get_session(client, id, true).await
 }
 
 /// The URL of a test's database (`#[sqlx::test]` makes one per test), for a `ctxd`

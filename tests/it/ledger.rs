@@ -78,15 +78,7 @@ async fn update(
 }
 
 async fn ledger(client: &mut Client, id: &str) -> Vec<pb::LedgerEntry> {
-    client
-        .get_session(pb::GetSessionRequest {
-            session_id: id.into(),
-            include_view: false,
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .ledger
+    get_session(client, id, false).await.ledger
 }
 
 async fn compact(client: &mut Client, id: &str, mode: pb::CompactMode) -> pb::CompactResponse {

@@ -48,14 +48,7 @@ pub(super) async fn finish(
 }
 
 pub(super) async fn get(client: &mut Client, id: &str) -> pb::GetSessionResponse {
-    client
-        .get_session(pb::GetSessionRequest {
-            session_id: id.into(),
-            include_view: false,
-        })
-        .await
-        .unwrap()
-        .into_inner()
+    get_session(client, id, false).await
 }
 
 /// The field a refusal names: a BadRequest field or a PreconditionFailure subject.

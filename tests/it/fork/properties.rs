@@ -268,15 +268,7 @@ fn forks_appends_compactions_and_reverts_never_cross_branches() {
 
 /// A session's active summaries, oldest first.
 async fn active_summaries(client: &mut Client, id: &str) -> Vec<pb::Summary> {
-    client
-        .get_session(pb::GetSessionRequest {
-            session_id: id.into(),
-            include_view: true,
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .summaries
+    session_view(client, id).await.summaries
 }
 
 /// The call of a last step left unanswered at the end of `log`, if any.
