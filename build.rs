@@ -18,6 +18,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build_server(true)
         // Undecodable requests answer INVALID_ARGUMENT, not INTERNAL (src/codec.rs).
         .codec_path("crate::codec::ProtoCodec")
+        // Written by hand, to send an event's message encoded once (src/pb/event_stream.rs).
+        .extern_path(
+            ".ctxd.v1.SubscribeEventsResponse",
+            "crate::pb::SubscribeEventsResponse",
+        )
         .compile_fds(fds)?;
     Ok(())
 }

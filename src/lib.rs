@@ -27,6 +27,7 @@ pub mod inspect;
 pub mod jobs;
 pub mod localpg;
 pub mod metrics;
+pub mod pb;
 pub mod quotas;
 pub mod replay;
 pub mod server;
@@ -34,13 +35,3 @@ pub mod store;
 pub mod summarizer;
 pub mod telemetry;
 pub mod tls;
-
-/// Generated protocol types, client and server.
-pub mod pb {
-    #![allow(clippy::all, missing_docs)]
-    tonic::include_proto!("ctxd.v1");
-
-    /// The encoded descriptor set of proto/, served by reflection.
-    pub const FILE_DESCRIPTOR_SET: &[u8] =
-        include_bytes!(concat!(env!("OUT_DIR"), "/ctxd_descriptor.bin"));
-}

@@ -8,14 +8,14 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use super::kinds::EventsConfig;
-use crate::events::kinds::Event;
+use super::shared::SharedEvent;
 use crate::store::{EVENTS_CHANNEL, Store};
 
 /// Rows read per statement.
 pub(super) const PAGE: i64 = 500;
 
 /// An event as the hub fans it out, and whether it is settled (below the horizon).
-pub type Broadcast = (Arc<Event>, bool);
+pub type Broadcast = (Arc<SharedEvent>, bool);
 
 /// The replica's event fan-out.
 pub struct Hub {
@@ -86,11 +86,11 @@ async fn listen(hub: Arc<Hub>, poll_interval: Duration) {
                         if settled {
                             cursor = row.position();
                             early.remove(&row.id);
-                            let _ = hub.sender.send((Arc::new(row), true));
+                            let _ = hub.sender.send((Arc::new(SharedEvent::new(row)), true));
                         } else {
                             held = true;
                             if early.insert(row.id) {
-                                let _ = hub.sender.send((Arc::new(row), false));
+                                let _ = hub.sender.send((Arc::new(SharedEvent::new(row)), false));
                             }
                         }
                     }

@@ -19,8 +19,10 @@
 pub use ctxd_core::events as kinds;
 
 mod hub;
+mod shared;
 mod subscribe;
 
 pub use hub::{Broadcast, Hub};
 pub use kinds::{CompactionKind, Cursor, Event, EventDetail, EventKind, EventsConfig, Position};
+pub use shared::SharedEvent;
 pub use subscribe::{Item, Subscription, check_retained, current_cursor, stream};

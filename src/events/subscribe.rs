@@ -6,6 +6,7 @@ use tokio::sync::{broadcast, mpsc};
 
 use super::hub::{Hub, PAGE};
 use super::kinds::{Cursor, EventKind};
+use super::shared::SharedEvent;
 use crate::error::{Error, Result};
 use crate::events::kinds::Event;
 use crate::metrics::metrics;
@@ -29,7 +30,7 @@ pub struct Subscription {
 /// One item of a stream.
 #[derive(Debug)]
 pub enum Item {
-    Event(Arc<Event>, Cursor),
+    Event(Arc<SharedEvent>, Cursor),
     /// The stream's position (resuming from it skips nothing undelivered).
     Heartbeat(Cursor),
     /// The server is shutting down: the stream ends (the client resumes elsewhere).
@@ -168,7 +169,7 @@ async fn run(
 /// session stream ends after its session's deletion.
 async fn deliver(
     subscription: &Subscription,
-    row: Arc<Event>,
+    row: Arc<SharedEvent>,
     out: &mpsc::Sender<Item>,
     ended: &mut bool,
 ) -> bool {
@@ -233,7 +234,7 @@ async fn backlog(
                 Cursor::Session(_) => Cursor::Session(row.session_seq),
                 Cursor::Tenant(_) => Cursor::Tenant(row.position()),
             };
-            if !deliver(subscription, Arc::new(row), out, ended).await || *ended {
+            if !deliver(subscription, Arc::new(SharedEvent::new(row)), out, ended).await || *ended {
                 return Ok(());
             }
         }

@@ -27,7 +27,16 @@ pub(in crate::api) fn item_to_pb(
 ) -> std::result::Result<pb::SubscribeEventsResponse, Status> {
     use pb::subscribe_events_response::Item as Out;
     let item = match item {
-        Item::Event(row, cursor) => Out::Event(event_to_pb(&row, cursor.encode())),
+        // Encoded by the first stream that sends the event, shared by the rest.
+        Item::Event(row, cursor) => {
+            return Ok(pb::SubscribeEventsResponse::encoded(row.encoded(
+                cursor,
+                || {
+                    pb::SubscribeEventsResponse::new(Out::Event(event_to_pb(&row, cursor.encode())))
+                        .encode_to_bytes()
+                },
+            )));
+        }
         Item::Heartbeat(cursor) => Out::Heartbeat(pb::Heartbeat {
             time: Some(timestamp(chrono::Utc::now())),
             cursor: match cursor {
@@ -45,7 +54,7 @@ pub(in crate::api) fn item_to_pb(
         }
         Item::Failed(error) => return Err(crate::api::status(error)),
     };
-    Ok(pb::SubscribeEventsResponse { item: Some(item) })
+    Ok(pb::SubscribeEventsResponse::new(item))
 }
 
 pub(in crate::api) fn event_to_pb(row: &crate::events::Event, cursor: String) -> pb::Event {
