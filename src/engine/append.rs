@@ -268,11 +268,13 @@ impl Engine {
             && !paused
             && !session.compaction_held()
             && self.model_for(&policy)?.is_some();
-        if wants_job && state.assumed {
-            // Whether a job is pending was not read: decide with a read.
+        if wants_job && state.assumed && !state.pending_known {
+            // Whether a job is pending is not known: decide with a read.
             return Ok(None);
         }
         let pending_job = state.pending_jobs.get(SUMMARIZE_JOB).copied();
+        // Decided on a pending job the replica remembers: the write checks it.
+        let pending = (wants_job && state.assumed).then_some((SUMMARIZE_JOB, pending_job));
         let new_job = (wants_job && pending_job.is_none())
             .then(|| self.summarize_job(JobReason::Threshold, 0, false));
         let mut outcome = AppendOutcome {
@@ -338,6 +340,7 @@ impl Engine {
                 .zip(stored)
                 .map(|((key, hash), stored)| (key.as_str(), hash.as_slice(), stored)),
             job: new_job.as_ref().map(|job| (job, notify)),
+            pending,
             ledger: &ledger,
         };
         let appended = self.store.append(state, write).await?;

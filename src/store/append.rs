@@ -30,6 +30,8 @@ pub struct AppendState {
     row_version: String,
     /// The session's pending jobs, by kind.
     pub pending_jobs: HashMap<String, i64>,
+    /// Whether `pending_jobs` is known: read, or (assumed) kept with the cached row.
+    pub pending_known: bool,
     /// Tool calls the session has among those asked for: id → seq of its result.
     pub known_calls: HashMap<String, Option<i64>>,
     /// The request hash and response of an earlier append under the same key.
@@ -37,10 +39,11 @@ pub struct AppendState {
     /// The transaction holding the row lock, when read with it.
     locked: Option<Transaction<'static, Postgres>>,
     /// Taken from the replica's row cache instead of read: the session row is as this
-    /// replica's last statement on it left it, `pending_jobs` is unknown (empty), and
-    /// `known_calls` holds the calls the batch answers, assumed made and unanswered. The
-    /// write checks both assumptions with the row version, and writes nothing when any
-    /// fails.
+    /// replica's last statement on it left it, `pending_jobs` as the replica last knew
+    /// them (unless not `pending_known`), and `known_calls` holds the calls the batch
+    /// answers, assumed made and unanswered. The write checks the row and the calls
+    /// with the row version, the pending job it relies on with `AppendWrite::pending`,
+    /// and writes nothing when any fails.
     pub assumed: bool,
     /// A child session FinishSession ends with this append (which carries its final
     /// answer): written after the append, before the commit. Only with `locked`.
@@ -51,29 +54,45 @@ pub struct AppendState {
 /// returned them — the append's write and the build's record — by (tenant, session id).
 /// A row version names one version of the row, so a write guarded by it applies only
 /// while the row is exactly the cached one. Bounded: when full it starts over.
+///
+/// With a row, the session's pending jobs as the replica last knew them (None:
+/// unknown). A job can end without touching the session row, so this is a belief, not
+/// a fact: an append that relies on it checks it in its write (`AppendWrite::pending`).
 #[derive(Debug, Default)]
 pub(super) struct RowCache {
-    rows: std::sync::Mutex<HashMap<(i64, String), (Session, String)>>,
+    rows: std::sync::Mutex<HashMap<(i64, String), Cached>>,
 }
+
+/// A cached row, its version, and the pending jobs by kind as last known.
+type Cached = (Session, String, Option<HashMap<String, i64>>);
 
 /// Sessions a replica keeps rows for (about a kilobyte each).
 const ROW_CACHE_SESSIONS: usize = 16_384;
 
 impl RowCache {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(i64, String), (Session, String)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(i64, String), Cached>> {
         // Entries are whole or absent: a panic while holding the lock leaves it usable.
         self.rows.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub(super) fn put(&self, row: Session, version: String) {
+    /// Keeps `row` at `version` with the pending jobs `pending`; `None` keeps those of
+    /// the entry it replaces, if that is the same session's (a write that does not
+    /// enqueue: what the replica knew stays as true as it was).
+    pub(super) fn put(&self, row: Session, version: String, pending: Option<HashMap<String, i64>>) {
         let mut rows = self.lock();
         if rows.len() >= ROW_CACHE_SESSIONS {
             rows.clear();
         }
-        rows.insert((row.tenant_id, row.external_id.clone()), (row, version));
+        let key = (row.tenant_id, row.external_id.clone());
+        let pending = pending.or_else(|| {
+            rows.get(&key)
+                .filter(|(old, _, _)| old.id == row.id)
+                .and_then(|(_, _, pending)| pending.clone())
+        });
+        rows.insert(key, (row, version, pending));
     }
 
-    fn get(&self, tenant_id: i64, external_id: &str) -> Option<(Session, String)> {
+    fn get(&self, tenant_id: i64, external_id: &str) -> Option<Cached> {
         self.lock()
             .get(&(tenant_id, external_id.to_string()))
             .cloned()
@@ -109,11 +128,12 @@ impl Store {
         external_id: &str,
         answered: &[&str],
     ) -> Option<AppendState> {
-        let (session, row_version) = self.rows.get(tenant_id, external_id)?;
+        let (session, row_version, pending) = self.rows.get(tenant_id, external_id)?;
         Some(AppendState {
             session,
             row_version,
-            pending_jobs: HashMap::new(),
+            pending_known: pending.is_some(),
+            pending_jobs: pending.unwrap_or_default(),
             known_calls: answered.iter().map(|id| (id.to_string(), None)).collect(),
             idempotent: None,
             locked: None,
@@ -209,6 +229,7 @@ fn append_state_of(
         session: Session::from(SessionRow::from_row(row)?),
         row_version: row.try_get("row_version")?,
         pending_jobs: pending.map(|Json(pending)| pending).unwrap_or_default(),
+        pending_known: true,
         known_calls: known
             .map(|Json(known)| known.into_iter().collect())
             .unwrap_or_default(),
@@ -246,6 +267,8 @@ impl Store {
         let AppendState {
             session,
             row_version,
+            pending_jobs,
+            pending_known,
             locked,
             assumed,
             finish,
@@ -300,22 +323,55 @@ impl Store {
                 self.rows
                     .forget(session.tenant_id, &finish.child_external_id);
             }
-            (Some((row, version)), None) => self.rows.put(row, version),
+            (Some((row, version)), None) => {
+                let pending =
+                    pending_after(pending_known.then_some(pending_jobs), &write, appended);
+                self.rows.put(row, version, pending)
+            }
             (None, _) => self.rows.forget(session.tenant_id, &session.external_id),
         }
         Ok(appended)
     }
 }
 
-/// The session's update, returning the whole row for the row cache; the second also
-/// checks what an assumed state did not read (`sql/append/assumed.sql`).
-static SESSION_PART: LazyLock<String> = LazyLock::new(|| session_part(""));
-static SESSION_PART_ASSUMED: LazyLock<String> =
-    LazyLock::new(|| session_part(include_str!("sql/append/assumed.sql")));
-
-fn session_part(guard: &str) -> String {
-    with_session_columns(&include_str!("sql/append/session.sql").replace("{assumed}", guard))
+/// The session's pending jobs after a write that applied, as far as the replica knows
+/// them: those known before, with the job the write enqueued; unknown when it meant to
+/// enqueue one and found one of the kind already pending.
+fn pending_after(
+    before: Option<HashMap<String, i64>>,
+    write: &AppendWrite<'_>,
+    appended: Appended,
+) -> Option<HashMap<String, i64>> {
+    let mut pending = before?;
+    match (write.job, appended) {
+        (Some((job, _)), Appended::Applied { job_id: Some(id) }) => {
+            pending.insert(job.kind.to_string(), id);
+        }
+        (Some(_), _) => return None,
+        (None, _) => {}
+    }
+    Some(pending)
 }
+
+/// The session's update, returning the whole row for the row cache; by whether it also
+/// checks what an assumed state did not read (`sql/append/assumed.sql`) and the pending
+/// job an append relies on (`sql/append/pending.sql`).
+static SESSION_PARTS: LazyLock<[[String; 2]; 2]> = LazyLock::new(|| {
+    let part = |assumed: bool, pending: bool| {
+        let mut guard = String::new();
+        if assumed {
+            guard.push_str(include_str!("sql/append/assumed.sql"));
+        }
+        if pending {
+            guard.push_str(include_str!("sql/append/pending.sql"));
+        }
+        with_session_columns(&include_str!("sql/append/session.sql").replace("{assumed}", &guard))
+    };
+    [
+        [part(false, false), part(false, true)],
+        [part(true, false), part(true, true)],
+    ]
+});
 
 /// The append statement for `write`: only the parts it has rows for, since PostgreSQL
 /// opens a table and every index of it for each part, rows or not (a tenth of its CPU
@@ -323,11 +379,7 @@ fn session_part(guard: &str) -> String {
 /// texts only; the values are parameters.
 fn append_sql(write: &AppendWrite<'_>, assumed: bool, fork: bool) -> String {
     // With an assumed state the session's update also checks what was not read.
-    let session = if assumed {
-        &*SESSION_PART_ASSUMED
-    } else {
-        &*SESSION_PART
-    };
+    let session = &SESSION_PARTS[usize::from(assumed)][usize::from(write.pending.is_some())];
     let mut parts = vec![session.as_str(), include_str!("sql/append/messages.sql")];
     if !write.calls.is_empty() {
         parts.push(include_str!("sql/append/calls.sql"));
@@ -498,7 +550,9 @@ async fn write_append<'c>(
         .bind(session.builds)
         .bind(update.content_bytes)
         .bind(Json(&ledger.entries))
-        .bind(Json(&ledger.runs));
+        .bind(Json(&ledger.runs))
+        .bind(write.pending.map(|(kind, _)| kind))
+        .bind(write.pending.and_then(|(_, id)| id));
     let row = write_query.fetch_one(conn).await?;
     if !row.try_get::<bool, _>("applied")? {
         return Ok((Appended::Raced, None));

@@ -35,6 +35,9 @@ pub struct AppendWrite<'a> {
     pub idempotency: Option<(&'a str, &'a [u8], serde_json::Value)>,
     /// A job to enqueue (none of its kind is pending), and whether to announce it.
     pub job: Option<(&'a NewJob, bool)>,
+    /// A kind of job and the id of the one pending (None: none is) that the append
+    /// decided on without reading them: the write applies only if that still holds.
+    pub pending: Option<(&'static str, Option<i64>)>,
     /// The task ledger's share of the batch.
     pub ledger: &'a crate::ledger::extract::Extracted,
 }

@@ -34,6 +34,8 @@ pub(super) struct Item {
     /// build count and the tool-call references (`sql/append/assumed.sql`, per item).
     pub assumed: bool,
     pub builds: i64,
+    /// The pending job the append relies on (`AppendWrite::pending`).
+    pub pending: Option<(&'static str, Option<i64>)>,
     pub update: SessionUpdate,
     pub messages: MessageColumns,
     pub calls: CallRows,
@@ -70,6 +72,7 @@ impl Item {
             row_version: row_version.to_string(),
             assumed,
             builds: session.builds,
+            pending: write.pending,
             update: write.update.clone(),
             messages,
             calls: call_rows(write.calls, write.answers),
@@ -411,6 +414,18 @@ async fn run_batch(db: Db<'_>, items: &mut [Item]) -> Result<Vec<Outcome>, sqlx:
         .bind(column(&|item| item.update.content_bytes))
         .bind(sqlx::types::Json(&ledger.entries))
         .bind(sqlx::types::Json(&ledger.runs))
+        .bind(
+            items
+                .iter()
+                .map(|item| item.pending.map(|(kind, _)| kind))
+                .collect::<Vec<Option<&str>>>(),
+        )
+        .bind(
+            items
+                .iter()
+                .map(|item| item.pending.and_then(|(_, id)| id))
+                .collect::<Vec<Option<i64>>>(),
+        )
         .fetch_all(db)
         .await?;
     let mut outcomes: Vec<Outcome> = items.iter().map(|_| Outcome::Raced).collect();

@@ -23,6 +23,7 @@ mod model_server;
 mod native_openai;
 mod native_other;
 mod otlp;
+mod pending_job;
 mod pgbouncer;
 mod placement;
 mod pool_waiters;

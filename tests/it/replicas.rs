@@ -871,6 +871,7 @@ pub(crate) fn only_messages<'a>(
         budget_status: None,
         idempotency: None,
         job: None,
+        pending: None,
         ledger: &NO_LEDGER,
     }
 }

@@ -12,12 +12,14 @@ with b as (
         $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[],
         $12::bigint[], $13::bigint[], $14::bigint[], $15::bigint[], $16::bigint[],
         $17::bigint[], $18::float8[], $19::float8[], $20::bigint[], $21::bigint[],
-        $22::bigint[], $23::bigint[], $24::bool[], $25::bigint[], $48::bigint[])
+        $22::bigint[], $23::bigint[], $24::bool[], $25::bigint[], $48::bigint[],
+        $51::text[], $52::bigint[])
     as b(b_idx, b_id, b_row_version, b_assumed, b_version, b_message_count, b_turn_count,
          b_log_tokens, b_view_tokens, b_last_turn_tokens, b_builds, b_anchor_reported,
          b_anchor_fixed, b_anchor_history, b_anchor_first_seq, b_anchor_last_seq,
          b_anchor_view_epoch, b_anchor_delta_ratio, b_error, b_usage_input,
-         b_usage_output, b_usage_cached, b_evicted, b_user, b_answers, b_content_bytes)
+         b_usage_output, b_usage_cached, b_evicted, b_user, b_answers, b_content_bytes,
+         b_pending_kind, b_pending_job)
 ),
 -- New tool calls (c) and answers to earlier ones (a), by batch item.
 c as (
@@ -67,6 +69,12 @@ s as (
             and (select count(*) from a join tool_calls t on t.call_id = a.id
                  where a.idx = b_idx and t.session_id = b_id and t.result_seq is null)
                 = b_answers))
+        -- pending.sql's check, for an append that relies on a pending job.
+        and (b_pending_kind is null
+            or (select j.id from jobs j
+                where j.session_id = b_id and j.kind = b_pending_kind
+                  and j.state in ('available', 'running', 'retryable'))
+               is not distinct from b_pending_job)
     returning b_idx, {columns}, sessions.xmin::text as row_version
 ),
 inserted_messages as (
