@@ -92,6 +92,25 @@ impl RowCache {
         rows.insert(key, (row, version, pending));
     }
 
+    /// Corrects what the entry at `version` knows of the pending job of `kind`.
+    fn remember_pending(
+        &self,
+        key: (i64, &str),
+        version: &str,
+        (kind, pending): (&str, Option<i64>),
+    ) {
+        let mut rows = self.lock();
+        if let Some((_, at, jobs)) = rows.get_mut(&(key.0, key.1.to_string()))
+            && at == version
+        {
+            let jobs = jobs.get_or_insert_default();
+            match pending {
+                Some(id) => jobs.insert(kind.to_string(), id),
+                None => jobs.remove(kind),
+            };
+        }
+    }
+
     fn get(&self, tenant_id: i64, external_id: &str) -> Option<Cached> {
         self.lock()
             .get(&(tenant_id, external_id.to_string()))
@@ -112,6 +131,16 @@ pub enum Appended {
     Applied { job_id: Option<i64> },
     /// The session changed after the read: nothing was written.
     Raced,
+}
+
+/// What a write that relied on a remembered pending job (`AppendWrite::pending`) saw
+/// when it did not apply: the session row's version and the job of that kind pending.
+/// With the row as the replica cached it, the pending job was what failed: the replica
+/// corrects what it remembers and the append decides again without a read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Seen {
+    pub row_version: Option<String>,
+    pub pending: Option<i64>,
 }
 
 /// The session row with what an append needs.
@@ -275,7 +304,7 @@ impl Store {
             ..
         } = state;
         let mut finished_events = 0;
-        let (appended, after) = match locked {
+        let (appended, after, seen) = match locked {
             Some(mut tx) => {
                 let conn = Conn::new(&mut tx, self.pooler);
                 let written = write_append(conn, &session, &row_version, assumed, &write).await?;
@@ -297,10 +326,12 @@ impl Store {
                     None => None,
                 };
                 match batched {
-                    Some(batch::Outcome::Applied(row, version)) => {
-                        (Appended::Applied { job_id: None }, Some((*row, version)))
-                    }
-                    Some(batch::Outcome::Raced) => (Appended::Raced, None),
+                    Some(batch::Outcome::Applied(row, version)) => (
+                        Appended::Applied { job_id: None },
+                        Some((*row, version)),
+                        None,
+                    ),
+                    Some(batch::Outcome::Raced(seen)) => (Appended::Raced, None, seen),
                     Some(batch::Outcome::Failed(error)) => return Err(error.into()),
                     // Parts a batch does not carry, or the batch did not write it.
                     None | Some(batch::Outcome::Alone) => {
@@ -328,7 +359,18 @@ impl Store {
                     pending_after(pending_known.then_some(pending_jobs), &write, appended);
                 self.rows.put(row, version, pending)
             }
-            (None, _) => self.rows.forget(session.tenant_id, &session.external_id),
+            (None, _) => match (seen, write.pending) {
+                (Some(seen), Some((kind, _)))
+                    if seen.row_version.as_ref() == Some(&row_version) =>
+                {
+                    self.rows.remember_pending(
+                        (session.tenant_id, &session.external_id),
+                        &row_version,
+                        (kind, seen.pending),
+                    )
+                }
+                _ => self.rows.forget(session.tenant_id, &session.external_id),
+            },
         }
         Ok(appended)
     }
@@ -423,6 +465,14 @@ select s.id is not null as applied, s.*",
         Some((_, false)) => ", (select id from enqueued) as job_id",
         None => ", null::bigint as job_id",
     });
+    if write.pending.is_some() {
+        // What a write relying on a remembered pending job sees (`Seen`).
+        sql.push_str(
+            ", (select x.xmin::text from sessions x where x.id = $1) as row_version_now,
+             (select j.id from jobs j where j.session_id = $1 and j.kind = $59
+                and j.state in ('available', 'running', 'retryable')) as pending_now",
+        );
+    }
     if !write.events.is_empty() {
         sql.push_str(
             ", case when exists (select 1 from inserted_events)
@@ -443,7 +493,7 @@ async fn write_append<'c>(
     row_version: &str,
     assumed: bool,
     write: &AppendWrite<'_>,
-) -> StoreResult<(Appended, Option<(Session, String)>)> {
+) -> StoreResult<(Appended, Option<(Session, String)>, Option<Seen>)> {
     let batch = write.batch;
     let calls = write.calls;
     let answers = write.answers;
@@ -555,7 +605,14 @@ async fn write_append<'c>(
         .bind(write.pending.and_then(|(_, id)| id));
     let row = write_query.fetch_one(conn).await?;
     if !row.try_get::<bool, _>("applied")? {
-        return Ok((Appended::Raced, None));
+        let seen = match write.pending {
+            Some(_) => Some(Seen {
+                row_version: row.try_get("row_version_now")?,
+                pending: row.try_get("pending_now")?,
+            }),
+            None => None,
+        };
+        return Ok((Appended::Raced, None, seen));
     }
     let after = (
         Session::from(SessionRow::from_row(&row)?),
@@ -566,5 +623,6 @@ async fn write_append<'c>(
             job_id: row.try_get("job_id")?,
         },
         Some(after),
+        None,
     ))
 }

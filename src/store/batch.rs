@@ -16,6 +16,7 @@ use std::sync::LazyLock;
 use sqlx::{FromRow, Row};
 use tokio::sync::{mpsc, oneshot};
 
+use super::append::Seen;
 use super::append_write::{AppendWrite, CallRows, MessageColumns, call_rows};
 use super::ledger::{LedgerParameters, ledger_bytes};
 use super::pool::Pool;
@@ -90,8 +91,9 @@ impl Item {
 pub(super) enum Outcome {
     /// Written: the session row as the write left it, with its new row version.
     Applied(Box<Session>, String),
-    /// The session row changed after the append's read: nothing written.
-    Raced,
+    /// The session row changed after the append's read, or (`Seen`) the pending job
+    /// it relied on is not the pending one: nothing written.
+    Raced(Option<Seen>),
     /// Not written by the batch: the database refused its statement (nothing of it
     /// was written), or another transaction held this append's session row. Written
     /// alone, it waits for that lock by itself, or says what is wrong with it.
@@ -428,7 +430,7 @@ async fn run_batch(db: Db<'_>, items: &mut [Item]) -> Result<Vec<Outcome>, sqlx:
         )
         .fetch_all(db)
         .await?;
-    let mut outcomes: Vec<Outcome> = items.iter().map(|_| Outcome::Raced).collect();
+    let mut outcomes: Vec<Outcome> = items.iter().map(|_| Outcome::Raced(None)).collect();
     for row in rows {
         let item: i32 = row.try_get("item")?;
         let Some(outcome) = outcomes.get_mut(item as usize) else {
@@ -442,6 +444,11 @@ async fn run_batch(db: Db<'_>, items: &mut [Item]) -> Result<Vec<Outcome>, sqlx:
                 Box::new(Session::from(SessionRow::from_row(&row)?)),
                 row.try_get("row_version")?,
             );
+        } else if items[item as usize].pending.is_some() {
+            *outcome = Outcome::Raced(Some(Seen {
+                row_version: row.try_get("row_version_now")?,
+                pending: row.try_get("pending_now")?,
+            }));
         }
     }
     Ok(outcomes)

@@ -101,5 +101,12 @@ answered_calls as (
     where t.session_id = s.id and t.call_id = a.id
 ){ledger}
 select b.b_idx as item, s.id is not null as applied,
-    exists (select 1 from locked where locked_id = b.b_id) as locked, s.*
+    exists (select 1 from locked where locked_id = b.b_id) as locked, s.*,
+    -- What an append relying on a remembered pending job sees (store::append::Seen).
+    case when b.b_pending_kind is not null then
+        (select x.xmin::text from sessions x where x.id = b.b_id) end as row_version_now,
+    case when b.b_pending_kind is not null then
+        (select j.id from jobs j
+         where j.session_id = b.b_id and j.kind = b.b_pending_kind
+           and j.state in ('available', 'running', 'retryable')) end as pending_now
 from b left join s on s.b_idx = b.b_idx
