@@ -10,7 +10,7 @@ use sqlx::types::Json;
 use sqlx::{FromRow, Postgres, Row, Transaction};
 
 use super::append_write::{
-    AppendWrite, ChildFinish, MessageColumns, call_rows, count_finish_events, write_finish,
+    AppendWrite, ChildFinish, MessageColumns, Seen, call_rows, count_finish_events, write_finish,
 };
 use super::batch;
 use super::jobs::JOBS_CHANNEL;
@@ -131,16 +131,6 @@ pub enum Appended {
     Applied { job_id: Option<i64> },
     /// The session changed after the read: nothing was written.
     Raced,
-}
-
-/// What a write that relied on a remembered pending job (`AppendWrite::pending`) saw
-/// when it did not apply: the session row's version and the job of that kind pending.
-/// With the row as the replica cached it, the pending job was what failed: the replica
-/// corrects what it remembers and the append decides again without a read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Seen {
-    pub row_version: Option<String>,
-    pub pending: Option<i64>,
 }
 
 /// The session row with what an append needs.

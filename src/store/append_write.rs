@@ -49,6 +49,16 @@ impl AppendWrite<'_> {
     }
 }
 
+/// What a write that relied on a remembered pending job (`AppendWrite::pending`) saw
+/// when it did not apply: the session row's version and the job of that kind pending.
+/// With the row as the replica cached it, the pending job was what failed: the replica
+/// corrects what it remembers and the append decides again without a read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Seen {
+    pub row_version: Option<String>,
+    pub pending: Option<i64>,
+}
+
 /// New tool calls with the seq of their result when the batch answers them too (a
 /// sub-statement cannot see rows another one inserts), and the answers to calls of
 /// earlier appends.

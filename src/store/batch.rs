@@ -16,8 +16,7 @@ use std::sync::LazyLock;
 use sqlx::{FromRow, Row};
 use tokio::sync::{mpsc, oneshot};
 
-use super::append::Seen;
-use super::append_write::{AppendWrite, CallRows, MessageColumns, call_rows};
+use super::append_write::{AppendWrite, CallRows, MessageColumns, Seen, call_rows};
 use super::ledger::{LedgerParameters, ledger_bytes};
 use super::pool::Pool;
 use super::pooler::{Db, Pooler};
