@@ -135,8 +135,11 @@ const LEDGER_ENTRIES_CACHED: usize = 4_096;
 /// makes it, and the key is the session's row id, which a new session never reuses.
 #[derive(Debug, Default)]
 pub(super) struct LedgerCache {
-    entries: std::sync::Mutex<std::collections::HashMap<i64, (i64, Arc<Vec<Entry>>)>>,
+    entries: std::sync::Mutex<std::collections::HashMap<i64, VersionedLedger>>,
 }
+
+/// A session's ledger as of a session version.
+type VersionedLedger = (i64, Arc<Vec<Entry>>);
 
 impl LedgerCache {
     fn get(&self, session_id: i64, version: i64) -> Option<Arc<Vec<Entry>>> {

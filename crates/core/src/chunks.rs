@@ -124,11 +124,11 @@ pub fn step_chunk<M: Shape>(
     if held(to) >= cover_tokens {
         return Some((from, to));
     }
-    let further = boundaries.iter().copied().filter(|&b| b > to);
+    let mut further = boundaries.iter().copied().filter(|&b| b > to);
     let to = further
         .clone()
         .find(|&b| held(b) >= cover_tokens)
-        .or_else(|| further.last())
+        .or_else(|| further.next_back())
         .unwrap_or(to);
     Some((from, to))
 }
