@@ -75,21 +75,27 @@ impl RowCache {
         self.rows.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Keeps `row` at `version` with the pending jobs `pending`; `None` keeps those of
-    /// the entry it replaces, if that is the same session's (a write that does not
-    /// enqueue: what the replica knew stays as true as it was).
+    /// Keeps `row` at `version` with the pending jobs `pending` (None: unknown).
     pub(super) fn put(&self, row: Session, version: String, pending: Option<HashMap<String, i64>>) {
         let mut rows = self.lock();
         if rows.len() >= ROW_CACHE_SESSIONS {
             rows.clear();
         }
-        let key = (row.tenant_id, row.external_id.clone());
-        let pending = pending.or_else(|| {
-            rows.get(&key)
-                .filter(|(old, _, _)| old.id == row.id)
-                .and_then(|(_, _, pending)| pending.clone())
-        });
-        rows.insert(key, (row, version, pending));
+        rows.insert(
+            (row.tenant_id, row.external_id.clone()),
+            (row, version, pending),
+        );
+    }
+
+    /// Keeps `row` at `version` after a write that enqueues no job: the pending jobs
+    /// stay as the replica knew them with the entry it replaces (the same session's).
+    pub(super) fn put_keeping_jobs(&self, row: Session, version: String) {
+        let pending = self
+            .lock()
+            .get(&(row.tenant_id, row.external_id.clone()))
+            .filter(|(old, _, _)| old.id == row.id)
+            .and_then(|(_, _, pending)| pending.clone());
+        self.put(row, version, pending);
     }
 
     /// Corrects what the entry at `version` knows of the pending job of `kind`.

@@ -387,11 +387,9 @@ impl Store {
             .fetch_optional(self.db())
             .await?;
         if let Some(row) = row {
-            // The build enqueues no job: the pending ones stay as the replica knew them.
-            self.rows.put(
+            self.rows.put_keeping_jobs(
                 Session::from(SessionRow::from_row(&row)?),
                 row.try_get("row_version")?,
-                None,
             );
         }
         Ok(())
