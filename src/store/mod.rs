@@ -17,6 +17,7 @@ mod pool;
 mod pooler;
 mod quotas;
 mod revert;
+mod row_cache;
 mod search;
 mod sessions;
 mod summaries;
@@ -76,7 +77,7 @@ pub struct Store {
     /// Session views this replica has read, so a build fetches only what is new.
     views: std::sync::Arc<ViewCache>,
     /// Session rows as this replica's own statements last left them.
-    rows: std::sync::Arc<append::RowCache>,
+    rows: std::sync::Arc<row_cache::RowCache>,
     /// Session ledgers this replica has read, each as of a session version.
     ledgers: std::sync::Arc<ledger::LedgerCache>,
     /// The appends' batch writer, started by the first append.
