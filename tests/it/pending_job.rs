@@ -5,11 +5,12 @@
 use std::sync::Arc;
 
 use ctxd::engine::EngineConfig;
+use ctxd::pb;
 use ctxd::policy::Policy;
 use ctxd::summarizer::model::{Api, ModelSummarizer, Profile};
 use sqlx::PgPool;
 
-use crate::harness::{TestServer, append, call, result, user};
+use crate::harness::{Client, TestServer, append, call, result, user};
 use crate::jobs::{fill, profile};
 use crate::model_server::{Behavior, ModelServer};
 
@@ -22,6 +23,14 @@ async fn pending(pool: &PgPool, job_id: i64) -> bool {
     .fetch_one(pool)
     .await
     .unwrap()
+}
+
+/// The summarization job an append to session "p" reports.
+async fn job_of(client: &mut Client, messages: Vec<pb::Message>) -> i64 {
+    append(client, "p", messages)
+        .await
+        .unwrap()
+        .summarization_job_id
 }
 
 /// Ends a job without touching its session's row.
@@ -57,25 +66,16 @@ async fn an_append_relying_on_a_job_that_ended_enqueues_the_next(pool: PgPool) {
     assert!(jobs.iter().all(|&job| job == jobs[0]), "{jobs:?}");
     let first = jobs[0];
     assert!(pending(&pool, first).await);
-    let appended = append(&mut client, "p", vec![user("one more")])
-        .await
-        .unwrap();
-    assert_eq!(appended.summarization_job_id, first);
+    assert_eq!(job_of(&mut client, vec![user("one more")]).await, first);
 
     // The job ends without touching the session row.
     cancel(&pool, first).await;
 
     // The next append enqueues a new job and reports it; the one after relies on it.
-    let appended = append(&mut client, "p", vec![user("and another")])
-        .await
-        .unwrap();
-    let second = appended.summarization_job_id;
+    let second = job_of(&mut client, vec![user("and another")]).await;
     assert!(second > first, "{second} after {first}");
     assert!(pending(&pool, second).await);
-    let appended = append(&mut client, "p", vec![user("and a third")])
-        .await
-        .unwrap();
-    assert_eq!(appended.summarization_job_id, second);
+    assert_eq!(job_of(&mut client, vec![user("and a third")]).await, second);
 
     // Again, with an append written by a statement of its own (its large tool result
     // is evicted: an event, which batched appends do not carry).
