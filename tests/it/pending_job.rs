@@ -97,3 +97,82 @@ async fn an_append_relying_on_a_job_that_ended_enqueues_the_next(pool: PgPool) {
     assert_eq!(pending_jobs, 1);
     server.stop().await;
 }
+
+/// The store's side: a write relying on a remembered pending job that ended races, and
+/// the replica keeps the row with the job corrected (the append decides again without
+/// a read); a row another writer changed is forgotten (the append reads). Both for the
+/// batched statement and the single one (a budget status rides only on the latter).
+#[sqlx::test(migrations = "./migrations")]
+async fn a_write_that_relied_on_an_ended_job_corrects_the_cached_row(pool: PgPool) {
+    use ctxd::store::{AppendWrite, Appended, Store};
+
+    use crate::replicas::{one_more, only_messages};
+
+    let server = TestServer::start(pool.clone()).await;
+    let mut client = server.client.clone();
+    let store = Store::new(pool.clone());
+    let tenant = store.default_tenant().await.unwrap();
+    for alone in [false, true] {
+        let id = if alone { "single" } else { "batched" };
+        crate::harness::create(&mut client, id, Default::default()).await;
+        let job: i64 = sqlx::query_scalar(
+            "insert into jobs (tenant_id, session_id, kind, max_attempts)
+             select tenant_id, id, 'summarize', 3 from sessions where external_id = $1
+             returning id",
+        )
+        .bind(id)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+        let message = ctxd::message::Message::text(ctxd::message::Role::User, "one");
+        // Writes `message` on `state`, relying on `pending` as the summarization job.
+        let write = |state: ctxd::store::AppendState, pending: Option<i64>| {
+            let store = store.clone();
+            let message = message.clone();
+            async move {
+                let (batch, update) = one_more(&state.session, &message, 3);
+                let budget_status = alone.then_some(state.session.budget_status);
+                let write = AppendWrite {
+                    pending: Some(("summarize", pending)),
+                    budget_status,
+                    ..only_messages(&batch, update)
+                };
+                store.append(state, write).await.unwrap()
+            }
+        };
+        let cached = || store.cached_append_state(tenant, id, &[]);
+
+        // Read, written: the row is cached with the job the read found.
+        let state = store
+            .append_state(tenant, id, &[], None, false)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(state.pending_jobs.get("summarize"), Some(&job));
+        assert!(matches!(
+            write(state, Some(job)).await,
+            Appended::Applied { .. }
+        ));
+        let state = cached().unwrap_or_else(|| panic!("{id}: cached after the write"));
+        assert!(state.pending_known);
+        assert_eq!(state.pending_jobs.get("summarize"), Some(&job), "{id}");
+
+        // The job ends without touching the row: the write relying on it races, and the
+        // row stays cached with no job pending; relying on that, the next write applies.
+        cancel(&pool, job).await;
+        assert_eq!(write(state, Some(job)).await, Appended::Raced, "{id}");
+        let state = cached().unwrap_or_else(|| panic!("{id}: kept after the job was corrected"));
+        assert!(state.pending_known);
+        assert_eq!(state.pending_jobs.get("summarize"), None, "{id}");
+        assert!(matches!(write(state, None).await, Appended::Applied { .. }));
+
+        // Another writer changes the row: the write races and the row is forgotten.
+        let state = cached().unwrap_or_else(|| panic!("{id}: cached after the write"));
+        append(&mut client, id, vec![user("elsewhere")])
+            .await
+            .unwrap();
+        assert_eq!(write(state, None).await, Appended::Raced, "{id}");
+        assert!(cached().is_none(), "{id}");
+    }
+    server.stop().await;
+}

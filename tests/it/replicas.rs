@@ -816,7 +816,7 @@ async fn try_write_one(
 
 /// `message` appended after what `session` holds, counted as `tokens`, and the session's
 /// aggregates after it (a user message starts a turn).
-fn one_more<'a>(
+pub(crate) fn one_more<'a>(
     session: &ctxd::session::Session,
     message: &'a ctxd::message::Message,
     tokens: i64,
