@@ -313,6 +313,10 @@ fn pending_after(
     Some(pending)
 }
 
+/// The session's pending job of the kind an append relies on: checked by its write, and
+/// reported when the write did not apply (`Seen`).
+const PENDING_JOB: &str = include_str!("sql/append/pending.sql");
+
 /// The session's update, returning the whole row for the row cache; by whether it also
 /// checks what an assumed state did not read (`sql/append/assumed.sql`) and the pending
 /// job an append relies on (`sql/append/pending.sql`).
@@ -323,7 +327,9 @@ static SESSION_PARTS: LazyLock<[[String; 2]; 2]> = LazyLock::new(|| {
             guard.push_str(include_str!("sql/append/assumed.sql"));
         }
         if pending {
-            guard.push_str(include_str!("sql/append/pending.sql"));
+            guard.push_str(&format!(
+                "\n        and {PENDING_JOB} is not distinct from $60"
+            ));
         }
         with_session_columns(&include_str!("sql/append/session.sql").replace("{assumed}", &guard))
     };
@@ -386,10 +392,10 @@ select s.id is not null as applied, s.*",
     if write.pending.is_some() {
         // What a write relying on a remembered pending job sees (`Seen`).
         sql.push_str(
-            ", (select x.xmin::text from sessions x where x.id = $1) as row_version_now,
-             (select j.id from jobs j where j.session_id = $1 and j.kind = $59
-                and j.state in ('available', 'running', 'retryable')) as pending_now",
+            ", (select x.xmin::text from sessions x where x.id = $1) as row_version_now, ",
         );
+        sql.push_str(PENDING_JOB);
+        sql.push_str(" as pending_now");
     }
     if !write.events.is_empty() {
         sql.push_str(
