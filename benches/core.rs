@@ -221,19 +221,26 @@ async fn run(
         ctxd::server::ServeOptions::default(),
         shutdown.clone(),
     ));
-    // A second replica on the same database that reads every view from the table.
-    let uncached = Engine::new(store.clone().view_cache_bytes(0), engine.config().clone());
-    let uncached_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let uncached_addr = uncached_listener.local_addr().unwrap();
-    let uncached_server = tokio::spawn(ctxd::server::serve(
-        uncached,
-        uncached_listener,
-        ctxd::server::ServeOptions::default(),
-        shutdown.clone(),
-    ));
-
     if part("build") {
+        // A second replica on the same database that reads every view from the table,
+        // for this part only: every replica runs its own search indexer, and the other
+        // parts measure one replica.
+        let uncached = Engine::new(store.clone().view_cache_bytes(0), engine.config().clone());
+        let uncached_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let uncached_addr = uncached_listener.local_addr().unwrap();
+        let stop_uncached = CancellationToken::new();
+        let uncached_server = tokio::spawn(ctxd::server::serve(
+            uncached,
+            uncached_listener,
+            ctxd::server::ServeOptions::default(),
+            stop_uncached.clone(),
+        ));
         build_messages([addr, uncached_addr], &pool, &corpus, scale).await;
+        stop_uncached.cancel();
+        uncached_server
+            .await
+            .unwrap()
+            .expect("server without a view cache");
     }
     if part("append") {
         append_turn(addr, &pool, &corpus, scale).await;
@@ -251,10 +258,6 @@ async fn run(
 
     shutdown.cancel();
     server.await.unwrap().expect("server");
-    uncached_server
-        .await
-        .unwrap()
-        .expect("server without a view cache");
     pool.close().await;
     if part("metrics") {
         recording::run(if full {
