@@ -293,6 +293,7 @@ mod tests {
         metrics.view_cache_lookup(ViewLookup::Hit);
         metrics.view_cache_lookup(ViewLookup::Miss);
         metrics.quota_rejected("max_session_bytes");
+        metrics.append_batch_written(13, Duration::from_millis(4));
         metrics.set_job_queue(JobQueueSample {
             available: 3,
             running: 1,
@@ -351,6 +352,8 @@ mod tests {
             "db_client_connection_max",
             "db_client_connection_pending_requests",
             "ctxd_quota_rejections_total",
+            "ctxd_append_batch_size",
+            "ctxd_append_batch_duration_seconds",
             "target_info",
         ] {
             assert!(

@@ -60,6 +60,9 @@ const TOKEN_BUCKETS: [f64; 15] = [
     2_000_000.0,
 ];
 
+/// Bucket boundaries for the appends one batch statement writes (at most 64).
+const BATCH_BUCKETS: [f64; 7] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0];
+
 /// Bucket boundaries for a fraction of the context window.
 const RATIO_BUCKETS: [f64; 12] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9, 0.95, 1.0];
 
@@ -158,6 +161,8 @@ pub struct Metrics {
     event_lag: Histogram<f64>,
     view_cache_lookups: Counter<u64>,
     quota_rejections: Counter<u64>,
+    append_batch_size: Histogram<u64>,
+    append_batch_duration: Histogram<f64>,
     /// Region attribute sets: system, tools, summaries, history.
     regions: [[KeyValue; 1]; 4],
     /// Build kind attribute sets, by [`BuildKind`].
@@ -297,6 +302,18 @@ impl Metrics {
                 .with_unit("{request}")
                 .with_description("Requests rejected with RESOURCE_EXHAUSTED, by the limit they hit")
                 .build(),
+            append_batch_size: meter
+                .u64_histogram("ctxd.append.batch.size")
+                .with_unit("{append}")
+                .with_description("Appends written by one batch statement of this replica's AppendTurn writer")
+                .with_boundaries(BATCH_BUCKETS.to_vec())
+                .build(),
+            append_batch_duration: meter
+                .f64_histogram("ctxd.append.batch.duration")
+                .with_unit("s")
+                .with_description("A batch statement's round trip from the writer's side: taking a connection, the statement and its commit, the rows back")
+                .with_boundaries(SECONDS_BUCKETS.to_vec())
+                .build(),
             regions: ["system", "tools", "summaries", "history"]
                 .map(|region| [KeyValue::new("ctxd.build.region", region)]),
             build_kinds: ["extends", "restarts", "repeats"]
@@ -429,6 +446,14 @@ impl Metrics {
     pub fn quota_rejected(&self, limit: &'static str) {
         self.quota_rejections
             .add(1, &[KeyValue::new("ctxd.quota.limit", limit)]);
+    }
+
+    /// The AppendTurn writer wrote a batch of `appends` in `elapsed` (whatever its
+    /// outcome).
+    pub fn append_batch_written(&self, appends: usize, elapsed: Duration) {
+        self.append_batch_size.record(appends as u64, &[]);
+        self.append_batch_duration
+            .record(elapsed.as_secs_f64(), &[]);
     }
 
     /// The latest reading of the jobs table, for the queue gauges.

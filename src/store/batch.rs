@@ -12,6 +12,7 @@
 //! under the row lock, are written alone by their own statement (`Item::of`).
 use std::collections::{HashSet, VecDeque};
 use std::sync::LazyLock;
+use std::time::Instant;
 
 use sqlx::{FromRow, Row};
 use tokio::sync::{mpsc, oneshot};
@@ -23,6 +24,7 @@ use super::pooler::{Db, Pooler};
 use super::sessions::{SessionRow, SessionUpdate, with_session_columns};
 use crate::ledger::extract::Extracted;
 use crate::message::Role;
+use crate::metrics::metrics;
 use crate::session::Session;
 
 /// One append's write, owned (it crosses to the writer's task).
@@ -167,7 +169,9 @@ async fn dispatch(
                     let finished = Finished(finished, sessions);
                     let (items, done): (Vec<Item>, Vec<oneshot::Sender<Outcome>>) =
                         batch.into_iter().unzip();
+                    let (appends, started) = (items.len(), Instant::now());
                     let outcomes = write_batch(Db::new(&pool, pooler), items).await;
+                    metrics().append_batch_written(appends, started.elapsed());
                     drop(finished);
                     for (done, outcome) in done.into_iter().zip(outcomes) {
                         // The append's caller may have gone (its RPC cancelled).

@@ -317,6 +317,25 @@ async fn prometheus_scrapes_rpc_and_compaction_metrics() {
         dir.path(),
     )
     .await;
+    // The loop's plain appends go through the batch writer: each batch statement is
+    // counted once with its appends, never more appends than AppendTurns.
+    let batches = wait_for(
+        &http,
+        &web,
+        "sum(ctxd_append_batch_duration_seconds_count)",
+        |value| value >= 1.0,
+        dir.path(),
+    )
+    .await;
+    let batched = wait_for(
+        &http,
+        &web,
+        "sum(ctxd_append_batch_size_sum)",
+        |value| value >= batches,
+        dir.path(),
+    )
+    .await;
+    assert!(batched <= appends, "{batched} batched appends of {appends}");
     dashboard_queries_work(&http, &web, dir.path()).await;
     terminate(ctxd.into_inner()).await;
 }
