@@ -336,6 +336,15 @@ async fn prometheus_scrapes_rpc_and_compaction_metrics() {
     )
     .await;
     assert!(batched <= appends, "{batched} batched appends of {appends}");
+    // Both histograms are recorded once for each batch (one scrape, one query).
+    wait_for(
+        &http,
+        &web,
+        "sum(ctxd_append_batch_size_count) - sum(ctxd_append_batch_duration_seconds_count)",
+        |value| value == 0.0,
+        dir.path(),
+    )
+    .await;
     dashboard_queries_work(&http, &web, dir.path()).await;
     terminate(ctxd.into_inner()).await;
 }
