@@ -10,17 +10,24 @@
 //! flight finishes, so an append on an idle replica is written at once, alone. Appends
 //! with an event, a budget-status change, a job or an idempotency key, and appends
 //! under the row lock, are written alone by their own statement (`Item::of`).
+//!
+//! A writer keeps its connection from one batch to the next while appends are waiting
+//! (`Held`): sqlx pings a pooled connection when it hands it out and again when it
+//! takes it back, two round trips a batch on the serial chain AppendTurn's throughput
+//! hangs on. Once nothing waits the connection goes back to the pool, so a kept one is
+//! only ever reused the moment its last batch has succeeded on it.
 use std::collections::{HashSet, VecDeque};
 use std::sync::LazyLock;
 use std::time::Instant;
 
-use sqlx::{FromRow, Row};
+use sqlx::pool::PoolConnection;
+use sqlx::{Connection as _, FromRow, Postgres, Row};
 use tokio::sync::{mpsc, oneshot};
 
 use super::append_write::{AppendWrite, CallRows, MessageColumns, Seen, call_rows};
 use super::ledger::{LedgerParameters, ledger_bytes};
 use super::pool::Pool;
-use super::pooler::{Db, Pooler};
+use super::pooler::{Conn, Pooler};
 use super::sessions::{SessionRow, SessionUpdate, with_session_columns};
 use crate::ledger::extract::Extracted;
 use crate::message::Role;
@@ -105,6 +112,9 @@ pub(super) enum Outcome {
 
 type Pending = (Item, oneshot::Sender<Outcome>);
 
+/// A writer's connection, kept for the next batch.
+type Held = PoolConnection<Postgres>;
+
 /// Appends in one batch at most; the rest wait for the next.
 const MAX_BATCH: usize = 64;
 
@@ -148,8 +158,9 @@ async fn dispatch(
     writers: usize,
     mut pending: mpsc::UnboundedReceiver<Pending>,
 ) {
-    let (finished_tx, mut finished) = mpsc::unbounded_channel::<Vec<i64>>();
+    let (finished_tx, mut finished) = mpsc::unbounded_channel::<(Vec<i64>, Option<Held>)>();
     let mut in_flight: HashSet<i64> = HashSet::new();
+    let mut held: Vec<Held> = Vec::new();
     let mut running = 0;
     let mut waiting: VecDeque<Pending> = VecDeque::new();
     let mut open = true;
@@ -164,14 +175,16 @@ async fn dispatch(
                 in_flight.extend(&sessions);
                 running += 1;
                 let (pool, finished) = (pool.clone(), finished_tx.clone());
+                let conn = held.pop();
                 tokio::spawn(async move {
                     // Frees the writer and its sessions however the task ends.
-                    let finished = Finished(finished, sessions);
+                    let mut finished = Finished(finished, sessions, None);
                     let (items, done): (Vec<Item>, Vec<oneshot::Sender<Outcome>>) =
                         batch.into_iter().unzip();
                     let (appends, started) = (items.len(), Instant::now());
-                    let outcomes = write_batch(Db::new(&pool, pooler), items).await;
+                    let (outcomes, conn) = write_batch(&pool, pooler, conn, items).await;
                     metrics().append_batch_written(appends, started.elapsed());
+                    finished.2 = conn;
                     drop(finished);
                     for (done, outcome) in done.into_iter().zip(outcomes) {
                         // The append's caller may have gone (its RPC cancelled).
@@ -181,6 +194,10 @@ async fn dispatch(
                 continue;
             }
         }
+        if waiting.is_empty() {
+            // Nothing to write: kept connections go back to the pool.
+            held.clear();
+        }
         if !open && waiting.is_empty() && running == 0 {
             return;
         }
@@ -189,22 +206,28 @@ async fn dispatch(
                 Some(next) => waiting.push_back(next),
                 None => open = false,
             },
-            Some(sessions) = finished.recv() => {
+            Some((sessions, conn)) = finished.recv() => {
                 running -= 1;
                 for session in sessions {
                     in_flight.remove(&session);
                 }
+                held.extend(conn);
             }
         }
     }
 }
 
-/// Tells the dispatcher, when dropped, that a batch of these sessions is done.
-struct Finished(mpsc::UnboundedSender<Vec<i64>>, Vec<i64>);
+/// Tells the dispatcher, when dropped, that a batch of these sessions is done, and
+/// hands back the connection it succeeded on.
+struct Finished(
+    mpsc::UnboundedSender<(Vec<i64>, Option<Held>)>,
+    Vec<i64>,
+    Option<Held>,
+);
 
 impl Drop for Finished {
     fn drop(&mut self) {
-        let _ = self.0.send(std::mem::take(&mut self.1));
+        let _ = self.0.send((std::mem::take(&mut self.1), self.2.take()));
     }
 }
 
@@ -294,11 +317,42 @@ static BATCH_SQL: LazyLock<[[String; 2]; 2]> = LazyLock::new(|| {
     ]
 });
 
-/// One statement for all of `items`; an outcome for each, in order.
-async fn write_batch(db: Db<'_>, mut items: Vec<Item>) -> Vec<Outcome> {
-    match run_batch(db, &mut items).await {
-        Ok(outcomes) => outcomes,
-        Err(sqlx::Error::Database(error)) => {
+/// One statement for all of `items` on `held` or a connection from `pool`; an outcome
+/// for each, in order, and the connection when the statement succeeded on it (one
+/// that failed goes back to the pool, which tests it).
+async fn write_batch(
+    pool: &Pool,
+    pooler: Pooler,
+    held: Option<Held>,
+    mut items: Vec<Item>,
+) -> (Vec<Outcome>, Option<Held>) {
+    let written = async {
+        let mut conn = match held {
+            Some(conn) => conn,
+            None => pool.acquire().await?,
+        };
+        let outcomes = match pooler {
+            Pooler::None => run_batch(Conn::new(&mut conn, pooler), &mut items).await?,
+            // Both of the unnamed statement's round trips on one server connection.
+            Pooler::Transaction => {
+                let mut tx = conn.begin().await?;
+                let outcomes = run_batch(Conn::new(&mut tx, pooler), &mut items).await?;
+                tx.commit().await?;
+                outcomes
+            }
+        };
+        Ok((outcomes, conn))
+    };
+    match written.await {
+        Ok((outcomes, conn)) => (outcomes, Some(conn)),
+        Err(error) => (failed(&items, error), None),
+    }
+}
+
+/// The outcomes of a batch whose statement failed with `error`.
+fn failed(items: &[Item], error: sqlx::Error) -> Vec<Outcome> {
+    match error {
+        sqlx::Error::Database(error) => {
             tracing::warn!(
                 appends = items.len(),
                 %error,
@@ -306,14 +360,14 @@ async fn write_batch(db: Db<'_>, mut items: Vec<Item>) -> Vec<Outcome> {
             );
             items.iter().map(|_| Outcome::Alone).collect()
         }
-        Err(error) => items
+        error => items
             .iter()
             .map(|_| Outcome::Failed(again(&error)))
             .collect(),
     }
 }
 
-async fn run_batch(db: Db<'_>, items: &mut [Item]) -> Result<Vec<Outcome>, sqlx::Error> {
+async fn run_batch(db: Conn<'_>, items: &mut [Item]) -> Result<Vec<Outcome>, sqlx::Error> {
     // Whether each append holds a user message (it lifts the compaction loop guard's
     // pause), before its messages join the batch's columns.
     let users: Vec<bool> = items
