@@ -805,7 +805,7 @@ async fn write_one(
 }
 
 /// [`write_one`], with the store's error.
-async fn try_write_one(
+pub(crate) async fn try_write_one(
     store: &ctxd::store::Store,
     state: ctxd::store::AppendState,
     message: &ctxd::message::Message,
