@@ -6,7 +6,7 @@ use ctxd::store::Appended;
 use sqlx::PgPool;
 
 use crate::harness::{TestServer, append, create, user, window};
-use crate::replicas::{occupy_the_writer, try_write_one};
+use crate::replicas::{occupy_the_writer, read_state, try_write_one};
 
 #[sqlx::test]
 async fn the_batch_queued_behind_the_writer_runs_on_its_connection(pool: PgPool) {
@@ -32,16 +32,7 @@ async fn the_batch_queued_behind_the_writer_runs_on_its_connection(pool: PgPool)
     .unwrap();
     let store = ctxd::store::Store::new(pool.clone()).append_writers(1);
     let tenant = store.default_tenant().await.unwrap();
-    let read = |id: &'static str| {
-        let store = store.clone();
-        async move {
-            store
-                .append_state(tenant, id, &[], None, false)
-                .await
-                .unwrap()
-                .unwrap()
-        }
-    };
+    let read = |id: &'static str| read_state(&store, tenant, id);
     let note = |id: &str| Message::text(Role::Assistant, format!("{id} 1"));
 
     let (holder, busy) = occupy_the_writer(&pool, &store, read("a").await, &note("a")).await;

@@ -421,16 +421,7 @@ async fn appends_queued_behind_a_busy_writer_share_one_commit_each_with_its_own_
     // One writer: while its statement waits, every other append queues.
     let store = ctxd::store::Store::new(pool.clone()).append_writers(1);
     let tenant = store.default_tenant().await.unwrap();
-    let read = |id: &'static str| {
-        let store = store.clone();
-        async move {
-            store
-                .append_state(tenant, id, &[], None, false)
-                .await
-                .unwrap()
-                .unwrap()
-        }
-    };
+    let read = |id: &'static str| read_state(&store, tenant, id);
     let notes: Vec<ctxd::message::Message> = ["a", "b", "c", "d", "e"]
         .iter()
         .map(|id| ctxd::message::Message::text(ctxd::message::Role::Assistant, format!("{id} 1")))
@@ -802,6 +793,19 @@ async fn write_one(
     message: &ctxd::message::Message,
 ) -> ctxd::store::Appended {
     try_write_one(store, state, message).await.unwrap()
+}
+
+/// Session `id`'s append state as `store` reads it from the table.
+pub(crate) async fn read_state(
+    store: &ctxd::store::Store,
+    tenant: i64,
+    id: &str,
+) -> ctxd::store::AppendState {
+    store
+        .append_state(tenant, id, &[], None, false)
+        .await
+        .unwrap()
+        .unwrap()
 }
 
 /// [`write_one`], with the store's error.
