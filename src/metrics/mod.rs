@@ -311,7 +311,7 @@ impl Metrics {
             append_batch_duration: meter
                 .f64_histogram("ctxd.append.batch.duration")
                 .with_unit("s")
-                .with_description("A batch statement's round trip from the writer's side: taking a connection, the statement and its commit, the rows back")
+                .with_description("A batch statement's round trip from the writer's side: taking a connection when it keeps none, the statement and its commit, the rows back")
                 .with_boundaries(SECONDS_BUCKETS.to_vec())
                 .build(),
             regions: ["system", "tools", "summaries", "history"]
