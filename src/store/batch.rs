@@ -7,7 +7,12 @@
 //! task-ledger rows ride with its messages under that guard.
 //!
 //! No timer: a batch is whatever is queued when one of the `writers` statements in
-//! flight finishes, so an append on an idle replica is written at once, alone. Appends
+//! flight finishes, so an append on an idle replica is written at once, alone. A batch
+//! takes at most half of what is waiting and what the last batch will send back
+//! (`balanced`), so that a burst does not settle into alternating batches of one and
+//! of all the rest: a batch's round trip is mostly fixed, and while a lone append is
+//! written the machine is busy with the answers and the next requests of all the
+//! others, then idle while they are written. Appends
 //! with an event, a budget-status change, a job or an idempotency key, and appends
 //! under the row lock, are written alone by their own statement (`Item::of`).
 //!
@@ -163,14 +168,18 @@ async fn dispatch(
     let mut held: Vec<Held> = Vec::new();
     let mut running = 0;
     let mut waiting: VecDeque<Pending> = VecDeque::new();
+    // The size of the last batch started: its appends' callers come back meanwhile.
+    let mut last = 0;
     let mut open = true;
     loop {
         if running < writers {
             while let Ok(next) = pending.try_recv() {
                 waiting.push_back(next);
             }
-            let batch = next_batch(&mut waiting, &in_flight);
+            let limit = balanced(waiting.len(), last);
+            let batch = next_batch(&mut waiting, &in_flight, limit);
             if !batch.is_empty() {
+                last = batch.len();
                 let sessions: Vec<i64> = batch.iter().map(|(item, _)| item.session).collect();
                 in_flight.extend(&sessions);
                 running += 1;
@@ -248,11 +257,28 @@ fn again(error: &sqlx::Error) -> sqlx::Error {
     }
 }
 
+/// Batches up to this size are never split to balance them: below it a second
+/// statement costs more than the balance gains.
+const BALANCE_FROM: usize = 8;
+
+/// The most appends the next batch takes when `waiting` appends wait and the last batch
+/// held `last`: half of both together (the last batch's callers send their next
+/// appends while this batch is written), so that batches of one and of all the rest
+/// even out to two halves within a batch or two. Never below `BALANCE_FROM`.
+fn balanced(waiting: usize, last: usize) -> usize {
+    waiting.saturating_add(last).div_ceil(2).max(BALANCE_FROM)
+}
+
 /// The next batch from `waiting`, in order (appends whose RPC was cancelled meanwhile
 /// are dropped, unwritten): appends whose session is neither in flight nor already in
-/// the batch, up to `MAX_BATCH` appends and `MAX_BATCH_BYTES`, sorted by session (so that batches of
-/// different replicas lock shared rows in the same order); the rest keep their places.
-fn next_batch(waiting: &mut VecDeque<Pending>, in_flight: &HashSet<i64>) -> Vec<Pending> {
+/// the batch, up to `limit` and `MAX_BATCH` appends and `MAX_BATCH_BYTES`, sorted by
+/// session (so that batches of different replicas lock shared rows in the same order);
+/// the rest keep their places.
+fn next_batch(
+    waiting: &mut VecDeque<Pending>,
+    in_flight: &HashSet<i64>,
+    limit: usize,
+) -> Vec<Pending> {
     let mut batch = Vec::new();
     let mut bytes = 0;
     let mut taken = HashSet::new();
@@ -265,7 +291,7 @@ fn next_batch(waiting: &mut VecDeque<Pending>, in_flight: &HashSet<i64>) -> Vec<
         }
         let session = next.0.session;
         let size = next.0.bytes();
-        if batch.len() < MAX_BATCH
+        if batch.len() < MAX_BATCH.min(limit)
             && (batch.is_empty() || bytes + size <= MAX_BATCH_BYTES)
             && !in_flight.contains(&session)
             && !blocked.contains(&session)
@@ -509,4 +535,47 @@ async fn run_batch(db: Conn<'_>, items: &mut [Item]) -> Result<Vec<Outcome>, sql
         }
     }
     Ok(outcomes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{BALANCE_FROM, MAX_BATCH, balanced};
+    use proptest::prelude::*;
+
+    /// The next batch's size in a closed loop of `clients`, each with one append at a
+    /// time, when the batch just written held `last` and all the others wait.
+    fn next(clients: usize, last: usize) -> usize {
+        let waiting = clients - last;
+        waiting.min(balanced(waiting, last)).min(MAX_BATCH)
+    }
+
+    proptest! {
+        /// A batch always takes something when anything waits, and never splits what a
+        /// second statement would cost more to write than it gains.
+        #[test]
+        fn a_batch_takes_at_least_half_and_never_splits_a_small_queue(
+            waiting in 0usize..10_000,
+            last in 0usize..10_000,
+        ) {
+            let limit = balanced(waiting, last);
+            prop_assert!(limit >= BALANCE_FROM);
+            prop_assert!(limit >= waiting.div_ceil(2));
+        }
+
+        /// Whatever split a burst starts from, a closed loop's batches are two halves
+        /// from the second batch on (and stay so), where without the limit they would
+        /// alternate between the split's two sizes for as long as nothing disturbs them.
+        #[test]
+        fn a_closed_loop_settles_into_halves(
+            clients in (2 * BALANCE_FROM)..=MAX_BATCH,
+            first in 1usize..MAX_BATCH,
+        ) {
+            let first = first.min(clients - 1);
+            let mut last = next(clients, next(clients, first));
+            for _ in 0..8 {
+                prop_assert!(last.abs_diff(clients / 2) <= 1, "{clients} clients: {last}");
+                last = next(clients, last);
+            }
+        }
+    }
 }

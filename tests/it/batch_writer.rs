@@ -67,3 +67,59 @@ async fn the_batch_queued_behind_the_writer_runs_on_its_connection(pool: PgPool)
         "{backends:?}: the queued batch ran on the busy writer's connection"
     );
 }
+
+/// A burst queued behind a lone append is written as two halves, not as one batch of
+/// all of it: otherwise a burst settles into alternating batches of one and of all the
+/// rest, whose round trips are mostly fixed (src/store/batch.rs, `balanced`).
+#[sqlx::test]
+async fn a_burst_behind_a_lone_append_is_written_in_halves(pool: PgPool) {
+    const BURST: usize = 20;
+    let server = TestServer::start(pool.clone()).await;
+    let mut client = server.client.clone();
+    let ids: Vec<String> = (0..=BURST).map(|index| format!("s{index:02}")).collect();
+    for id in &ids {
+        create(&mut client, id, window(100_000, 10_000)).await;
+        append(&mut client, id, vec![user("start")]).await.unwrap();
+    }
+    let store = ctxd::store::Store::new(pool.clone()).append_writers(1);
+    let tenant = store.default_tenant().await.unwrap();
+    let notes: Vec<Message> = ids
+        .iter()
+        .map(|id| Message::text(Role::Assistant, format!("{id} 1")))
+        .collect();
+
+    let lone = read_state(&store, tenant, &ids[0]).await;
+    let (holder, busy) = occupy_the_writer(&pool, &store, lone, &notes[0]).await;
+    let mut states = Vec::new();
+    for id in &ids[1..] {
+        states.push(read_state(&store, tenant, id).await);
+    }
+    let mut queued = Box::pin(futures::future::join_all(
+        states
+            .into_iter()
+            .zip(&notes[1..])
+            .map(|(state, note)| try_write_one(&store, state, note)),
+    ));
+    // Polled once: the whole burst is queued behind the lone append, in order.
+    assert!(futures::poll!(&mut queued).is_pending());
+    holder.commit().await.unwrap();
+    assert_eq!(busy.await.unwrap(), Appended::Applied { job_id: None });
+    for written in queued.await {
+        assert_eq!(written.unwrap(), Appended::Applied { job_id: None });
+    }
+
+    // The new messages by the transaction that wrote them, in the order they began.
+    let batches: Vec<Vec<String>> = sqlx::query_scalar(
+        "select array_agg(s.external_id order by s.external_id) from messages m
+         join sessions s on s.id = m.session_id
+         where m.seq = 2 group by m.xmin::text::bigint order by m.xmin::text::bigint",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        batches,
+        [ids[..1].to_vec(), ids[1..=11].to_vec(), ids[12..].to_vec()],
+        "the lone append, the first half of the burst as queued, then the rest"
+    );
+}
