@@ -11,8 +11,8 @@
 //! takes at most half of what is waiting and what the last batch will send back
 //! (`balanced`), so that a burst does not settle into alternating batches of one and
 //! of all the rest: a batch's round trip is mostly fixed, and while a lone append is
-//! written the machine is busy with the answers and the next requests of all the
-//! others, then idle while they are written. Appends
+//! written the requests of all the others compete with it for the cores (measured in
+//! docs/benchmarks.md, "Balanced batches"). Appends
 //! with an event, a budget-status change, a job or an idempotency key, and appends
 //! under the row lock, are written alone by their own statement (`Item::of`).
 //!
@@ -257,8 +257,8 @@ fn again(error: &sqlx::Error) -> sqlx::Error {
     }
 }
 
-/// Batches up to this size are never split to balance them: below it a second
-/// statement costs more than the balance gains.
+/// Batches up to this size are never split to balance them: a second statement's
+/// fixed cost is not worth it for a few appends (a judgement; 8 was not tuned).
 const BALANCE_FROM: usize = 8;
 
 /// The most appends the next batch takes when `waiting` appends wait and the last batch
