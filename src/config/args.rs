@@ -199,8 +199,8 @@ pub struct ServeArgs {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub view_cache_mb: Option<usize>,
     /// Appends to different sessions are written together, one statement and one
-    /// commit for all that queued while a writer was busy; this many such statements
-    /// run at once [default: 1].
+    /// commit for what queued while a writer was busy (a burst in two halves); this
+    /// many such statements run at once [default: 1].
     #[arg(long, env = "CTXD_APPEND_WRITERS")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub append_writers: Option<usize>,
