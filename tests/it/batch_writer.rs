@@ -1,6 +1,7 @@
-//! The batch writer keeps its connection while appends wait: the batch that queued
+//! The batch writer: it keeps its connection while appends wait (the batch that queued
 //! behind a busy writer runs on the backend the busy one ran on, with no pool hand-out
-//! (and its ping) between them.
+//! and its ping between them), and it writes a burst queued behind a lone append as
+//! two halves.
 use ctxd::message::{Message, Role};
 use ctxd::store::Appended;
 use sqlx::PgPool;
@@ -108,7 +109,9 @@ async fn a_burst_behind_a_lone_append_is_written_in_halves(pool: PgPool) {
         assert_eq!(written.unwrap(), Appended::Applied { job_id: None });
     }
 
-    // The new messages by the transaction that wrote them, in the order they began.
+    // The new messages by the transaction that wrote them, in the order they began: the
+    // burst's first batch takes half of the burst and the lone append's batch together.
+    let first_half = (BURST + 1).div_ceil(2);
     let batches: Vec<Vec<String>> = sqlx::query_scalar(
         "select array_agg(s.external_id order by s.external_id) from messages m
          join sessions s on s.id = m.session_id
@@ -119,7 +122,11 @@ async fn a_burst_behind_a_lone_append_is_written_in_halves(pool: PgPool) {
     .unwrap();
     assert_eq!(
         batches,
-        [ids[..1].to_vec(), ids[1..=11].to_vec(), ids[12..].to_vec()],
+        [
+            ids[..1].to_vec(),
+            ids[1..=first_half].to_vec(),
+            ids[first_half + 1..].to_vec()
+        ],
         "the lone append, the first half of the burst as queued, then the rest"
     );
 }
