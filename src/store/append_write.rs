@@ -1,6 +1,6 @@
 //! What an append writes — the write itself, and its messages and tool calls as the
 //! column arrays the statements unnest — shared by the single write (append.rs) and the
-//! batched one (batch.rs), so batch.rs does not use append.rs (append.rs uses batch.rs).
+//! batched one (batch/), so batch/ does not use append.rs (append.rs uses batch/).
 use std::collections::HashSet;
 
 use super::jobs::NewJob;

@@ -22,22 +22,23 @@
 //! hangs on. Once nothing waits the connection goes back to the pool, so a kept one is
 //! only ever reused the moment its last batch has succeeded on it.
 use std::collections::{HashSet, VecDeque};
-use std::sync::LazyLock;
 use std::time::Instant;
 
+use sqlx::Postgres;
 use sqlx::pool::PoolConnection;
-use sqlx::{Connection as _, FromRow, Postgres, Row};
 use tokio::sync::{mpsc, oneshot};
 
 use super::append_write::{AppendWrite, CallRows, MessageColumns, Seen, call_rows};
-use super::ledger::{LedgerParameters, ledger_bytes};
+use super::ledger::ledger_bytes;
 use super::pool::Pool;
-use super::pooler::{Conn, Pooler};
-use super::sessions::{SessionRow, SessionUpdate, with_session_columns};
+use super::pooler::Pooler;
+use super::sessions::SessionUpdate;
 use crate::ledger::extract::Extracted;
-use crate::message::Role;
 use crate::metrics::metrics;
 use crate::session::Session;
+use statement::write_batch;
+
+mod statement;
 
 /// One append's write, owned (it crosses to the writer's task).
 pub(super) struct Item {
@@ -245,18 +246,6 @@ fn stopped() -> sqlx::Error {
     sqlx::Error::PoolClosed
 }
 
-/// `error`, once more for another append of the batch: a connection's or the pool's
-/// failure stays one (the service answers UNAVAILABLE), anything else is a protocol
-/// error with the same text (logged, never sent to the client).
-fn again(error: &sqlx::Error) -> sqlx::Error {
-    match error {
-        sqlx::Error::Io(io) => sqlx::Error::Io(std::io::Error::new(io.kind(), io.to_string())),
-        sqlx::Error::PoolTimedOut => sqlx::Error::PoolTimedOut,
-        sqlx::Error::PoolClosed => sqlx::Error::PoolClosed,
-        other => sqlx::Error::Protocol(other.to_string()),
-    }
-}
-
 /// Batches up to this size are never split to balance them: a second statement's
 /// fixed cost is not worth it for a few appends (a judgement; 8 was not tuned).
 const BALANCE_FROM: usize = 8;
@@ -308,233 +297,6 @@ fn next_batch(
     *waiting = rest;
     batch.sort_by_key(|(item, _)| item.session);
     batch
-}
-
-/// The batch statement with the task ledger's parts it has rows for — entries, exit
-/// statuses of earlier calls — indexed `[entries][runs]`: PostgreSQL opens a table and
-/// every index of it for each part, rows or not (append.rs's `append_sql` likewise).
-static BATCH_SQL: LazyLock<[[String; 2]; 2]> = LazyLock::new(|| {
-    let sql = |entries: bool, runs: bool| {
-        let mut ledger = String::new();
-        if entries {
-            ledger.push_str(",\n");
-            ledger.push_str(include_str!("sql/append/batch_ledger.sql"));
-        }
-        if runs {
-            // An entry the batch merges above takes no run here.
-            let merged = if entries {
-                "
-      and not exists (
-          select 1 from batch_ledger_found f
-          where f.session_id = l.session_id and f.kind = l.kind and f.key = l.key)"
-            } else {
-                ""
-            };
-            ledger.push_str(",\n");
-            ledger.push_str(
-                &include_str!("sql/append/batch_ledger_runs.sql").replace("{merged}", merged),
-            );
-        }
-        with_session_columns(&include_str!("sql/append/batch.sql").replace("{ledger}", &ledger))
-    };
-    [
-        [sql(false, false), sql(false, true)],
-        [sql(true, false), sql(true, true)],
-    ]
-});
-
-/// One statement for all of `items` on `held` or a connection from `pool`; an outcome
-/// for each, in order, and the connection when the statement succeeded on it (one
-/// that failed goes back to the pool, which tests it).
-async fn write_batch(
-    pool: &Pool,
-    pooler: Pooler,
-    held: Option<Held>,
-    mut items: Vec<Item>,
-) -> (Vec<Outcome>, Option<Held>) {
-    let written = async {
-        let mut conn = match held {
-            Some(conn) => conn,
-            None => pool.acquire().await?,
-        };
-        let outcomes = match pooler {
-            Pooler::None => run_batch(Conn::new(&mut conn, pooler), &mut items).await?,
-            // Both of the unnamed statement's round trips on one server connection.
-            Pooler::Transaction => {
-                let mut tx = conn.begin().await?;
-                let outcomes = run_batch(Conn::new(&mut tx, pooler), &mut items).await?;
-                tx.commit().await?;
-                outcomes
-            }
-        };
-        Ok((outcomes, conn))
-    };
-    match written.await {
-        Ok((outcomes, conn)) => (outcomes, Some(conn)),
-        Err(error) => (failed(&items, error), None),
-    }
-}
-
-/// The outcomes of a batch whose statement failed with `error`.
-fn failed(items: &[Item], error: sqlx::Error) -> Vec<Outcome> {
-    match error {
-        sqlx::Error::Database(error) => {
-            tracing::warn!(
-                appends = items.len(),
-                %error,
-                "the database refused a batch of appends; writing each alone"
-            );
-            items.iter().map(|_| Outcome::Alone).collect()
-        }
-        error => items
-            .iter()
-            .map(|_| Outcome::Failed(again(&error)))
-            .collect(),
-    }
-}
-
-async fn run_batch(db: Conn<'_>, items: &mut [Item]) -> Result<Vec<Outcome>, sqlx::Error> {
-    // Whether each append holds a user message (it lifts the compaction loop guard's
-    // pause), before its messages join the batch's columns.
-    let users: Vec<bool> = items
-        .iter()
-        .map(|item| item.messages.roles.contains(&(Role::User as i16)))
-        .collect();
-    let mut messages = MessageColumns::default();
-    let (mut call_items, mut call_ids, mut call_seqs, mut result_seqs) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let (mut answer_items, mut answer_ids, mut answer_seqs) = (Vec::new(), Vec::new(), Vec::new());
-    for (index, item) in items.iter_mut().enumerate() {
-        messages.extend(index as i32, std::mem::take(&mut item.messages));
-    }
-    let items = &*items;
-    let mut ledger = LedgerParameters::default();
-    for (index, item) in items.iter().enumerate() {
-        let index = index as i32;
-        ledger.push(index, item.session, &item.ledger);
-        for (id, seq, result) in &item.calls.0 {
-            call_items.push(index);
-            call_ids.push(id.as_str());
-            call_seqs.push(*seq);
-            result_seqs.push(*result);
-        }
-        for (id, seq) in &item.calls.1 {
-            answer_items.push(index);
-            answer_ids.push(id.as_str());
-            answer_seqs.push(*seq);
-        }
-    }
-    let column = |f: &dyn Fn(&Item) -> i64| items.iter().map(f).collect::<Vec<i64>>();
-    let anchor = |f: &dyn Fn(&super::AnchorUpdate) -> i64| {
-        items
-            .iter()
-            .map(|item| item.update.anchor.as_ref().map(f))
-            .collect::<Vec<Option<i64>>>()
-    };
-    let sql =
-        &BATCH_SQL[usize::from(!ledger.entries.is_empty())][usize::from(!ledger.runs.is_empty())];
-    let rows = sqlx::query(sqlx::AssertSqlSafe(sql.as_str()))
-        .bind((0..items.len() as i32).collect::<Vec<i32>>())
-        .bind(column(&|item| item.session))
-        .bind(
-            items
-                .iter()
-                .map(|item| item.row_version.as_str())
-                .collect::<Vec<&str>>(),
-        )
-        .bind(items.iter().map(|item| item.assumed).collect::<Vec<bool>>())
-        .bind(column(&|item| item.update.version))
-        .bind(column(&|item| item.update.message_count))
-        .bind(column(&|item| item.update.turn_count))
-        .bind(column(&|item| item.update.log_tokens))
-        .bind(column(&|item| item.update.view_tokens))
-        .bind(column(&|item| item.update.last_turn_tokens))
-        .bind(column(&|item| item.builds))
-        .bind(anchor(&|a| a.anchor.reported_tokens))
-        .bind(anchor(&|a| a.anchor.fixed_tokens))
-        .bind(anchor(&|a| a.anchor.history_tokens))
-        .bind(anchor(&|a| a.anchor.first_seq))
-        .bind(anchor(&|a| a.anchor.last_seq))
-        .bind(anchor(&|a| a.anchor.view_epoch))
-        .bind(
-            items
-                .iter()
-                .map(|item| item.update.anchor.as_ref().map(|a| a.anchor.delta_ratio))
-                .collect::<Vec<Option<f64>>>(),
-        )
-        .bind(
-            items
-                .iter()
-                .map(|item| item.update.anchor.as_ref().and_then(|a| a.error))
-                .collect::<Vec<Option<f64>>>(),
-        )
-        .bind(column(&|item| item.update.usage.0))
-        .bind(column(&|item| item.update.usage.1))
-        .bind(column(&|item| item.update.usage.2))
-        .bind(column(&|item| item.update.evicted))
-        .bind(users)
-        .bind(column(&|item| item.calls.1.len() as i64))
-        .bind(&messages.items)
-        .bind(&messages.seqs)
-        .bind(&messages.turns)
-        .bind(&messages.roles)
-        .bind(&messages.contents)
-        .bind(&messages.parts)
-        .bind(&messages.reasonings)
-        .bind(&messages.tool_calls)
-        .bind(&messages.tool_call_ids)
-        .bind(&messages.names)
-        .bind(&messages.metadata)
-        .bind(&messages.pinned)
-        .bind(&messages.token_counts)
-        .bind(&messages.view_tokens)
-        .bind(call_items)
-        .bind(call_ids)
-        .bind(call_seqs)
-        .bind(result_seqs)
-        .bind(answer_items)
-        .bind(answer_ids)
-        .bind(answer_seqs)
-        .bind(&messages.view_states)
-        .bind(column(&|item| item.update.content_bytes))
-        .bind(sqlx::types::Json(&ledger.entries))
-        .bind(sqlx::types::Json(&ledger.runs))
-        .bind(
-            items
-                .iter()
-                .map(|item| item.pending.map(|(kind, _)| kind))
-                .collect::<Vec<Option<&str>>>(),
-        )
-        .bind(
-            items
-                .iter()
-                .map(|item| item.pending.and_then(|(_, id)| id))
-                .collect::<Vec<Option<i64>>>(),
-        )
-        .fetch_all(db)
-        .await?;
-    let mut outcomes: Vec<Outcome> = items.iter().map(|_| Outcome::Raced(None)).collect();
-    for row in rows {
-        let item: i32 = row.try_get("item")?;
-        let Some(outcome) = outcomes.get_mut(item as usize) else {
-            continue;
-        };
-        if !row.try_get::<bool, _>("locked")? {
-            // Another transaction holds the session's row: alone, it waits for it.
-            *outcome = Outcome::Alone;
-        } else if row.try_get::<bool, _>("applied")? {
-            *outcome = Outcome::Applied(
-                Box::new(Session::from(SessionRow::from_row(&row)?)),
-                row.try_get("row_version")?,
-            );
-        } else if items[item as usize].pending.is_some() {
-            *outcome = Outcome::Raced(Some(Seen {
-                row_version: row.try_get("row_version_now")?,
-                pending: row.try_get("pending_now")?,
-            }));
-        }
-    }
-    Ok(outcomes)
 }
 
 #[cfg(test)]
