@@ -1,13 +1,14 @@
 //! The batch writer: it keeps its connection while appends wait (the batch that queued
 //! behind a busy writer runs on the backend the busy one ran on, with no pool hand-out
-//! and its ping between them), and it writes a burst queued behind a lone append as
-//! two halves.
+//! and its ping between them), it writes a burst queued behind a lone append as two
+//! halves, and appends that announce events go in the batch with their events.
+use ctxd::events::EventDetail;
 use ctxd::message::{Message, Role};
 use ctxd::store::Appended;
 use sqlx::PgPool;
 
 use crate::harness::{TestServer, append, create, user, window};
-use crate::replicas::{occupy_the_writer, read_state, try_write_one};
+use crate::replicas::{occupy_the_writer, one_more, only_messages, read_state, try_write_one};
 
 #[sqlx::test]
 async fn the_batch_queued_behind_the_writer_runs_on_its_connection(pool: PgPool) {
@@ -128,5 +129,137 @@ async fn a_burst_behind_a_lone_append_is_written_in_halves(pool: PgPool) {
             ids[first_half + 1..].to_vec()
         ],
         "the lone append, the first half of the burst as queued, then the rest"
+    );
+}
+
+/// Appends that announce events (a tool result evicted, the budget status crossing a
+/// threshold) are written by the batch, not alone: each append's events by the
+/// transaction that writes its message, numbered on from its session's event seq, the
+/// session's budget status set, and one NOTIFY for the batch with its newest event.
+#[sqlx::test]
+async fn appends_with_events_are_written_in_the_batch(pool: PgPool) {
+    const QUEUED: usize = 4;
+    let server = TestServer::start(pool.clone()).await;
+    let mut client = server.client.clone();
+    let ids: Vec<String> = (0..=QUEUED).map(|index| format!("e{index}")).collect();
+    for id in &ids {
+        create(&mut client, id, window(100_000, 10_000)).await;
+        append(&mut client, id, vec![user("start")]).await.unwrap();
+    }
+    let store = ctxd::store::Store::new(pool.clone()).append_writers(1);
+    let tenant = store.default_tenant().await.unwrap();
+    let notes: Vec<Message> = ids
+        .iter()
+        .map(|id| Message::text(Role::Assistant, format!("{id} 1")))
+        .collect();
+    let seqs_before: Vec<i64> =
+        sqlx::query_scalar("select event_seq from sessions order by external_id")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    let last_before: i64 = sqlx::query_scalar("select coalesce(max(id), 0) from events")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+
+    // On a pool of its own, and the states read before the writer is held: the test's
+    // pool is small.
+    let listening = PgPool::connect_with((*pool.connect_options()).clone())
+        .await
+        .unwrap();
+    let mut listener = sqlx::postgres::PgListener::connect_with(&listening)
+        .await
+        .unwrap();
+    listener.listen(ctxd::store::EVENTS_CHANNEL).await.unwrap();
+    let mut states = Vec::new();
+    for id in &ids[1..] {
+        states.push(read_state(&store, tenant, id).await);
+    }
+    let lone = read_state(&store, tenant, &ids[0]).await;
+    let (holder, busy) = occupy_the_writer(&pool, &store, lone, &notes[0]).await;
+    let store = &store;
+    let mut queued = Box::pin(futures::future::join_all(
+        states
+            .into_iter()
+            .zip(&notes[1..])
+            .map(|(state, note)| async move {
+                let (batch, update) = one_more(&state.session, note, 9);
+                let mut write = only_messages(&batch, update);
+                write.events = vec![
+                    EventDetail::OutputEvicted {
+                        seq: batch[0].seq,
+                        tool_name: "bash".into(),
+                        tokens: 9,
+                        preview_tokens: 4,
+                    },
+                    EventDetail::BudgetThresholdCrossed {
+                        previous_status: 1,
+                        status: 2,
+                        used_tokens: 70_000,
+                        context_window: 100_000,
+                    },
+                ];
+                write.budget_status = Some(2);
+                store.append(state, write).await
+            }),
+    ));
+    // Polled once: all of them are queued behind the busy writer.
+    assert!(futures::poll!(&mut queued).is_pending());
+    holder.commit().await.unwrap();
+    assert_eq!(busy.await.unwrap(), Appended::Applied { job_id: None });
+    for written in queued.await {
+        assert_eq!(written.unwrap(), Appended::Applied { job_id: None });
+    }
+
+    // Per queued session: its new events' seqs, its event seq and budget status now,
+    // and the transactions that wrote its events and its new message.
+    type Written = (String, Vec<i64>, i64, i16, Vec<String>, String);
+    let written: Vec<Written> = sqlx::query_as(
+        "select s.external_id, array_agg(e.session_seq order by e.session_seq),
+             s.event_seq, s.budget_status, array_agg(distinct e.xmin::text), m.xmin::text
+         from sessions s
+         join messages m on m.session_id = s.id and m.seq = 2
+         join events e on e.session_id = s.id and e.id > $1
+         where s.external_id <> 'e0'
+         group by s.external_id, s.event_seq, s.budget_status, m.xmin::text
+         order by s.external_id",
+    )
+    .bind(last_before)
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(written.len(), QUEUED, "{written:?}");
+    for ((id, seqs, event_seq, status, tx, message_tx), before) in
+        written.iter().zip(&seqs_before[1..])
+    {
+        assert_eq!(
+            seqs,
+            &[before + 1, before + 2],
+            "{id}: numbered on from its seq"
+        );
+        assert_eq!(*event_seq, before + 2, "{id}: the session's event seq");
+        assert_eq!(*status, 2, "{id}: its budget status");
+        assert_eq!(
+            tx,
+            std::slice::from_ref(message_tx),
+            "{id}: with its message"
+        );
+    }
+    let batch_tx: std::collections::HashSet<&String> = written.iter().map(|row| &row.5).collect();
+    assert_eq!(batch_tx.len(), 1, "one batch wrote them all: {written:?}");
+
+    let newest: i64 = sqlx::query_scalar("select max(id) from events")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    let notification = listener.recv().await.unwrap();
+    assert_eq!(
+        notification.payload(),
+        newest.to_string(),
+        "the batch's NOTIFY"
+    );
+    assert!(
+        listener.next_buffered().is_none(),
+        "one NOTIFY for the batch"
     );
 }

@@ -141,7 +141,8 @@ fn assert_contiguous(events: &[pb::Event]) {
     }
 }
 
-/// Writers committing out of the order their event ids were allocated, while a tenant
+/// Writers committing out of the order their event ids were allocated (the slow one on
+/// a replica of its own: a replica's appends share its batches), while a tenant
 /// subscriber and a session subscriber disconnect mid-burst and resume from their
 /// cursors: every event arrives, in order, none missing, none twice.
 #[sqlx::test(migrations = "./migrations")]
@@ -189,7 +190,15 @@ async fn out_of_order_commits_and_a_resumed_subscriber_miss_nothing(pool: PgPool
     .await;
     until_live(&mut session_stream).await;
 
-    let mut slow_client = client.clone();
+    let slow_replica = TestServer::start(
+        sqlx::postgres::PgPoolOptions::new()
+            .max_connections(4)
+            .connect_with((*pool.connect_options()).clone())
+            .await
+            .unwrap(),
+    )
+    .await;
+    let mut slow_client = slow_replica.client.clone();
     let slow = tokio::spawn(async move { evicting_turn(&mut slow_client, "slow", 0).await });
     // The slow writer is parked in the trigger once its lock request waits.
     timeout(PATIENCE, async {

@@ -533,9 +533,10 @@ async fn appends_queued_behind_a_busy_writer_share_one_commit_each_with_its_own_
 /// The batch statement and the single statement write the same thing: two sessions take
 /// the same appends (tool calls answered across appends and within one, usage reports
 /// after builds, task-ledger entries and a result's exit status for a call of an earlier
-/// append), one with an idempotency key on each append — which the single statement
-/// writes — and one without, which goes in batches. Their session rows, messages, tool
-/// calls and ledger entries are then equal, column by column.
+/// append, a result evicted and announced), one with an idempotency key on each append —
+/// which the single statement writes — and one without, which goes in batches. Their
+/// session rows, messages, tool calls, ledger entries and events are then equal, column
+/// by column.
 #[sqlx::test]
 async fn batched_and_single_appends_write_the_same_rows(pool: PgPool) {
     let server = TestServer::start(pool.clone()).await;
@@ -551,7 +552,13 @@ async fn batched_and_single_appends_write_the_same_rows(pool: PgPool) {
         (false, vec![result("c1", "3 passed, 1 failed")], None),
         (
             false,
-            vec![result("c2", "diff --git a/x b/x"), user("and the docs")],
+            vec![
+                result(
+                    "c2",
+                    &format!("diff --git a/x b/x\n{}", "+ a line\n".repeat(40)),
+                ),
+                user("and the docs"),
+            ],
             None,
         ),
         (true, vec![assistant("done: both fixed")], Some(usage(530))),
@@ -578,7 +585,11 @@ async fn batched_and_single_appends_write_the_same_rows(pool: PgPool) {
         ),
     ];
     for id in ["single", "batched"] {
-        create(&mut client, id, window(100_000, 10_000)).await;
+        let policy = pb::Policy {
+            eviction_threshold_tokens: Some(50),
+            ..window(100_000, 10_000)
+        };
+        create(&mut client, id, policy).await;
         for (step, (build_first, messages, usage)) in steps.iter().enumerate() {
             if *build_first {
                 build(&mut client, id, pb::OutputFormat::Neutral)
@@ -608,7 +619,7 @@ async fn batched_and_single_appends_write_the_same_rows(pool: PgPool) {
         async move {
             let sql = format!(
                 "select s.external_id, coalesce(jsonb_agg(to_jsonb(t) - 'id' - 'session_id'
-                     - 'external_id' - 'created_at' - 'updated_at' - 'search'
+                     - 'external_id' - 'created_at' - 'updated_at' - 'search' - 'tx'
                      order by {order}), '[]')::text
                  from sessions s left join {table} t on t.{key} = s.id
                  group by s.external_id order by s.external_id",
@@ -629,6 +640,7 @@ async fn batched_and_single_appends_write_the_same_rows(pool: PgPool) {
         ("messages", "t.seq"),
         ("tool_calls", "t.call_id"),
         ("ledger_entries", "t.kind, t.key"),
+        ("events", "t.session_seq"),
     ] {
         let rows = rows(table, order).await;
         assert_eq!(rows.len(), 2);
@@ -640,6 +652,14 @@ async fn batched_and_single_appends_write_the_same_rows(pool: PgPool) {
         assert_ne!(rows[0].1, "[]", "{table} has rows");
     }
     assert_eq!(session(&mut client, "batched").await.message_count, 8);
+    let evicted: i64 = sqlx::query_scalar(
+        "select count(*) from events e join sessions s on s.id = e.session_id
+         where s.external_id = 'batched' and e.kind = 5",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(evicted, 1, "the long result's eviction, announced");
     let runs: (Vec<i64>, Vec<i32>) = sqlx::query_as(
         "select l.run_seqs, l.run_codes from ledger_entries l join sessions s on s.id = l.session_id
          where s.external_id = 'batched' and l.kind = 2 and l.key = 'pytest tests/test_x.py'",

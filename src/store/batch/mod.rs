@@ -12,9 +12,10 @@
 //! (`balanced`), so that a burst does not settle into alternating batches of one and
 //! of all the rest: a batch's round trip is mostly fixed, and while a lone append is
 //! written the requests of all the others compete with it for the cores (measured in
-//! docs/benchmarks.md, "Balanced batches"). Appends
-//! with an event, a budget-status change, a job or an idempotency key, and appends
-//! under the row lock, are written alone by their own statement (`Item::of`).
+//! docs/benchmarks.md, "Balanced batches"). A batch carries its appends' events and
+//! budget-status changes, with one NOTIFY for all of them; appends with a job or an
+//! idempotency key, and appends under the row lock, are written alone by their own
+//! statement (`Item::of`).
 //!
 //! A writer keeps its connection from one batch to the next while appends are waiting
 //! (`Held`): sqlx pings a pooled connection when it hands it out and again when it
@@ -33,6 +34,7 @@ use super::ledger::ledger_bytes;
 use super::pool::Pool;
 use super::pooler::Pooler;
 use super::sessions::SessionUpdate;
+use crate::events::kinds::EventDetail;
 use crate::ledger::extract::Extracted;
 use crate::metrics::metrics;
 use crate::session::Session;
@@ -56,12 +58,16 @@ pub(super) struct Item {
     pub calls: CallRows,
     /// The task ledger's share of the append.
     pub ledger: Extracted,
+    /// The events the append announces, in order.
+    pub events: Vec<EventDetail>,
+    /// The session's new budget status, when the append changes it.
+    pub budget_status: Option<i16>,
 }
 
 impl Item {
     /// `write` as a batch item, decided on `session` at `row_version`; `None` when it
-    /// has parts a batch does not carry (events, a budget status, a job, an
-    /// idempotency key), so it is written alone.
+    /// has parts a batch does not carry (a job, an idempotency key), so it is written
+    /// alone.
     pub(super) fn of(
         session: &Session,
         row_version: &str,
@@ -72,8 +78,6 @@ impl Item {
         // the single statement does (sql/append/answers_fork.sql).
         if write.job.is_some()
             || write.idempotency.is_some()
-            || !write.events.is_empty()
-            || write.budget_status.is_some()
             || (session.inherits() && !write.answers.is_empty())
         {
             return None;
@@ -92,6 +96,8 @@ impl Item {
             messages,
             calls: call_rows(write.calls, write.answers),
             ledger: write.ledger.clone(),
+            events: write.events.clone(),
+            budget_status: write.budget_status,
         })
     }
 

@@ -2,6 +2,7 @@
 //! commit, each under its own guard, and what each append's outcome is.
 use std::sync::LazyLock;
 
+use sqlx::types::Json;
 use sqlx::{Connection as _, FromRow, Row};
 
 use super::super::append_write::{MessageColumns, Seen};
@@ -9,16 +10,18 @@ use super::super::ledger::LedgerParameters;
 use super::super::pool::Pool;
 use super::super::pooler::{Conn, Pooler};
 use super::super::sessions::{SessionRow, with_session_columns};
-use super::super::AnchorUpdate;
+use super::super::{AnchorUpdate, EVENTS_CHANNEL};
 use super::{Held, Item, Outcome};
+use crate::events::kinds::EventDetail;
 use crate::message::Role;
 use crate::session::Session;
 
-/// The batch statement with the task ledger's parts it has rows for — entries, exit
-/// statuses of earlier calls — indexed `[entries][runs]`: PostgreSQL opens a table and
-/// every index of it for each part, rows or not (append.rs's `append_sql` likewise).
-static BATCH_SQL: LazyLock<[[String; 2]; 2]> = LazyLock::new(|| {
-    let sql = |entries: bool, runs: bool| {
+/// The batch statement with the parts it has rows for — events, the task ledger's
+/// entries, exit statuses of earlier calls — indexed `[events][entries][runs]`:
+/// PostgreSQL opens a table and every index of it for each part, rows or not
+/// (append.rs's `append_sql` likewise).
+static BATCH_SQL: LazyLock<[[[String; 2]; 2]; 2]> = LazyLock::new(|| {
+    let sql = |events: bool, entries: bool, runs: bool| {
         let mut ledger = String::new();
         if entries {
             ledger.push_str(",\n");
@@ -39,12 +42,27 @@ static BATCH_SQL: LazyLock<[[String; 2]; 2]> = LazyLock::new(|| {
                 &include_str!("../sql/append/batch_ledger_runs.sql").replace("{merged}", merged),
             );
         }
-        with_session_columns(&include_str!("../sql/append/batch.sql").replace("{ledger}", &ledger))
+        let (inserted, notify) = if events {
+            (
+                concat!(",\n", include_str!("../sql/append/batch_events.sql")),
+                // One NOTIFY for the batch (an uncorrelated subquery runs once).
+                ",
+    (select pg_notify($59, max(id)::text) from batch_events having count(*) > 0)
+        as events_notified",
+            )
+        } else {
+            ("", "")
+        };
+        with_session_columns(
+            &include_str!("../sql/append/batch.sql")
+                .replace("{events}", inserted)
+                .replace("{notify}", notify)
+                .replace("{ledger}", &ledger),
+        )
     };
-    [
-        [sql(false, false), sql(false, true)],
-        [sql(true, false), sql(true, true)],
-    ]
+    [false, true].map(|events| {
+        [false, true].map(|entries| [false, true].map(|runs| sql(events, entries, runs)))
+    })
 });
 
 /// One statement for all of `items` on `held` or a connection from `pool`; an outcome
@@ -135,9 +153,10 @@ async fn run_batch(db: Conn<'_>, items: &mut [Item]) -> Result<Vec<Outcome>, sql
             .map(|item| item.update.anchor.as_ref().map(f))
             .collect::<Vec<Option<i64>>>()
     };
-    let sql =
-        &BATCH_SQL[usize::from(!ledger.entries.is_empty())][usize::from(!ledger.runs.is_empty())];
-    let rows = sqlx::query(sqlx::AssertSqlSafe(sql.as_str()))
+    let events = EventColumns::of(items);
+    let sql = &BATCH_SQL[usize::from(!events.items.is_empty())]
+        [usize::from(!ledger.entries.is_empty())][usize::from(!ledger.runs.is_empty())];
+    let query = sqlx::query(sqlx::AssertSqlSafe(sql.as_str()))
         .bind((0..items.len() as i32).collect::<Vec<i32>>())
         .bind(column(&|item| item.session))
         .bind(
@@ -215,8 +234,24 @@ async fn run_batch(db: Conn<'_>, items: &mut [Item]) -> Result<Vec<Outcome>, sql
                 .map(|item| item.pending.and_then(|(_, id)| id))
                 .collect::<Vec<Option<i64>>>(),
         )
-        .fetch_all(db)
-        .await?;
+        .bind(column(&|item| item.events.len() as i64))
+        .bind(
+            items
+                .iter()
+                .map(|item| item.budget_status)
+                .collect::<Vec<Option<i16>>>(),
+        );
+    let query = if events.items.is_empty() {
+        query
+    } else {
+        query
+            .bind(&events.items)
+            .bind(&events.ords)
+            .bind(&events.kinds)
+            .bind(&events.details)
+            .bind(EVENTS_CHANNEL)
+    };
+    let rows = query.fetch_all(db).await?;
     let mut outcomes: Vec<Outcome> = items.iter().map(|_| Outcome::Raced(None)).collect();
     for row in rows {
         let item: i32 = row.try_get("item")?;
@@ -241,7 +276,6 @@ async fn run_batch(db: Conn<'_>, items: &mut [Item]) -> Result<Vec<Outcome>, sql
     Ok(outcomes)
 }
 
-
 /// `error`, once more for another append of the batch: a connection's or the pool's
 /// failure stays one (the service answers UNAVAILABLE), anything else is a protocol
 /// error with the same text (logged, never sent to the client).
@@ -251,5 +285,30 @@ fn again(error: &sqlx::Error) -> sqlx::Error {
         sqlx::Error::PoolTimedOut => sqlx::Error::PoolTimedOut,
         sqlx::Error::PoolClosed => sqlx::Error::PoolClosed,
         other => sqlx::Error::Protocol(other.to_string()),
+    }
+}
+
+/// The batch's events as the statement's columns: for each, its append's index in the
+/// batch, its place among that append's events (from 1), its kind and its detail.
+#[derive(Default)]
+struct EventColumns<'a> {
+    items: Vec<i32>,
+    ords: Vec<i64>,
+    kinds: Vec<i16>,
+    details: Vec<Json<&'a EventDetail>>,
+}
+
+impl<'a> EventColumns<'a> {
+    fn of(items: &'a [Item]) -> EventColumns<'a> {
+        let mut columns = EventColumns::default();
+        for (index, item) in items.iter().enumerate() {
+            for (ord, event) in (1i64..).zip(&item.events) {
+                columns.items.push(index as i32);
+                columns.ords.push(ord);
+                columns.kinds.push(event.kind() as i16);
+                columns.details.push(Json(event));
+            }
+        }
+        columns
     }
 }

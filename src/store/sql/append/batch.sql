@@ -2,9 +2,10 @@
 -- session row is as its append read it (b_row_version, its xmin) or, for an assumed
 -- state, as the replica's cached row says — the same guards as session.sql and
 -- assumed.sql, per item. A session appears at most once per batch. Batched appends have
--- no events, job or idempotency key; those take the single statement. The session
--- update repeats session.sql's per item, and the task ledger's parts (the ledger slot:
--- batch_ledger.sql, batch_ledger_runs.sql, only when the batch has such rows) repeat
+-- no job or idempotency key; those take the single statement. The session update
+-- repeats session.sql's per item, the events (the events slot: batch_events.sql, only
+-- when the batch has events) events.sql's, and the task ledger's parts (the ledger
+-- slot: batch_ledger.sql, batch_ledger_runs.sql, only when the batch has such rows)
 -- ledger.sql's: change both together
 -- (replicas::batched_and_single_appends_write_the_same_rows compares what they write).
 with b as (
@@ -13,13 +14,13 @@ with b as (
         $12::bigint[], $13::bigint[], $14::bigint[], $15::bigint[], $16::bigint[],
         $17::bigint[], $18::float8[], $19::float8[], $20::bigint[], $21::bigint[],
         $22::bigint[], $23::bigint[], $24::bool[], $25::bigint[], $48::bigint[],
-        $51::text[], $52::bigint[])
+        $51::text[], $52::bigint[], $53::bigint[], $54::smallint[])
     as b(b_idx, b_id, b_row_version, b_assumed, b_version, b_message_count, b_turn_count,
          b_log_tokens, b_view_tokens, b_last_turn_tokens, b_builds, b_anchor_reported,
          b_anchor_fixed, b_anchor_history, b_anchor_first_seq, b_anchor_last_seq,
          b_anchor_view_epoch, b_anchor_delta_ratio, b_error, b_usage_input,
          b_usage_output, b_usage_cached, b_evicted, b_user, b_answers, b_content_bytes,
-         b_pending_kind, b_pending_job)
+         b_pending_kind, b_pending_job, b_events, b_budget_status)
 ),
 -- New tool calls (c) and answers to earlier ones (a), by batch item.
 c as (
@@ -57,7 +58,9 @@ s as (
         usage_output_tokens = usage_output_tokens + b_usage_output,
         usage_cached_tokens = usage_cached_tokens + b_usage_cached,
         evicted_messages = evicted_messages + b_evicted,
-        compaction_failures = case when b_user then 0 else compaction_failures end
+        compaction_failures = case when b_user then 0 else compaction_failures end,
+        event_seq = event_seq + b_events,
+        budget_status = coalesce(b_budget_status, budget_status)
     from b join locked on locked_id = b_id
     where sessions.id = any($2::bigint[]) and sessions.id = b_id
         and sessions.xmin::text = b_row_version
@@ -75,7 +78,8 @@ s as (
                 where j.session_id = b_id and j.kind = b_pending_kind
                   and j.state in ('available', 'running', 'retryable'))
                is not distinct from b_pending_job)
-    returning b_idx, {columns}, sessions.xmin::text as row_version
+    returning b_idx, {columns}, sessions.event_seq - b_events as event_base,
+        sessions.xmin::text as row_version
 ),
 inserted_messages as (
     insert into messages (session_id, seq, turn, role, content, parts, reasoning,
@@ -99,7 +103,7 @@ answered_calls as (
     update tool_calls t set result_seq = a.seq
     from a join s on s.b_idx = a.idx
     where t.session_id = s.id and t.call_id = a.id
-){ledger}
+){events}{ledger}
 select b.b_idx as item, s.id is not null as applied,
     exists (select 1 from locked where locked_id = b.b_id) as locked, s.*,
     -- What an append relying on a remembered pending job sees (store::append::Seen).
@@ -108,5 +112,5 @@ select b.b_idx as item, s.id is not null as applied,
     case when b.b_pending_kind is not null then
         (select j.id from jobs j
          where j.session_id = b.b_id and j.kind = b.b_pending_kind
-           and j.state in ('available', 'running', 'retryable')) end as pending_now
+           and j.state in ('available', 'running', 'retryable')) end as pending_now{notify}
 from b left join s on s.b_idx = b.b_idx
