@@ -244,11 +244,9 @@ impl Store {
                     None => None,
                 };
                 match batched {
-                    Some(batch::Outcome::Applied(row, version)) => (
-                        Appended::Applied { job_id: None },
-                        Some((*row, version)),
-                        None,
-                    ),
+                    Some(batch::Outcome::Applied(row, version, job_id)) => {
+                        (Appended::Applied { job_id }, Some((*row, version)), None)
+                    }
                     Some(batch::Outcome::Raced(seen)) => (Appended::Raced, None, seen),
                     Some(batch::Outcome::Failed(error)) => return Err(error.into()),
                     // Parts a batch does not carry, or the batch did not write it.

@@ -133,11 +133,13 @@ async fn a_burst_behind_a_lone_append_is_written_in_halves(pool: PgPool) {
 }
 
 /// Appends that announce events (a tool result evicted, the budget status crossing a
-/// threshold) are written by the batch, not alone: each append's events by the
-/// transaction that writes its message, numbered on from its session's event seq, the
-/// session's budget status set, and one NOTIFY for the batch with its newest event.
+/// threshold) and enqueue a summarization job are written by the batch, not alone: each
+/// append's events and job by the transaction that writes its message, the events
+/// numbered on from its session's event seq, the session's budget status set, each
+/// append told its job's id, and one NOTIFY for the batch's events with its newest event
+/// and one for its jobs.
 #[sqlx::test]
-async fn appends_with_events_are_written_in_the_batch(pool: PgPool) {
+async fn appends_with_events_and_jobs_are_written_in_the_batch(pool: PgPool) {
     const QUEUED: usize = 4;
     let server = TestServer::start(pool.clone()).await;
     let mut client = server.client.clone();
@@ -146,6 +148,8 @@ async fn appends_with_events_are_written_in_the_batch(pool: PgPool) {
         create(&mut client, id, window(100_000, 10_000)).await;
         append(&mut client, id, vec![user("start")]).await.unwrap();
     }
+    // No server's workers take the jobs (nor write events of their own) from here on.
+    server.stop().await;
     let store = ctxd::store::Store::new(pool.clone()).append_writers(1);
     let tenant = store.default_tenant().await.unwrap();
     let notes: Vec<Message> = ids
@@ -171,6 +175,15 @@ async fn appends_with_events_are_written_in_the_batch(pool: PgPool) {
         .await
         .unwrap();
     listener.listen(ctxd::store::EVENTS_CHANNEL).await.unwrap();
+    listener.listen(ctxd::store::JOBS_CHANNEL).await.unwrap();
+    let job = ctxd::store::NewJob {
+        kind: "summarize",
+        args: serde_json::json!({}),
+        priority: 0,
+        max_attempts: 3,
+        notify_done: false,
+    };
+    let job = &job;
     let mut states = Vec::new();
     for id in &ids[1..] {
         states.push(read_state(&store, tenant, id).await);
@@ -178,37 +191,43 @@ async fn appends_with_events_are_written_in_the_batch(pool: PgPool) {
     let lone = read_state(&store, tenant, &ids[0]).await;
     let (holder, busy) = occupy_the_writer(&pool, &store, lone, &notes[0]).await;
     let store = &store;
-    let mut queued = Box::pin(futures::future::join_all(
-        states
-            .into_iter()
-            .zip(&notes[1..])
-            .map(|(state, note)| async move {
-                let (batch, update) = one_more(&state.session, note, 9);
-                let mut write = only_messages(&batch, update);
-                write.events = vec![
-                    EventDetail::OutputEvicted {
-                        seq: batch[0].seq,
-                        tool_name: "bash".into(),
-                        tokens: 9,
-                        preview_tokens: 4,
-                    },
-                    EventDetail::BudgetThresholdCrossed {
-                        previous_status: 1,
-                        status: 2,
-                        used_tokens: 70_000,
-                        context_window: 100_000,
-                    },
-                ];
-                write.budget_status = Some(2);
-                store.append(state, write).await
-            }),
-    ));
+    let mut queued =
+        Box::pin(futures::future::join_all(
+            states.into_iter().zip(&notes[1..]).enumerate().map(
+                |(index, (state, note))| async move {
+                    let (batch, update) = one_more(&state.session, note, 9);
+                    let mut write = only_messages(&batch, update);
+                    // The first one's enqueue announces the jobs (the gate's choice).
+                    write.job = Some((job, index == 0));
+                    write.events = vec![
+                        EventDetail::OutputEvicted {
+                            seq: batch[0].seq,
+                            tool_name: "bash".into(),
+                            tokens: 9,
+                            preview_tokens: 4,
+                        },
+                        EventDetail::BudgetThresholdCrossed {
+                            previous_status: 1,
+                            status: 2,
+                            used_tokens: 70_000,
+                            context_window: 100_000,
+                        },
+                    ];
+                    write.budget_status = Some(2);
+                    store.append(state, write).await
+                },
+            ),
+        ));
     // Polled once: all of them are queued behind the busy writer.
     assert!(futures::poll!(&mut queued).is_pending());
     holder.commit().await.unwrap();
     assert_eq!(busy.await.unwrap(), Appended::Applied { job_id: None });
+    let mut job_ids = Vec::new();
     for written in queued.await {
-        assert_eq!(written.unwrap(), Appended::Applied { job_id: None });
+        match written.unwrap() {
+            Appended::Applied { job_id: Some(id) } => job_ids.push(id),
+            other => panic!("applied with its job's id, not {other:?}"),
+        }
     }
 
     // Per queued session: its new events' seqs, its event seq and budget status now,
@@ -248,18 +267,47 @@ async fn appends_with_events_are_written_in_the_batch(pool: PgPool) {
     let batch_tx: std::collections::HashSet<&String> = written.iter().map(|row| &row.5).collect();
     assert_eq!(batch_tx.len(), 1, "one batch wrote them all: {written:?}");
 
+    let jobs: Vec<(i64, String)> = sqlx::query_as(
+        "select j.id, j.xmin::text from jobs j join sessions s on s.id = j.session_id
+         order by s.external_id",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        jobs.iter().map(|job| job.0).collect::<Vec<_>>(),
+        job_ids,
+        "each append's job, as its append was told"
+    );
+    assert!(
+        jobs.iter().all(|job| batch_tx.contains(&job.1)),
+        "the jobs by the batch: {jobs:?}"
+    );
+
     let newest: i64 = sqlx::query_scalar("select max(id) from events")
         .fetch_one(&pool)
         .await
         .unwrap();
-    let notification = listener.recv().await.unwrap();
+    let mut notified = [
+        listener.recv().await.unwrap(),
+        listener.recv().await.unwrap(),
+    ];
+    notified.sort_by_key(|n| n.channel().to_string());
+    let notified: Vec<(&str, &str)> = notified
+        .iter()
+        .map(|n| (n.channel(), n.payload()))
+        .collect();
+    let newest = newest.to_string();
     assert_eq!(
-        notification.payload(),
-        newest.to_string(),
-        "the batch's NOTIFY"
+        notified,
+        [
+            (ctxd::store::EVENTS_CHANNEL, newest.as_str()),
+            (ctxd::store::JOBS_CHANNEL, "")
+        ],
+        "the batch's NOTIFYs"
     );
     assert!(
         listener.next_buffered().is_none(),
-        "one NOTIFY for the batch"
+        "one NOTIFY for the batch's events, one for its jobs"
     );
 }

@@ -12,10 +12,10 @@
 //! (`balanced`), so that a burst does not settle into alternating batches of one and
 //! of all the rest: a batch's round trip is mostly fixed, and while a lone append is
 //! written the requests of all the others compete with it for the cores (measured in
-//! docs/benchmarks.md, "Balanced batches"). A batch carries its appends' events and
-//! budget-status changes, with one NOTIFY for all of them; appends with a job or an
-//! idempotency key, and appends under the row lock, are written alone by their own
-//! statement (`Item::of`).
+//! docs/benchmarks.md, "Balanced batches"). A batch carries its appends' events,
+//! budget-status changes and summarization jobs, with one NOTIFY for all its events
+//! and at most one for its jobs; appends with an idempotency key, and appends under the
+//! row lock, are written alone by their own statement (`Item::of`).
 //!
 //! A writer keeps its connection from one batch to the next while appends are waiting
 //! (`Held`): sqlx pings a pooled connection when it hands it out and again when it
@@ -30,6 +30,7 @@ use sqlx::pool::PoolConnection;
 use tokio::sync::{mpsc, oneshot};
 
 use super::append_write::{AppendWrite, CallRows, MessageColumns, Seen, call_rows};
+use super::jobs::NewJob;
 use super::ledger::ledger_bytes;
 use super::pool::Pool;
 use super::pooler::Pooler;
@@ -62,12 +63,14 @@ pub(super) struct Item {
     pub events: Vec<EventDetail>,
     /// The session's new budget status, when the append changes it.
     pub budget_status: Option<i16>,
+    /// The job the append enqueues unless one of its kind is pending, and whether its
+    /// enqueue announces itself (`NotifyGate`).
+    pub job: Option<(NewJob, bool)>,
 }
 
 impl Item {
     /// `write` as a batch item, decided on `session` at `row_version`; `None` when it
-    /// has parts a batch does not carry (a job, an idempotency key), so it is written
-    /// alone.
+    /// has parts a batch does not carry (an idempotency key), so it is written alone.
     pub(super) fn of(
         session: &Session,
         row_version: &str,
@@ -76,10 +79,7 @@ impl Item {
     ) -> Option<Item> {
         // A fork's answer to a call it inherited inserts a row of its own, which only
         // the single statement does (sql/append/answers_fork.sql).
-        if write.job.is_some()
-            || write.idempotency.is_some()
-            || (session.inherits() && !write.answers.is_empty())
-        {
+        if write.idempotency.is_some() || (session.inherits() && !write.answers.is_empty()) {
             return None;
         }
         let mut messages = MessageColumns::default();
@@ -98,6 +98,7 @@ impl Item {
             ledger: write.ledger.clone(),
             events: write.events.clone(),
             budget_status: write.budget_status,
+            job: write.job.map(|(job, notify)| (job.clone(), notify)),
         })
     }
 
@@ -109,8 +110,9 @@ impl Item {
 
 /// How one append of a batch went.
 pub(super) enum Outcome {
-    /// Written: the session row as the write left it, with its new row version.
-    Applied(Box<Session>, String),
+    /// Written: the session row as the write left it, with its new row version, and
+    /// the id of the job it enqueued (`None` when it enqueued none).
+    Applied(Box<Session>, String, Option<i64>),
     /// The session row changed after the append's read, or (`Seen`) the pending job
     /// it relied on is not the pending one: nothing written.
     Raced(Option<Seen>),

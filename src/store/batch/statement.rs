@@ -6,6 +6,7 @@ use sqlx::types::Json;
 use sqlx::{Connection as _, FromRow, Row};
 
 use super::super::append_write::{MessageColumns, Seen};
+use super::super::jobs::{JOBS_CHANNEL, NewJob};
 use super::super::ledger::LedgerParameters;
 use super::super::pool::Pool;
 use super::super::pooler::{Conn, Pooler};
@@ -16,12 +17,17 @@ use crate::events::kinds::EventDetail;
 use crate::message::Role;
 use crate::session::Session;
 
-/// The batch statement with the parts it has rows for — events, the task ledger's
-/// entries, exit statuses of earlier calls — indexed `[events][entries][runs]`:
+/// The parameters the batch statement always has; its events' and jobs' come after.
+const BASE_PARAMETERS: usize = 54;
+
+/// The batch statement with the parts it has rows for — events, jobs, the task ledger's
+/// entries, exit statuses of earlier calls — indexed `[events][jobs][entries][runs]`:
 /// PostgreSQL opens a table and every index of it for each part, rows or not
 /// (append.rs's `append_sql` likewise).
-static BATCH_SQL: LazyLock<[[[String; 2]; 2]; 2]> = LazyLock::new(|| {
-    let sql = |events: bool, entries: bool, runs: bool| {
+type Variants = [[[[String; 2]; 2]; 2]; 2];
+
+static BATCH_SQL: LazyLock<Variants> = LazyLock::new(|| {
+    let sql = |events: bool, jobs: bool, entries: bool, runs: bool| {
         let mut ledger = String::new();
         if entries {
             ledger.push_str(",\n");
@@ -42,28 +48,63 @@ static BATCH_SQL: LazyLock<[[[String; 2]; 2]; 2]> = LazyLock::new(|| {
                 &include_str!("../sql/append/batch_ledger_runs.sql").replace("{merged}", merged),
             );
         }
-        let (inserted, notify) = if events {
-            (
-                concat!(",\n", include_str!("../sql/append/batch_events.sql")),
-                // One NOTIFY for the batch (an uncorrelated subquery runs once).
+        // The parts' parameters follow the base ones, numbered here so that every
+        // variant's are dense. One NOTIFY each for the batch: an uncorrelated subquery
+        // runs once.
+        let (mut parts, mut outputs, mut next) = (String::new(), String::new(), BASE_PARAMETERS);
+        if events {
+            parts.push_str(",\n");
+            parts.push_str(&numbered(
+                include_str!("../sql/append/batch_events.sql"),
+                "$E",
+                next,
+            ));
+            outputs.push_str(&format!(
                 ",
-    (select pg_notify($59, max(id)::text) from batch_events having count(*) > 0)
+    (select pg_notify(${}, max(id)::text) from batch_events having count(*) > 0)
         as events_notified",
-            )
-        } else {
-            ("", "")
-        };
+                next + 5
+            ));
+            next += 5;
+        }
+        if jobs {
+            parts.push_str(",\n");
+            parts.push_str(&numbered(
+                include_str!("../sql/append/batch_jobs.sql"),
+                "$J",
+                next,
+            ));
+            outputs.push_str(&format!(
+                ",
+    (select q.id from batch_jobs q where q.session_id = s.id) as job_id,
+    (select pg_notify(${}, '') from batch_jobs having count(*) > 0 and ${}::bool)
+        as jobs_notified",
+                next + 7,
+                next + 8
+            ));
+        }
         with_session_columns(
             &include_str!("../sql/append/batch.sql")
-                .replace("{events}", inserted)
-                .replace("{notify}", notify)
+                .replace("{parts}", &parts)
+                .replace("{outputs}", &outputs)
                 .replace("{ledger}", &ledger),
         )
     };
-    [false, true].map(|events| {
-        [false, true].map(|entries| [false, true].map(|runs| sql(events, entries, runs)))
+    let both = [false, true];
+    both.map(|events| {
+        both.map(|jobs| both.map(|entries| both.map(|runs| sql(events, jobs, entries, runs))))
     })
 });
+
+/// `sql` with its parameters `{prefix}1`, `{prefix}2`, … numbered from `after + 1`.
+fn numbered(sql: &str, prefix: &str, after: usize) -> String {
+    let mut sql = sql.to_string();
+    // Highest first, so that `$E1` does not rewrite the start of `$E10`.
+    for n in (1..=9).rev() {
+        sql = sql.replace(&format!("{prefix}{n}"), &format!("${}", after + n));
+    }
+    sql
+}
 
 /// One statement for all of `items` on `held` or a connection from `pool`; an outcome
 /// for each, in order, and the connection when the statement succeeded on it (one
@@ -154,7 +195,11 @@ async fn run_batch(db: Conn<'_>, items: &mut [Item]) -> Result<Vec<Outcome>, sql
             .collect::<Vec<Option<i64>>>()
     };
     let events = EventColumns::of(items);
-    let sql = &BATCH_SQL[usize::from(!events.items.is_empty())]
+    let jobs: Vec<(i32, &NewJob, bool)> = (0..)
+        .zip(items)
+        .filter_map(|(index, item)| item.job.as_ref().map(|(job, notify)| (index, job, *notify)))
+        .collect();
+    let sql = &BATCH_SQL[usize::from(!events.items.is_empty())][usize::from(!jobs.is_empty())]
         [usize::from(!ledger.entries.is_empty())][usize::from(!ledger.runs.is_empty())];
     let query = sqlx::query(sqlx::AssertSqlSafe(sql.as_str()))
         .bind((0..items.len() as i32).collect::<Vec<i32>>())
@@ -251,6 +296,27 @@ async fn run_batch(db: Conn<'_>, items: &mut [Item]) -> Result<Vec<Outcome>, sql
             .bind(&events.details)
             .bind(EVENTS_CHANNEL)
     };
+    let query = if jobs.is_empty() {
+        query
+    } else {
+        query
+            .bind(jobs.iter().map(|job| job.0).collect::<Vec<i32>>())
+            .bind(jobs.iter().map(|job| job.1.kind).collect::<Vec<&str>>())
+            .bind(jobs.iter().map(|job| Json(&job.1.args)).collect::<Vec<_>>())
+            .bind(jobs.iter().map(|job| job.1.priority).collect::<Vec<i16>>())
+            .bind(
+                jobs.iter()
+                    .map(|job| job.1.max_attempts)
+                    .collect::<Vec<i32>>(),
+            )
+            .bind(
+                jobs.iter()
+                    .map(|job| job.1.notify_done)
+                    .collect::<Vec<bool>>(),
+            )
+            .bind(JOBS_CHANNEL)
+            .bind(jobs.iter().any(|job| job.2))
+    };
     let rows = query.fetch_all(db).await?;
     let mut outcomes: Vec<Outcome> = items.iter().map(|_| Outcome::Raced(None)).collect();
     for row in rows {
@@ -265,6 +331,11 @@ async fn run_batch(db: Conn<'_>, items: &mut [Item]) -> Result<Vec<Outcome>, sql
             *outcome = Outcome::Applied(
                 Box::new(Session::from(SessionRow::from_row(&row)?)),
                 row.try_get("row_version")?,
+                if jobs.is_empty() {
+                    None
+                } else {
+                    row.try_get("job_id")?
+                },
             );
         } else if items[item as usize].pending.is_some() {
             *outcome = Outcome::Raced(Some(Seen {

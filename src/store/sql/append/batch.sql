@@ -2,11 +2,11 @@
 -- session row is as its append read it (b_row_version, its xmin) or, for an assumed
 -- state, as the replica's cached row says — the same guards as session.sql and
 -- assumed.sql, per item. A session appears at most once per batch. Batched appends have
--- no job or idempotency key; those take the single statement. The session update
--- repeats session.sql's per item, the events (the events slot: batch_events.sql, only
--- when the batch has events) events.sql's, and the task ledger's parts (the ledger
--- slot: batch_ledger.sql, batch_ledger_runs.sql, only when the batch has such rows)
--- ledger.sql's: change both together
+-- no idempotency key; those take the single statement. The session update repeats
+-- session.sql's per item, the events and jobs (the parts slot: batch_events.sql,
+-- batch_jobs.sql, only when the batch has such rows) events.sql's and job.sql's, and
+-- the task ledger's parts (the ledger slot: batch_ledger.sql, batch_ledger_runs.sql,
+-- only when the batch has such rows) ledger.sql's: change both together
 -- (replicas::batched_and_single_appends_write_the_same_rows compares what they write).
 with b as (
     select * from unnest($1::int[], $2::bigint[], $3::text[], $4::bool[], $5::bigint[],
@@ -103,7 +103,7 @@ answered_calls as (
     update tool_calls t set result_seq = a.seq
     from a join s on s.b_idx = a.idx
     where t.session_id = s.id and t.call_id = a.id
-){events}{ledger}
+){parts}{ledger}
 select b.b_idx as item, s.id is not null as applied,
     exists (select 1 from locked where locked_id = b.b_id) as locked, s.*,
     -- What an append relying on a remembered pending job sees (store::append::Seen).
@@ -112,5 +112,5 @@ select b.b_idx as item, s.id is not null as applied,
     case when b.b_pending_kind is not null then
         (select j.id from jobs j
          where j.session_id = b.b_id and j.kind = b.b_pending_kind
-           and j.state in ('available', 'running', 'retryable')) end as pending_now{notify}
+           and j.state in ('available', 'running', 'retryable')) end as pending_now{outputs}
 from b left join s on s.b_idx = b.b_idx
