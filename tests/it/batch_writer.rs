@@ -4,7 +4,7 @@
 //! halves, and appends that announce events go in the batch with their events.
 use ctxd::events::EventDetail;
 use ctxd::message::{Message, Role};
-use ctxd::store::Appended;
+use ctxd::store::{Appended, Store};
 use sqlx::PgPool;
 
 use crate::harness::{TestServer, append, create, user, window};
@@ -32,7 +32,7 @@ async fn the_batch_queued_behind_the_writer_runs_on_its_connection(pool: PgPool)
     .execute(&pool)
     .await
     .unwrap();
-    let store = ctxd::store::Store::new(pool.clone()).append_writers(1);
+    let store = Store::new(pool.clone()).append_writers(1);
     let tenant = store.default_tenant().await.unwrap();
     let read = |id: &'static str| read_state(&store, tenant, id);
     let note = |id: &str| Message::text(Role::Assistant, format!("{id} 1"));
@@ -76,19 +76,7 @@ async fn the_batch_queued_behind_the_writer_runs_on_its_connection(pool: PgPool)
 #[sqlx::test]
 async fn a_burst_behind_a_lone_append_is_written_in_halves(pool: PgPool) {
     const BURST: usize = 20;
-    let server = TestServer::start(pool.clone()).await;
-    let mut client = server.client.clone();
-    let ids: Vec<String> = (0..=BURST).map(|index| format!("s{index:02}")).collect();
-    for id in &ids {
-        create(&mut client, id, window(100_000, 10_000)).await;
-        append(&mut client, id, vec![user("start")]).await.unwrap();
-    }
-    let store = ctxd::store::Store::new(pool.clone()).append_writers(1);
-    let tenant = store.default_tenant().await.unwrap();
-    let notes: Vec<Message> = ids
-        .iter()
-        .map(|id| Message::text(Role::Assistant, format!("{id} 1")))
-        .collect();
+    let (_server, ids, store, tenant, notes) = started(&pool, "s", BURST + 1).await;
 
     let lone = read_state(&store, tenant, &ids[0]).await;
     let (holder, busy) = occupy_the_writer(&pool, &store, lone, &notes[0]).await;
@@ -141,21 +129,9 @@ async fn a_burst_behind_a_lone_append_is_written_in_halves(pool: PgPool) {
 #[sqlx::test]
 async fn appends_with_events_and_jobs_are_written_in_the_batch(pool: PgPool) {
     const QUEUED: usize = 4;
-    let server = TestServer::start(pool.clone()).await;
-    let mut client = server.client.clone();
-    let ids: Vec<String> = (0..=QUEUED).map(|index| format!("e{index}")).collect();
-    for id in &ids {
-        create(&mut client, id, window(100_000, 10_000)).await;
-        append(&mut client, id, vec![user("start")]).await.unwrap();
-    }
+    let (server, ids, store, tenant, notes) = started(&pool, "e", QUEUED + 1).await;
     // No server's workers take the jobs (nor write events of their own) from here on.
     server.stop().await;
-    let store = ctxd::store::Store::new(pool.clone()).append_writers(1);
-    let tenant = store.default_tenant().await.unwrap();
-    let notes: Vec<Message> = ids
-        .iter()
-        .map(|id| Message::text(Role::Assistant, format!("{id} 1")))
-        .collect();
     let seqs_before: Vec<i64> =
         sqlx::query_scalar("select event_seq from sessions order by external_id")
             .fetch_all(&pool)
@@ -239,7 +215,7 @@ async fn appends_with_events_and_jobs_are_written_in_the_batch(pool: PgPool) {
          from sessions s
          join messages m on m.session_id = s.id and m.seq = 2
          join events e on e.session_id = s.id and e.id > $1
-         where s.external_id <> 'e0'
+         where s.external_id <> 'e00'
          group by s.external_id, s.event_seq, s.budget_status, m.xmin::text
          order by s.external_id",
     )
@@ -310,4 +286,30 @@ async fn appends_with_events_and_jobs_are_written_in_the_batch(pool: PgPool) {
         listener.next_buffered().is_none(),
         "one NOTIFY for the batch's events, one for its jobs"
     );
+}
+
+/// `count` sessions (`prefix` and a number), each with a first user message, through a
+/// server; a store with one append writer on `pool`, the default tenant, and a message
+/// for each session to append next.
+async fn started(
+    pool: &PgPool,
+    prefix: &str,
+    count: usize,
+) -> (TestServer, Vec<String>, Store, i64, Vec<Message>) {
+    let server = TestServer::start(pool.clone()).await;
+    let mut client = server.client.clone();
+    let ids: Vec<String> = (0..count)
+        .map(|index| format!("{prefix}{index:02}"))
+        .collect();
+    for id in &ids {
+        create(&mut client, id, window(100_000, 10_000)).await;
+        append(&mut client, id, vec![user("start")]).await.unwrap();
+    }
+    let store = Store::new(pool.clone()).append_writers(1);
+    let tenant = store.default_tenant().await.unwrap();
+    let notes = ids
+        .iter()
+        .map(|id| Message::text(Role::Assistant, format!("{id} 1")))
+        .collect();
+    (server, ids, store, tenant, notes)
 }
