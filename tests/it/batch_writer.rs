@@ -132,6 +132,12 @@ async fn appends_with_events_and_jobs_are_written_in_the_batch(pool: PgPool) {
     let (server, ids, store, tenant, notes) = started(&pool, "e", QUEUED + 1).await;
     // No server's workers take the jobs (nor write events of their own) from here on.
     server.stop().await;
+    // Each session's events so far, distinct and not zero, so that the batch's are seen
+    // to be numbered on from each session's own.
+    sqlx::query("update sessions set event_seq = 10 * id")
+        .execute(&pool)
+        .await
+        .unwrap();
     let seqs_before: Vec<i64> =
         sqlx::query_scalar("select event_seq from sessions order by external_id")
             .fetch_all(&pool)
@@ -285,6 +291,44 @@ async fn appends_with_events_and_jobs_are_written_in_the_batch(pool: PgPool) {
     assert!(
         listener.next_buffered().is_none(),
         "one NOTIFY for the batch's events, one for its jobs"
+    );
+
+    // Appends whose enqueues did not take the gate announce none: with those jobs
+    // ended, four more enqueues without it; a NOTIFY sent after they committed is the
+    // next one the listener gets.
+    sqlx::query("update jobs set state = 'completed'")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let mut states = Vec::new();
+    for id in &ids[1..] {
+        states.push(read_state(store, tenant, id).await);
+    }
+    let written = futures::future::join_all(states.into_iter().zip(&notes[1..]).map(
+        |(state, note)| async move {
+            let (batch, update) = one_more(&state.session, note, 9);
+            let mut write = only_messages(&batch, update);
+            write.job = Some((job, false));
+            store.append(state, write).await
+        },
+    ))
+    .await;
+    for written in written {
+        assert!(
+            matches!(written.unwrap(), Appended::Applied { job_id: Some(_) }),
+            "each enqueued its job"
+        );
+    }
+    sqlx::query("select pg_notify($1, 'after')")
+        .bind(ctxd::store::JOBS_CHANNEL)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let next = listener.recv().await.unwrap();
+    assert_eq!(
+        (next.channel(), next.payload()),
+        (ctxd::store::JOBS_CHANNEL, "after"),
+        "no NOTIFY for enqueues that did not take the gate"
     );
 }
 
