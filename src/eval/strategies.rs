@@ -49,8 +49,10 @@ impl Setup {
         (fraction * self.room as f64).floor() as i64
     }
 
-    /// A size the anchors give for a 200 000-token window, capped like ctxd caps its
-    /// sizes: at most a quarter of the prompt room.
+    /// A size the anchors give for a 200 000-token window, capped at a quarter of the
+    /// prompt room, as ctxd caps its fresh tail and protected tool output (ctxd's own
+    /// eviction size is capped lower, at a twenty-fourth; docs/benchmarks.md reports
+    /// deepagents measured with that cap too).
     pub fn quarter_capped(&self, size: i64) -> i64 {
         size.min(self.room / 4).max(1)
     }

@@ -62,11 +62,11 @@ async fn get_session_reports_the_sizes_in_force_and_the_requested_ones(pool: PgP
         policy.leaf_target_tokens,
         policy.condensed_target_tokens,
     ];
-    // A quarter of the 7 000-token prompt room; a tenth of the window; a twentieth and
-    // a twelfth of the prompt room.
+    // A twenty-fourth of the 7 000-token prompt room; a quarter of it; a tenth of the
+    // window; a twentieth and a twelfth of the prompt room.
     assert_eq!(
         in_force.map(Option::unwrap),
-        [1_750, 1_750, 1_750, 800, 350, 583]
+        [291, 1_750, 1_750, 800, 350, 583]
     );
     let requested = got.requested_policy.unwrap();
     assert_eq!(
@@ -106,10 +106,7 @@ async fn get_session_reports_the_sizes_in_force_and_the_requested_ones(pool: PgP
     }
     // CreateSession answers with the same mapping.
     let created = create(&mut client, "t", window(8_000, 1_000)).await;
-    assert_eq!(
-        created.policy.unwrap().eviction_threshold_tokens,
-        Some(1_750)
-    );
+    assert_eq!(created.policy.unwrap().eviction_threshold_tokens, Some(291));
     assert_eq!(
         created.requested_policy.unwrap().eviction_threshold_tokens,
         Some(20_000)

@@ -112,15 +112,21 @@ async fn build_clears_old_tool_results_past_the_threshold(pool: PgPool) {
     let server = TestServer::start(pool).await;
     let mut client = server.client.clone();
     // Window 20 000, reserve 2 000: clearing past 12 000 down to 9 000; the newest
-    // 4 500 tokens of tool output are protected, a clearing must save 2 000.
-    create(&mut client, "s", window(20_000, 2_000)).await;
+    // 4 500 tokens of tool output are protected, a clearing must save 2 000, results
+    // above 750 tokens are evicted at append.
+    let policy = pb::Policy {
+        clear_target: Some(0.45),
+        ..window(20_000, 2_000)
+    };
+    create(&mut client, "s", policy).await;
     let mut turn = 0;
     let add_turn = |turn: usize| {
         let id = format!("c{turn}");
         vec![
             user(&format!("Step {turn}: show the next file.")),
             call(&[&id]),
-            result(&id, &output(&format!("file{turn}"), 150)),
+            // About 600 tokens: under the eviction size (750), so results stay whole.
+            result(&id, &output(&format!("file{turn}"), 60)),
             assistant(&format!("Read file {turn}.")),
         ]
     };
@@ -138,7 +144,7 @@ async fn build_clears_old_tool_results_past_the_threshold(pool: PgPool) {
         {
             break;
         }
-        assert!(turn < 20, "clearing never happened");
+        assert!(turn < 40, "clearing never happened");
     }
     let breakdown = built.budget.unwrap().breakdown.unwrap();
     assert!(

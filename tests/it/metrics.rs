@@ -116,7 +116,8 @@ async fn wait_for(
 /// A turn whose tool output is about 1 400 tokens.
 fn turn(n: usize) -> Vec<pb::Message> {
     let id = format!("c{n}");
-    let output: String = (0..150)
+    // About 600 tokens: under the eviction size of the loop's window (750).
+    let output: String = (0..60)
         .map(|i| format!("file{n} {i:05} lorem ipsum dolor sit amet\n"))
         .collect();
     vec![
@@ -165,7 +166,12 @@ async fn prometheus_scrapes_rpc_and_compaction_metrics() {
     // An agent's loop in a small window until BuildMessages clears old tool results.
     let channel = channel(addr.parse().unwrap()).await;
     let mut client = ContextServiceClient::new(channel);
-    create(&mut client, "loop", window(20_000, 2_000)).await;
+    // Clearing down to 9 000 tokens saves enough that no summarization follows.
+    let policy = pb::Policy {
+        clear_target: Some(0.45),
+        ..window(20_000, 2_000)
+    };
+    create(&mut client, "loop", policy).await;
     // A subscriber, so deliveries and their lag are recorded.
     let mut events = client
         .subscribe_events(pb::SubscribeEventsRequest {
@@ -177,7 +183,7 @@ async fn prometheus_scrapes_rpc_and_compaction_metrics() {
         .into_inner();
     let mut builds = 0;
     let mut cleared = false;
-    for n in 0..20 {
+    for n in 0..40 {
         append(&mut client, "loop", turn(n)).await.unwrap();
         let built = build(&mut client, "loop", pb::OutputFormat::Neutral)
             .await

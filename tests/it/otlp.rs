@@ -151,7 +151,8 @@ async fn metrics_and_spans_reach_an_otlp_receiver() {
         .map(|i| format!("line {i:05} lorem ipsum dolor sit amet\n"))
         .collect();
     let mut builds = 0;
-    for n in 0..12 {
+    // Each result is evicted to a 750-token preview: 20 turns pass the clearing threshold.
+    for n in 0..20 {
         let id = format!("c{n}");
         append(
             &mut client,

@@ -61,7 +61,7 @@ async fn an_append_relying_on_a_job_that_ended_enqueues_the_next(pool: PgPool) {
     let mut client = server.client.clone();
 
     // Past the threshold every append reports the one pending job.
-    let jobs = fill(&mut client, "p", 12).await;
+    let jobs = fill(&mut client, "p", 20).await;
     assert!(jobs.len() > 3, "{jobs:?}");
     assert!(jobs.iter().all(|&job| job == jobs[0]), "{jobs:?}");
     let first = jobs[0];

@@ -145,7 +145,7 @@ async fn a_child_with_a_smaller_window_compacts_alone_and_its_answer_is_the_tool
         Some(4_000),
         "the child keeps its own policy"
     );
-    for turn in 0..12 {
+    for turn in 0..20 {
         tool_turn(&mut client, "lead.sub", turn, 120).await;
         let built = build(&mut client, "lead.sub", pb::OutputFormat::Neutral)
             .await

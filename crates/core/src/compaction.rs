@@ -13,7 +13,7 @@ use crate::tokenize::Counter;
 pub const PREVIEW_EDGE_CHARS: usize = 4_000;
 
 /// Eviction size for this policy, as in force ([`Policy::effective`]): never more than a
-/// quarter of the prompt room, so one tool result cannot fill a small window.
+/// twenty-fourth of the prompt room, so one tool result cannot fill a small window.
 pub fn eviction_threshold(policy: &Policy) -> i64 {
     policy.effective().eviction_threshold_tokens
 }

@@ -123,8 +123,10 @@ impl Default for Policy {
 /// The compaction sizes a policy applies: each configured size capped for the window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Effective {
-    /// Tool results above this are evicted at append (at most a quarter of the prompt
-    /// room, at least 1); their previews never exceed it.
+    /// Tool results above this are evicted at append (at most a twenty-fourth of the
+    /// prompt room, at least 1); their previews never exceed it. Codex cuts every tool
+    /// output to 10 KiB, about a hundredth of its window; one result taking a quarter of
+    /// a small window made each compaction restart from a higher floor.
     pub eviction_threshold_tokens: i64,
     /// The fresh tail compaction leaves alone, in tokens (at most a quarter of the prompt
     /// room).
@@ -423,7 +425,7 @@ impl Policy {
     pub fn effective(&self) -> Effective {
         let room = self.available_tokens();
         Effective {
-            eviction_threshold_tokens: self.eviction_threshold_tokens.min(room / 4).max(1),
+            eviction_threshold_tokens: self.eviction_threshold_tokens.min(room / 24).max(1),
             fresh_tail_tokens: self.fresh_tail_tokens.min(room / 4),
             tool_output_protect_tokens: self.tool_output_protect_tokens.min(room / 4),
             clear_min_savings_tokens: self

@@ -28,7 +28,7 @@ fn sizes_in_force_are_capped_for_the_window() {
     assert_eq!(
         effective,
         Effective {
-            eviction_threshold_tokens: 1_750,
+            eviction_threshold_tokens: 291,
             fresh_tail_tokens: 1_750,
             tool_output_protect_tokens: 1_750,
             clear_min_savings_tokens: 800,
@@ -37,10 +37,11 @@ fn sizes_in_force_are_capped_for_the_window() {
         }
     );
     let in_force = small.in_force();
-    assert_eq!(in_force.eviction_threshold_tokens, 1_750);
+    assert_eq!(in_force.eviction_threshold_tokens, 291);
     assert_eq!(in_force.context_window_tokens, 8_000);
-    // Even the default 128 000-token window caps two of the defaults.
+    // Even the default 128 000-token window caps three of the defaults.
     let default = Policy::default().effective();
+    assert_eq!(default.eviction_threshold_tokens, 4_666);
     assert_eq!(default.tool_output_protect_tokens, 28_000);
     assert_eq!(default.clear_min_savings_tokens, 12_800);
     // A large enough window applies what was asked.

@@ -138,7 +138,10 @@ pub fn command(arguments: &str) -> String {
 }
 
 /// Words that look like file paths: a slash and a dot-extension, or a leading ./ or /.
+/// The closing tags of markup (`</output>`, as mini-swe-agent wraps a command's output)
+/// are not paths.
 pub fn paths(text: &str) -> Vec<String> {
+    let text = text.replace("</", "< ");
     text.split(|c: char| c.is_whitespace() || "\"'`,;()[]{}<>=|".contains(c))
         .map(|word| word.trim_end_matches([':', '.']))
         .filter(|word| {
@@ -164,8 +167,8 @@ pub fn error_lines(text: &str) -> Vec<String> {
     let mut in_traceback = false;
     for line in text.lines() {
         let trimmed = line.trim();
-        let named = trimmed.contains("Error:")
-            || trimmed.contains("Exception:")
+        let named = (trimmed.contains("Error:") || trimmed.contains("Exception:"))
+            && !is_code_header(trimmed)
             || trimmed.starts_with("error:")
             || trimmed.starts_with("fatal:");
         let ends_traceback = in_traceback && !line.starts_with([' ', '\t']) && !trimmed.is_empty();
@@ -186,6 +189,16 @@ pub fn error_lines(text: &str) -> Vec<String> {
     found
 }
 
+/// A line of source code that opens a block (`except KeyError:`, `if not found:`,
+/// `class ParseError(Exception):`), as a file listing shows it: it names an error or a
+/// failure without reporting one.
+fn is_code_header(line: &str) -> bool {
+    const OPENERS: [&str; 10] = [
+        "if ", "elif ", "else", "while ", "for ", "def ", "class ", "except", "try", "with ",
+    ];
+    line.ends_with(':') && OPENERS.iter().any(|opener| line.starts_with(opener))
+}
+
 /// Other lines of tool output that report a failure (a failed test, a panic, a missing
 /// file), trimmed and whitespace collapsed, 8 to 200 characters; not those
 /// [`error_lines`] finds.
@@ -195,6 +208,7 @@ pub(super) fn failure_lines(text: &str) -> Vec<String> {
         .map(str::trim)
         .filter(|line| (8..=200).contains(&line.chars().count()))
         .filter(|line| !line.starts_with("Traceback (most recent call last)"))
+        .filter(|line| !is_code_header(line))
         .filter(|line| {
             let lower = line.to_ascii_lowercase();
             WORDS.iter().any(|word| lower.contains(word))

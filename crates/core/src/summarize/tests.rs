@@ -205,6 +205,31 @@ fn error_lines_are_named_errors_and_the_ends_of_tracebacks() {
 }
 
 #[test]
+fn source_lines_a_listing_shows_are_not_errors_and_closing_tags_are_not_paths() {
+    // What `cat` of a Python file shows: block openers naming an error or a failure.
+    let listing = "<returncode>0</returncode>\n<output>\ntry:\n    x = items[0]\nexcept IndexError:\n    pass\nif not found:\n    raise KeyError(key)\nclass ParseError(Exception):\n</output>";
+    assert!(
+        error_lines(listing).is_empty(),
+        "{:?}",
+        error_lines(listing)
+    );
+    assert!(super::facts::failure_lines(listing).is_empty());
+    assert!(paths(listing).is_empty(), "{:?}", paths(listing));
+    // Reported errors and failures still count, inside the same markup.
+    let failed =
+        "<output>\nIndexError: list index out of range\nFAILED tests/test_a.py::test_b\n</output>";
+    assert_eq!(
+        error_lines(failed),
+        vec!["IndexError: list index out of range"]
+    );
+    assert_eq!(
+        super::facts::failure_lines(failed),
+        vec!["FAILED tests/test_a.py::test_b"]
+    );
+    assert_eq!(paths("see </output> and ./a/b.py"), vec!["./a/b.py"]);
+}
+
+#[test]
 fn a_condensed_summary_merges_its_parts_lists() {
     let messages = session();
     let leaf = |range: std::ops::Range<usize>, target: i64| {

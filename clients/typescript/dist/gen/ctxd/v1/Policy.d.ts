@@ -61,7 +61,7 @@ export interface Policy {
     'clearMinSavingsTokens'?: (number | string | Long);
     /**
      * A tool result above this size is evicted to a head + tail preview at append
-     * (default 20 000; at most a quarter of the prompt room). The original stays whole
+     * (default 20 000; at most a twenty-fourth of the prompt room). The original stays whole
      * in the log (Expand). Pinned results are never evicted.
      */
     'evictionThresholdTokens'?: (number | string | Long);
@@ -201,7 +201,7 @@ export interface Policy__Output {
     'clearMinSavingsTokens'?: (number);
     /**
      * A tool result above this size is evicted to a head + tail preview at append
-     * (default 20 000; at most a quarter of the prompt room). The original stays whole
+     * (default 20 000; at most a twenty-fourth of the prompt room). The original stays whole
      * in the log (Expand). Pinned results are never evicted.
      */
     'evictionThresholdTokens'?: (number);

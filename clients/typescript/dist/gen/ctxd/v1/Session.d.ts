@@ -11,12 +11,12 @@ export interface Session {
     'sessionId'?: (string);
     /**
      * The policy in force, every field set: the sizes ctxd applies to this session. Where
-     * the requested size is above its cap for the window (eviction_threshold_tokens,
-     * fresh_tail_tokens and tool_output_protect_tokens at most a quarter of the prompt
-     * room, clear_min_savings_tokens at most a tenth of the window, leaf_target_tokens at
+     * the requested size is above its cap for the window (eviction_threshold_tokens at
+     * most a twenty-fourth of the prompt room, fresh_tail_tokens and
+     * tool_output_protect_tokens at most a quarter of it, clear_min_savings_tokens at most a tenth of the window, leaf_target_tokens at
      * most a twentieth and condensed_target_tokens at most a twelfth of the prompt room),
      * this has the capped size; e.g. an 8 000-token window with a 1 000-token reserve
-     * evicts tool results above 1 750 tokens whatever was requested. Prompt room =
+     * evicts tool results above 291 tokens whatever was requested. Prompt room =
      * hard_limit x context_window_tokens - max_output_tokens.
      */
     'policy'?: (_ctxd_v1_Policy | null);
@@ -93,12 +93,12 @@ export interface Session__Output {
     'sessionId': (string);
     /**
      * The policy in force, every field set: the sizes ctxd applies to this session. Where
-     * the requested size is above its cap for the window (eviction_threshold_tokens,
-     * fresh_tail_tokens and tool_output_protect_tokens at most a quarter of the prompt
-     * room, clear_min_savings_tokens at most a tenth of the window, leaf_target_tokens at
+     * the requested size is above its cap for the window (eviction_threshold_tokens at
+     * most a twenty-fourth of the prompt room, fresh_tail_tokens and
+     * tool_output_protect_tokens at most a quarter of it, clear_min_savings_tokens at most a tenth of the window, leaf_target_tokens at
      * most a twentieth and condensed_target_tokens at most a twelfth of the prompt room),
      * this has the capped size; e.g. an 8 000-token window with a 1 000-token reserve
-     * evicts tool results above 1 750 tokens whatever was requested. Prompt room =
+     * evicts tool results above 291 tokens whatever was requested. Prompt room =
      * hard_limit x context_window_tokens - max_output_tokens.
      */
     'policy': (_ctxd_v1_Policy__Output | null);
