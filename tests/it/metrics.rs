@@ -113,7 +113,7 @@ async fn wait_for(
     }
 }
 
-/// A turn whose tool output is about 1 400 tokens.
+/// A turn whose tool output is about 600 tokens.
 fn turn(n: usize) -> Vec<pb::Message> {
     let id = format!("c{n}");
     // About 600 tokens: under the eviction size of the loop's window (750).

@@ -194,9 +194,13 @@ pub fn error_lines(text: &str) -> Vec<String> {
 /// failure without reporting one.
 fn is_code_header(line: &str) -> bool {
     const OPENERS: [&str; 10] = [
-        "if ", "elif ", "else", "while ", "for ", "def ", "class ", "except", "try", "with ",
+        "if", "elif", "else", "while", "for", "def", "class", "except", "try", "with",
     ];
-    line.ends_with(':') && OPENERS.iter().any(|opener| line.starts_with(opener))
+    let first = line
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .next()
+        .unwrap_or("");
+    line.ends_with(':') && OPENERS.contains(&first)
 }
 
 /// Other lines of tool output that report a failure (a failed test, a panic, a missing

@@ -227,6 +227,16 @@ fn source_lines_a_listing_shows_are_not_errors_and_closing_tags_are_not_paths() 
         vec!["FAILED tests/test_a.py::test_b"]
     );
     assert_eq!(paths("see </output> and ./a/b.py"), vec!["./a/b.py"]);
+    // A line starting with a keyword's letters is not a block opener.
+    let reported = "trying the import... ImportError:\nelsewhere: lookup failed:";
+    assert_eq!(
+        error_lines(reported),
+        vec!["trying the import... ImportError:"]
+    );
+    assert_eq!(
+        super::facts::failure_lines(reported),
+        vec!["elsewhere: lookup failed:"]
+    );
 }
 
 #[test]
