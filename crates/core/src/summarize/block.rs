@@ -64,3 +64,6 @@ pub fn appended_block_tokens(tokens: i64, after_summaries: bool, counter: &Count
 fn own_message_tokens(counter: &Counter) -> i64 {
     MESSAGE_OVERHEAD + counter.text("system").max(counter.text("user"))
 }
+
+#[cfg(test)]
+mod tests;

@@ -240,3 +240,6 @@ pub(super) fn exit_status(text: &str) -> Option<i64> {
             .ok()
     })
 }
+
+#[cfg(test)]
+mod tests;

@@ -194,52 +194,6 @@ fn every_level_fits_the_target() {
 }
 
 #[test]
-fn error_lines_are_named_errors_and_the_ends_of_tracebacks() {
-    let output = "Traceback (most recent call last):\n  File \"x.py\", line 1\n    boom()\nKeyError: 'name'\nok\nerror: could not compile";
-    assert_eq!(
-        error_lines(output),
-        vec!["KeyError: 'name'", "error: could not compile"]
-    );
-    let traceback = "Traceback (most recent call last):\n  File \"/a/b.py\", line 2\nStopIteration";
-    assert_eq!(error_lines(traceback), vec!["StopIteration"]);
-}
-
-#[test]
-fn source_lines_a_listing_shows_are_not_errors_and_closing_tags_are_not_paths() {
-    // What `cat` of a Python file shows: block openers naming an error or a failure.
-    let listing = "<returncode>0</returncode>\n<output>\ntry:\n    x = items[0]\nexcept IndexError:\n    pass\nif not found:\n    raise KeyError(key)\nclass ParseError(Exception):\n</output>";
-    assert!(
-        error_lines(listing).is_empty(),
-        "{:?}",
-        error_lines(listing)
-    );
-    assert!(super::facts::failure_lines(listing).is_empty());
-    assert!(paths(listing).is_empty(), "{:?}", paths(listing));
-    // Reported errors and failures still count, inside the same markup.
-    let failed =
-        "<output>\nIndexError: list index out of range\nFAILED tests/test_a.py::test_b\n</output>";
-    assert_eq!(
-        error_lines(failed),
-        vec!["IndexError: list index out of range"]
-    );
-    assert_eq!(
-        super::facts::failure_lines(failed),
-        vec!["FAILED tests/test_a.py::test_b"]
-    );
-    assert_eq!(paths("see </output> and ./a/b.py"), vec!["./a/b.py"]);
-    // A line starting with a keyword's letters is not a block opener.
-    let reported = "trying the import... ImportError:\nelsewhere: lookup failed:";
-    assert_eq!(
-        error_lines(reported),
-        vec!["trying the import... ImportError:"]
-    );
-    assert_eq!(
-        super::facts::failure_lines(reported),
-        vec!["elsewhere: lookup failed:"]
-    );
-}
-
-#[test]
 fn a_condensed_summary_merges_its_parts_lists() {
     let messages = session();
     let leaf = |range: std::ops::Range<usize>, target: i64| {
@@ -644,45 +598,6 @@ mod properties {
             prop_assert_eq!((kept.lost(), kept.errors_lost), (0, 0), "lost {:?}:\n{}", lost, condensed);
             let smaller = condense(&children, room / 2, Level::Normal);
             prop_assert!(retention(&kept_by_children, &smaller).0.lost() >= kept.lost());
-        }
-    }
-}
-
-mod block_cost {
-    use proptest::prelude::*;
-
-    use super::*;
-    use crate::tokenize::{TextCounts, Tokenizer};
-
-    fn tokenizer() -> impl Strategy<Value = Tokenizer> {
-        prop_oneof![
-            Just(Tokenizer::O200kBase),
-            Just(Tokenizer::Cl100kBase),
-            Just(Tokenizer::DeepseekV3),
-            (0.5f64..8.0).prop_map(|chars_per_token| Tokenizer::Heuristic { chars_per_token }),
-        ]
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(300))]
-        /// What the block of summaries adds to a request — after a system prompt, as the
-        /// system prompt, or as the leading user message — is never more than
-        /// `block_tokens` counts for it.
-        #[test]
-        fn the_block_costs_at_most_what_is_counted(
-            tokenizer in tokenizer(),
-            system in prop_oneof![Just(String::new()), "[ -~\n]{1,80}"],
-            summaries in prop::collection::vec("[ -~\n]{0,120}", 1..5),
-        ) {
-            let counter = Counter::new(tokenizer, 0);
-            let memo = TextCounts::new(0);
-            let block = block(summaries.iter().map(String::as_str)).unwrap();
-            let counted = block_tokens(summaries.iter().map(|s| counter.text(s)), &counter);
-            let joined = if system.is_empty() { block.clone() } else { format!("{system}\n\n{block}") };
-            let added = counter.system_prompt(&joined, &memo) - counter.system_prompt(&system, &memo);
-            prop_assert!(added <= counted, "system: {added} > {counted}");
-            let leading = counter.message(&Message::text(crate::message::Role::User, block));
-            prop_assert!(leading <= counted, "user: {leading} > {counted}");
         }
     }
 }
