@@ -58,8 +58,10 @@ describe('session helpers', () => {
     assert.equal(session.id, id);
     assert.equal(session.info.policy.contextWindowTokens, 16_000);
 
+    // Results of about 450 tokens: under the eviction size in force (583, a twenty-fourth
+    // of the 14 000-token prompt room), so they stay whole until cleared.
     const first = await session.append(
-      [{ role: 'user', content: 'Find the failing zebra_unicorn test.' }, ...step('call_1', 'pytest -x', bigOutput(1, 300))],
+      [{ role: 'user', content: 'Find the failing zebra_unicorn test.' }, ...step('call_1', 'pytest -x', bigOutput(1, 100))],
       { usage: { inputTokens: 100, outputTokens: 20 } },
     );
     assert.deepEqual(first.seqs, [1, 2, 3]);
@@ -85,7 +87,7 @@ describe('session helpers', () => {
     };
     const native = await session.appendResponse(reply, {
       format: 'openai_chat',
-      items: [{ role: 'tool', tool_call_id: 'call_2', content: bigOutput(2, 300) }],
+      items: [{ role: 'tool', tool_call_id: 'call_2', content: bigOutput(2, 100) }],
     });
     assert.deepEqual(native.seqs, [4, 5]);
 
@@ -120,7 +122,7 @@ describe('session helpers', () => {
       expanded.messages.map((m) => m.seq),
       [2, 3],
     );
-    assert.equal(expanded.messages[1].content, bigOutput(1, 300));
+    assert.equal(expanded.messages[1].content, bigOutput(1, 100));
     const listed = await session.expand({ seqs: [5, 1] });
     assert.deepEqual(
       listed.messages.map((m) => m.seq),
@@ -142,7 +144,7 @@ describe('session helpers', () => {
     const view = await session.build();
     assert.equal(view.messages[2].viewState, 'VIEW_STATE_CLEARED');
     const original = await session.expand({ seqs: [3] });
-    assert.equal(original.messages[0].content, bigOutput(1, 300), 'the original stays whole');
+    assert.equal(original.messages[0].content, bigOutput(1, 100), 'the original stays whole');
 
     const state = await session.get(true);
     assert.equal(state.session.messageCount, 5);
