@@ -247,8 +247,9 @@ pub(super) fn compose(
     let mut written = head.clone();
     let mut used = fixed;
     let mut skipped: Vec<(Kind, usize)> = Vec::new();
-    // Twice: the second time, room freed by names a later line showed is filled.
-    for round in 0..2 {
+    // Again while names a later line shows free room and items wait for it: each round
+    // drops at least one taken item for good, so the rounds end.
+    for round in 0.. {
         let candidates = if round == 0 {
             order.clone()
         } else {
@@ -292,6 +293,9 @@ pub(super) fn compose(
         }
         taken.retain(|item| !redundant.contains(item));
         used = counter.text(&render(header, &task, &shown, &taken, ""));
+        if skipped.is_empty() {
+            break;
+        }
     }
     // Items come before the line counting what is left out.
     loop {

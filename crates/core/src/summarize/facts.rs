@@ -141,7 +141,7 @@ pub fn command(arguments: &str) -> String {
 /// The closing tags of markup (`</output>`, as mini-swe-agent wraps a command's output)
 /// are not paths.
 pub fn paths(text: &str) -> Vec<String> {
-    let text = text.replace("</", "< ");
+    let closing_tag = |word: &str| word.starts_with('/') && text.contains(&format!("<{word}>"));
     text.split(|c: char| c.is_whitespace() || "\"'`,;()[]{}<>=|".contains(c))
         .map(|word| word.trim_end_matches([':', '.']))
         .filter(|word| {
@@ -149,6 +149,7 @@ pub fn paths(text: &str) -> Vec<String> {
                 && word.len() < 200
                 && word.contains('/')
                 && !word.contains("://")
+                && !closing_tag(word)
                 && (word.starts_with("./")
                     || word.starts_with('/')
                     || word.rsplit('/').next().is_some_and(|name| {
