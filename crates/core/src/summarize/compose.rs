@@ -110,7 +110,7 @@ impl Shown {
 }
 
 /// The order items are considered in: the first and the newest request; then turns of a
-/// tool call, an error line, a file and two identifiers, the other requests among them
+/// tool call, an error line, a file and an identifier, the other requests among them
 /// (each newest first), the newest note in the first turn; then the other notes and the
 /// files only seen in output.
 fn priority(shown: &Shown, level: Level) -> Vec<(Kind, usize)> {
@@ -130,8 +130,7 @@ fn priority(shown: &Shown, level: Level) -> Vec<(Kind, usize)> {
         Box::new(newest_first(Kind::Call)),
         Box::new(newest_first(Kind::Error)),
         Box::new(newest_first(Kind::Path)),
-        Box::new(newest_first(Kind::Identifier).step_by(2)),
-        Box::new(newest_first(Kind::Identifier).skip(1).step_by(2)),
+        Box::new(newest_first(Kind::Identifier)),
         Box::new(newest_first(Kind::Request).filter(move |&(_, i)| i > 0 && i + 1 < requests)),
         Box::new(notes_taken.first().copied().into_iter()),
     ];
