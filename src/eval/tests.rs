@@ -9,7 +9,6 @@ use super::facts::{ACTED, Checker, SessionFacts, message_facts};
 use super::meter::orphans;
 use super::seahorse::{FRESH_TAIL_MESSAGES, LEAF_CHUNK_MESSAGES, Seahorse};
 use super::strategies::{Codex, OPENCODE_PRUNED, OpenCode, Setup, Strategy};
-use ctxd_core::summarize::error_lines;
 
 const SYSTEM: &str = "You are a helpful assistant that can run bash commands.";
 const WINDOW: i64 = 8_000;
@@ -286,13 +285,14 @@ fn facts_are_commands_paths_identifiers_and_error_lines() {
         "{shown:?}"
     );
     assert!(!shown.iter().any(|(kind, _)| *kind == ACTED), "{shown:?}");
-    let output = "Traceback (most recent call last):\n  File \"x.py\", line 1\n    boom()\nKeyError: 'name'\nok\nerror: could not compile";
-    assert_eq!(
-        error_lines(output),
-        vec!["KeyError: 'name'", "error: could not compile"]
-    );
-    let traceback = "Traceback (most recent call last):\n  File \"/a/b.py\", line 2\nStopIteration";
-    assert_eq!(error_lines(traceback), vec!["StopIteration"]);
+    // A tool result's error lines (as `summarize::facts` finds them) are its error facts.
+    let output = "Traceback (most recent call last):\n  File \"x.py\", line 1\n    boom()\nKeyError: 'name'\nok";
+    let errors: Vec<String> = message_facts(&Message::text(Role::Tool, output))
+        .into_iter()
+        .filter(|(kind, _)| *kind == 3)
+        .map(|(_, fact)| fact)
+        .collect();
+    assert_eq!(errors, vec!["KeyError: 'name'"]);
 }
 
 #[test]

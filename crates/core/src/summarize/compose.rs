@@ -335,3 +335,6 @@ fn omitted(shown: &Shown, taken: &[(Kind, usize)]) -> String {
     }
     format!("{OMITTED} {}.\n", counts.join(", "))
 }
+
+#[cfg(test)]
+mod tests;
