@@ -76,94 +76,31 @@ pub(super) async fn build_messages(
 ) -> Result<pb::BuildMessagesResponse> {
     let format = pb::OutputFormat::try_from(req.format)
         .map_err(|_| Error::invalid("format", format!("unknown output format {}", req.format)))?;
+    let provider = super::native::provider_of(format);
+    let recipient = match provider {
+        Some(_) => engine::Recipient::Provider,
+        None => engine::Recipient::Client,
+    };
     let built = api
         .engine
         .build_messages(
             tenant,
             engine::BuildRequest {
                 session_id: req.session_id,
-                system_prompt: req.system_prompt.clone(),
+                system_prompt: req.system_prompt,
                 tools: tools_from_pb(req.tools),
                 max_output_tokens: req.max_output_tokens,
+                recipient,
             },
         )
         .await?;
-    let first_seq = built.history.first_seq();
-    let mut last_seq = built.history.last_seq();
-    let summaries = built.summaries.iter().map(summary_to_pb).collect();
-    let budget = Some(report_to_pb(&built.report));
-    // A provider takes no request ending with an unanswered call: the bodies end before
-    // a step the client is still running the tools of (NEUTRAL shows it).
-    let history: Vec<&crate::message::Message> =
-        built.history.iter().map(|(_, message)| message).collect();
-    let neutral = matches!(
-        format,
-        pb::OutputFormat::Unspecified | pb::OutputFormat::Neutral
-    );
-    let sendable = match crate::turns::open_step(&history) {
-        Some(start) if !neutral => start,
-        _ => history.len(),
-    };
-    // What the body leaves out of the view is reported as an incomplete step.
-    let open_messages = (history.len() - sendable) as i64;
-    if open_messages > 0 {
-        last_seq = built
-            .history
-            .iter()
-            .nth(sendable.wrapping_sub(1))
-            .map_or(0, |(stored, _)| stored.seq);
-    }
-    // The summaries' message, when it is not in the system prompt, goes after `at` of
-    // the messages sent (0: it leads).
-    let (at, block) = match &built.block_message {
-        Some((at, message)) => ((*at).min(sendable), Some(message)),
-        None => (0, None),
-    };
-    let views = || {
-        history[..at]
-            .iter()
-            .copied()
-            .chain(block)
-            .chain(history[at..sendable].iter().copied())
-    };
-    let (messages, json) = match format {
-        pb::OutputFormat::Unspecified | pb::OutputFormat::Neutral => {
-            let mut messages: Vec<pb::Message> = built
-                .history
-                .iter()
-                .map(|(stored, message)| stored_to_pb(stored, message))
-                .collect();
-            if let Some(block) = block {
-                messages.insert(at.min(messages.len()), message_to_pb(block));
-            }
-            (messages, String::new())
-        }
-        pb::OutputFormat::OpenaiChat => {
-            let body = render::openai_chat(&built.system_prompt, views(), &built.tool_definitions);
-            (Vec::new(), body)
-        }
-        pb::OutputFormat::AnthropicMessages => {
-            let body = render::anthropic_messages(
+    let (messages, json) = match provider {
+        None => (neutral_messages(&built.messages), String::new()),
+        Some(provider) => {
+            let body = render::body(
+                provider,
                 &built.system_prompt,
-                views(),
-                &built.tool_definitions,
-                built.report.output_reserve_tokens,
-            );
-            (Vec::new(), body)
-        }
-        pb::OutputFormat::OpenaiResponses => {
-            let body = render::openai_responses(
-                &built.system_prompt,
-                views(),
-                &built.tool_definitions,
-                built.report.output_reserve_tokens,
-            );
-            (Vec::new(), body)
-        }
-        pb::OutputFormat::Gemini => {
-            let body = render::gemini(
-                &built.system_prompt,
-                views(),
+                built.messages.messages(),
                 &built.tool_definitions,
                 built.report.output_reserve_tokens,
             );
@@ -173,20 +110,30 @@ pub(super) async fn build_messages(
     Ok(pb::BuildMessagesResponse {
         messages,
         json,
-        budget,
+        budget: Some(report_to_pb(&built.report)),
         version: built.version,
         trimmed: Some(pb::Trimmed {
             turns: built.trimmed.turns,
-            messages: built.trimmed.messages + open_messages,
+            messages: built.trimmed.messages,
             tokens: built.trimmed.tokens,
-            incomplete_step_messages: built.trimmed.incomplete_step_messages + open_messages,
+            incomplete_step_messages: built.trimmed.incomplete_step_messages,
             summaries: built.trimmed.summaries,
         }),
-        first_seq,
-        last_seq,
+        first_seq: built.first_seq,
+        last_seq: built.last_seq,
         system_prompt: built.system_prompt,
-        summaries,
+        summaries: built.summaries.iter().map(summary_to_pb).collect(),
     })
+}
+
+/// The NEUTRAL body: each message with its stored row's seq and state.
+fn neutral_messages(sent: &engine::Sent) -> Vec<pb::Message> {
+    sent.iter()
+        .map(|(stored, message)| match stored {
+            Some(stored) => stored_to_pb(stored, message),
+            None => message_to_pb(message),
+        })
+        .collect()
 }
 
 pub(super) async fn check_budget(

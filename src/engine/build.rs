@@ -5,7 +5,8 @@ use super::ledger::ledger_block;
 use super::report::{policy_of, session_report, summary_region, view_estimate};
 use super::request::{count_messages, output_reserve};
 use super::summary_pass::{MAX_SUMMARY_PASSES, Pass, PassOptions};
-use super::{BuildRequest, Built, CheckRequest, Engine, History, JobReason, Trimmed};
+use super::sent::Chosen;
+use super::{BuildRequest, Built, CheckRequest, Engine, JobReason, Trimmed};
 use crate::budget::{self, Regions, Report};
 use crate::compaction;
 use crate::error::{Error, Result};
@@ -259,7 +260,7 @@ impl Engine {
                 (keep[at], rendered)
             })
             .collect();
-        let history = History { view: stored, sent };
+        let history = Chosen { view: stored, sent };
         let history_tokens: i64 = tokens[cut..].iter().sum();
         let estimate = estimate_from(fixed, cut, history_tokens);
         // The ledger's block is part of the summaries region.
@@ -272,12 +273,13 @@ impl Engine {
         };
         let report = budget::report(&policy, reserve, regions, estimate, true);
         let first_seq = history.first_seq();
+        let chosen_last_seq = history.iter().last().map_or(0, |(stored, _)| stored.seq);
         // The ledger's block counts with the system prompt here: a change of it is a new
         // prefix (not an extension), and a usage report anchors on a fixed part that
         // includes it.
         let record = BuildRecord {
             first_seq,
-            last_seq: history.last_seq(),
+            last_seq: chosen_last_seq,
             system_tokens: system_tokens + ledger_tokens,
             tool_tokens,
             history_tokens,
@@ -343,21 +345,23 @@ impl Engine {
                 Some((1, Message::text(Role::User, block))),
             ),
         };
+        let (messages, open) = history.assemble(block_message, request.recipient);
         Ok(Built {
-            history,
+            last_seq: messages.last_seq(),
+            messages,
             system_prompt,
-            block_message,
             summaries,
             report,
             version: row.version,
             trimmed: Trimmed {
                 turns: dropped_turns as i64,
-                messages: cut as i64 + incomplete,
+                messages: cut as i64 + incomplete + open,
                 tokens: dropped_tokens,
-                incomplete_step_messages: incomplete,
+                incomplete_step_messages: incomplete + open,
                 summaries: omitted_summaries as i64,
             },
             tool_definitions,
+            first_seq,
         })
     }
 
@@ -414,7 +418,7 @@ enum Placement {
 
 /// Whether the history sent starts with a user message whose turn has steps a summary
 /// covers (a step summary starts after it): the summaries then follow that message.
-fn starts_a_summarized_task(history: &History, summaries: &[Summary]) -> bool {
+fn starts_a_summarized_task(history: &Chosen, summaries: &[Summary]) -> bool {
     let first_seq = history.first_seq();
     let starts_with_user = history
         .iter()

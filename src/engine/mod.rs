@@ -28,7 +28,7 @@ use crate::policy::Policy;
 use crate::quota::Quotas;
 use crate::quotas::QuotaGate;
 use crate::session::{Session, Summary};
-use crate::store::{NotifyGate, Store, View};
+use crate::store::{NotifyGate, Store};
 use crate::summarizer::model::ModelSummarizer;
 use crate::tokenize::{TextCounts, ToolDefinition};
 pub use crate::validate::validate_session_id;
@@ -37,6 +37,7 @@ pub use fork::ForkRequest;
 pub use ledger::{LedgerUpdate, LedgerUpdated};
 pub use revert::{RevertRequest, RevertTarget, Reverted};
 pub use search::{Scope, SearchRequest};
+pub use sent::Sent;
 pub use sessions::SessionView;
 pub use subscribe::SubscribeRequest;
 
@@ -52,6 +53,7 @@ mod report;
 mod request;
 mod revert;
 mod search;
+mod sent;
 mod sessions;
 mod subscribe;
 mod summary_jobs;
@@ -165,6 +167,18 @@ pub struct BuildRequest {
     pub system_prompt: String,
     pub tools: Tools,
     pub max_output_tokens: Option<i64>,
+    pub recipient: Recipient,
+}
+
+/// Who reads a build's messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recipient {
+    /// The client itself (the NEUTRAL format): every message of the view, a step whose
+    /// tools are still running included.
+    Client,
+    /// A provider, which takes no request ending with an unanswered call: the messages
+    /// end before a step the client is still running the tools of.
+    Provider,
 }
 
 /// What a build left out to fit.
@@ -179,53 +193,25 @@ pub struct Trimmed {
     pub incomplete_step_messages: i64,
 }
 
+/// A built request, decided whole: the front doors (gRPC, the provider endpoint) only
+/// convert and render it.
 #[derive(Debug, Clone)]
 pub struct Built {
-    pub history: History,
+    /// The messages to send, in order, the summaries' message among them when it is not
+    /// in the system prompt.
+    pub messages: Sent,
     /// The system prompt to send: the request's, with the summaries appended when they
     /// are placed there.
     pub system_prompt: String,
-    /// The summaries as a synthetic user message, when they are not in the system
-    /// prompt, with how many of the history's messages go before it (0: it leads).
-    pub block_message: Option<(usize, Message)>,
     /// The active summaries in the view, oldest first.
     pub summaries: Vec<Summary>,
     pub report: Report,
     pub version: i64,
     pub trimmed: Trimmed,
     pub tool_definitions: Vec<ToolDefinition>,
-}
-
-/// The history a build sends: messages of the session's view (shared with the
-/// replica's cache, not copied), each with its message as sent.
-#[derive(Debug, Clone)]
-pub struct History {
-    view: View,
-    /// Indexes into `view`, in order, with the message as rendered when it is not sent
-    /// whole (a placeholder, a preview).
-    sent: Vec<(usize, Option<Message>)>,
-}
-
-impl History {
-    /// Each message sent, with its stored row.
-    pub fn iter(&self) -> impl Iterator<Item = (&StoredMessage, &Message)> {
-        self.sent.iter().map(|(index, rendered)| {
-            let stored = &self.view[*index];
-            (stored, rendered.as_ref().unwrap_or(&stored.message))
-        })
-    }
-
-    pub fn first_seq(&self) -> i64 {
-        self.sent
-            .first()
-            .map_or(0, |&(index, _)| self.view[index].seq)
-    }
-
-    pub fn last_seq(&self) -> i64 {
-        self.sent
-            .last()
-            .map_or(0, |&(index, _)| self.view[index].seq)
-    }
+    /// The seqs of the first and the last stored message sent (0 when none).
+    pub first_seq: i64,
+    pub last_seq: i64,
 }
 
 /// Which messages Expand returns.

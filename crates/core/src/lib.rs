@@ -23,6 +23,7 @@ pub mod chunks;
 pub mod compaction;
 pub mod error;
 pub mod events;
+pub mod exchange;
 pub mod fork;
 pub mod ingest;
 pub mod job;

@@ -16,6 +16,31 @@ pub use gemini::gemini;
 pub use openai_chat::openai_chat;
 pub use openai_responses::openai_responses;
 
+use crate::ingest::Provider;
+use crate::message::Message;
+use crate::tokenize::ToolDefinition;
+
+/// The body `provider` takes for a built request: the system prompt, the messages, the
+/// tools, and the output reserve where the format has a field for it.
+pub fn body<'a>(
+    provider: Provider,
+    system_prompt: &'a str,
+    messages: impl IntoIterator<Item = &'a Message>,
+    tools: &'a [ToolDefinition],
+    max_output_tokens: i64,
+) -> String {
+    match provider {
+        Provider::OpenAiChat => openai_chat(system_prompt, messages, tools),
+        Provider::OpenAiResponses => {
+            openai_responses(system_prompt, messages, tools, max_output_tokens)
+        }
+        Provider::AnthropicMessages => {
+            anthropic_messages(system_prompt, messages, tools, max_output_tokens)
+        }
+        Provider::Gemini => gemini(system_prompt, messages, tools, max_output_tokens),
+    }
+}
+
 /// A JSON object the client gave as text (tool-call arguments, a tool's schema), emitted
 /// verbatim when it is one, else as an empty object: providers want an object, and
 /// validation already rejected malformed arguments and schemas.
