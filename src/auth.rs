@@ -122,12 +122,7 @@ impl Auth {
     pub async fn tenant(&self, metadata: &tonic::metadata::MetadataMap) -> Result<i64> {
         let header = metadata.get("authorization").map(|value| value.to_str());
         let Some(header) = header else {
-            if self.anonymous {
-                return Ok(self.default_tenant);
-            }
-            return Err(Error::Unauthenticated(
-                "this server requires an API key: send `authorization: Bearer <key>`".into(),
-            ));
+            return self.anonymous_tenant("`authorization: Bearer <key>`");
         };
         let key = header
             .ok()
@@ -140,6 +135,22 @@ impl Auth {
             .ok_or_else(|| {
                 Error::Unauthenticated("the authorization header must be `Bearer <key>`".into())
             })?;
+        self.tenant_of_key(key).await
+    }
+
+    /// The tenant of a call without a key: the default one when anonymous access is on;
+    /// `how` says how a key is sent.
+    pub fn anonymous_tenant(&self, how: &str) -> Result<i64> {
+        if self.anonymous {
+            return Ok(self.default_tenant);
+        }
+        Err(Error::Unauthenticated(format!(
+            "this server requires an API key: send {how}"
+        )))
+    }
+
+    /// The tenant `key` belongs to, when the key is active.
+    pub async fn tenant_of_key(&self, key: &str) -> Result<i64> {
         let hash = hash_key(key);
         if let Some(tenant) = self.cached_key(&hash) {
             return tenant.ok_or_else(unknown_key);

@@ -8,8 +8,8 @@
 //! (`ctxd-core`), without any I/O crate; its modules are re-exported here under their own
 //! names (`ctxd::message`, `ctxd::policy`, ...).
 pub use ctxd_core::{
-    budget, chunks, compaction, error, fork, ingest, job, ledger, limits, message, policy, quota,
-    render, revert, session, summarize, tokenize, tree, turns, validate,
+    budget, chunks, compaction, error, exchange, fork, ingest, job, ledger, limits, message,
+    policy, quota, render, revert, session, summarize, tokenize, tree, turns, validate,
 };
 
 pub mod admin;
@@ -28,6 +28,7 @@ pub mod jobs;
 pub mod localpg;
 pub mod metrics;
 pub mod pb;
+pub mod proxy;
 pub mod quotas;
 pub mod replay;
 pub mod server;

@@ -229,6 +229,13 @@ async fn serve_with_database(
     {
         return Err(ServeError::AnonymousOnNetwork(config.listen));
     }
+    if let Some(addr) = config.proxy_listen
+        && !addr.ip().is_loopback()
+        && config.anonymous_access.serves(addr.ip())
+        && !config.insecure
+    {
+        return Err(ServeError::AnonymousOnNetwork(addr));
+    }
     let pipeline = crate::metrics::MetricsPipeline::from_env(config.metrics_listen.is_some())
         .map_err(|error| ServeError::Startup(error.to_string()))?;
     let metrics_listener = match config.metrics_listen {
@@ -256,6 +263,14 @@ async fn serve_with_database(
             );
         }
     }
+    let proxy_listener = match config.proxy_listen {
+        Some(addr) => Some(
+            crate::proxy::bind(addr)
+                .await
+                .map_err(|error| ServeError::Startup(error.to_string()))?,
+        ),
+        None => None,
+    };
     let listener = TcpListener::bind(config.listen)
         .await
         .map_err(|source| ServeError::Listen {
@@ -307,6 +322,29 @@ async fn serve_with_database(
         job_done,
         stop_jobs.clone(),
     );
+    let stop_proxy = CancellationToken::new();
+    if let Some(proxy_listener) = proxy_listener {
+        let auth = Auth::new(store.clone(), proxy_anonymous(config))
+            .await
+            .map_err(|error| ServeError::Startup(error.to_string()))?;
+        let auth = Arc::new(auth);
+        let upstreams = crate::proxy::Upstreams {
+            openai: config.upstream_openai.clone(),
+            anthropic: config.upstream_anthropic.clone(),
+            gemini: config.upstream_gemini.clone(),
+        };
+        let proxy =
+            crate::proxy::Proxy::new(engine.clone(), auth, upstreams, config.proxy_max_body_bytes);
+        if let Ok(addr) = proxy_listener.local_addr() {
+            tracing::info!(addr = %addr, tls = tls.is_some(), "serving the provider endpoint");
+        }
+        tokio::spawn(crate::proxy::serve(
+            proxy_listener,
+            Arc::new(proxy),
+            tls.clone(),
+            stop_proxy.clone(),
+        ));
+    }
     let result = serve(
         engine,
         listener,
@@ -314,6 +352,7 @@ async fn serve_with_database(
         shutdown,
     )
     .await;
+    stop_proxy.cancel();
     // Jobs still running are given back for another replica (or the next start).
     stop_jobs.cancel();
     while jobs.join_next().await.is_some() {}
@@ -322,6 +361,14 @@ async fn serve_with_database(
     // Dropping the pipeline flushes the OTLP exporter.
     drop(pipeline);
     result
+}
+
+/// Whether the provider endpoint serves calls without a ctxd key: as the gRPC port
+/// does, judged by the endpoint's own address.
+fn proxy_anonymous(config: &Config) -> bool {
+    config
+        .proxy_listen
+        .is_some_and(|addr| config.anonymous_access.serves(addr.ip()))
 }
 
 /// The engine's settings from the server's: summarizer profiles built, job settings.

@@ -183,6 +183,19 @@ impl ServerTls {
         )
     }
 
+    /// The acceptor for an HTTP/1.1 connection (the provider endpoint) arriving now: the
+    /// same certificates, with HTTP/1.1 as the application protocol.
+    pub fn http1_acceptor(&self) -> TlsAcceptor {
+        let current = self
+            .current
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let mut config = (*current).clone();
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        TlsAcceptor::from(Arc::new(config))
+    }
+
     /// Reads the files again; on success new connections use what they hold, on error
     /// the configuration in force stays (established connections are never touched).
     pub fn reload(&self) -> Result<(), TlsError> {

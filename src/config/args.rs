@@ -31,6 +31,31 @@ pub struct ServeArgs {
     #[arg(long, env = "CTXD_METRICS_LISTEN")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metrics_listen: Option<SocketAddr>,
+    /// Address to serve the provider endpoint on (the OpenAI, Anthropic and Gemini HTTP
+    /// APIs in front of ctxd, for agents that only change their base URL; TLS as for
+    /// gRPC); unset serves none [default: unset].
+    #[arg(long, env = "CTXD_PROXY_LISTEN")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proxy_listen: Option<SocketAddr>,
+    /// Where the provider endpoint sends OpenAI requests (Chat Completions, Responses)
+    /// [default: https://api.openai.com].
+    #[arg(long, env = "CTXD_UPSTREAM_OPENAI")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upstream_openai: Option<String>,
+    /// Where the provider endpoint sends Anthropic Messages requests [default:
+    /// https://api.anthropic.com].
+    #[arg(long, env = "CTXD_UPSTREAM_ANTHROPIC")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upstream_anthropic: Option<String>,
+    /// Where the provider endpoint sends Gemini requests [default:
+    /// https://generativelanguage.googleapis.com].
+    #[arg(long, env = "CTXD_UPSTREAM_GEMINI")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upstream_gemini: Option<String>,
+    /// Largest request body the provider endpoint takes, in bytes [default: 16777216].
+    #[arg(long, env = "CTXD_PROXY_MAX_BODY_BYTES")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proxy_max_body_bytes: Option<usize>,
     /// PostgreSQL URL. Unset: ctxd starts a private PostgreSQL in --data-dir.
     #[arg(long, env = "DATABASE_URL")]
     #[serde(skip_serializing_if = "Option::is_none")]

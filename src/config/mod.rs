@@ -33,6 +33,11 @@ pub enum LogFormat {
 pub struct Config {
     pub listen: SocketAddr,
     pub metrics_listen: Option<SocketAddr>,
+    pub proxy_listen: Option<SocketAddr>,
+    pub upstream_openai: String,
+    pub upstream_anthropic: String,
+    pub upstream_gemini: String,
+    pub proxy_max_body_bytes: usize,
     pub database_url: Option<String>,
     /// PostgreSQL itself, for LISTEN and migrations, when `database_url` is a pooler.
     pub database_listen_url: Option<String>,
@@ -83,6 +88,11 @@ impl Default for Config {
         Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 50051)),
             metrics_listen: None,
+            proxy_listen: None,
+            upstream_openai: "https://api.openai.com".to_string(),
+            upstream_anthropic: "https://api.anthropic.com".to_string(),
+            upstream_gemini: "https://generativelanguage.googleapis.com".to_string(),
+            proxy_max_body_bytes: 16 * 1024 * 1024,
             database_url: None,
             database_listen_url: None,
             database_pooler: Pooler::None,
@@ -203,6 +213,22 @@ impl Config {
             .quota
             .validate("quota.")
             .map_err(ConfigError::Invalid)?;
+        for (name, url) in [
+            ("upstream_openai", &config.upstream_openai),
+            ("upstream_anthropic", &config.upstream_anthropic),
+            ("upstream_gemini", &config.upstream_gemini),
+        ] {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(ConfigError::Invalid(format!(
+                    "{name} must be an http:// or https:// URL"
+                )));
+            }
+        }
+        if config.proxy_max_body_bytes == 0 {
+            return Err(ConfigError::Invalid(
+                "proxy_max_body_bytes must be at least 1".into(),
+            ));
+        }
         if config.append_writers == 0 {
             return Err(ConfigError::Invalid(
                 "append_writers must be at least 1".into(),

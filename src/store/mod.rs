@@ -15,6 +15,7 @@ mod messages;
 mod overlay;
 mod pool;
 mod pooler;
+mod proxy;
 mod quotas;
 mod revert;
 mod row_cache;
@@ -42,6 +43,7 @@ pub use keys::{ActiveKey, KeyRecord, NewKey, Rotation};
 use pool::Pool;
 pub use pooler::Pooler;
 use pooler::{Conn, Db};
+pub use proxy::ProxyHead;
 pub use revert::{NewCompaction, Recount, RevertUpdate};
 pub use search::{SearchHit, SearchQuery};
 pub use sessions::{

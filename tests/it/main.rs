@@ -29,6 +29,7 @@ mod pgbouncer;
 mod placement;
 mod pool_waiters;
 mod properties;
+mod proxy;
 mod quotas;
 mod recorded;
 mod replicas;

@@ -58,7 +58,11 @@ pub fn split(provider: Provider, json: &str, stream: bool) -> Result<ClientReque
         Err(error) => {
             return Err(IngestError::new(
                 "$",
-                format!("is not valid JSON (line {}, column {})", error.line(), error.column()),
+                format!(
+                    "is not valid JSON (line {}, column {})",
+                    error.line(),
+                    error.column()
+                ),
             ));
         }
     };
@@ -134,8 +138,14 @@ fn system_text(provider: Provider, rest: &Map<String, Value>, leading: &[Value])
     let mut out = Vec::new();
     match provider {
         Provider::OpenAiChat => leading.iter().for_each(|item| texts(item, &mut out)),
-        Provider::OpenAiResponses => rest.get("instructions").into_iter().for_each(|v| texts(v, &mut out)),
-        Provider::AnthropicMessages => rest.get("system").into_iter().for_each(|v| texts(v, &mut out)),
+        Provider::OpenAiResponses => rest
+            .get("instructions")
+            .into_iter()
+            .for_each(|v| texts(v, &mut out)),
+        Provider::AnthropicMessages => rest
+            .get("system")
+            .into_iter()
+            .for_each(|v| texts(v, &mut out)),
         Provider::Gemini => rest
             .get("systemInstruction")
             .or_else(|| rest.get("system_instruction"))
@@ -151,13 +161,20 @@ fn max_output_tokens(provider: Provider, rest: &Map<String, Value>) -> Option<i6
         Provider::OpenAiResponses => &["max_output_tokens"],
         Provider::AnthropicMessages => &["max_tokens"],
         Provider::Gemini => {
-            let config = rest.get("generationConfig").or_else(|| rest.get("generation_config"));
+            let config = rest
+                .get("generationConfig")
+                .or_else(|| rest.get("generation_config"));
             return config
-                .and_then(|config| config.get("maxOutputTokens").or_else(|| config.get("max_output_tokens")))
+                .and_then(|config| {
+                    config
+                        .get("maxOutputTokens")
+                        .or_else(|| config.get("max_output_tokens"))
+                })
                 .and_then(Value::as_i64);
         }
     };
-    keys.iter().find_map(|key| rest.get(*key).and_then(Value::as_i64))
+    keys.iter()
+        .find_map(|key| rest.get(*key).and_then(Value::as_i64))
 }
 
 /// The body to send upstream: the client's, with the history ctxd built (the history
@@ -194,9 +211,10 @@ fn add_system(provider: Provider, body: &mut Map<String, Value>, extra: &str) {
             let block = serde_json::json!({"type": "text", "text": extra});
             let system = match body.remove("system") {
                 None | Some(Value::Null) => Value::Array(vec![block]),
-                Some(Value::String(text)) => {
-                    Value::Array(vec![serde_json::json!({"type": "text", "text": text}), block])
-                }
+                Some(Value::String(text)) => Value::Array(vec![
+                    serde_json::json!({"type": "text", "text": text}),
+                    block,
+                ]),
                 Some(Value::Array(mut blocks)) => {
                     blocks.push(block);
                     Value::Array(blocks)
@@ -219,7 +237,11 @@ fn add_system(provider: Provider, body: &mut Map<String, Value>, extra: &str) {
                 "systemInstruction"
             };
             let part = serde_json::json!({"text": extra});
-            match body.get_mut(key).and_then(|v| v.get_mut("parts")).and_then(Value::as_array_mut) {
+            match body
+                .get_mut(key)
+                .and_then(|v| v.get_mut("parts"))
+                .and_then(Value::as_array_mut)
+            {
                 Some(parts) => parts.push(part),
                 None => {
                     body.insert(key.into(), serde_json::json!({"parts": [part]}));

@@ -110,7 +110,10 @@ impl Assembler {
             return None;
         }
         if !self.data.is_empty() {
-            let (event, data) = (std::mem::take(&mut self.event), std::mem::take(&mut self.data));
+            let (event, data) = (
+                std::mem::take(&mut self.event),
+                std::mem::take(&mut self.data),
+            );
             self.dispatch(&event, &data);
         }
         let state = self.state;
@@ -126,7 +129,8 @@ impl Assembler {
             Provider::OpenAiChat => chat_completion(state),
             Provider::OpenAiResponses => state.done?,
             Provider::Gemini => {
-                let mut body = json!({"candidates": [{"content": {"role": "model", "parts": state.parts}}]});
+                let mut body =
+                    json!({"candidates": [{"content": {"role": "model", "parts": state.parts}}]});
                 if let Some(usage) = state.usage {
                     body["usageMetadata"] = usage;
                 }
@@ -151,7 +155,11 @@ fn merge_object(into: &mut Value, from: Value) {
 }
 
 fn anthropic(state: &mut State, event: &str, value: Value) {
-    let kind = value.get("type").and_then(Value::as_str).unwrap_or(event).to_string();
+    let kind = value
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or(event)
+        .to_string();
     let index = value.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
     match kind.as_str() {
         "message_start" => state.message = value.get("message").cloned(),
@@ -167,7 +175,8 @@ fn anthropic(state: &mut State, event: &str, value: Value) {
             state.blocks[index] = block;
         }
         "content_block_delta" => {
-            let (Some(block), Some(delta)) = (state.blocks.get_mut(index), value.get("delta")) else {
+            let (Some(block), Some(delta)) = (state.blocks.get_mut(index), value.get("delta"))
+            else {
                 return;
             };
             anthropic_delta(block, &mut state.fragments[index], delta);
@@ -226,7 +235,12 @@ fn openai_chat(state: &mut State, value: Value) {
     let text = |key| delta.get(key).and_then(Value::as_str).unwrap_or("");
     state.content.push_str(text("content"));
     state.reasoning.push_str(text("reasoning_content"));
-    for call in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+    for call in delta
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         let index = call.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
         while state.calls.len() <= index {
             state.calls.push(Default::default());
@@ -244,7 +258,11 @@ fn chat_completion(state: State) -> Value {
     message.insert("role".into(), json!("assistant"));
     message.insert(
         "content".into(),
-        if state.content.is_empty() { Value::Null } else { Value::String(state.content) },
+        if state.content.is_empty() {
+            Value::Null
+        } else {
+            Value::String(state.content)
+        },
     );
     if !state.reasoning.is_empty() {
         message.insert("reasoning_content".into(), Value::String(state.reasoning));
@@ -272,13 +290,15 @@ fn gemini(state: &mut State, value: Value) {
     if let Some(usage) = value.get("usageMetadata") {
         state.usage = Some(usage.clone());
     }
-    let parts = value.pointer("/candidates/0/content/parts").and_then(Value::as_array);
+    let parts = value
+        .pointer("/candidates/0/content/parts")
+        .and_then(Value::as_array);
     for part in parts.into_iter().flatten() {
         let joinable = |part: &Value| {
             part.get("text").is_some_and(Value::is_string)
-                && part.as_object().is_some_and(|map| {
-                    map.keys().all(|key| key == "text" || key == "thought")
-                })
+                && part
+                    .as_object()
+                    .is_some_and(|map| map.keys().all(|key| key == "text" || key == "thought"))
         };
         if let Some(last) = state.parts.last_mut()
             && joinable(last)

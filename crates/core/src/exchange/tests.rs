@@ -21,7 +21,10 @@ fn split_keeps_everything_but_the_history_and_merge_puts_the_built_one_back() {
     assert!(!request.rest.contains_key("messages"));
     let built = json!({"system": "ignored", "messages": [{"role": "user", "content": "built"}]});
     let merged: Value = serde_json::from_str(&merge(&request, &built.to_string(), None)).unwrap();
-    assert_eq!(merged["messages"], json!([{"role": "user", "content": "built"}]));
+    assert_eq!(
+        merged["messages"],
+        json!([{"role": "user", "content": "built"}])
+    );
     assert_eq!(merged["system"], body["system"]);
     assert_eq!(merged["temperature"], json!(0.2));
     let with_block: Value =
@@ -36,7 +39,10 @@ fn openai_chat_system_messages_lead_the_merged_history_as_they_came() {
         {"role": "system", "content": "sys"}, {"role": "user", "content": "task"}]});
     let request = split(Provider::OpenAiChat, &body.to_string(), false).unwrap();
     assert_eq!(request.system_text, "sys");
-    assert_eq!(request.history, json!([{"role": "user", "content": "task"}]).to_string());
+    assert_eq!(
+        request.history,
+        json!([{"role": "user", "content": "task"}]).to_string()
+    );
     let built = json!({"messages": [{"role": "user", "content": "task"}]});
     let merged: Value = serde_json::from_str(&merge(&request, &built.to_string(), None)).unwrap();
     assert_eq!(merged["messages"], body["messages"]);
@@ -49,7 +55,13 @@ fn split_names_what_is_wrong() {
     let error = split(Provider::Gemini, "{}", false).unwrap_err();
     assert_eq!(error.path, "$.contents");
     let easy = split(Provider::OpenAiResponses, r#"{"input": "hello"}"#, false).unwrap();
-    assert_eq!(ingest::items(Provider::OpenAiResponses, &easy.history).unwrap().messages.len(), 1);
+    assert_eq!(
+        ingest::items(Provider::OpenAiResponses, &easy.history)
+            .unwrap()
+            .messages
+            .len(),
+        1
+    );
 }
 
 #[test]
@@ -72,11 +84,23 @@ fn a_response_and_its_replay_have_one_fingerprint() {
 fn reconcile_tells_an_extension_from_a_rewrite() {
     let fp = |n: u8| [n; 32];
     let stored = [fp(1), fp(2), fp(3)];
-    assert_eq!(reconcile(&stored, &[fp(1), fp(2), fp(3), fp(4)]), Reconciled::Extends { new_from: 3 });
-    assert_eq!(reconcile(&stored, &stored), Reconciled::Extends { new_from: 3 });
-    assert_eq!(reconcile(&stored, &[fp(1), fp(9), fp(3)]), Reconciled::Diverges { at: 1 });
+    assert_eq!(
+        reconcile(&stored, &[fp(1), fp(2), fp(3), fp(4)]),
+        Reconciled::Extends { new_from: 3 }
+    );
+    assert_eq!(
+        reconcile(&stored, &stored),
+        Reconciled::Extends { new_from: 3 }
+    );
+    assert_eq!(
+        reconcile(&stored, &[fp(1), fp(9), fp(3)]),
+        Reconciled::Diverges { at: 1 }
+    );
     // A retry of an earlier request stops short of what is stored: another branch.
-    assert_eq!(reconcile(&stored, &[fp(1), fp(2)]), Reconciled::Diverges { at: 2 });
+    assert_eq!(
+        reconcile(&stored, &[fp(1), fp(2)]),
+        Reconciled::Diverges { at: 2 }
+    );
     assert_ne!(chain(&stored[..2]), chain(&stored));
 }
 
@@ -99,16 +123,46 @@ fn assemble(provider: Provider, stream: &str, size: usize) -> Option<String> {
 #[test]
 fn an_anthropic_stream_assembles_into_the_message_it_streamed() {
     let stream = sse(&[
-        ("message_start", json!({"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant", "content": [], "usage": {"input_tokens": 90, "output_tokens": 1}}})),
-        ("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})),
-        ("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Let me lé"}})),
-        ("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ook"}})),
-        ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
-        ("content_block_start", json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "t1", "name": "bash", "input": {}}})),
-        ("content_block_delta", json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"command\": "}})),
-        ("content_block_delta", json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "\"ls\"}"}})),
-        ("content_block_stop", json!({"type": "content_block_stop", "index": 1})),
-        ("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 12}})),
+        (
+            "message_start",
+            json!({"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant", "content": [], "usage": {"input_tokens": 90, "output_tokens": 1}}}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Let me lé"}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ook"}}),
+        ),
+        (
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 0}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "t1", "name": "bash", "input": {}}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"command\": "}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "\"ls\"}"}}),
+        ),
+        (
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 1}),
+        ),
+        (
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 12}}),
+        ),
         ("message_stop", json!({"type": "message_stop"})),
     ]);
     for size in [1, 7, stream.len()] {
@@ -136,7 +190,10 @@ fn an_openai_chat_stream_joins_its_deltas() {
     let read = ingest::response(Provider::OpenAiChat, &body).unwrap();
     assert_eq!(read.messages[0].content, "Hello");
     assert_eq!(read.messages[0].tool_calls[0].id, "call_1");
-    assert_eq!(read.messages[0].tool_calls[0].arguments, r#"{"command": "ls"}"#);
+    assert_eq!(
+        read.messages[0].tool_calls[0].arguments,
+        r#"{"command": "ls"}"#
+    );
     assert_eq!(read.usage.unwrap().input_tokens, 50);
 }
 
@@ -145,8 +202,14 @@ fn a_responses_stream_gives_its_completed_response_and_gemini_its_parts() {
     let response = json!({"id": "r", "object": "response", "status": "completed", "output": [
         {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}]}]});
     let stream = sse(&[
-        ("response.output_text.delta", json!({"type": "response.output_text.delta", "delta": "done"})),
-        ("response.completed", json!({"type": "response.completed", "response": response})),
+        (
+            "response.output_text.delta",
+            json!({"type": "response.output_text.delta", "delta": "done"}),
+        ),
+        (
+            "response.completed",
+            json!({"type": "response.completed", "response": response}),
+        ),
     ]);
     let body = assemble(Provider::OpenAiResponses, &stream, 3).unwrap();
     let read = ingest::response(Provider::OpenAiResponses, &body).unwrap();
@@ -156,7 +219,10 @@ fn a_responses_stream_gives_its_completed_response_and_gemini_its_parts() {
         json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "Run"}]}}]}),
         json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "ning"}, {"functionCall": {"name": "bash", "args": {"command": "ls"}}}]}}], "usageMetadata": {"promptTokenCount": 40, "candidatesTokenCount": 4}}),
     ];
-    let stream: String = chunks.iter().map(|c| format!("data: {c}\r\n\r\n")).collect();
+    let stream: String = chunks
+        .iter()
+        .map(|c| format!("data: {c}\r\n\r\n"))
+        .collect();
     let body = assemble(Provider::Gemini, &stream, 4).unwrap();
     let read = ingest::response(Provider::Gemini, &body).unwrap();
     assert_eq!(read.messages[0].role, Role::Assistant);
@@ -167,14 +233,27 @@ fn a_responses_stream_gives_its_completed_response_and_gemini_its_parts() {
 
 #[test]
 fn errors_take_each_providers_shape() {
-    let anthropic: Value =
-        serde_json::from_str(&errors::body(Some(Provider::AnthropicMessages), errors::Kind::InvalidRequest, "bad")).unwrap();
+    let anthropic: Value = serde_json::from_str(&errors::body(
+        Some(Provider::AnthropicMessages),
+        errors::Kind::InvalidRequest,
+        "bad",
+    ))
+    .unwrap();
     assert_eq!(anthropic["type"], json!("error"));
     assert_eq!(anthropic["error"]["type"], json!("invalid_request_error"));
-    let gemini: Value = serde_json::from_str(&errors::body(Some(Provider::Gemini), errors::Kind::NotFound, "x")).unwrap();
+    let gemini: Value = serde_json::from_str(&errors::body(
+        Some(Provider::Gemini),
+        errors::Kind::NotFound,
+        "x",
+    ))
+    .unwrap();
     assert_eq!(gemini["error"]["status"], json!("NOT_FOUND"));
-    let openai: Value = serde_json::from_str(&errors::body(None, errors::Kind::Authentication, "x")).unwrap();
+    let openai: Value =
+        serde_json::from_str(&errors::body(None, errors::Kind::Authentication, "x")).unwrap();
     assert_eq!(openai["error"]["type"], json!("authentication_error"));
-    assert!(errors::is_context_length(400, r#"{"error":{"code":"context_length_exceeded"}}"#));
+    assert!(errors::is_context_length(
+        400,
+        r#"{"error":{"code":"context_length_exceeded"}}"#
+    ));
     assert!(!errors::is_context_length(500, "prompt is too long"));
 }

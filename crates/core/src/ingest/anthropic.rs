@@ -21,8 +21,8 @@ use super::json::{
     required_string,
 };
 use super::{
-    ANTHROPIC_REDACTED_THINKING, ANTHROPIC_THINKING_SIGNATURE, IngestError, Ingested, TOOL_ERROR,
-    add_text,
+    ANTHROPIC_INLINE_SYSTEM, ANTHROPIC_REDACTED_THINKING, ANTHROPIC_THINKING_SIGNATURE,
+    IngestError, Ingested, TOOL_ERROR, add_text,
 };
 use crate::media::{data_uri, image_type};
 use crate::message::{Message, Part, Role, ToolCall, Usage};
@@ -228,11 +228,15 @@ pub(super) fn items(json: &str) -> Result<Ingested, IngestError> {
                 out.paths.push(path);
             }
             "user" => user(&mut out, content, &content_path, &path)?,
+            "system" => {
+                out.messages.push(inline_system(content, &content_path)?);
+                out.paths.push(path);
+            }
             other => {
                 return Err(IngestError::new(
                     format!("{path}.role"),
                     format!(
-                        "is {}; Anthropic messages are user or assistant",
+                        "is {}; Anthropic messages are user, assistant or system",
                         quoted(other)
                     ),
                 ));
@@ -240,6 +244,28 @@ pub(super) fn items(json: &str) -> Result<Ingested, IngestError> {
         }
     }
     Ok(out)
+}
+
+/// A `system` message among the messages: its text, kept in place.
+fn inline_system(content: &Value, content_path: &str) -> Result<Message, IngestError> {
+    let mut message = Message::text(Role::System, "");
+    match content {
+        Value::String(text) => message.content = text.clone(),
+        other => {
+            for (index, block) in array(other, content_path)?.iter().enumerate() {
+                let path = format!("{content_path}[{index}]");
+                let block = object(block, &path)?;
+                match block_type(block, &path)? {
+                    "text" => add_text(&mut message, text_of(block, &path)?),
+                    kind => return Err(unknown_block(&path, kind, "text")),
+                }
+            }
+        }
+    }
+    message
+        .metadata
+        .insert(ANTHROPIC_INLINE_SYSTEM.into(), "true".into());
+    Ok(message)
 }
 
 /// A user message: its `tool_result` blocks become tool messages, the text and images

@@ -37,6 +37,9 @@ pub const GEMINI_THOUGHT_PART: &str = "thought";
 /// Anthropic: a JSON array of the `data` of the message's `redacted_thinking` blocks,
 /// sent back after its thinking block.
 pub const ANTHROPIC_REDACTED_THINKING: &str = "ctxd.anthropic.redacted_thinking";
+/// Anthropic: a `system` message a client put among its `messages` (not the top-level
+/// `system` field): `"true"`, so it goes back there, as it came.
+pub const ANTHROPIC_INLINE_SYSTEM: &str = "ctxd.anthropic.inline_system";
 /// A tool result the tool reported as failed (an Anthropic `tool_result` with
 /// `is_error`, a Gemini `functionResponse` whose response is `{"error": ...}`): `"true"`.
 pub const TOOL_ERROR: &str = "ctxd.tool_error";

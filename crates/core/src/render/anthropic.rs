@@ -10,7 +10,9 @@ use std::borrow::Cow;
 use serde::Serialize;
 
 use super::{Object, is_image, media_note, serialize};
-use crate::ingest::{ANTHROPIC_REDACTED_THINKING, ANTHROPIC_THINKING_SIGNATURE, TOOL_ERROR};
+use crate::ingest::{
+    ANTHROPIC_INLINE_SYSTEM, ANTHROPIC_REDACTED_THINKING, ANTHROPIC_THINKING_SIGNATURE, TOOL_ERROR,
+};
 use crate::media::{self, Source};
 use crate::message::{Message, Part, Role};
 use crate::tokenize::ToolDefinition;
@@ -98,6 +100,9 @@ pub fn anthropic_messages<'a>(
     let mut out: Vec<AnthropicMessage<'a>> = Vec::new();
     for message in messages {
         let (role, blocks) = match message.role {
+            Role::System if message.metadata.contains_key(ANTHROPIC_INLINE_SYSTEM) => {
+                ("system", anthropic_content(message))
+            }
             Role::System => {
                 for block in anthropic_content(message) {
                     if let Block::Text { text } = block {

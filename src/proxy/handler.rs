@@ -1,0 +1,244 @@
+//! One request of the provider endpoint, from its head to the reply.
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::header::{CONTENT_TYPE, HeaderMap};
+use hyper::{Method, Request, Response, StatusCode};
+
+use super::Proxy;
+use super::conversation::{Conversation, SESSION_HEADER};
+use super::route::{self, Call};
+use super::upstream::{self, Reply};
+use crate::engine::{BuildRequest, CompactMode, CompactRequest, Recipient, Tools};
+use crate::error::Error;
+use crate::exchange::{self, ClientRequest, errors::Kind};
+use crate::ingest::Provider;
+use crate::render;
+
+pub(super) type Body = BoxBody<Bytes, Infallible>;
+
+/// The header carrying a ctxd API key (the provider's own credentials go upstream).
+const KEY_HEADER: &str = "x-ctxd-key";
+/// Longest message of an error ctxd writes.
+const MAX_ERROR_CHARS: usize = 500;
+
+pub(super) async fn handle(proxy: &Arc<Proxy>, request: Request<Incoming>) -> Response<Body> {
+    let path = request.uri().path().to_string();
+    let Some(call) = route::call(&path) else {
+        return refusal(
+            None,
+            Kind::NotFound,
+            "no provider API at this path: ctxd answers POST /v1/chat/completions, /v1/responses, /v1/messages, /v1/messages/count_tokens and /v1beta/models/{model}:generateContent or :streamGenerateContent",
+        );
+    };
+    let provider = match call {
+        Call::Generate { provider, .. } => provider,
+        Call::CountTokens => Provider::AnthropicMessages,
+    };
+    if request.method() != Method::POST {
+        return refusal(
+            Some(provider),
+            Kind::NotFound,
+            "only POST is answered at this path",
+        );
+    }
+    let (parts, body) = request.into_parts();
+    let body = match Limited::new(body, proxy.max_body_bytes).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(error) if error.is::<http_body_util::LengthLimitError>() => {
+            let message = format!(
+                "the request body is over the {} bytes this endpoint takes",
+                proxy.max_body_bytes
+            );
+            return refusal(Some(provider), Kind::TooLarge, &message);
+        }
+        Err(_) => {
+            return refusal(
+                Some(provider),
+                Kind::InvalidRequest,
+                "the request body could not be read",
+            );
+        }
+    };
+    let tenant = match tenant(proxy, &parts.headers).await {
+        Ok(tenant) => tenant,
+        Err(error) => return failure(provider, error),
+    };
+    if let Err(error) = proxy.engine.quotas().admit_request(tenant).await {
+        return failure(provider, error);
+    }
+    let forward = upstream::Forward {
+        parts: &parts,
+        provider,
+    };
+    match call {
+        Call::CountTokens => upstream::pass_through(proxy, &forward, body).await,
+        Call::Generate { stream, .. } => generate(proxy, tenant, &forward, stream, &body)
+            .await
+            .unwrap_or_else(|error| failure(provider, error)),
+    }
+}
+
+async fn tenant(proxy: &Proxy, headers: &HeaderMap) -> crate::error::Result<i64> {
+    match headers.get(KEY_HEADER) {
+        None => proxy
+            .auth
+            .anonymous_tenant("your ctxd key in the `x-ctxd-key` header"),
+        Some(value) => {
+            let key = value.to_str().map_err(|_| {
+                Error::Unauthenticated("the x-ctxd-key header is not a ctxd key".into())
+            })?;
+            proxy.auth.tenant_of_key(key.trim()).await
+        }
+    }
+}
+
+/// A model call: the history reconciled, the session built, forwarded, the reply recorded.
+async fn generate(
+    proxy: &Arc<Proxy>,
+    tenant: i64,
+    forward: &upstream::Forward<'_>,
+    stream: bool,
+    body: &[u8],
+) -> crate::error::Result<Response<Body>> {
+    let provider = forward.provider;
+    let text = std::str::from_utf8(body).map_err(|_| Error::invalid("$", "is not UTF-8 text"))?;
+    let request = exchange::split(provider, text, stream)
+        .map_err(|error| Error::invalid(error.path, error.reason))?;
+    let named = forward
+        .parts
+        .headers
+        .get(SESSION_HEADER)
+        .map(|value| value.to_str().unwrap_or("\u{0}"));
+    let mut conversation = Conversation::open(proxy, tenant, named, &request).await?;
+    let mut retried = false;
+    loop {
+        let outgoing = build(proxy, tenant, &conversation, &request).await?;
+        match upstream::send(proxy, forward, outgoing, request.stream).await? {
+            Reply::TooLong(_) if !retried => {
+                retried = true;
+                compact_now(proxy, tenant, &conversation.session_id).await?;
+            }
+            Reply::TooLong(response) | Reply::Done(response) => return Ok(response),
+            Reply::Whole(response, bytes) => {
+                if let Err(error) = conversation
+                    .record_reply(proxy, provider, &String::from_utf8_lossy(&bytes))
+                    .await
+                {
+                    tracing::warn!(session_id = %conversation.session_id, error = %error, "provider endpoint: the reply was not recorded; the client's next request carries it");
+                }
+                return Ok(response);
+            }
+            Reply::Streaming(response, pump) => {
+                tokio::spawn(upstream::record_stream(
+                    proxy.clone(),
+                    conversation,
+                    provider,
+                    pump,
+                ));
+                return Ok(response);
+            }
+        }
+    }
+}
+
+/// The body to send upstream: the session built for a provider (the one decision every
+/// front door takes), in the client's body.
+async fn build(
+    proxy: &Proxy,
+    tenant: i64,
+    conversation: &Conversation,
+    request: &ClientRequest,
+) -> crate::error::Result<String> {
+    let built = proxy
+        .engine
+        .build_messages(
+            tenant,
+            BuildRequest {
+                session_id: conversation.session_id.clone(),
+                system_prompt: request.counted_text.clone(),
+                tools: Tools::None,
+                // The session's policy reserves the output: an agent's max_tokens is
+                // often the model's whole output limit, not what it needs room for.
+                max_output_tokens: None,
+                recipient: Recipient::Provider,
+            },
+        )
+        .await?;
+    let rendered = render::body(
+        request.provider,
+        "",
+        built.messages.messages(),
+        &[],
+        built.report.output_reserve_tokens,
+    );
+    // The summaries, when the build put them in the system prompt, follow the client's
+    // own system text (which goes upstream as it came).
+    let extra = if request.counted_text.is_empty() {
+        Some(built.system_prompt.as_str())
+    } else {
+        built
+            .system_prompt
+            .strip_prefix(&request.counted_text)
+            .map(|rest| rest.trim_start_matches("\n\n"))
+    }
+    .filter(|extra| !extra.is_empty());
+    Ok(exchange::merge(request, &rendered, extra))
+}
+
+/// The reactive path: the upstream refused the request for length.
+async fn compact_now(proxy: &Proxy, tenant: i64, session_id: &str) -> crate::error::Result<()> {
+    tracing::info!(
+        session_id,
+        "provider endpoint: the upstream refused the request for length; compacting once and retrying"
+    );
+    let request = CompactRequest {
+        session_id: session_id.to_string(),
+        mode: CompactMode::Emergency,
+        target_tokens: 0,
+        dry_run: false,
+        wait: None,
+    };
+    proxy.engine.compact(tenant, request).await.map(|_| ())
+}
+
+/// An error of ctxd's in the provider's shape.
+fn failure(provider: Provider, error: Error) -> Response<Body> {
+    let kind = match &error {
+        Error::InvalidArgument { .. }
+        | Error::FailedPrecondition { .. }
+        | Error::Precondition { .. }
+        | Error::OutOfRange(_)
+        | Error::Conflict { .. }
+        | Error::AlreadyExists(_) => Kind::InvalidRequest,
+        Error::NotFound { .. } => Kind::NotFound,
+        Error::Unauthenticated(_) => Kind::Authentication,
+        Error::ResourceExhausted { .. } => Kind::RateLimited,
+        Error::Unavailable(_) | Error::Internal(_) => {
+            tracing::warn!(error = %error, "provider endpoint: request failed");
+            Kind::Internal
+        }
+    };
+    refusal(Some(provider), kind, &error.to_string())
+}
+
+pub(super) fn refusal(provider: Option<Provider>, kind: Kind, message: &str) -> Response<Body> {
+    let message: String = message.chars().take(MAX_ERROR_CHARS).collect();
+    let body = exchange::errors::body(provider, kind, &message);
+    let mut response = Response::new(full(Bytes::from(body)));
+    *response.status_mut() =
+        StatusCode::from_u16(kind.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    response.headers_mut().insert(
+        CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+pub(super) fn full(bytes: Bytes) -> Body {
+    Full::new(bytes).boxed()
+}

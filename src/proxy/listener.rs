@@ -1,0 +1,105 @@
+//! Connections of the provider endpoint: HTTP/1.1, over TLS when the server has it,
+//! bounded in number, each given a time to send its request head.
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+use super::Proxy;
+use crate::tls::ServerTls;
+
+/// Connections served at once; more are closed at once.
+const MAX_CONNECTIONS: usize = 4_096;
+/// Time a client gets to send a request's head (and a TLS handshake).
+const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+
+#[derive(Debug, thiserror::Error)]
+#[error("cannot listen for the provider endpoint on {addr}: {source}")]
+pub struct ProxyListenError {
+    addr: std::net::SocketAddr,
+    source: std::io::Error,
+}
+
+/// Binds `addr` (before the server reports itself ready).
+pub async fn bind(addr: std::net::SocketAddr) -> Result<TcpListener, ProxyListenError> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|source| ProxyListenError { addr, source })
+}
+
+/// Serves the endpoint on `listener` until `shutdown`.
+pub async fn serve(
+    listener: TcpListener,
+    proxy: Arc<Proxy>,
+    tls: Option<Arc<ServerTls>>,
+    shutdown: CancellationToken,
+) {
+    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = shutdown.cancelled() => return,
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(error) => {
+                tracing::warn!(%error, "provider endpoint: accept failed");
+                tokio::select! {
+                    () = tokio::time::sleep(Duration::from_millis(100)) => continue,
+                    () = shutdown.cancelled() => return,
+                }
+            }
+        };
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            tracing::warn!(
+                max = MAX_CONNECTIONS,
+                "provider endpoint: too many connections; closing a new one"
+            );
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let proxy = proxy.clone();
+        let shutdown = shutdown.clone();
+        let acceptor = tls.as_ref().map(|tls| tls.http1_acceptor());
+        tokio::spawn(async move {
+            match acceptor {
+                None => connection(stream, proxy, shutdown).await,
+                Some(acceptor) => {
+                    match tokio::time::timeout(HEADER_TIMEOUT, acceptor.accept(stream)).await {
+                        Ok(Ok(stream)) => connection(stream, proxy, shutdown).await,
+                        _ => tracing::debug!("provider endpoint: TLS handshake failed"),
+                    }
+                }
+            }
+            drop(slot);
+        });
+    }
+}
+
+async fn connection<S>(stream: S, proxy: Arc<Proxy>, shutdown: CancellationToken)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let service = hyper::service::service_fn(move |request| {
+        let proxy = proxy.clone();
+        async move { Ok::<_, Infallible>(super::handler::handle(&proxy, request).await) }
+    });
+    let connection = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT)
+        .serve_connection(TokioIo::new(stream), service);
+    tokio::pin!(connection);
+    tokio::select! {
+        result = connection.as_mut() => {
+            if let Err(error) = result {
+                tracing::debug!(%error, "provider endpoint: connection ended");
+            }
+        }
+        () = shutdown.cancelled() => connection.as_mut().graceful_shutdown(),
+    }
+}

@@ -1,0 +1,79 @@
+//! The provider endpoint (`--proxy-listen`): the providers' own HTTP APIs in front of
+//! ctxd, so an agent nobody here wrote runs through ctxd by changing its base URL.
+//!
+//! A request is taken apart by the core (`exchange::split`), its history reconciled with
+//! the conversation's session (`conversation`: new messages appended, a rewrite
+//! forked), the session built by the engine for a provider — the same one decision
+//! BuildMessages makes — and put back into the client's body (`exchange::merge`) for the
+//! upstream (`upstream`). The reply goes back as it comes, streamed or not, while the
+//! response is assembled and appended with its usage.
+//!
+//! - `route`: which provider format a path is, and where it goes upstream;
+//! - `conversation`: which session a request continues, reconciled;
+//! - `upstream`: the forwarded call, its reply passed through and recorded;
+//! - `listener`: connections, TLS, the request body's bound.
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use crate::auth::Auth;
+use crate::engine::Engine;
+
+mod conversation;
+mod handler;
+mod listener;
+mod route;
+mod upstream;
+
+pub use listener::{ProxyListenError, bind, serve};
+
+/// Where each provider format's requests go.
+#[derive(Debug, Clone)]
+pub struct Upstreams {
+    pub openai: String,
+    pub anthropic: String,
+    pub gemini: String,
+}
+
+/// What the endpoint needs: the engine, the tenants' keys, the upstreams, and one lock
+/// per conversation so a client's concurrent requests are reconciled one at a time.
+pub struct Proxy {
+    engine: Engine,
+    auth: Arc<Auth>,
+    upstreams: Upstreams,
+    client: reqwest::Client,
+    locks: Mutex<HashMap<(i64, String), Arc<tokio::sync::Mutex<()>>>>,
+    max_body_bytes: usize,
+}
+
+/// Conversations whose locks are kept between requests before idle ones are dropped.
+const MAX_IDLE_LOCKS: usize = 10_000;
+
+impl Proxy {
+    pub fn new(
+        engine: Engine,
+        auth: Arc<Auth>,
+        upstreams: Upstreams,
+        max_body_bytes: usize,
+    ) -> Proxy {
+        Proxy {
+            engine,
+            auth,
+            upstreams,
+            client: reqwest::Client::new(),
+            locks: Mutex::new(HashMap::new()),
+            max_body_bytes,
+        }
+    }
+
+    /// The lock of one conversation of one tenant.
+    fn lock_of(&self, tenant: i64, key: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let mut locks = self
+            .locks
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if locks.len() >= MAX_IDLE_LOCKS {
+            locks.retain(|_, lock| Arc::strong_count(lock) > 1);
+        }
+        locks.entry((tenant, key.to_string())).or_default().clone()
+    }
+}

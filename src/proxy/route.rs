@@ -1,0 +1,77 @@
+//! Which provider API a request path is, and the URL it goes to upstream.
+use crate::ingest::Provider;
+
+/// What a path asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Call {
+    /// A model call: built by ctxd, forwarded, its reply recorded.
+    Generate { provider: Provider, stream: bool },
+    /// Anthropic's token count of a request: forwarded as the client sent it.
+    CountTokens,
+}
+
+/// The call a POST to `path` is; `None` for a path the endpoint does not answer.
+/// OpenAI paths are taken with or without their `/v1` (clients' base URLs differ).
+pub(super) fn call(path: &str) -> Option<Call> {
+    let generate = |provider, stream| Some(Call::Generate { provider, stream });
+    match path {
+        "/v1/chat/completions" | "/chat/completions" => generate(Provider::OpenAiChat, false),
+        "/v1/responses" | "/responses" => generate(Provider::OpenAiResponses, false),
+        "/v1/messages" => generate(Provider::AnthropicMessages, false),
+        "/v1/messages/count_tokens" => Some(Call::CountTokens),
+        _ => {
+            let model = path.strip_prefix("/v1beta/models/")?;
+            let (name, method) = model.rsplit_once(':')?;
+            if name.is_empty() || name.contains('/') {
+                return None;
+            }
+            match method {
+                "generateContent" => generate(Provider::Gemini, false),
+                "streamGenerateContent" => generate(Provider::Gemini, true),
+                _ => None,
+            }
+        }
+    }
+}
+
+/// The upstream path of a call: OpenAI's always under `/v1`.
+pub(super) fn upstream_path(path: &str) -> String {
+    if path.starts_with("/v1") {
+        path.to_string()
+    } else {
+        format!("/v1{path}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_name_their_format() {
+        assert_eq!(
+            call("/v1/messages"),
+            Some(Call::Generate {
+                provider: Provider::AnthropicMessages,
+                stream: false
+            })
+        );
+        assert_eq!(
+            call("/chat/completions"),
+            Some(Call::Generate {
+                provider: Provider::OpenAiChat,
+                stream: false
+            })
+        );
+        assert_eq!(
+            call("/v1beta/models/gemini-2.5-flash:streamGenerateContent"),
+            Some(Call::Generate {
+                provider: Provider::Gemini,
+                stream: true
+            })
+        );
+        assert_eq!(call("/v1beta/models/a/b:generateContent"), None);
+        assert_eq!(call("/v1/models"), None);
+        assert_eq!(upstream_path("/responses"), "/v1/responses");
+    }
+}

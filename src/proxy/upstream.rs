@@ -1,0 +1,229 @@
+//! The call upstream: the body ctxd built, with the client's own headers (its provider
+//! credentials among them, passed on as they came and never kept), and its reply back to
+//! the client as it arrives — a stream chunk by chunk, never buffered — while the
+//! response is assembled for the session.
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, StreamBody};
+use hyper::body::Frame;
+use hyper::header::{HeaderMap, HeaderName};
+use hyper::{Response, StatusCode};
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+
+use super::conversation::Conversation;
+use super::handler::{Body, full, refusal};
+use super::{Proxy, route};
+use crate::error::Result;
+use crate::exchange::errors::{Kind, is_context_length};
+use crate::exchange::stream::Assembler;
+use crate::ingest::{MAX_BODY_BYTES, Provider};
+
+/// Chunks of a streamed reply queued for a slow client before the upstream is read
+/// more slowly too.
+const STREAM_QUEUE: usize = 64;
+
+/// The request being forwarded: its head, and its format.
+pub(super) struct Forward<'a> {
+    pub parts: &'a hyper::http::request::Parts,
+    pub provider: Provider,
+}
+
+/// What the upstream answered.
+pub(super) enum Reply {
+    /// A success, read whole: the client's response and the body to record.
+    Whole(Response<Body>, Bytes),
+    /// A success streaming: the client's response, its body fed by the pump.
+    Streaming(Response<Body>, Pump),
+    /// A refusal for length (the reactive path may compact and retry once).
+    TooLong(Response<Body>),
+    /// Anything else, passed through as it came.
+    Done(Response<Body>),
+}
+
+/// A streamed reply on its way: the upstream's body and the client's.
+pub(super) struct Pump {
+    upstream: reqwest::Response,
+    client: mpsc::Sender<std::result::Result<Frame<Bytes>, Infallible>>,
+}
+
+/// Sends `body` upstream and sorts the reply.
+pub(super) async fn send(
+    proxy: &Proxy,
+    forward: &Forward<'_>,
+    body: String,
+    stream: bool,
+) -> Result<Reply> {
+    let upstream = match call(proxy, forward, body).await {
+        Ok(upstream) => upstream,
+        Err(response) => return Ok(Reply::Done(response)),
+    };
+    let status = upstream.status();
+    let head = response_head(status, upstream.headers());
+    if !status.is_success() {
+        let bytes = read_bounded(upstream).await;
+        let too_long = is_context_length(status.as_u16(), &String::from_utf8_lossy(&bytes));
+        let response = with_body(head, full(bytes));
+        return Ok(if too_long {
+            Reply::TooLong(response)
+        } else {
+            Reply::Done(response)
+        });
+    }
+    if !stream {
+        let bytes = read_bounded(upstream).await;
+        return Ok(Reply::Whole(with_body(head, full(bytes.clone())), bytes));
+    }
+    let (client, receiver) = mpsc::channel(STREAM_QUEUE);
+    let body = StreamBody::new(ReceiverStream::new(receiver)).boxed();
+    Ok(Reply::Streaming(
+        with_body(head, body),
+        Pump { upstream, client },
+    ))
+}
+
+/// Forwards the request as the client sent it (Anthropic's count_tokens).
+pub(super) async fn pass_through(
+    proxy: &Proxy,
+    forward: &Forward<'_>,
+    body: Bytes,
+) -> Response<Body> {
+    match call(proxy, forward, body).await {
+        Ok(upstream) => {
+            let head = response_head(upstream.status(), upstream.headers());
+            let bytes = read_bounded(upstream).await;
+            with_body(head, full(bytes))
+        }
+        Err(response) => response,
+    }
+}
+
+/// Passes a streamed reply to the client as it arrives, then records it. A client that
+/// goes away, or an upstream that breaks off, leaves the reply unrecorded: the client's
+/// next request carries whatever it kept.
+pub(super) async fn record_stream(
+    proxy: Arc<Proxy>,
+    mut conversation: Conversation,
+    provider: Provider,
+    pump: Pump,
+) {
+    let Pump {
+        mut upstream,
+        client,
+    } = pump;
+    let mut assembler = Assembler::new(provider);
+    loop {
+        match upstream.chunk().await {
+            Ok(Some(bytes)) => {
+                assembler.feed(&bytes);
+                if client.send(Ok(Frame::data(bytes))).await.is_err() {
+                    return;
+                }
+            }
+            Ok(None) => break,
+            Err(_) => {
+                tracing::info!(session_id = %conversation.session_id, "provider endpoint: the upstream broke off a streamed reply");
+                return;
+            }
+        }
+    }
+    drop(client);
+    let Some(response) = assembler.finish() else {
+        return;
+    };
+    if let Err(error) = conversation.record_reply(&proxy, provider, &response).await {
+        tracing::warn!(session_id = %conversation.session_id, error = %error, "provider endpoint: the streamed reply was not recorded; the client's next request carries it");
+    }
+}
+
+async fn call(
+    proxy: &Proxy,
+    forward: &Forward<'_>,
+    body: impl Into<reqwest::Body>,
+) -> std::result::Result<reqwest::Response, Response<Body>> {
+    let base = match forward.provider {
+        Provider::OpenAiChat | Provider::OpenAiResponses => &proxy.upstreams.openai,
+        Provider::AnthropicMessages => &proxy.upstreams.anthropic,
+        Provider::Gemini => &proxy.upstreams.gemini,
+    };
+    let uri = &forward.parts.uri;
+    let query = uri
+        .query()
+        .map(|query| format!("?{query}"))
+        .unwrap_or_default();
+    let url = format!(
+        "{}{}{query}",
+        base.trim_end_matches('/'),
+        route::upstream_path(uri.path())
+    );
+    let request = proxy
+        .client
+        .post(url)
+        .headers(request_headers(&forward.parts.headers))
+        .body(body);
+    request.send().await.map_err(|_| {
+        tracing::warn!(upstream = %base, "provider endpoint: the upstream could not be reached");
+        refusal(
+            Some(forward.provider),
+            Kind::BadGateway,
+            "the upstream provider could not be reached",
+        )
+    })
+}
+
+/// Headers that belong to one connection, not to the request (and ctxd's own).
+fn is_hop(name: &HeaderName) -> bool {
+    matches!(
+        name.as_str(),
+        "host"
+            | "content-length"
+            | "connection"
+            | "keep-alive"
+            | "transfer-encoding"
+            | "te"
+            | "trailer"
+            | "upgrade"
+            | "proxy-authorization"
+            | "proxy-connection"
+            | "accept-encoding"
+    ) || name.as_str().starts_with("x-ctxd-")
+}
+
+fn request_headers(headers: &HeaderMap) -> HeaderMap {
+    let mut out = HeaderMap::new();
+    for (name, value) in headers {
+        if !is_hop(name) {
+            out.append(name.clone(), value.clone());
+        }
+    }
+    out
+}
+
+fn response_head(status: StatusCode, headers: &HeaderMap) -> hyper::http::response::Builder {
+    let mut builder = Response::builder().status(status);
+    for (name, value) in headers {
+        if !is_hop(name) && name != "content-encoding" {
+            builder = builder.header(name, value);
+        }
+    }
+    builder
+}
+
+fn with_body(head: hyper::http::response::Builder, body: Body) -> Response<Body> {
+    head.body(body)
+        .unwrap_or_else(|_| Response::new(full(Bytes::new())))
+}
+
+/// An upstream's whole body, at most [`MAX_BODY_BYTES`] of it.
+async fn read_bounded(mut upstream: reqwest::Response) -> Bytes {
+    let mut out = Vec::new();
+    while let Ok(Some(chunk)) = upstream.chunk().await {
+        if out.len() + chunk.len() > MAX_BODY_BYTES {
+            break;
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Bytes::from(out)
+}

@@ -1,0 +1,7 @@
+insert into proxy_heads (tenant_id, key, session_id, message_count, digest)
+values ($1, $2, $3, $4, $5)
+on conflict (tenant_id, key) do update
+set session_id = excluded.session_id,
+    message_count = excluded.message_count,
+    digest = excluded.digest,
+    updated_at = now()

@@ -1,0 +1,300 @@
+//! Real coding agents, unmodified, through the provider endpoint: Claude Code (npm
+//! `@anthropic-ai/claude-code`, streamed Anthropic Messages) and mini-swe-agent (PyPI,
+//! OpenAI Chat Completions through litellm). Each runs a scripted coding task — list,
+//! read three large notes and the code, run the failing test, fix the code, run the test
+//! again — against the fake model on loopback, at a window small enough that ctxd
+//! compacts during the run. The agent must exit 0 with the workspace fixed; the fake
+//! checks every request; the provider key the agent holds must reach the upstream and
+//! appear nowhere in ctxd's log, metrics or database.
+//!
+//! The agents are installed by `tests/agents/install` (scripts/test runs it):
+//! `CTXD_CLAUDE_BIN` and `CTXD_MINI_BIN` name them, else the install's paths.
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::json;
+
+use super::fake::{Fake, Step};
+use crate::binary::{free_port, terminate, wait_serving};
+
+/// The window of the agents' sessions: Claude Code's system prompt and tools alone are
+/// about 12 500 tokens.
+const WINDOW: i64 = 32_000;
+const OUTPUT_RESERVE: i64 = 4_000;
+
+/// A note of about 6 000 tokens, in short lines (agents' file readers cut long ones).
+fn note(n: usize) -> String {
+    (0..600)
+        .map(|line| format!("note {n} line {line}: the quick brown fox jumps over the lazy dog\n"))
+        .collect()
+}
+
+/// A workspace with a bug: `add` subtracts, and its test says so.
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for n in 1..=3 {
+        std::fs::write(dir.path().join(format!("notes{n}.txt")), note(n)).unwrap();
+    }
+    std::fs::write(
+        dir.path().join("calc.py"),
+        "def add(a, b):\n    return a - b\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("test_calc.py"),
+        "from calc import add\nassert add(2, 3) == 5, 'add is wrong'\nprint('tests pass')\n",
+    )
+    .unwrap();
+    dir
+}
+
+fn tests_pass(dir: &Path) -> bool {
+    Command::new("python3")
+        .arg("test_calc.py")
+        .current_dir(dir)
+        .output()
+        .unwrap()
+        .status
+        .success()
+}
+
+/// A ctxd serving the provider endpoint in front of `fake`, its log in `log`.
+struct Ctxd {
+    child: Child,
+    proxy: String,
+    metrics: String,
+}
+
+async fn start_ctxd(database_url: &str, fake: &Fake, log: &Path) -> Ctxd {
+    let (grpc, proxy, metrics) = (free_port(), free_port(), free_port());
+    let grpc_addr = format!("127.0.0.1:{grpc}");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxd"))
+        .args(["serve", "--listen", &grpc_addr])
+        .args(["--proxy-listen", &format!("127.0.0.1:{proxy}")])
+        .args(["--metrics-listen", &format!("127.0.0.1:{metrics}")])
+        .args([
+            "--upstream-anthropic",
+            &fake.url(),
+            "--upstream-openai",
+            &fake.url(),
+        ])
+        .args(["--policy-context-window-tokens", &WINDOW.to_string()])
+        .args(["--policy-max-output-tokens", &OUTPUT_RESERVE.to_string()])
+        .env("DATABASE_URL", database_url)
+        .env("CTXD_LOG", "debug")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .unwrap();
+    wait_serving(&grpc_addr, &mut child).await;
+    Ctxd {
+        child,
+        proxy: format!("http://127.0.0.1:{proxy}"),
+        metrics: format!("http://127.0.0.1:{metrics}/metrics"),
+    }
+}
+
+fn agent_bin(variable: &str, default: &str) -> PathBuf {
+    let path = std::env::var_os(variable)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(default));
+    assert!(
+        path.exists(),
+        "{} is missing: run tests/agents/install (scripts/test does), or set {variable}",
+        path.display()
+    );
+    path
+}
+
+/// After a run: the fake's checks, compaction in the session, and the key nowhere in
+/// ctxd's log, metrics or database.
+async fn assert_run(fake: &Fake, pool: &sqlx::PgPool, ctxd: Ctxd, log: &Path, key: &str) {
+    let metrics = reqwest::get(&ctxd.metrics)
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    terminate(ctxd.child).await;
+    let record = fake.record.lock().unwrap();
+    assert!(
+        record.violations.is_empty(),
+        "the fake upstream's checks: {:#?}",
+        record.violations
+    );
+    assert!(
+        record.keys_seen.iter().any(|seen| seen.contains(key)),
+        "the provider key did not reach the upstream"
+    );
+    let compactions: i64 =
+        sqlx::query_scalar("select count(*) from events where kind in (2, 4, 5)")
+            .fetch_one(pool)
+            .await
+            .unwrap();
+    assert!(
+        compactions > 0,
+        "ctxd compacted nothing in {} requests",
+        record.requests
+    );
+    assert!(
+        record.restarts as i64 <= compactions,
+        "{} requests restarted the cached prefix, more than the {compactions} compactions",
+        record.restarts
+    );
+    eprintln!(
+        "agent run: {} requests, {} restarts, {compactions} compaction events, largest request {} tokens (window {WINDOW})",
+        record.requests, record.restarts, record.max_tokens
+    );
+    let log_text = std::fs::read_to_string(log).unwrap();
+    assert!(!log_text.contains(key), "the provider key is in ctxd's log");
+    assert!(
+        !metrics.contains(key),
+        "the provider key is in ctxd's metrics"
+    );
+    let leaked: i64 = sqlx::query_scalar(
+        "select count(*) from (select to_jsonb(m)::text as t from messages m union all select to_jsonb(e)::text from events e \
+         union all select to_jsonb(s)::text from sessions s union all select to_jsonb(h)::text from proxy_heads h) rows where t like '%' || $1 || '%'",
+    )
+    .bind(key)
+    .fetch_one(pool)
+    .await
+    .unwrap();
+    assert_eq!(leaked, 0, "the provider key is in the database");
+}
+
+#[tokio::test]
+async fn claude_code_runs_a_scripted_task_through_ctxd() {
+    let claude = agent_bin("CTXD_CLAUDE_BIN", "tests/agents/node_modules/.bin/claude");
+    let dir = workspace();
+    let ws = dir.path().to_str().unwrap().to_string();
+    let file = |name: &str| format!("{ws}/{name}");
+    let script = vec![
+        Step::Call(
+            "Bash",
+            json!({"command": "ls", "description": "List the files"}),
+        ),
+        Step::Call("Read", json!({"file_path": file("notes1.txt")})),
+        Step::Call("Read", json!({"file_path": file("notes2.txt")})),
+        Step::Call("Read", json!({"file_path": file("notes3.txt")})),
+        Step::Call("Read", json!({"file_path": file("calc.py")})),
+        Step::Call(
+            "Bash",
+            json!({"command": "python3 test_calc.py", "description": "Run the test"}),
+        ),
+        Step::Call(
+            "Edit",
+            json!({"file_path": file("calc.py"), "old_string": "a - b", "new_string": "a + b"}),
+        ),
+        Step::Call(
+            "Bash",
+            json!({"command": "python3 test_calc.py", "description": "Run the test again"}),
+        ),
+        Step::Answer("Fixed: add adds."),
+    ];
+    let fake = Fake::start(script, WINDOW).await;
+    let (pool, url) = crate::harness::fresh_database_url("agent_claude").await;
+    let logs = tempfile::tempdir().unwrap();
+    let log = logs.path().join("ctxd.log");
+    let ctxd = start_ctxd(&url, &fake, &log).await;
+    let key = "sk-ant-fake-0123456789-never-logged";
+    let home = tempfile::tempdir().unwrap();
+    let output = tokio::process::Command::new(claude)
+        .args([
+            "-p",
+            "Fix the failing test in this directory.",
+            "--allowedTools",
+            "Bash(*) Read Edit",
+        ])
+        .current_dir(dir.path())
+        .env("HOME", home.path())
+        .env("ANTHROPIC_BASE_URL", &ctxd.proxy)
+        .env("ANTHROPIC_API_KEY", key)
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "claude exited with {}: {stdout}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains("Fixed: add adds."),
+        "claude printed: {stdout}"
+    );
+    assert!(
+        tests_pass(dir.path()),
+        "the workspace is not fixed: {:?}",
+        std::fs::read_to_string(dir.path().join("calc.py"))
+    );
+    assert_run(&fake, &pool, ctxd, &log, key).await;
+}
+
+#[tokio::test]
+async fn mini_swe_agent_runs_a_scripted_task_through_ctxd() {
+    let mini = agent_bin("CTXD_MINI_BIN", ".ctxd/venv-agents/bin/mini");
+    let dir = workspace();
+    let bash = |command: &'static str| Step::Call("bash", json!({"command": command}));
+    let script = vec![
+        bash("ls"),
+        bash("cat notes1.txt"),
+        bash("cat notes2.txt"),
+        bash("cat notes3.txt"),
+        bash("cat calc.py"),
+        bash("python3 test_calc.py"),
+        bash("sed -i 's/a - b/a + b/' calc.py"),
+        bash("python3 test_calc.py"),
+        bash("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"),
+    ];
+    let fake = Fake::start(script, WINDOW).await;
+    let (pool, url) = crate::harness::fresh_database_url("agent_mini").await;
+    let logs = tempfile::tempdir().unwrap();
+    let log = logs.path().join("ctxd.log");
+    let ctxd = start_ctxd(&url, &fake, &log).await;
+    let key = "sk-openai-fake-0123456789-never-logged";
+    let home = tempfile::tempdir().unwrap();
+    let output = tokio::process::Command::new(mini)
+        .args([
+            "-m",
+            "openai/fake-model",
+            "-t",
+            "Fix the failing test in this directory.",
+            "-y",
+            "--exit-immediately",
+        ])
+        .args([
+            "-c",
+            "mini.yaml",
+            "-c",
+            &format!("model.model_kwargs.api_base={}/v1", ctxd.proxy),
+        ])
+        .args([
+            "-c",
+            "model.cost_tracking=ignore_errors",
+            "-o",
+            logs.path().join("trajectory.json").to_str().unwrap(),
+        ])
+        .current_dir(dir.path())
+        .env("HOME", home.path())
+        .env("MSWEA_CONFIGURED", "true")
+        .env("OPENAI_API_KEY", key)
+        .env("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "mini exited with {}: {stdout}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        tests_pass(dir.path()),
+        "the workspace is not fixed: {stdout}"
+    );
+    assert_run(&fake, &pool, ctxd, &log, key).await;
+}

@@ -1,0 +1,410 @@
+//! A fake provider on loopback playing a scripted model for the agents, in the
+//! Anthropic Messages (streamed, as Claude Code asks) and OpenAI Chat Completions shapes.
+//! It checks every request it receives: provider-valid (every tool call answered right
+//! after it, no result without its call), within the window (counted here, with the
+//! default policy's tokenizer, over every text the body holds), and whether it extends
+//! the previous request of its conversation (its prompt-cache prefix held) or restarts
+//! it.
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, StreamBody};
+use hyper::body::{Frame, Incoming};
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+/// One scripted step: a tool call (name, input) or, last, the final text.
+#[derive(Debug, Clone)]
+pub enum Step {
+    Call(&'static str, Value),
+    Answer(&'static str),
+}
+
+/// What the fake saw.
+#[derive(Debug, Default)]
+pub struct Record {
+    /// Model requests answered from the script (with tools).
+    pub requests: usize,
+    /// Requests whose history did not start with the previous one's.
+    pub restarts: usize,
+    /// The largest request, as counted here.
+    pub max_tokens: i64,
+    /// What was wrong with requests, if anything.
+    pub violations: Vec<String>,
+    /// Headers naming a provider key as the fake received them.
+    pub keys_seen: Vec<String>,
+    previous: Option<Vec<Value>>,
+}
+
+pub struct Fake {
+    pub addr: SocketAddr,
+    pub record: Arc<Mutex<Record>>,
+}
+
+struct State {
+    script: Vec<Step>,
+    window: i64,
+    record: Arc<Mutex<Record>>,
+    /// A streamed reply held after its first event until this fires (the streaming test).
+    hold: Mutex<Option<tokio::sync::oneshot::Receiver<()>>>,
+}
+
+pub type Body = BoxBody<Bytes, Infallible>;
+
+impl Fake {
+    pub async fn start(script: Vec<Step>, window: i64) -> Fake {
+        Fake::start_with_hold(script, window, None).await
+    }
+
+    /// A fake whose streamed replies send their first event, then wait for `hold`.
+    pub async fn start_with_hold(
+        script: Vec<Step>,
+        window: i64,
+        hold: Option<tokio::sync::oneshot::Receiver<()>>,
+    ) -> Fake {
+        let record = Arc::new(Mutex::new(Record::default()));
+        let state = Arc::new(State {
+            script,
+            window,
+            record: record.clone(),
+            hold: Mutex::new(hold),
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let state = state.clone();
+                let service = hyper::service::service_fn(move |request| {
+                    let state = state.clone();
+                    async move { Ok::<_, Infallible>(answer(&state, request).await) }
+                });
+                tokio::spawn(
+                    hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service),
+                );
+            }
+        });
+        Fake { addr, record }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+async fn answer(state: &State, request: Request<Incoming>) -> Response<Body> {
+    let path = request.uri().path().to_string();
+    {
+        let mut record = state.record.lock().unwrap();
+        for name in ["x-api-key", "authorization"] {
+            if let Some(value) = request.headers().get(name) {
+                record
+                    .keys_seen
+                    .push(value.to_str().unwrap_or("").to_string());
+            }
+        }
+    }
+    let bytes = request.into_body().collect().await.unwrap().to_bytes();
+    let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    if path.ends_with("/messages") {
+        anthropic(state, &body).await
+    } else if path.ends_with("/chat/completions") {
+        openai_chat(state, &body)
+    } else {
+        json_response(404, json!({"error": {"message": "not here"}}))
+    }
+}
+
+fn json_response(status: u16, body: Value) -> Response<Body> {
+    Response::builder()
+        .status(status)
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(body.to_string())).boxed())
+        .unwrap()
+}
+
+/// The step a request is at: one past the step of the newest tool result it carries.
+fn step_of(state: &State, ids: impl Iterator<Item = String>) -> Step {
+    let last = ids
+        .filter_map(|id| id.rsplit('s').next()?.parse::<usize>().ok())
+        .last();
+    let index = last.map_or(0, |step| step + 1);
+    state
+        .script
+        .get(index)
+        .cloned()
+        .unwrap_or(Step::Answer("script over"))
+}
+
+/// Every text a body holds, counted as the provider would read it, plus a few tokens
+/// for each message and block.
+fn tokens(value: &Value) -> i64 {
+    let counter = ctxd::policy::Policy::default().counter();
+    fn walk(value: &Value, counter: &ctxd::tokenize::Counter) -> i64 {
+        match value {
+            Value::String(text) => counter.text(text),
+            Value::Array(items) => items.iter().map(|item| walk(item, counter)).sum(),
+            Value::Object(map) => 3 + map.values().map(|item| walk(item, counter)).sum::<i64>(),
+            _ => 1,
+        }
+    }
+    walk(value, &counter)
+}
+
+/// Records the checks every request gets; `history` is its message list.
+fn check(state: &State, body: &Value, history: &[Value], problems: Vec<String>) {
+    let mut record = state.record.lock().unwrap();
+    record.requests += 1;
+    let counted = tokens(body);
+    record.max_tokens = record.max_tokens.max(counted);
+    let n = record.requests;
+    if counted > state.window {
+        record.violations.push(format!(
+            "request {n}: {counted} tokens, over the {} window",
+            state.window
+        ));
+    }
+    record
+        .violations
+        .extend(problems.into_iter().map(|p| format!("request {n}: {p}")));
+    if let Some(previous) = record.previous.take()
+        && !(history.len() >= previous.len() && history[..previous.len()] == previous[..])
+    {
+        record.restarts += 1;
+        if std::env::var_os("CTXD_FAKE_DEBUG").is_some() {
+            let at = history
+                .iter()
+                .zip(&previous)
+                .take_while(|(a, b)| a == b)
+                .count();
+            let clip =
+                |v: Option<&Value>| v.map(|v| v.to_string().chars().take(400).collect::<String>());
+            eprintln!(
+                "restart at request {n}, message {at}:\n  was {:?}\n  now {:?}",
+                clip(previous.get(at)),
+                clip(history.get(at))
+            );
+        }
+    }
+    record.previous = Some(history.to_vec());
+}
+
+async fn anthropic(state: &State, body: &Value) -> Response<Body> {
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    if body.get("tools").is_none() {
+        return anthropic_reply(
+            state,
+            body,
+            json!([{"type": "text", "text": "ok"}]),
+            "end_turn",
+        )
+        .await;
+    }
+    check(state, body, &messages, anthropic_problems(&messages));
+    let results = messages
+        .iter()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default());
+    let ids = results
+        .filter(|b| b["type"] == "tool_result")
+        .map(|b| b["tool_use_id"].as_str().unwrap_or("").to_string());
+    let index = ids
+        .clone()
+        .filter_map(|id| id.rsplit('s').next()?.parse::<usize>().ok())
+        .last();
+    let (content, stop) = match step_of(state, ids) {
+        Step::Call(name, input) => {
+            let id = format!("toolu_s{}", index.map_or(0, |i| i + 1));
+            (
+                json!([{"type": "text", "text": "Next step."}, {"type": "tool_use", "id": id, "name": name, "input": input}]),
+                "tool_use",
+            )
+        }
+        Step::Answer(text) => (json!([{"type": "text", "text": text}]), "end_turn"),
+    };
+    anthropic_reply(state, body, content, stop).await
+}
+
+/// Anthropic's rules: the first message is the user's; each assistant tool_use is
+/// answered by a tool_result in the very next user message; no result without its call.
+fn anthropic_problems(messages: &[Value]) -> Vec<String> {
+    let mut problems = Vec::new();
+    let turns: Vec<&Value> = messages.iter().filter(|m| m["role"] != "system").collect();
+    if turns.first().is_none_or(|m| m["role"] != "user") {
+        problems.push("the first message is not the user's".into());
+    }
+    let blocks = |m: &Value, kind: &str, key: &str| -> Vec<String> {
+        m["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|b| b["type"] == kind)
+            .map(|b| b[key].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    for (index, message) in turns.iter().enumerate() {
+        let results = blocks(message, "tool_result", "tool_use_id");
+        let calls_before = index
+            .checked_sub(1)
+            .map(|i| blocks(turns[i], "tool_use", "id"))
+            .unwrap_or_default();
+        for id in &results {
+            if !calls_before.contains(id) {
+                problems.push(format!("tool_result {id} does not follow its tool_use"));
+            }
+        }
+        let calls = blocks(message, "tool_use", "id");
+        if let Some(next) = turns.get(index + 1) {
+            let answered = blocks(next, "tool_result", "tool_use_id");
+            for id in &calls {
+                if !answered.contains(id) {
+                    problems.push(format!("tool_use {id} is not answered in the next message"));
+                }
+            }
+        } else if !calls.is_empty() {
+            problems.push("the request ends with an unanswered tool_use".into());
+        }
+    }
+    problems
+}
+
+async fn anthropic_reply(
+    state: &State,
+    body: &Value,
+    content: Value,
+    stop: &str,
+) -> Response<Body> {
+    let input = tokens(body);
+    // Claude Code joins the streamed messages of one id: each reply has its own.
+    let id = format!("msg_{}", state.record.lock().unwrap().requests);
+    let message = json!({"id": id, "type": "message", "role": "assistant", "model": body["model"],
+        "content": content, "stop_reason": stop, "stop_sequence": null,
+        "usage": {"input_tokens": input, "output_tokens": 20}});
+    if body["stream"] != json!(true) {
+        return json_response(200, message);
+    }
+    let mut events = vec![(
+        "message_start",
+        json!({"type": "message_start", "message": {
+        "id": id, "type": "message", "role": "assistant", "model": body["model"], "content": [],
+        "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": input, "output_tokens": 1}}}),
+    )];
+    for (index, block) in content.as_array().unwrap().iter().enumerate() {
+        let (start, delta) = if block["type"] == "tool_use" {
+            (
+                json!({"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}),
+                json!({"type": "input_json_delta", "partial_json": block["input"].to_string()}),
+            )
+        } else {
+            (
+                json!({"type": "text", "text": ""}),
+                json!({"type": "text_delta", "text": block["text"]}),
+            )
+        };
+        events.push((
+            "content_block_start",
+            json!({"type": "content_block_start", "index": index, "content_block": start}),
+        ));
+        events.push((
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": index, "delta": delta}),
+        ));
+        events.push((
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": index}),
+        ));
+    }
+    events.push(("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 20}})));
+    events.push(("message_stop", json!({"type": "message_stop"})));
+    let frames: Vec<Bytes> = events
+        .into_iter()
+        .map(|(event, data)| Bytes::from(format!("event: {event}\ndata: {data}\n\n")))
+        .collect();
+    let hold = state.hold.lock().unwrap().take();
+    let (sender, receiver) = mpsc::channel::<Result<Frame<Bytes>, Infallible>>(frames.len());
+    tokio::spawn(async move {
+        let mut frames = frames.into_iter();
+        if let Some(first) = frames.next() {
+            let _ = sender.send(Ok(Frame::data(first))).await;
+        }
+        if let Some(hold) = hold {
+            let _ = hold.await;
+        }
+        for frame in frames {
+            let _ = sender.send(Ok(Frame::data(frame))).await;
+        }
+    });
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(StreamBody::new(tokio_stream::wrappers::ReceiverStream::new(receiver)).boxed())
+        .unwrap()
+}
+
+fn openai_chat(state: &State, body: &Value) -> Response<Body> {
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    check(state, body, &messages, openai_problems(&messages));
+    let ids = messages
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["tool_call_id"].as_str().unwrap_or("").to_string());
+    let index = ids
+        .clone()
+        .filter_map(|id| id.rsplit('s').next()?.parse::<usize>().ok())
+        .last();
+    let id = format!("call_s{}", index.map_or(0, |i| i + 1));
+    let message = match step_of(state, ids) {
+        Step::Call(name, input) => {
+            json!({"role": "assistant", "content": "Next step.", "tool_calls": [
+            {"id": id, "type": "function", "function": {"name": name, "arguments": input.to_string()}}]})
+        }
+        Step::Answer(text) => json!({"role": "assistant", "content": text}),
+    };
+    let finish = if message.get("tool_calls").is_some() {
+        "tool_calls"
+    } else {
+        "stop"
+    };
+    json_response(
+        200,
+        json!({"id": "chatcmpl-fake", "object": "chat.completion", "created": 1, "model": body["model"],
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {"prompt_tokens": tokens(body), "completion_tokens": 20, "total_tokens": tokens(body) + 20}}),
+    )
+}
+
+/// OpenAI's rules: each assistant message's tool calls are answered by the tool
+/// messages right after it; no tool message without its call.
+fn openai_problems(messages: &[Value]) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut open: Vec<String> = Vec::new();
+    for message in messages {
+        if message["role"] == "tool" {
+            let id = message["tool_call_id"].as_str().unwrap_or("").to_string();
+            if !open.contains(&id) {
+                problems.push(format!("tool message {id} does not follow its call"));
+            }
+            open.retain(|o| o != &id);
+            continue;
+        }
+        if !open.is_empty() {
+            problems.push(format!(
+                "calls {open:?} are not answered before the next message"
+            ));
+            open.clear();
+        }
+        if let Some(calls) = message["tool_calls"].as_array() {
+            open = calls
+                .iter()
+                .map(|c| c["id"].as_str().unwrap_or("").to_string())
+                .collect();
+        }
+    }
+    if !open.is_empty() {
+        problems.push("the request ends with unanswered calls".into());
+    }
+    problems
+}
