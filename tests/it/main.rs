@@ -37,4 +37,5 @@ mod retention;
 mod revert;
 mod small_window;
 mod subagents;
+mod support;
 mod tls;

@@ -36,6 +36,10 @@ pub struct Record {
     pub max_tokens: i64,
     /// What was wrong with requests, if anything.
     pub violations: Vec<String>,
+    /// Requests refused for length.
+    pub refused_for_length: usize,
+    /// The last request's body.
+    pub last_body: Value,
     /// Headers naming a provider key as the fake received them.
     pub keys_seen: Vec<String>,
     previous: Option<Vec<Value>>,
@@ -52,27 +56,33 @@ struct State {
     record: Arc<Mutex<Record>>,
     /// A streamed reply held after its first event until this fires (the streaming test).
     hold: Mutex<Option<tokio::sync::oneshot::Receiver<()>>>,
+    too_long: Mutex<usize>,
 }
 
 pub type Body = BoxBody<Bytes, Infallible>;
 
+/// How a fake misbehaves, for the endpoint's tests.
+#[derive(Default)]
+pub struct Options {
+    /// Streamed replies send their first event, then wait for this.
+    pub hold: Option<tokio::sync::oneshot::Receiver<()>>,
+    /// The next this many model requests are refused for length, as Anthropic does.
+    pub too_long: usize,
+}
+
 impl Fake {
     pub async fn start(script: Vec<Step>, window: i64) -> Fake {
-        Fake::start_with_hold(script, window, None).await
+        Fake::start_with(script, window, Options::default()).await
     }
 
-    /// A fake whose streamed replies send their first event, then wait for `hold`.
-    pub async fn start_with_hold(
-        script: Vec<Step>,
-        window: i64,
-        hold: Option<tokio::sync::oneshot::Receiver<()>>,
-    ) -> Fake {
+    pub async fn start_with(script: Vec<Step>, window: i64, options: Options) -> Fake {
         let record = Arc::new(Mutex::new(Record::default()));
         let state = Arc::new(State {
             script,
             window,
             record: record.clone(),
-            hold: Mutex::new(hold),
+            hold: Mutex::new(options.hold),
+            too_long: Mutex::new(options.too_long),
         });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -111,6 +121,18 @@ async fn answer(state: &State, request: Request<Incoming>) -> Response<Body> {
     }
     let bytes = request.into_body().collect().await.unwrap().to_bytes();
     let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    {
+        let mut too_long = state.too_long.lock().unwrap();
+        if *too_long > 0 {
+            *too_long -= 1;
+            state.record.lock().unwrap().refused_for_length += 1;
+            return json_response(
+                400,
+                json!({"type": "error", "error": {"type": "invalid_request_error",
+                "message": "prompt is too long: 250000 tokens > 200000 maximum"}}),
+            );
+        }
+    }
     if path.ends_with("/messages") {
         anthropic(state, &body).await
     } else if path.ends_with("/chat/completions") {
@@ -160,6 +182,7 @@ fn tokens(value: &Value) -> i64 {
 fn check(state: &State, body: &Value, history: &[Value], problems: Vec<String>) {
     let mut record = state.record.lock().unwrap();
     record.requests += 1;
+    record.last_body = body.clone();
     let counted = tokens(body);
     record.max_tokens = record.max_tokens.max(counted);
     let n = record.requests;
