@@ -38,7 +38,8 @@ async fn a_streamed_reply_reaches_the_client_while_the_upstream_is_still_sending
     // The upstream has sent its first event and holds the rest until released: a proxy
     // that waited for the whole reply would answer nothing before the deadline.
     let deadline = std::time::Duration::from_secs(30);
-    let request = post_json(&url, &[("x-api-key", "sk-test")], &anthropic_request(true));
+    let body = anthropic_request(true);
+    let request = post_json(&url, &[("x-api-key", "sk-test")], &body);
     let mut response = tokio::time::timeout(deadline, request)
         .await
         .expect("no response head while the upstream held its reply");
@@ -182,4 +183,80 @@ async fn a_refusal_for_length_compacts_once_and_the_retry_goes_through(pool: sql
     .await
     .unwrap();
     assert_eq!(announced, 1);
+}
+
+/// A session's messages' texts, once the reply is recorded.
+async fn texts(pool: &sqlx::PgPool, count: i64) -> Vec<String> {
+    let recorded =
+        crate::support::wait_until(|| async { session_rows(pool).await == (1, count) }).await;
+    assert!(recorded, "the session holds {:?}", session_rows(pool).await);
+    sqlx::query_scalar("select content from messages order by seq")
+        .fetch_all(pool)
+        .await
+        .unwrap()
+}
+
+#[sqlx::test]
+async fn responses_replies_are_recorded_streamed_or_not(pool: sqlx::PgPool) {
+    let fake = Fake::start(vec![Step::Answer("unused")], WINDOW).await;
+    let endpoint = start_endpoint(pool.clone(), &fake.url(), WINDOW, 1 << 20).await;
+    let url = format!("{}/v1/responses", endpoint.url);
+    let first = json!({"model": "gpt-test", "instructions": "Be brief.", "input": "Say hi.", "stream": true});
+    let response = post_json(&url, &[], &first).await;
+    assert_eq!(response.status(), 200);
+    assert!(
+        String::from_utf8_lossy(&response.bytes().await.unwrap()).contains("response.completed")
+    );
+    assert_eq!(texts(&pool, 2).await, ["Say hi.", "responses reply"]);
+    let second = json!({"model": "gpt-test", "instructions": "Be brief.", "input": [
+        {"role": "user", "content": "Say hi."},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "responses reply"}]},
+        {"role": "user", "content": "Again."}]});
+    let body = json_of(post_json(&url, &[], &second).await).await;
+    assert_eq!(body["output"][0]["content"][0]["text"], "responses reply");
+    assert_eq!(
+        texts(&pool, 4).await,
+        ["Say hi.", "responses reply", "Again.", "responses reply"]
+    );
+    let sent = fake.record.lock().unwrap().last_body.clone();
+    assert_eq!(sent["instructions"], "Be brief.", "{sent}");
+    assert_eq!(sent["input"].as_array().unwrap().len(), 3, "{sent}");
+}
+
+#[sqlx::test]
+async fn gemini_replies_are_recorded_streamed_or_not(pool: sqlx::PgPool) {
+    let fake = Fake::start(vec![Step::Answer("unused")], WINDOW).await;
+    let endpoint = start_endpoint(pool.clone(), &fake.url(), WINDOW, 1 << 20).await;
+    let stream_url = format!(
+        "{}/v1beta/models/gemini-test:streamGenerateContent?alt=sse",
+        endpoint.url
+    );
+    let first = json!({"systemInstruction": {"parts": [{"text": "Be brief."}]},
+        "contents": [{"role": "user", "parts": [{"text": "Say hi."}]}],
+        "generationConfig": {"temperature": 0.5}});
+    let response = post_json(&stream_url, &[("x-goog-api-key", "gemini-key")], &first).await;
+    assert_eq!(response.status(), 200);
+    response.bytes().await.unwrap();
+    assert_eq!(texts(&pool, 2).await, ["Say hi.", "gemini reply"]);
+    let url = format!("{}/v1beta/models/gemini-test:generateContent", endpoint.url);
+    let mut second = first.clone();
+    second["contents"] = json!([
+        {"role": "user", "parts": [{"text": "Say hi."}]},
+        {"role": "model", "parts": [{"text": "gemini reply"}]},
+        {"role": "user", "parts": [{"text": "Again."}]}]);
+    let body = json_of(post_json(&url, &[("x-goog-api-key", "gemini-key")], &second).await).await;
+    assert_eq!(
+        body["candidates"][0]["content"]["parts"][0]["text"],
+        "gemini reply"
+    );
+    assert_eq!(
+        texts(&pool, 4).await,
+        ["Say hi.", "gemini reply", "Again.", "gemini reply"]
+    );
+    let sent = fake.record.lock().unwrap().last_body.clone();
+    assert_eq!(sent["generationConfig"]["temperature"], 0.5, "{sent}");
+    assert_eq!(
+        sent["systemInstruction"]["parts"][0]["text"], "Be brief.",
+        "{sent}"
+    );
 }

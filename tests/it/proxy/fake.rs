@@ -137,6 +137,14 @@ async fn answer(state: &State, request: Request<Incoming>) -> Response<Body> {
         anthropic(state, &body).await
     } else if path.ends_with("/chat/completions") {
         openai_chat(state, &body)
+    } else if path.ends_with("/responses") {
+        let input = body["input"].as_array().cloned().unwrap_or_default();
+        check(state, &body, &input, Vec::new());
+        responses(&body)
+    } else if path.contains(":generateContent") || path.contains(":streamGenerateContent") {
+        let contents = body["contents"].as_array().cloned().unwrap_or_default();
+        check(state, &body, &contents, Vec::new());
+        gemini(path.contains(":stream"))
     } else {
         json_response(404, json!({"error": {"message": "not here"}}))
     }
@@ -430,4 +438,52 @@ fn openai_problems(messages: &[Value]) -> Vec<String> {
         problems.push("the request ends with unanswered calls".into());
     }
     problems
+}
+
+/// A Responses reply of one text, streamed as its events when asked.
+fn responses(body: &Value) -> Response<Body> {
+    let response = json!({"id": "resp_1", "object": "response", "status": "completed", "output": [
+        {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+         "content": [{"type": "output_text", "text": "responses reply", "annotations": []}]}],
+        "usage": {"input_tokens": 30, "output_tokens": 3, "total_tokens": 33}});
+    if body["stream"] != json!(true) {
+        return json_response(200, response);
+    }
+    let events = [
+        json!({"type": "response.created", "response": {"id": "resp_1", "object": "response", "status": "in_progress", "output": []}}),
+        json!({"type": "response.output_text.delta", "delta": "responses reply"}),
+        json!({"type": "response.completed", "response": response}),
+    ];
+    let text: String = events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+        .collect();
+    sse(text)
+}
+
+/// A Gemini reply of one text, in two chunks when streamed.
+fn gemini(stream: bool) -> Response<Body> {
+    let chunk = |text: &str, usage: bool| {
+        let mut chunk = json!({"candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "index": 0}]});
+        if usage {
+            chunk["usageMetadata"] =
+                json!({"promptTokenCount": 30, "candidatesTokenCount": 3, "totalTokenCount": 33});
+        }
+        chunk
+    };
+    if !stream {
+        return json_response(200, chunk("gemini reply", true));
+    }
+    sse(format!(
+        "data: {}\r\n\r\ndata: {}\r\n\r\n",
+        chunk("gemini ", false),
+        chunk("reply", true)
+    ))
+}
+
+fn sse(text: String) -> Response<Body> {
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(Full::new(Bytes::from(text)).boxed())
+        .unwrap()
 }
