@@ -24,7 +24,10 @@
 //! on DATABASE_URL's server when that is set, otherwise a private PostgreSQL started in a
 //! temporary directory exactly as `ctxd serve` starts its own (default settings, fsync on).
 //!
-//! `CTXD_BENCH_ONLY=counting`, `build`, `append`, `jobs`, `events`, `forks` or `metrics` runs
+//! - the provider endpoint's added latency against a fake upstream, and its first byte
+//!   (`parts/proxy.rs`).
+//!
+//! `CTXD_BENCH_ONLY=counting`, `build`, `append`, `jobs`, `events`, `forks`, `proxy` or `metrics` runs
 //! one part;
 //! `CTXD_BENCH_METRICS=1` records the metrics as `ctxd serve --metrics-listen` does.
 //!
@@ -36,6 +39,8 @@ mod fanout;
 mod floor;
 #[path = "parts/forks.rs"]
 mod forking;
+#[path = "parts/proxy.rs"]
+mod proxying;
 #[path = "parts/jobs.rs"]
 mod queue;
 #[path = "../tests/it/recorded.rs"]
@@ -250,6 +255,14 @@ async fn run(
     }
     if part("events") {
         fanout::run(addr, &pool, event_scale).await;
+    }
+    if part("proxy") {
+        let proxy_scale = if full {
+            proxying::FULL
+        } else {
+            proxying::SMOKE
+        };
+        proxying::run(addr, &engine, &store, &corpus, &proxy_scale).await;
     }
     if part("forks") {
         let fork_scale = if full { forking::FULL } else { forking::SMOKE };

@@ -114,7 +114,7 @@ async fn generate(
         .headers
         .get(SESSION_HEADER)
         .map(|value| value.to_str().unwrap_or("\u{0}"));
-    let mut conversation = Conversation::open(proxy, tenant, named, &request).await?;
+    let conversation = Conversation::open(proxy, tenant, named, &request).await?;
     let mut retried = false;
     loop {
         let outgoing = build(proxy, tenant, &conversation, &request).await?;
@@ -125,12 +125,14 @@ async fn generate(
             }
             Reply::TooLong(response) | Reply::Done(response) => return Ok(response),
             Reply::Whole(response, bytes) => {
-                if let Err(error) = conversation
-                    .record_reply(proxy, provider, &String::from_utf8_lossy(&bytes))
-                    .await
-                {
-                    tracing::warn!(session_id = %conversation.session_id, error = %error, "provider endpoint: the reply was not recorded; the client's next request carries it");
-                }
+                // Recorded after the answer, the conversation still held: its next
+                // request waits for the record, the client does not.
+                tokio::spawn(upstream::record_whole(
+                    proxy.clone(),
+                    conversation,
+                    provider,
+                    bytes,
+                ));
                 return Ok(response);
             }
             Reply::Streaming(response, pump) => {

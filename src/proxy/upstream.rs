@@ -138,6 +138,19 @@ pub(super) async fn record_stream(
     }
 }
 
+/// Records a reply read whole.
+pub(super) async fn record_whole(
+    proxy: Arc<Proxy>,
+    mut conversation: Conversation,
+    provider: Provider,
+    body: Bytes,
+) {
+    let body = String::from_utf8_lossy(&body);
+    if let Err(error) = conversation.record_reply(&proxy, provider, &body).await {
+        tracing::warn!(session_id = %conversation.session_id, error = %error, "provider endpoint: the reply was not recorded; the client's next request carries it");
+    }
+}
+
 async fn call(
     proxy: &Proxy,
     forward: &Forward<'_>,

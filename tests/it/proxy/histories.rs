@@ -118,10 +118,10 @@ async fn run(moves: Vec<Move>) {
             Move::Retry => {}
         }
         reply = post(&endpoint.url, key, &history).await;
-        let stored = head(&pool, &endpoint, key).await;
-        // Tool-call messages carry no text: compare roles and texts of what has them.
+        // The reply is recorded after the answer: wait for the session to hold it.
         let want: Vec<(i32, String)> = expected(&history, &reply);
-        assert_eq!(stored, want, "after move {n}");
+        crate::support::wait_until(|| async { head(&pool, &endpoint, key).await == want }).await;
+        assert_eq!(head(&pool, &endpoint, key).await, want, "after move {n}");
     }
 }
 
