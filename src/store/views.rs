@@ -237,6 +237,7 @@ fn part_bytes(part: &Part) -> usize {
     64 + match part {
         Part::Text { text } => text.len(),
         Part::Media { uri, mime_type, .. } => uri.len() + mime_type.len(),
+        Part::Native { format, json } => format.len() + json.len(),
     }
 }
 

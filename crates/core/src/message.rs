@@ -75,6 +75,25 @@ pub enum Part {
         /// 0: the policy's flat per-item cost.
         token_estimate: u32,
     },
+    /// A provider's own block or item that ctxd does not model (a hosted tool's call and
+    /// result, a document), kept whole: counted, stored, expandable, sent back as it
+    /// came to its own format and as a short note to any other.
+    Native {
+        /// The format it came in (`ingest::NATIVE_ANTHROPIC`, ...).
+        format: String,
+        /// The block or item, as JSON.
+        json: String,
+    },
+}
+
+impl Part {
+    /// The JSON `type` of a native part, for notes ("web_search_tool_result").
+    pub fn native_type(json: &str) -> String {
+        serde_json::from_str::<serde_json::Value>(json)
+            .ok()
+            .and_then(|value| value.get("type")?.as_str().map(str::to_string))
+            .unwrap_or_else(|| "unknown".to_string())
+    }
 }
 
 /// A message's content and identity, as appended by a client.
@@ -115,6 +134,7 @@ impl Message {
             .map(|part| match part {
                 Part::Text { text } => text.len(),
                 Part::Media { uri, .. } => uri.len(),
+                Part::Native { json, .. } => json.len(),
             })
             .sum();
         self.content.len() + parts

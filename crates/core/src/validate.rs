@@ -171,6 +171,7 @@ fn message_texts(message: &Message) -> Vec<(String, &str)> {
                 texts.push((format!("parts[{index}].media.uri"), uri));
                 texts.push((format!("parts[{index}].media.mime_type"), mime_type));
             }
+            Part::Native { json, .. } => texts.push((format!("parts[{index}].native"), json)),
         }
     }
     for (index, call) in message.tool_calls.iter().enumerate() {

@@ -109,6 +109,8 @@ pub(in crate::api) fn stored_to_pb(stored: &StoredMessage, message: &Message) ->
                         mime_type: mime_type.clone(),
                         token_estimate: *token_estimate,
                     }),
+                    // NEUTRAL has no part for a provider's own block: its JSON as text.
+                    Part::Native { json, .. } => pb::content_part::Part::Text(json.clone()),
                 }),
             })
             .collect(),

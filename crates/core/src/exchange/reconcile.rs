@@ -40,6 +40,11 @@ pub fn fingerprint(message: &Message) -> Fingerprint {
                 field(uri.as_bytes());
                 field(mime_type.as_bytes());
             }
+            Part::Native { format, json } => {
+                field(b"native");
+                field(format.as_bytes());
+                field(canonical_arguments(json).as_bytes());
+            }
         }
     }
     for call in &message.tool_calls {

@@ -257,3 +257,59 @@ fn errors_take_each_providers_shape() {
     ));
     assert!(!errors::is_context_length(500, "prompt is too long"));
 }
+
+/// The history field of a body `render::body` wrote for `messages`.
+fn rendered(provider: Provider, messages: &[crate::message::Message]) -> Value {
+    let body = crate::render::body(provider, "", messages, &[], 1000);
+    serde_json::from_str::<Value>(&body).unwrap()[history_field(provider)].clone()
+}
+
+#[test]
+fn anthropic_blocks_ctxd_does_not_model_go_back_as_they_came() {
+    let search = json!({"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "rust"}});
+    let results = json!({"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1",
+        "content": [{"type": "web_search_result", "url": "https://a.example", "title": "A", "encrypted_content": "xyz"}]});
+    let text = json!({"type": "text", "text": "Found it."});
+    let response =
+        json!({"type": "message", "role": "assistant", "content": [search, results, text]});
+    let read = ingest::response(Provider::AnthropicMessages, &response.to_string()).unwrap();
+    let document = json!({"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "notes"}});
+    let user =
+        json!([{"role": "user", "content": [document, {"type": "text", "text": "Read this."}]}]);
+    let items = ingest::items(Provider::AnthropicMessages, &user.to_string()).unwrap();
+    let messages = [items.messages[0].clone(), read.messages[0].clone()];
+    let sent = rendered(Provider::AnthropicMessages, &messages);
+    assert_eq!(
+        sent[0]["content"],
+        json!([document, {"type": "text", "text": "Read this."}])
+    );
+    assert_eq!(sent[1]["content"], json!([search, results, text]));
+    // Counted like any other content, and a note for another format.
+    let counter = crate::policy::Policy::default().counter();
+    assert!(counter.message(&read.messages[0]) > counter.text("Found it.") + 20);
+    let chat = rendered(Provider::OpenAiChat, &messages).to_string();
+    assert!(
+        chat.contains("[anthropic web_search_tool_result kept by ctxd]"),
+        "{chat}"
+    );
+}
+
+#[test]
+fn responses_custom_tool_calls_and_hosted_items_go_back_as_they_came() {
+    let patch = "*** Begin Patch\n*** Add File: a.txt\n+hello\n*** End Patch";
+    let search = json!({"type": "web_search_call", "id": "ws_1", "status": "completed", "action": {"type": "search", "query": "rust"}});
+    let call = json!({"type": "custom_tool_call", "call_id": "call_1", "name": "apply_patch", "input": patch});
+    let output = json!({"type": "custom_tool_call_output", "call_id": "call_1", "output": "Done!"});
+    let history = json!([{"role": "user", "content": "Add a.txt."}, search, call, output]);
+    let read = ingest::items(Provider::OpenAiResponses, &history.to_string()).unwrap();
+    assert_eq!(read.messages.len(), 3);
+    assert_eq!(read.messages[1].tool_calls[0].name, "apply_patch");
+    let sent = rendered(Provider::OpenAiResponses, &read.messages);
+    assert_eq!(sent[1], search);
+    assert_eq!(sent[2], call);
+    assert_eq!(sent[3], output);
+    // Another format sees a function call and its result, paired.
+    let chat = rendered(Provider::OpenAiChat, &read.messages);
+    assert_eq!(chat[1]["tool_calls"][0]["id"], "call_1");
+    assert_eq!(chat[2]["tool_call_id"], "call_1");
+}

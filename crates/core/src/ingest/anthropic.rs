@@ -22,7 +22,7 @@ use super::json::{
 };
 use super::{
     ANTHROPIC_INLINE_SYSTEM, ANTHROPIC_REDACTED_THINKING, ANTHROPIC_THINKING_SIGNATURE,
-    IngestError, Ingested, TOOL_ERROR, add_text,
+    IngestError, Ingested, NATIVE_ANTHROPIC, TOOL_ERROR, add_text,
 };
 use crate::media::{data_uri, image_type};
 use crate::message::{Message, Part, Role, ToolCall, Usage};
@@ -114,13 +114,8 @@ fn assistant(blocks: &[Value], path: &str) -> Result<Message, IngestError> {
                     arguments: input.to_string(),
                 });
             }
-            other => {
-                return Err(unknown_block(
-                    &path,
-                    other,
-                    "text, thinking, redacted_thinking or tool_use",
-                ));
-            }
+            // A hosted tool's call and result, and whatever else ctxd does not model.
+            _ => message.parts.push(native(block)),
         }
     }
     if !redacted.is_empty() {
@@ -195,7 +190,19 @@ fn user_block(
             message.parts.push(image(block, path)?);
             Ok(())
         }
-        other => Err(unknown_block(path, other, "text, image or tool_result")),
+        // A document, a search result, and whatever else ctxd does not model.
+        _ => {
+            message.parts.push(native(block));
+            Ok(())
+        }
+    }
+}
+
+/// A block kept whole, as it came.
+fn native(block: &Object) -> Part {
+    Part::Native {
+        format: NATIVE_ANTHROPIC.to_string(),
+        json: Value::Object(block.clone()).to_string(),
     }
 }
 
@@ -235,10 +242,7 @@ pub(super) fn items(json: &str) -> Result<Ingested, IngestError> {
             other => {
                 return Err(IngestError::new(
                     format!("{path}.role"),
-                    format!(
-                        "is {}; Anthropic messages are user, assistant or system",
-                        quoted(other)
-                    ),
+                    format!("is {}; roles: user, assistant, system", quoted(other)),
                 ));
             }
         }
@@ -329,9 +333,6 @@ fn tool_result(block: &Object, path: &str) -> Result<Message, IngestError> {
                 let inner_path = format!("{content_path}[{index}]");
                 let inner = object(inner, &inner_path)?;
                 let kind = block_type(inner, &inner_path)?;
-                if !matches!(kind, "text" | "image") {
-                    return Err(unknown_block(&inner_path, kind, "text or image"));
-                }
                 user_block(&mut message, inner, kind, &inner_path)?;
             }
             settle(&mut message);

@@ -103,10 +103,6 @@ fn errors_name_the_json_path() {
             r#"{"content": [{"type": "tool_use", "name": "bash", "input": {}}]}"#,
             "$.content[0].id",
         ),
-        (
-            r#"{"content": [{"type": "server_tool_use"}]}"#,
-            "$.content[0].type",
-        ),
         (r#"{"content": "hi"}"#, "$.content"),
         (r#"{"content": [{"type": "text"}]}"#, "$.content[0].text"),
         (

@@ -40,6 +40,15 @@ pub const ANTHROPIC_REDACTED_THINKING: &str = "ctxd.anthropic.redacted_thinking"
 /// Anthropic: a `system` message a client put among its `messages` (not the top-level
 /// `system` field): `"true"`, so it goes back there, as it came.
 pub const ANTHROPIC_INLINE_SYSTEM: &str = "ctxd.anthropic.inline_system";
+/// The format of an Anthropic block kept whole (`Part::Native`).
+pub const NATIVE_ANTHROPIC: &str = "anthropic";
+/// The format of an OpenAI Responses item kept whole (`Part::Native`).
+pub const NATIVE_OPENAI_RESPONSES: &str = "openai_responses";
+/// OpenAI Responses: a JSON array of the ids of the message's tool calls that are
+/// custom (freeform) tool calls; each call's arguments are `{"input": "<its input>"}`.
+pub const OPENAI_CUSTOM_TOOL_CALLS: &str = "ctxd.openai.custom_tool_calls";
+/// OpenAI Responses: a tool result answering a custom tool call: `"true"`.
+pub const OPENAI_CUSTOM_TOOL_OUTPUT: &str = "ctxd.openai.custom_tool_output";
 /// A tool result the tool reported as failed (an Anthropic `tool_result` with
 /// `is_error`, a Gemini `functionResponse` whose response is `{"error": ...}`): `"true"`.
 pub const TOOL_ERROR: &str = "ctxd.tool_error";
@@ -164,7 +173,7 @@ fn media_types(message: &Message) -> Vec<&str> {
         .iter()
         .filter_map(|part| match part {
             Part::Media { mime_type, .. } => Some(mime_type.as_str()),
-            Part::Text { .. } => None,
+            Part::Text { .. } | Part::Native { .. } => None,
         })
         .collect()
 }

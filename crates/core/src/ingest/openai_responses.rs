@@ -17,7 +17,10 @@ use super::json::{
     self, Object, arguments, array, at, expect, field, index, non_empty, object, optional_string,
     quoted, required, required_string,
 };
-use super::{IngestError, Ingested, OPENAI_REASONING_ENCRYPTED, OPENAI_REASONING_ID, openai_chat};
+use super::{
+    IngestError, Ingested, NATIVE_OPENAI_RESPONSES, OPENAI_CUSTOM_TOOL_CALLS,
+    OPENAI_CUSTOM_TOOL_OUTPUT, OPENAI_REASONING_ENCRYPTED, OPENAI_REASONING_ID, openai_chat,
+};
 use crate::media::image_type;
 use crate::message::{Message, Part, Role, ToolCall};
 
@@ -72,10 +75,12 @@ pub(super) fn items(json: &str) -> Result<Ingested, IngestError> {
         // Without a type: the easy form, `{"role": "user", "content": "..."}`.
         let kind = optional_string(map, "type", &path)?.unwrap_or("message");
         let role = optional_string(map, "role", &path)?;
+        // What is not a user, system or developer message or a tool's output is the
+        // assistant's side (reasoning, calls, hosted tools' items), kept with its reply.
         let assistant_side = match kind {
-            "reasoning" | "function_call" => true,
             "message" => role == Some("assistant"),
-            _ => false,
+            "function_call_output" | "custom_tool_call_output" => false,
+            _ => true,
         };
         if assistant_side {
             reply
@@ -100,10 +105,15 @@ pub(super) fn items(json: &str) -> Result<Ingested, IngestError> {
 /// A user, system or developer message, or a function call's output.
 fn input_item(kind: &str, map: &Object, path: &str) -> Result<Message, IngestError> {
     match kind {
-        "function_call_output" => {
+        "function_call_output" | "custom_tool_call_output" => {
             let mut message = Message::text(Role::Tool, "");
             message.tool_call_id = non_empty(map, "call_id", path)?.to_string();
             content(map, "output", path, &mut message)?;
+            if kind == "custom_tool_call_output" {
+                message
+                    .metadata
+                    .insert(OPENAI_CUSTOM_TOOL_OUTPUT.to_string(), "true".to_string());
+            }
             Ok(message)
         }
         "message" => {
@@ -220,14 +230,15 @@ impl Reply {
             "reasoning" => self.reasoning(map, path),
             "message" => self.text(map, path),
             "function_call" => self.function_call(map, path),
-            other => Err(IngestError::new(
-                at(path, "type"),
-                format!(
-                    "is {}: ctxd reads reasoning, message and function_call output items \
-                     (hosted tools' items are not kept)",
-                    quoted(other)
-                ),
-            )),
+            "custom_tool_call" => self.custom_tool_call(map, path),
+            // A hosted tool's item, and whatever else ctxd does not model: kept whole.
+            _ => {
+                self.message.parts.push(Part::Native {
+                    format: NATIVE_OPENAI_RESPONSES.to_string(),
+                    json: Value::Object(map.clone()).to_string(),
+                });
+                Ok(())
+            }
         }
     }
 
@@ -312,6 +323,35 @@ impl Reply {
             name: name.to_string(),
             arguments: text.to_string(),
         });
+        Ok(())
+    }
+
+    /// A custom (freeform) tool's call: its text input kept as `{"input": ...}`, its id
+    /// listed in [`OPENAI_CUSTOM_TOOL_CALLS`].
+    fn custom_tool_call(&mut self, map: &Object, path: &str) -> Result<(), IngestError> {
+        let call_id = non_empty(map, "call_id", path)?;
+        if !self.call_ids.insert(call_id.to_string()) {
+            return Err(IngestError::new(
+                at(path, "call_id"),
+                format!("{} is used by an earlier tool call", quoted(call_id)),
+            ));
+        }
+        let input = required_string(map, "input", path)?;
+        self.message.tool_calls.push(ToolCall {
+            id: call_id.to_string(),
+            name: non_empty(map, "name", path)?.to_string(),
+            arguments: serde_json::json!({ "input": input }).to_string(),
+        });
+        let metadata = &mut self.message.metadata;
+        let mut ids: Vec<String> = metadata
+            .get(OPENAI_CUSTOM_TOOL_CALLS)
+            .and_then(|ids| serde_json::from_str(ids).ok())
+            .unwrap_or_default();
+        ids.push(call_id.to_string());
+        metadata.insert(
+            OPENAI_CUSTOM_TOOL_CALLS.to_string(),
+            serde_json::to_string(&ids).unwrap_or_default(),
+        );
         Ok(())
     }
 

@@ -8,10 +8,12 @@
 use std::borrow::Cow;
 
 use serde::Serialize;
+use serde_json::value::RawValue;
 
-use super::{Object, is_image, media_note, serialize};
+use super::{Object, is_image, media_note, native_note, serialize};
 use crate::ingest::{
-    ANTHROPIC_INLINE_SYSTEM, ANTHROPIC_REDACTED_THINKING, ANTHROPIC_THINKING_SIGNATURE, TOOL_ERROR,
+    ANTHROPIC_INLINE_SYSTEM, ANTHROPIC_REDACTED_THINKING, ANTHROPIC_THINKING_SIGNATURE,
+    NATIVE_ANTHROPIC, TOOL_ERROR,
 };
 use crate::media::{self, Source};
 use crate::message::{Message, Part, Role};
@@ -61,6 +63,9 @@ enum Block<'a> {
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
     },
+    /// A block ctxd keeps whole (`Part::Native`), as it came.
+    #[serde(untagged)]
+    Native(&'a RawValue),
 }
 
 #[derive(Serialize)]
@@ -220,9 +225,20 @@ fn anthropic_content(message: &Message) -> Vec<Block<'_>> {
             Part::Media { uri, mime_type, .. } => blocks.push(Block::Text {
                 text: Cow::Owned(media_note(uri, mime_type)),
             }),
+            Part::Native { format, json } => blocks.push(native(format, json)),
         }
     }
     blocks
+}
+
+/// A native block back as it came when it is Anthropic's, else a note.
+fn native<'a>(format: &str, json: &'a str) -> Block<'a> {
+    match serde_json::from_str::<&RawValue>(json) {
+        Ok(raw) if format == NATIVE_ANTHROPIC => Block::Native(raw),
+        _ => Block::Text {
+            text: Cow::Owned(native_note(format, json)),
+        },
+    }
 }
 
 #[cfg(test)]

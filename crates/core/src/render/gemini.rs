@@ -232,6 +232,7 @@ fn system_texts(message: &Message) -> impl Iterator<Item = Cow<'_, str>> {
             Part::Text { text } if !text.is_empty() => Some(Cow::Borrowed(text.as_str())),
             Part::Text { .. } => None,
             Part::Media { uri, mime_type, .. } => Some(Cow::Owned(media_note(uri, mime_type))),
+            Part::Native { format, json } => Some(Cow::Owned(super::native_note(format, json))),
         }))
 }
 
@@ -248,6 +249,9 @@ fn content_parts(message: &Message) -> Vec<GeminiPart<'_>> {
             }
             Part::Text { .. } => {}
             Part::Media { uri, mime_type, .. } => parts.push(media(uri, mime_type)),
+            Part::Native { format, json } => parts.push(GeminiPart::text(Cow::Owned(
+                super::native_note(format, json),
+            ))),
         }
     }
     parts
@@ -362,6 +366,7 @@ fn tool_text(message: &Message) -> Cow<'_, str> {
         match part {
             Part::Text { text: part } => text.push_str(part),
             Part::Media { uri, mime_type, .. } => text.push_str(&media_note(uri, mime_type)),
+            Part::Native { format, json } => text.push_str(&super::native_note(format, json)),
         }
     }
     Cow::Owned(text)

@@ -87,6 +87,14 @@ pub(crate) fn is_image(mime_type: &str) -> bool {
     mime_type.starts_with("image/")
 }
 
+/// A native part of another format, kept visible as a note.
+pub(crate) fn native_note(format: &str, json: &str) -> String {
+    format!(
+        "[{format} {} kept by ctxd]",
+        crate::message::Part::native_type(json)
+    )
+}
+
 /// A media reference a provider cannot take inline, kept visible as text.
 pub(crate) fn media_note(uri: &str, mime_type: &str) -> String {
     format!("[attachment {mime_type}: {uri}]")

@@ -140,6 +140,9 @@ fn openai_content(message: &Message) -> OpenAiContent<'_> {
             Part::Media { uri, mime_type, .. } => OpenAiPart::Text {
                 text: Cow::Owned(media_note(uri, mime_type)),
             },
+            Part::Native { format, json } => OpenAiPart::Text {
+                text: Cow::Owned(super::native_note(format, json)),
+            },
         });
     }
     OpenAiContent::Parts(parts)

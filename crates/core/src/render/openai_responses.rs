@@ -12,7 +12,12 @@ use std::borrow::Cow;
 use serde::Serialize;
 
 use super::{Object, is_image, media_note, serialize};
-use crate::ingest::{OPENAI_REASONING_ENCRYPTED, OPENAI_REASONING_ID};
+use serde_json::value::RawValue;
+
+use crate::ingest::{
+    NATIVE_OPENAI_RESPONSES, OPENAI_CUSTOM_TOOL_CALLS, OPENAI_CUSTOM_TOOL_OUTPUT,
+    OPENAI_REASONING_ENCRYPTED, OPENAI_REASONING_ID,
+};
 use crate::message::{Message, Part, Role};
 use crate::tokenize::ToolDefinition;
 
@@ -49,6 +54,19 @@ enum Item<'a> {
         call_id: &'a str,
         output: Content<'a>,
     },
+    /// A custom (freeform) tool's call: its input as the text it is.
+    CustomToolCall {
+        call_id: &'a str,
+        name: &'a str,
+        input: Cow<'a, str>,
+    },
+    CustomToolCallOutput {
+        call_id: &'a str,
+        output: Content<'a>,
+    },
+    /// An item ctxd keeps whole (`Part::Native`), as it came.
+    #[serde(untagged)]
+    Native(&'a RawValue),
 }
 
 #[derive(Serialize)]
@@ -132,13 +150,21 @@ fn push_items<'a>(message: &'a Message, input: &mut Vec<Item<'a>>) {
                 });
             }
         }
-        Role::Tool => input.push(Item::FunctionCallOutput {
-            call_id: &message.tool_call_id,
-            output: input_content(message).unwrap_or(Content::Text(Cow::Borrowed(""))),
-        }),
+        Role::Tool => {
+            let call_id = &message.tool_call_id;
+            let output = input_content(message).unwrap_or(Content::Text(Cow::Borrowed("")));
+            input.push(
+                if message.metadata.contains_key(OPENAI_CUSTOM_TOOL_OUTPUT) {
+                    Item::CustomToolCallOutput { call_id, output }
+                } else {
+                    Item::FunctionCallOutput { call_id, output }
+                },
+            );
+        }
         Role::Assistant => {
             let text = assistant_text(message);
-            if text.is_empty() && message.tool_calls.is_empty() {
+            let natives = native_items(message);
+            if text.is_empty() && message.tool_calls.is_empty() && natives.is_empty() {
                 // Nothing the API would take: no empty message, and no reasoning item
                 // without the item it precedes.
                 return;
@@ -160,23 +186,68 @@ fn push_items<'a>(message: &'a Message, input: &mut Vec<Item<'a>>) {
                         .map(String::as_str),
                 });
             }
+            input.extend(natives);
             if !text.is_empty() {
                 input.push(Item::Message {
                     role: "assistant",
                     content: Content::Text(text),
                 });
             }
-            input.extend(message.tool_calls.iter().map(|call| Item::FunctionCall {
-                call_id: &call.id,
-                name: &call.name,
-                arguments: if call.arguments.is_empty() {
-                    "{}"
+            let custom = custom_calls(message);
+            input.extend(message.tool_calls.iter().map(|call| {
+                if custom.contains(&call.id) {
+                    Item::CustomToolCall {
+                        call_id: &call.id,
+                        name: &call.name,
+                        input: custom_input(&call.arguments),
+                    }
                 } else {
-                    &call.arguments
-                },
+                    Item::FunctionCall {
+                        call_id: &call.id,
+                        name: &call.name,
+                        arguments: if call.arguments.is_empty() {
+                            "{}"
+                        } else {
+                            &call.arguments
+                        },
+                    }
+                }
             }));
         }
     }
+}
+
+/// The Responses items an assistant message keeps whole, as they came.
+fn native_items(message: &Message) -> Vec<Item<'_>> {
+    message
+        .parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::Native { format, json } if format == NATIVE_OPENAI_RESPONSES => {
+                serde_json::from_str::<&RawValue>(json)
+                    .ok()
+                    .map(Item::Native)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The ids of a message's custom tool calls.
+fn custom_calls(message: &Message) -> Vec<String> {
+    message
+        .metadata
+        .get(OPENAI_CUSTOM_TOOL_CALLS)
+        .and_then(|ids| serde_json::from_str(ids).ok())
+        .unwrap_or_default()
+}
+
+/// A custom call's input from its arguments, `{"input": "..."}`.
+fn custom_input(arguments: &str) -> Cow<'_, str> {
+    serde_json::from_str::<serde_json::Value>(arguments)
+        .ok()
+        .and_then(|value| value.get("input")?.as_str().map(str::to_string))
+        .map_or(Cow::Borrowed(arguments), Cow::Owned)
 }
 
 /// A user, system or tool message's content: its text alone as a string, else input
@@ -210,6 +281,9 @@ fn input_content(message: &Message) -> Option<Content<'_>> {
             Part::Media { uri, mime_type, .. } => parts.push(InputPart::InputText {
                 text: Cow::Owned(media_note(uri, mime_type)),
             }),
+            Part::Native { format, json } => parts.push(InputPart::InputText {
+                text: Cow::Owned(super::native_note(format, json)),
+            }),
         }
     }
     (!parts.is_empty()).then_some(Content::Parts(parts))
@@ -226,6 +300,9 @@ fn assistant_text(message: &Message) -> Cow<'_, str> {
         match part {
             Part::Text { text: part } => text.push_str(part),
             Part::Media { uri, mime_type, .. } => text.push_str(&media_note(uri, mime_type)),
+            // Responses items of its own go as items (push_items), others as notes.
+            Part::Native { format, .. } if format == NATIVE_OPENAI_RESPONSES => {}
+            Part::Native { format, json } => text.push_str(&super::native_note(format, json)),
         }
     }
     Cow::Owned(text)

@@ -112,6 +112,7 @@ impl Counter {
                     i64::from(*token_estimate)
                 }
                 Part::Media { .. } => self.media_item_tokens,
+                Part::Native { json, .. } => self.text(json),
             });
         }
         tokens += self.text(&message.reasoning);
