@@ -26,8 +26,12 @@ export interface AppendNativeRequest {
      * items (`call_id` is the tool call's id), and at most one `reasoning` item, whose
      * summary texts (joined by blank lines) become the reasoning and whose `id` and
      * `encrypted_content` are kept in metadata (`ctxd.openai.*`) so OPENAI_RESPONSES sends
-     * the item back. Hosted tools' items (web search, code interpreter...) are refused,
-     * as is a response whose status is failed, cancelled, queued or in_progress. Usage:
+     * the item back. `custom_tool_call` items (freeform tools, e.g. apply_patch) are tool
+     * calls whose arguments are {"input": "<the input>"}, sent back as custom_tool_call
+     * items. Any other item (hosted tools' items: web search, code interpreter...) is
+     * kept whole with its message and sent back as it came (to another format, as a
+     * note). A response whose status is failed, cancelled, queued or in_progress is
+     * refused. Usage:
      * input_tokens, output_tokens and input_tokens_details.cached_tokens.
      *
      * A malformed body is INVALID_ARGUMENT whose BadRequest field is the JSON path, e.g.
@@ -48,7 +52,9 @@ export interface AppendNativeRequest {
      * developer (a string, or input_text / input_image parts; the easy form
      * `{"role": "user", "content": "..."}` too), and replayed output items (`reasoning`,
      * `function_call`, assistant `message`): each run of them is one assistant message,
-     * read as a reply is. Item references and file inputs are refused.
+     * read as a reply is; `custom_tool_call_output` items answer custom calls; any other
+     * item (an item reference, say) is kept whole with the assistant's items. File
+     * inputs are refused.
      * An image's media type is the one its data: URI declares, else the one its file
      * extension names (png, jpg/jpeg, gif, webp), else "image/*"; the `detail` asked for
      * is not kept (OPENAI_RESPONSES sends "auto").
@@ -60,8 +66,10 @@ export interface AppendNativeRequest {
      * cache_creation_input_tokens + cache_read_input_tokens is the prompt,
      * cache_read_input_tokens its cached part. Items: user messages (string content or
      * text / image / tool_result blocks; each tool_result becomes a tool message
-     * answering tool_use_id, is_error kept as metadata "ctxd.tool_error") and assistant
-     * messages read like a response.
+     * answering tool_use_id, is_error kept as metadata "ctxd.tool_error"), assistant
+     * messages read like a response, and system messages (kept in place). Any block ctxd
+     * does not model (server_tool_use, web_search_tool_result, document, ...) is kept
+     * whole and sent back as it came (to another format, as a note).
      *
      * GEMINI. Response: candidates[0].content; text parts the content, thought parts the
      * reasoning, functionCall parts the tool calls, thoughtSignatures kept (metadata
@@ -118,8 +126,12 @@ export interface AppendNativeRequest__Output {
      * items (`call_id` is the tool call's id), and at most one `reasoning` item, whose
      * summary texts (joined by blank lines) become the reasoning and whose `id` and
      * `encrypted_content` are kept in metadata (`ctxd.openai.*`) so OPENAI_RESPONSES sends
-     * the item back. Hosted tools' items (web search, code interpreter...) are refused,
-     * as is a response whose status is failed, cancelled, queued or in_progress. Usage:
+     * the item back. `custom_tool_call` items (freeform tools, e.g. apply_patch) are tool
+     * calls whose arguments are {"input": "<the input>"}, sent back as custom_tool_call
+     * items. Any other item (hosted tools' items: web search, code interpreter...) is
+     * kept whole with its message and sent back as it came (to another format, as a
+     * note). A response whose status is failed, cancelled, queued or in_progress is
+     * refused. Usage:
      * input_tokens, output_tokens and input_tokens_details.cached_tokens.
      *
      * A malformed body is INVALID_ARGUMENT whose BadRequest field is the JSON path, e.g.
@@ -140,7 +152,9 @@ export interface AppendNativeRequest__Output {
      * developer (a string, or input_text / input_image parts; the easy form
      * `{"role": "user", "content": "..."}` too), and replayed output items (`reasoning`,
      * `function_call`, assistant `message`): each run of them is one assistant message,
-     * read as a reply is. Item references and file inputs are refused.
+     * read as a reply is; `custom_tool_call_output` items answer custom calls; any other
+     * item (an item reference, say) is kept whole with the assistant's items. File
+     * inputs are refused.
      * An image's media type is the one its data: URI declares, else the one its file
      * extension names (png, jpg/jpeg, gif, webp), else "image/*"; the `detail` asked for
      * is not kept (OPENAI_RESPONSES sends "auto").
@@ -152,8 +166,10 @@ export interface AppendNativeRequest__Output {
      * cache_creation_input_tokens + cache_read_input_tokens is the prompt,
      * cache_read_input_tokens its cached part. Items: user messages (string content or
      * text / image / tool_result blocks; each tool_result becomes a tool message
-     * answering tool_use_id, is_error kept as metadata "ctxd.tool_error") and assistant
-     * messages read like a response.
+     * answering tool_use_id, is_error kept as metadata "ctxd.tool_error"), assistant
+     * messages read like a response, and system messages (kept in place). Any block ctxd
+     * does not model (server_tool_use, web_search_tool_result, document, ...) is kept
+     * whole and sent back as it came (to another format, as a note).
      *
      * GEMINI. Response: candidates[0].content; text parts the content, thought parts the
      * reasoning, functionCall parts the tool calls, thoughtSignatures kept (metadata
