@@ -481,3 +481,37 @@ fn keys_off_loopback_without_tls_are_warned_about() {
         );
     }
 }
+
+#[sqlx::test]
+async fn the_provider_endpoint_speaks_tls_with_the_servers_certificates(pool: PgPool) {
+    use crate::proxy::fake::{Fake, Step};
+    let files = Files::new(None);
+    let fake = Fake::start(vec![Step::Answer("over TLS")], 16_000).await;
+    let tls = Some(files.server_tls());
+    let endpoint = crate::proxy::start_endpoint_with(pool, &fake.url(), 16_000, 1 << 20, tls).await;
+    assert!(endpoint.url.starts_with("https://"));
+    let ca = reqwest::Certificate::from_pem(files.ca.pem().as_bytes()).unwrap();
+    let trusting = reqwest::Client::builder()
+        .add_root_certificate(ca)
+        .build()
+        .unwrap();
+    let body = serde_json::json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]});
+    let response = trusting
+        .post(format!("{}/v1/chat/completions", endpoint.url))
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert!(String::from_utf8_lossy(&response.bytes().await.unwrap()).contains("over TLS"));
+    // Plaintext HTTP to the TLS port gets no answer.
+    let plain = endpoint.url.replacen("https://", "http://", 1);
+    let url = format!("{plain}/v1/chat/completions");
+    let refused = reqwest::Client::new()
+        .post(url)
+        .body(body.to_string())
+        .send()
+        .await;
+    assert!(refused.is_err() || !refused.unwrap().status().is_success());
+}

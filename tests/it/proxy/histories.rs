@@ -19,6 +19,8 @@ enum Move {
     Rewrite(u8),
     /// The same request again.
     Retry,
+    /// Two continuations of the same history sent at once.
+    Concurrent,
 }
 
 fn moves() -> impl Strategy<Value = Vec<Move>> {
@@ -26,6 +28,7 @@ fn moves() -> impl Strategy<Value = Vec<Move>> {
         4 => any::<bool>().prop_map(Move::Extend),
         1 => any::<u8>().prop_map(Move::Rewrite),
         1 => Just(Move::Retry),
+        1 => Just(Move::Concurrent),
     ];
     prop::collection::vec(one, 1..7)
 }
@@ -46,6 +49,23 @@ async fn head(pool: &sqlx::PgPool, endpoint: &super::Endpoint, key: &str) -> Vec
         .fetch_one(pool)
         .await
         .unwrap();
+    messages_of(endpoint, session).await
+}
+
+/// Every session's messages.
+async fn every_session(pool: &sqlx::PgPool, endpoint: &super::Endpoint) -> Vec<Vec<(i32, String)>> {
+    let ids: Vec<String> = sqlx::query_scalar("select external_id from sessions")
+        .fetch_all(pool)
+        .await
+        .unwrap();
+    let mut all = Vec::new();
+    for id in ids {
+        all.push(messages_of(endpoint, id).await);
+    }
+    all
+}
+
+async fn messages_of(endpoint: &super::Endpoint, session: String) -> Vec<(i32, String)> {
     let info = endpoint.engine.get_session(1, &session).await.unwrap();
     let last_seq = info.row.message_count;
     if last_seq == 0 {
@@ -116,6 +136,35 @@ async fn run(moves: Vec<Move>) {
                 history.push(json!({"role": "user", "content": format!("rewritten {n}")}));
             }
             Move::Retry => {}
+            Move::Concurrent => {
+                history.push(json!({"role": "assistant", "content": reply["content"]}));
+                let mut a = history.clone();
+                a.push(json!({"role": "user", "content": format!("branch a {n}")}));
+                let mut b = history.clone();
+                b.push(json!({"role": "user", "content": format!("branch b {n}")}));
+                let (reply_a, reply_b) =
+                    tokio::join!(post(&endpoint.url, key, &a), post(&endpoint.url, key, &b));
+                // Both are stored, each in a session of its own branch.
+                let (want_a, want_b) = (expected(&a, &reply_a), expected(&b, &reply_b));
+                let both = || async {
+                    let all = every_session(&pool, &endpoint).await;
+                    all.contains(&want_a) && all.contains(&want_b)
+                };
+                crate::support::wait_until(both).await;
+                let all = every_session(&pool, &endpoint).await;
+                assert!(
+                    all.contains(&want_a) && all.contains(&want_b),
+                    "after move {n}: {all:#?}"
+                );
+                // The conversation goes on in the branch the head holds.
+                let held = head(&pool, &endpoint, key).await;
+                (history, reply) = if held == want_a {
+                    (a, reply_a)
+                } else {
+                    (b, reply_b)
+                };
+                continue;
+            }
         }
         reply = post(&endpoint.url, key, &history).await;
         // The reply is recorded after the answer: wait for the session to hold it.

@@ -3,7 +3,7 @@
 //! histories (`histories`, a property test), all against a fake model (`fake`).
 mod agents;
 mod endpoint;
-mod fake;
+pub mod fake;
 mod histories;
 
 use std::sync::Arc;
@@ -34,6 +34,17 @@ pub async fn start_endpoint(
     window: i64,
     max_body_bytes: usize,
 ) -> Endpoint {
+    start_endpoint_with(pool, upstream, window, max_body_bytes, None).await
+}
+
+/// The same, over TLS when `tls` is given.
+pub async fn start_endpoint_with(
+    pool: sqlx::PgPool,
+    upstream: &str,
+    window: i64,
+    max_body_bytes: usize,
+    tls: Option<Arc<ctxd::tls::ServerTls>>,
+) -> Endpoint {
     let policy = Policy {
         context_window_tokens: window,
         max_output_tokens: 1_000,
@@ -49,9 +60,10 @@ pub async fn start_endpoint(
     };
     let proxy = Arc::new(Proxy::new(engine.clone(), auth, upstreams, max_body_bytes));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let url = format!("{scheme}://{}", listener.local_addr().unwrap());
     let shutdown = CancellationToken::new();
-    tokio::spawn(ctxd::proxy::serve(listener, proxy, None, shutdown.clone()));
+    tokio::spawn(ctxd::proxy::serve(listener, proxy, tls, shutdown.clone()));
     Endpoint {
         url,
         engine,
