@@ -12,6 +12,9 @@ create table proxy_heads (
     -- fingerprints (ctxd_core::exchange::chain).
     message_count bigint not null check (message_count >= 0),
     digest       bytea not null,
+    -- The session's version after the endpoint's last append to it: an append that
+    -- trusts this head expects it, so a head another writer overtook is never trusted.
+    session_version bigint not null,
     updated_at   timestamptz not null default now(),
     primary key (tenant_id, key)
 );

@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 use tokio::sync::OwnedMutexGuard;
 
 use super::Proxy;
-use crate::engine::{AppendRequest, ExpandRequest, ExpandTarget, ForkRequest, Usage};
+use crate::engine::{AppendRequest, ExpandRequest, ExpandTarget, ForkRequest, SessionInfo, Usage};
 use crate::error::{Error, Result};
 use crate::exchange::{self, ClientRequest, Fingerprint, Reconciled};
 use crate::ingest::{self, Provider};
@@ -25,6 +25,9 @@ use crate::store::ProxyHead;
 
 /// The header naming a conversation's session.
 pub(super) const SESSION_HEADER: &str = "x-ctxd-session";
+/// Times a request's history is compared with its session while other writers keep
+/// moving it, before the request is refused.
+const MAX_RECONCILES: usize = 8;
 /// Metadata key of the sessions the endpoint creates: the provider format.
 const FORMAT_METADATA: &str = "ctxd.proxy.format";
 
@@ -36,6 +39,11 @@ pub(super) struct Conversation {
     pub session_id: String,
     /// Fingerprints of the client's history the session holds.
     fingerprints: Vec<Fingerprint>,
+    /// The version the session must be at for the next append (a trusted head's), or
+    /// none once the history was checked against the session itself.
+    expected_version: Option<i64>,
+    /// The session's version after the last append.
+    version: i64,
     _turn: OwnedMutexGuard<()>,
 }
 
@@ -50,52 +58,76 @@ impl Conversation {
     ) -> Result<Conversation> {
         let incoming = read_history(request)?;
         let fingerprints: Vec<Fingerprint> = incoming.iter().map(exchange::fingerprint).collect();
-        let key = match named {
-            Some(name) => {
-                crate::validate::validate_session_id(name).map_err(|_| {
-                    Error::invalid(
-                        SESSION_HEADER,
-                        "must be 1 to 128 characters from A-Z a-z 0-9 . _ : -",
-                    )
-                })?;
-                name.to_string()
-            }
-            None => derived_key(tenant, request, &incoming),
-        };
+        let key = conversation_key(tenant, named, request, &incoming)?;
         let turn = proxy.lock_of(tenant, &key).lock_owned().await;
-        let store = proxy.engine.store();
-        let head = store.proxy_head(tenant, &key).await?;
-        let (session_id, new_from) = match head {
-            Some(head) if extends(&head, &fingerprints) => {
-                (head.session_id, head.message_count as usize)
-            }
-            Some(head) => {
-                reconcile(
-                    proxy,
-                    tenant,
-                    &key,
-                    &head.session_id,
-                    request.provider,
-                    &fingerprints,
-                )
-                .await?
-            }
-            None => {
-                create(proxy, tenant, &key, request.provider).await?;
-                reconcile(proxy, tenant, &key, &key, request.provider, &fingerprints).await?
-            }
+        let head = match proxy.cached_head(tenant, &key) {
+            Some(head) => Some(head),
+            None => proxy.engine.store().proxy_head(tenant, &key).await?,
         };
         let mut conversation = Conversation {
             tenant,
             key,
-            session_id,
-            fingerprints: fingerprints[..new_from].to_vec(),
+            session_id: String::new(),
+            fingerprints: Vec::new(),
+            expected_version: None,
+            version: 0,
             _turn: turn,
         };
-        conversation
-            .append(proxy, incoming[new_from..].to_vec(), None)
+        // The fast path: the head's history starts the request's, and the session is
+        // where the head left it.
+        if let Some(head) = &head
+            && extends(head, &fingerprints)
+        {
+            let count = head.message_count as usize;
+            conversation.session_id = head.session_id.clone();
+            conversation.fingerprints = fingerprints[..count].to_vec();
+            conversation.expected_version = Some(head.session_version);
+            conversation.version = head.session_version;
+            match conversation
+                .append(proxy, incoming[count..].to_vec(), None)
+                .await
+            {
+                Err(Error::Conflict { .. }) => {}
+                done => {
+                    conversation.expected_version = None;
+                    return done.map(|()| conversation);
+                }
+            }
+        }
+        let source = match head {
+            Some(head) => head.session_id,
+            None => {
+                create(proxy, tenant, &conversation.key, request.provider).await?;
+                conversation.key.clone()
+            }
+        };
+        // The slow path: compared with the session itself, appended at the version it
+        // was compared at; another writer in between means comparing again.
+        let key = conversation.key.clone();
+        let mut outcome = Ok(());
+        for _ in 0..MAX_RECONCILES {
+            let branch = reconcile(
+                proxy,
+                tenant,
+                &key,
+                &source,
+                request.provider,
+                &fingerprints,
+            )
             .await?;
-        Ok(conversation)
+            conversation.session_id = branch.session_id;
+            conversation.fingerprints = fingerprints[..branch.shared].to_vec();
+            conversation.expected_version = Some(branch.version);
+            conversation.version = branch.version;
+            outcome = conversation
+                .append(proxy, incoming[branch.shared..].to_vec(), None)
+                .await;
+            if !matches!(outcome, Err(Error::Conflict { .. })) {
+                break;
+            }
+        }
+        conversation.expected_version = None;
+        outcome.map(|()| conversation)
     }
 
     /// Appends a model's reply, read from its whole response body.
@@ -110,7 +142,34 @@ impl Conversation {
         self.append(proxy, read.messages, read.usage).await
     }
 
-    /// Appends `messages` (in batches the server takes), then moves the head past them.
+    /// Writes the head where other replicas (and this one after a restart) find it; the
+    /// conversation's lock goes with `self`.
+    pub async fn finish(self, proxy: &Proxy) {
+        if self.session_id.is_empty() {
+            return;
+        }
+        let head = self.head();
+        if let Err(error) = proxy
+            .engine
+            .store()
+            .set_proxy_head(self.tenant, &self.key, &head)
+            .await
+        {
+            tracing::warn!(session_id = %self.session_id, error = %error, "provider endpoint: the conversation's head was not written; its next request compares with the session");
+        }
+    }
+
+    fn head(&self) -> ProxyHead {
+        ProxyHead {
+            session_id: self.session_id.clone(),
+            message_count: self.fingerprints.len() as i64,
+            digest: exchange::chain(&self.fingerprints).to_vec(),
+            session_version: self.version,
+        }
+    }
+
+    /// Appends `messages` (in batches the server takes), the first batch at the expected
+    /// version when there is one; this replica remembers the head after.
     async fn append(
         &mut self,
         proxy: &Proxy,
@@ -125,24 +184,40 @@ impl Conversation {
             let request = AppendRequest {
                 session_id: self.session_id.clone(),
                 messages: chunk,
-                expected_version: None,
+                expected_version: self.expected_version.take(),
                 idempotency: None,
                 usage: if index == last { usage.clone() } else { None },
             };
-            proxy.engine.append_turn(self.tenant, request).await?;
+            self.version = proxy
+                .engine
+                .append_turn(self.tenant, request)
+                .await?
+                .version;
             self.fingerprints.extend(fingerprints);
         }
-        let head = ProxyHead {
-            session_id: self.session_id.clone(),
-            message_count: self.fingerprints.len() as i64,
-            digest: exchange::chain(&self.fingerprints).to_vec(),
-        };
-        proxy
-            .engine
-            .store()
-            .set_proxy_head(self.tenant, &self.key, &head)
-            .await?;
+        proxy.remember_head(self.tenant, &self.key, self.head());
         Ok(())
+    }
+}
+
+/// The conversation a request continues: the header's name, or one derived.
+fn conversation_key(
+    tenant: i64,
+    named: Option<&str>,
+    request: &ClientRequest,
+    incoming: &[Message],
+) -> Result<String> {
+    match named {
+        Some(name) => {
+            crate::validate::validate_session_id(name).map_err(|_| {
+                Error::invalid(
+                    SESSION_HEADER,
+                    "must be 1 to 128 characters from A-Z a-z 0-9 . _ : -",
+                )
+            })?;
+            Ok(name.to_string())
+        }
+        None => Ok(derived_key(tenant, request, incoming)),
     }
 }
 
@@ -176,7 +251,13 @@ fn derived_key(tenant: i64, request: &ClientRequest, incoming: &[Message]) -> St
     format!("proxy-{}", &hex::encode(hash.finalize())[..32])
 }
 
-async fn create(proxy: &Proxy, tenant: i64, session_id: &str, provider: Provider) -> Result<()> {
+/// Creates the session unless it exists; the new session, when this made it.
+async fn create(
+    proxy: &Proxy,
+    tenant: i64,
+    session_id: &str,
+    provider: Provider,
+) -> Result<Option<SessionInfo>> {
     let metadata = BTreeMap::from([(FORMAT_METADATA.to_string(), format!("{provider:?}"))]);
     let created = proxy
         .engine
@@ -190,13 +271,21 @@ async fn create(proxy: &Proxy, tenant: i64, session_id: &str, provider: Provider
         )
         .await;
     match created {
-        Ok(_) | Err(Error::AlreadyExists(_)) => Ok(()),
+        Ok((info, _)) => Ok(Some(info)),
+        Err(Error::AlreadyExists(_)) => Ok(None),
         Err(error) => Err(error),
     }
 }
 
-/// The slow path: `fingerprints` compared with `session_id`'s stored originals. Returns
-/// the session the conversation continues in and how much of the history it holds.
+/// Where the slow path found a request's history: the session it continues in, how
+/// many of its messages that session holds, and the session's version when compared.
+struct Branch {
+    session_id: String,
+    shared: usize,
+    version: i64,
+}
+
+/// The slow path: `fingerprints` compared with `session_id`'s stored originals.
 async fn reconcile(
     proxy: &Proxy,
     tenant: i64,
@@ -204,40 +293,55 @@ async fn reconcile(
     session_id: &str,
     provider: Provider,
     fingerprints: &[Fingerprint],
-) -> Result<(String, usize)> {
-    let stored = originals(proxy, tenant, session_id).await?;
+) -> Result<Branch> {
+    let (stored, version) = originals(proxy, tenant, session_id).await?;
     let stored_fingerprints: Vec<Fingerprint> = stored
         .iter()
         .map(|(_, message)| exchange::fingerprint(message))
         .collect();
-    match exchange::reconcile(&stored_fingerprints, fingerprints) {
-        Reconciled::Extends { new_from } => Ok((session_id.to_string(), new_from)),
-        Reconciled::Diverges { at } => {
-            let fork_id = format!(
-                "{}.{}",
-                key.chars().take(80).collect::<String>(),
-                &uuid::Uuid::new_v4().simple().to_string()[..12]
-            );
-            if at == 0 {
-                create(proxy, tenant, &fork_id, provider).await?;
-            } else {
-                let request = ForkRequest {
-                    source_session_id: session_id.to_string(),
-                    at_seq: Some(stored[at - 1].0),
-                    session_id: fork_id.clone(),
-                    overrides: PolicyOverrides::default(),
-                    metadata: BTreeMap::new(),
-                };
-                proxy.engine.fork_session(tenant, request).await?;
-            }
-            tracing::info!(session_id, fork = %fork_id, at, "provider endpoint: the client rewrote its history; forked");
-            Ok((fork_id, at))
+    let at = match exchange::reconcile(&stored_fingerprints, fingerprints) {
+        Reconciled::Extends { new_from } => {
+            let session_id = session_id.to_string();
+            return Ok(Branch {
+                session_id,
+                shared: new_from,
+                version,
+            });
         }
-    }
+        Reconciled::Diverges { at } => at,
+    };
+    let fork_id = format!(
+        "{}.{}",
+        key.chars().take(80).collect::<String>(),
+        &uuid::Uuid::new_v4().simple().to_string()[..12]
+    );
+    let info = if at == 0 {
+        create(proxy, tenant, &fork_id, provider).await?
+    } else {
+        let request = ForkRequest {
+            source_session_id: session_id.to_string(),
+            at_seq: Some(stored[at - 1].0),
+            session_id: fork_id.clone(),
+            overrides: PolicyOverrides::default(),
+            metadata: BTreeMap::new(),
+        };
+        Some(proxy.engine.fork_session(tenant, request).await?)
+    };
+    tracing::info!(session_id, fork = %fork_id, at, "provider endpoint: the client's history differs from the session's; forked");
+    let version = info.map_or(0, |info| info.row.version);
+    Ok(Branch {
+        session_id: fork_id,
+        shared: at,
+        version,
+    })
 }
 
-/// Every original message of a session, with its seq.
-async fn originals(proxy: &Proxy, tenant: i64, session_id: &str) -> Result<Vec<(i64, Message)>> {
+/// Every original message of a session, with its seq, and the session's version then.
+async fn originals(
+    proxy: &Proxy,
+    tenant: i64,
+    session_id: &str,
+) -> Result<(Vec<(i64, Message)>, i64)> {
     let info = proxy.engine.get_session(tenant, session_id).await?;
     let last_seq = info.row.message_count;
     let mut out = Vec::new();
@@ -264,5 +368,5 @@ async fn originals(proxy: &Proxy, tenant: i64, session_id: &str) -> Result<Vec<(
             expanded.next_seq
         };
     }
-    Ok(out)
+    Ok((out, info.row.version))
 }

@@ -123,7 +123,10 @@ async fn generate(
                 retried = true;
                 compact_now(proxy, tenant, &conversation.session_id).await?;
             }
-            Reply::TooLong(response) | Reply::Done(response) => return Ok(response),
+            Reply::TooLong(response) | Reply::Done(response) => {
+                conversation.finish(proxy).await;
+                return Ok(response);
+            }
             Reply::Whole(response, bytes) => {
                 // Recorded after the answer, the conversation still held: its next
                 // request waits for the record, the client does not.

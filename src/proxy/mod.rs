@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::auth::Auth;
 use crate::engine::Engine;
+use crate::store::ProxyHead;
 
 mod conversation;
 mod handler;
@@ -42,6 +43,9 @@ pub struct Proxy {
     upstreams: Upstreams,
     client: reqwest::Client,
     locks: Mutex<HashMap<(i64, String), Arc<tokio::sync::Mutex<()>>>>,
+    /// The heads this replica last wrote, so a conversation's next request here reads
+    /// none (an append that trusts one expects its version: a stale one is caught).
+    heads: Mutex<HashMap<(i64, String), ProxyHead>>,
     max_body_bytes: usize,
 }
 
@@ -61,8 +65,29 @@ impl Proxy {
             upstreams,
             client: reqwest::Client::new(),
             locks: Mutex::new(HashMap::new()),
+            heads: Mutex::new(HashMap::new()),
             max_body_bytes,
         }
+    }
+
+    /// The head this replica last wrote for a conversation, if it remembers one.
+    fn cached_head(&self, tenant: i64, key: &str) -> Option<ProxyHead> {
+        let heads = self
+            .heads
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        heads.get(&(tenant, key.to_string())).cloned()
+    }
+
+    fn remember_head(&self, tenant: i64, key: &str, head: ProxyHead) {
+        let mut heads = self
+            .heads
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if heads.len() >= MAX_IDLE_LOCKS {
+            heads.clear();
+        }
+        heads.insert((tenant, key.to_string()), head);
     }
 
     /// The lock of one conversation of one tenant.

@@ -109,6 +109,15 @@ pub(super) async fn record_stream(
     provider: Provider,
     pump: Pump,
 ) {
+    if let Some(response) = pass_stream(&conversation.session_id, provider, pump).await {
+        record(&proxy, &mut conversation, provider, &response).await;
+    }
+    conversation.finish(&proxy).await;
+}
+
+/// Passes a stream to the client; the whole response, when it came whole and the
+/// client stayed.
+async fn pass_stream(session_id: &str, provider: Provider, pump: Pump) -> Option<String> {
     let Pump {
         mut upstream,
         client,
@@ -118,24 +127,20 @@ pub(super) async fn record_stream(
         match upstream.chunk().await {
             Ok(Some(bytes)) => {
                 assembler.feed(&bytes);
-                if client.send(Ok(Frame::data(bytes))).await.is_err() {
-                    return;
-                }
+                client.send(Ok(Frame::data(bytes))).await.ok()?;
             }
             Ok(None) => break,
             Err(_) => {
-                tracing::info!(session_id = %conversation.session_id, "provider endpoint: the upstream broke off a streamed reply");
-                return;
+                tracing::info!(
+                    session_id,
+                    "provider endpoint: the upstream broke off a streamed reply"
+                );
+                return None;
             }
         }
     }
     drop(client);
-    let Some(response) = assembler.finish() else {
-        return;
-    };
-    if let Err(error) = conversation.record_reply(&proxy, provider, &response).await {
-        tracing::warn!(session_id = %conversation.session_id, error = %error, "provider endpoint: the streamed reply was not recorded; the client's next request carries it");
-    }
+    assembler.finish()
 }
 
 /// Records a reply read whole.
@@ -145,8 +150,18 @@ pub(super) async fn record_whole(
     provider: Provider,
     body: Bytes,
 ) {
-    let body = String::from_utf8_lossy(&body);
-    if let Err(error) = conversation.record_reply(&proxy, provider, &body).await {
+    record(
+        &proxy,
+        &mut conversation,
+        provider,
+        &String::from_utf8_lossy(&body),
+    )
+    .await;
+    conversation.finish(&proxy).await;
+}
+
+async fn record(proxy: &Proxy, conversation: &mut Conversation, provider: Provider, body: &str) {
+    if let Err(error) = conversation.record_reply(proxy, provider, body).await {
         tracing::warn!(session_id = %conversation.session_id, error = %error, "provider endpoint: the reply was not recorded; the client's next request carries it");
     }
 }

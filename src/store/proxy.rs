@@ -11,21 +11,26 @@ pub struct ProxyHead {
     pub message_count: i64,
     /// Their chained fingerprints.
     pub digest: Vec<u8>,
+    /// The session's version after the endpoint's last append to it.
+    pub session_version: i64,
 }
 
 impl Store {
     pub async fn proxy_head(&self, tenant_id: i64, key: &str) -> StoreResult<Option<ProxyHead>> {
-        let row: Option<(String, i64, Vec<u8>)> =
+        let row: Option<(String, i64, Vec<u8>, i64)> =
             sqlx::query_as(include_str!("sql/proxy/select.sql"))
                 .bind(tenant_id)
                 .bind(key)
                 .fetch_optional(self.db())
                 .await?;
-        Ok(row.map(|(session_id, message_count, digest)| ProxyHead {
-            session_id,
-            message_count,
-            digest,
-        }))
+        Ok(row.map(
+            |(session_id, message_count, digest, session_version)| ProxyHead {
+                session_id,
+                message_count,
+                digest,
+                session_version,
+            },
+        ))
     }
 
     pub async fn set_proxy_head(
@@ -40,6 +45,7 @@ impl Store {
             .bind(&head.session_id)
             .bind(head.message_count)
             .bind(&head.digest)
+            .bind(head.session_version)
             .execute(self.db())
             .await?;
         Ok(())

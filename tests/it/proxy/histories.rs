@@ -3,7 +3,8 @@
 //! own), or sent again (a retry) — reconcile so that the session the conversation
 //! continues in always expands to exactly what the client last sent followed by the
 //! reply, and nothing is ever lost from a session or stored twice (every session's
-//! messages stay a prefix-closed branch of some history the client sent).
+//! messages stay a prefix-closed branch of some history the client sent) — with the
+//! requests alternating between two replicas, and two continuations sent at once.
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -109,6 +110,10 @@ async fn run(moves: Vec<Move>) {
     let (pool, _) = crate::harness::fresh_database_url("histories").await;
     let fake = Fake::start(vec![Step::Answer("noted")], 1_000_000).await;
     let endpoint = start_endpoint(pool.clone(), &fake.url(), 200_000, 1 << 22).await;
+    // A second replica on the same database: the client's requests alternate between
+    // them, so each replica's remembered head is overtaken by the other's appends.
+    let other = start_endpoint(pool.clone(), &fake.url(), 200_000, 1 << 22).await;
+    let urls = [endpoint.url.clone(), other.url.clone()];
     let key = "conversation-1";
     let mut history = vec![json!({"role": "user", "content": "task 0"})];
     let mut reply = post(&endpoint.url, key, &history).await;
@@ -143,7 +148,7 @@ async fn run(moves: Vec<Move>) {
                 let mut b = history.clone();
                 b.push(json!({"role": "user", "content": format!("branch b {n}")}));
                 let (reply_a, reply_b) =
-                    tokio::join!(post(&endpoint.url, key, &a), post(&endpoint.url, key, &b));
+                    tokio::join!(post(&urls[0], key, &a), post(&urls[1], key, &b));
                 // Both are stored, each in a session of its own branch.
                 let (want_a, want_b) = (expected(&a, &reply_a), expected(&b, &reply_b));
                 let both = || async {
@@ -166,7 +171,7 @@ async fn run(moves: Vec<Move>) {
                 continue;
             }
         }
-        reply = post(&endpoint.url, key, &history).await;
+        reply = post(&urls[n % 2], key, &history).await;
         // The reply is recorded after the answer: wait for the session to hold it.
         let want: Vec<(i32, String)> = expected(&history, &reply);
         crate::support::wait_until(|| async { head(&pool, &endpoint, key).await == want }).await;

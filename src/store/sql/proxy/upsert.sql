@@ -1,7 +1,8 @@
-insert into proxy_heads (tenant_id, key, session_id, message_count, digest)
-values ($1, $2, $3, $4, $5)
+insert into proxy_heads (tenant_id, key, session_id, message_count, digest, session_version)
+values ($1, $2, $3, $4, $5, $6)
 on conflict (tenant_id, key) do update
 set session_id = excluded.session_id,
     message_count = excluded.message_count,
     digest = excluded.digest,
+    session_version = excluded.session_version,
     updated_at = now()
