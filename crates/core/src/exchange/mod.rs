@@ -9,7 +9,10 @@
 //!   [`fingerprint`]: an extension appends, a rewrite forks.
 //! - `stream` assembles the final response from a streamed reply; `errors` writes the
 //!   provider's own error shape.
-use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
 
 use crate::ingest::{IngestError, Provider};
 
@@ -19,17 +22,21 @@ pub mod stream;
 
 pub use reconcile::{Fingerprint, Reconciled, chain, fingerprint, reconcile};
 
-/// A request body taken apart.
-#[derive(Debug, Clone, PartialEq)]
+/// A request body's fields, each as the JSON text it came as.
+pub type Fields = BTreeMap<String, Box<RawValue>>;
+
+/// A request body taken apart. Its fields stay the JSON text they came as: a body of a
+/// long history is read once, not turned into a tree and written back.
+#[derive(Debug)]
 pub struct ClientRequest {
     pub provider: Provider,
     /// The body without its history (`messages`, `input`, `contents`), kept verbatim.
-    pub rest: Map<String, Value>,
+    pub rest: Fields,
     /// The history as a JSON array of the provider's items, for `ingest::items`.
     pub history: String,
     /// OpenAI Chat: the system and developer messages the history starts with, sent back
     /// first, as they came.
-    pub leading: Vec<Value>,
+    pub leading: Vec<Box<RawValue>>,
     /// The system prompt and the tool definitions as text, for counting.
     pub counted_text: String,
     /// The text of the system prompt alone (with the first user message it keys a
@@ -50,50 +57,47 @@ pub fn history_field(provider: Provider) -> &'static str {
     }
 }
 
+fn not_json(error: &serde_json::Error) -> IngestError {
+    IngestError::new(
+        "$",
+        format!(
+            "is not a JSON object (line {}, column {})",
+            error.line(),
+            error.column()
+        ),
+    )
+}
+
 /// Takes a request body apart; `stream` is the path's say for Gemini.
 pub fn split(provider: Provider, json: &str, stream: bool) -> Result<ClientRequest, IngestError> {
-    let mut rest = match serde_json::from_str::<Value>(json) {
-        Ok(Value::Object(map)) => map,
-        Ok(_) => return Err(IngestError::new("$", "is not a JSON object")),
-        Err(error) => {
-            return Err(IngestError::new(
-                "$",
-                format!(
-                    "is not valid JSON (line {}, column {})",
-                    error.line(),
-                    error.column()
-                ),
-            ));
-        }
-    };
+    let mut rest: Fields = serde_json::from_str(json).map_err(|error| not_json(&error))?;
     let field = history_field(provider);
-    let mut history = match rest.remove(field) {
-        Some(Value::Array(items)) => items,
+    let raw = rest
+        .remove(field)
+        .ok_or_else(|| IngestError::new(format!("$.{field}"), "is missing"))?;
+    let mut items: Vec<Box<RawValue>> = match serde_json::from_str(raw.get()) {
+        Ok(items) => items,
         // The Responses API's easy form: one user message as a string.
-        Some(Value::String(text)) if provider == Provider::OpenAiResponses => {
-            vec![serde_json::json!({"role": "user", "content": text})]
+        Err(_) if provider == Provider::OpenAiResponses && raw.get().starts_with('"') => {
+            let item = format!(r#"{{"role":"user","content":{}}}"#, raw.get());
+            vec![RawValue::from_string(item).map_err(|error| not_json(&error))?]
         }
-        Some(_) => {
-            return Err(IngestError::new(format!("$.{field}"), "is not an array"));
-        }
-        None => return Err(IngestError::new(format!("$.{field}"), "is missing")),
+        Err(_) => return Err(IngestError::new(format!("$.{field}"), "is not an array")),
     };
     let leading = match provider {
-        Provider::OpenAiChat => take_leading_system(&mut history),
+        Provider::OpenAiChat => take_leading_system(&mut items),
         _ => Vec::new(),
     };
     let system_text = system_text(provider, &rest, &leading);
-    let tools = rest.get("tools").map(Value::to_string).unwrap_or_default();
-    let counted_text = if tools.is_empty() {
-        system_text.clone()
-    } else {
-        format!("{system_text}\n{tools}")
+    let counted_text = match rest.get("tools") {
+        Some(tools) => format!("{system_text}\n{}", tools.get()),
+        None => system_text.clone(),
     };
     Ok(ClientRequest {
         provider,
         max_output_tokens: max_output_tokens(provider, &rest),
-        stream: stream || rest.get("stream") == Some(&Value::Bool(true)),
-        history: Value::Array(history).to_string(),
+        stream: stream || rest.get("stream").is_some_and(|raw| raw.get() == "true"),
+        history: join(&items),
         rest,
         leading,
         counted_text,
@@ -101,17 +105,39 @@ pub fn split(provider: Provider, json: &str, stream: bool) -> Result<ClientReque
     })
 }
 
-fn take_leading_system(history: &mut Vec<Value>) -> Vec<Value> {
-    let count = history
+/// A JSON array of items given as text.
+fn join(items: &[Box<RawValue>]) -> String {
+    let mut out =
+        String::with_capacity(items.iter().map(|item| item.get().len() + 1).sum::<usize>() + 2);
+    out.push('[');
+    for (index, item) in items.iter().enumerate() {
+        if index > 0 {
+            out.push(',');
+        }
+        out.push_str(item.get());
+    }
+    out.push(']');
+    out
+}
+
+fn take_leading_system(items: &mut Vec<Box<RawValue>>) -> Vec<Box<RawValue>> {
+    #[derive(serde::Deserialize)]
+    struct Role {
+        role: Option<String>,
+    }
+    let count = items
         .iter()
         .take_while(|item| {
-            matches!(
-                item.get("role").and_then(Value::as_str),
-                Some("system" | "developer")
-            )
+            serde_json::from_str::<Role>(item.get())
+                .is_ok_and(|item| matches!(item.role.as_deref(), Some("system" | "developer")))
         })
         .count();
-    history.drain(..count).collect()
+    items.drain(..count).collect()
+}
+
+/// A small field's value as a tree.
+fn value(raw: &RawValue) -> Value {
+    serde_json::from_str(raw.get()).unwrap_or(Value::Null)
 }
 
 /// The texts of a value that holds text the way providers nest it: a string, an array
@@ -134,28 +160,34 @@ fn texts(value: &Value, out: &mut Vec<String>) {
     }
 }
 
-fn system_text(provider: Provider, rest: &Map<String, Value>, leading: &[Value]) -> String {
-    let mut out = Vec::new();
+/// The field holding the system prompt of a body whose system prompt is a field.
+fn system_field(provider: Provider, rest: &Fields) -> Option<&'static str> {
     match provider {
-        Provider::OpenAiChat => leading.iter().for_each(|item| texts(item, &mut out)),
-        Provider::OpenAiResponses => rest
-            .get("instructions")
-            .into_iter()
-            .for_each(|v| texts(v, &mut out)),
-        Provider::AnthropicMessages => rest
-            .get("system")
-            .into_iter()
-            .for_each(|v| texts(v, &mut out)),
-        Provider::Gemini => rest
-            .get("systemInstruction")
-            .or_else(|| rest.get("system_instruction"))
-            .into_iter()
-            .for_each(|v| texts(v, &mut out)),
+        Provider::OpenAiChat => None,
+        Provider::OpenAiResponses => Some("instructions"),
+        Provider::AnthropicMessages => Some("system"),
+        Provider::Gemini if rest.contains_key("system_instruction") => Some("system_instruction"),
+        Provider::Gemini => Some("systemInstruction"),
+    }
+}
+
+fn system_text(provider: Provider, rest: &Fields, leading: &[Box<RawValue>]) -> String {
+    let mut out = Vec::new();
+    match system_field(provider, rest) {
+        None => leading
+            .iter()
+            .for_each(|item| texts(&value(item), &mut out)),
+        Some(field) => {
+            if let Some(raw) = rest.get(field) {
+                texts(&value(raw), &mut out);
+            }
+        }
     }
     out.join("\n")
 }
 
-fn max_output_tokens(provider: Provider, rest: &Map<String, Value>) -> Option<i64> {
+fn max_output_tokens(provider: Provider, rest: &Fields) -> Option<i64> {
+    let number = |raw: &RawValue| raw.get().parse::<i64>().ok();
     let keys: &[&str] = match provider {
         Provider::OpenAiChat => &["max_completion_tokens", "max_tokens"],
         Provider::OpenAiResponses => &["max_output_tokens"],
@@ -163,92 +195,105 @@ fn max_output_tokens(provider: Provider, rest: &Map<String, Value>) -> Option<i6
         Provider::Gemini => {
             let config = rest
                 .get("generationConfig")
-                .or_else(|| rest.get("generation_config"));
-            return config
-                .and_then(|config| {
-                    config
-                        .get("maxOutputTokens")
-                        .or_else(|| config.get("max_output_tokens"))
-                })
-                .and_then(Value::as_i64);
+                .or_else(|| rest.get("generation_config"))?;
+            let config = value(config);
+            let tokens = config
+                .get("maxOutputTokens")
+                .or_else(|| config.get("max_output_tokens"));
+            return tokens.and_then(Value::as_i64);
         }
     };
     keys.iter()
-        .find_map(|key| rest.get(*key).and_then(Value::as_i64))
+        .find_map(|key| rest.get(*key).and_then(|raw| number(raw)))
 }
 
 /// The body to send upstream: the client's, with the history ctxd built (the history
 /// field of `built`, a body `render::body` wrote) and, when the build put summaries in
 /// the system prompt, `extra_system` added after the client's own system text.
 pub fn merge(request: &ClientRequest, built: &str, extra_system: Option<&str>) -> String {
-    let mut body = request.rest.clone();
     let field = history_field(request.provider);
-    let mut history = match serde_json::from_str::<Value>(built) {
-        Ok(Value::Object(mut map)) => match map.remove(field) {
-            Some(Value::Array(items)) => items,
-            _ => Vec::new(),
-        },
-        _ => Vec::new(),
-    };
-    if request.provider == Provider::OpenAiChat {
-        let mut leading = request.leading.clone();
-        if let Some(extra) = extra_system {
-            leading.push(serde_json::json!({"role": "system", "content": extra}));
+    let built: BTreeMap<&str, &RawValue> = serde_json::from_str(built).unwrap_or_default();
+    let history = built.get(field).map_or("[]", |raw| raw.get());
+    let mut leading: Vec<String> = request
+        .leading
+        .iter()
+        .map(|item| item.get().to_string())
+        .collect();
+    let mut system = None;
+    match (system_field(request.provider, &request.rest), extra_system) {
+        (None, Some(extra)) => {
+            leading.push(json!({"role": "system", "content": extra}).to_string())
         }
-        leading.append(&mut history);
-        history = leading;
-    } else if let Some(extra) = extra_system {
-        add_system(request.provider, &mut body, extra);
+        (Some(name), Some(extra)) => {
+            let old = request.rest.get(name).map_or(Value::Null, |raw| value(raw));
+            system = Some((name, with_system(request.provider, old, extra).to_string()));
+        }
+        (_, None) => {}
     }
-    body.insert(field.to_string(), Value::Array(history));
-    Value::Object(body).to_string()
+    let mut out = String::with_capacity(history.len() + 1024);
+    out.push('{');
+    for (key, raw) in &request.rest {
+        if system.as_ref().is_some_and(|(name, _)| name == key) {
+            continue;
+        }
+        push_field(&mut out, key, raw.get());
+    }
+    if let Some((name, text)) = &system {
+        push_field(&mut out, name, text);
+    }
+    out.push_str(&serde_json::to_string(field).unwrap_or_default());
+    out.push(':');
+    out.push('[');
+    out.push_str(&leading.join(","));
+    let inner = history.trim();
+    let inner = inner
+        .strip_prefix('[')
+        .and_then(|inner| inner.strip_suffix(']'))
+        .unwrap_or("")
+        .trim();
+    if !leading.is_empty() && !inner.is_empty() {
+        out.push(',');
+    }
+    out.push_str(inner);
+    out.push_str("]}");
+    out
 }
 
-/// Adds `extra` after the system text of a body whose system prompt is a field.
-fn add_system(provider: Provider, body: &mut Map<String, Value>, extra: &str) {
+fn push_field(out: &mut String, key: &str, raw: &str) {
+    out.push_str(&serde_json::to_string(key).unwrap_or_default());
+    out.push(':');
+    out.push_str(raw);
+    out.push(',');
+}
+
+/// A system prompt field with `extra` after the client's own text.
+fn with_system(provider: Provider, old: Value, extra: &str) -> Value {
     match provider {
         Provider::AnthropicMessages => {
-            let block = serde_json::json!({"type": "text", "text": extra});
-            let system = match body.remove("system") {
-                None | Some(Value::Null) => Value::Array(vec![block]),
-                Some(Value::String(text)) => Value::Array(vec![
-                    serde_json::json!({"type": "text", "text": text}),
-                    block,
-                ]),
-                Some(Value::Array(mut blocks)) => {
+            let block = json!({"type": "text", "text": extra});
+            match old {
+                Value::String(text) => json!([{"type": "text", "text": text}, block]),
+                Value::Array(mut blocks) => {
                     blocks.push(block);
                     Value::Array(blocks)
                 }
-                Some(other) => other,
-            };
-            body.insert("system".into(), system);
-        }
-        Provider::OpenAiResponses => {
-            let instructions = match body.get("instructions").and_then(Value::as_str) {
-                Some(text) if !text.is_empty() => format!("{text}\n\n{extra}"),
-                _ => extra.to_string(),
-            };
-            body.insert("instructions".into(), Value::String(instructions));
-        }
-        Provider::Gemini => {
-            let key = if body.contains_key("system_instruction") {
-                "system_instruction"
-            } else {
-                "systemInstruction"
-            };
-            let part = serde_json::json!({"text": extra});
-            match body
-                .get_mut(key)
-                .and_then(|v| v.get_mut("parts"))
-                .and_then(Value::as_array_mut)
-            {
-                Some(parts) => parts.push(part),
-                None => {
-                    body.insert(key.into(), serde_json::json!({"parts": [part]}));
-                }
+                _ => json!([block]),
             }
         }
-        Provider::OpenAiChat => {}
+        Provider::OpenAiResponses => match old.as_str() {
+            Some(text) if !text.is_empty() => Value::String(format!("{text}\n\n{extra}")),
+            _ => Value::String(extra.to_string()),
+        },
+        Provider::Gemini => {
+            let mut old = if old.is_object() { old } else { json!({}) };
+            let part = json!({"text": extra});
+            match old.get_mut("parts").and_then(Value::as_array_mut) {
+                Some(parts) => parts.push(part),
+                None => old["parts"] = json!([part]),
+            }
+            old
+        }
+        Provider::OpenAiChat => old,
     }
 }
 
