@@ -59,8 +59,9 @@ RUN groupadd --system --gid 10001 ctxd \
 COPY --from=builder /out/ctxd /usr/local/bin/ctxd
 
 # In a container ctxd must listen on all interfaces to be reachable through a published
-# port. On a non-loopback address ctxd refuses to start until an API key exists
-# (`ctxd tenant create NAME`), unless CTXD_INSECURE=true.
+# port. There, and with DATABASE_URL set anywhere, every call needs an API key
+# (`ctxd tenant create NAME`, then `authorization: Bearer <key>`); serving calls without
+# one takes CTXD_ANONYMOUS_ACCESS=allow and, off loopback, CTXD_INSECURE=true.
 ENV CTXD_LISTEN=0.0.0.0:50051 \
     CTXD_DATA_DIR=/var/lib/ctxd
 

@@ -36,9 +36,11 @@ type KeyCache = HashMap<Vec<u8>, (Option<i64>, Instant)>;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum AnonymousAccess {
-    /// Served when the server listens on a loopback address (127.0.0.0/8, ::1), refused
-    /// on any other: the zero-setup run on a developer's machine needs no key, a server
-    /// reachable from the network always does.
+    /// Served when the server listens on a loopback address (127.0.0.0/8, ::1) and runs on
+    /// its own private PostgreSQL (no DATABASE_URL), refused otherwise: the zero-setup run
+    /// on a developer's machine needs no key; a server reachable from the network, or a
+    /// deployment on a real database (reachable through a proxy or sidecar on its host),
+    /// always does (`Config::anonymous_mode`).
     #[default]
     Loopback,
     /// Always served (alongside keyed calls); on a non-loopback address only with

@@ -75,7 +75,7 @@ impl ServeOptions {
     pub fn from_config(config: &Config, tls: Option<Arc<ServerTls>>) -> ServeOptions {
         ServeOptions {
             max_request_bytes: config.max_request_bytes,
-            anonymous_access: config.anonymous_access,
+            anonymous_access: config.anonymous_mode(),
             connections: ConnectionLimits::from_config(config),
             tls,
         }
@@ -223,15 +223,21 @@ async fn serve_with_database(
         .await?
         .view_cache_bytes(config.view_cache_mb.saturating_mul(1024 * 1024))
         .append_writers(config.append_writers);
+    if config.anonymous_access == AnonymousAccess::Loopback && config.database_url.is_some() {
+        tracing::info!(
+            "calls without an API key are refused: ctxd runs on a configured database \
+             (DATABASE_URL); --anonymous-access allow serves them as tenant `default`"
+        );
+    }
     if !config.listen.ip().is_loopback()
-        && config.anonymous_access.serves(config.listen.ip())
+        && config.anonymous_mode().serves(config.listen.ip())
         && !config.insecure
     {
         return Err(ServeError::AnonymousOnNetwork(config.listen));
     }
     if let Some(addr) = config.proxy_listen
         && !addr.ip().is_loopback()
-        && config.anonymous_access.serves(addr.ip())
+        && config.anonymous_mode().serves(addr.ip())
         && !config.insecure
     {
         return Err(ServeError::AnonymousOnNetwork(addr));
@@ -368,7 +374,7 @@ async fn serve_with_database(
 fn proxy_anonymous(config: &Config) -> bool {
     config
         .proxy_listen
-        .is_some_and(|addr| config.anonymous_access.serves(addr.ip()))
+        .is_some_and(|addr| config.anonymous_mode().serves(addr.ip()))
 }
 
 /// The engine's settings from the server's: summarizer profiles built, job settings.

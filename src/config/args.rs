@@ -88,9 +88,10 @@ pub struct ServeArgs {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub insecure: Option<bool>,
     /// Calls without an API key, served as the `default` tenant: loopback (served when
-    /// --listen is a loopback address, refused otherwise), allow (always; on a
-    /// non-loopback address only with --insecure) or deny (never). Decided at start-up
-    /// from this setting alone; creating or revoking keys never changes it [default:
+    /// --listen is a loopback address and ctxd runs its private PostgreSQL, i.e. no
+    /// DATABASE_URL; refused otherwise), allow (always; on a non-loopback address only
+    /// with --insecure) or deny (never). Decided at start-up from this setting and the
+    /// database setting alone; creating or revoking keys never changes it [default:
     /// loopback].
     #[arg(long, env = "CTXD_ANONYMOUS_ACCESS")]
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -147,6 +147,16 @@ pub enum ConfigError {
 }
 
 impl Config {
+    /// The anonymous access in force: `loopback` serves calls without a key only to the
+    /// zero-setup run, on ctxd's own private PostgreSQL; with a configured database
+    /// (DATABASE_URL) it refuses them, as `deny` does. Nothing fails open.
+    pub fn anonymous_mode(&self) -> AnonymousAccess {
+        match (self.anonymous_access, &self.database_url) {
+            (AnonymousAccess::Loopback, Some(_)) => AnonymousAccess::Deny,
+            (mode, _) => mode,
+        }
+    }
+
     /// Merges defaults, the TOML file, and the flags/environment, then validates.
     pub fn load(args: &ServeArgs) -> Result<Config, ConfigError> {
         let mut figment = Figment::from(Serialized::defaults(Config::default()));

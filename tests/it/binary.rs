@@ -225,6 +225,66 @@ async fn by_default_a_server_on_the_network_refuses_calls_without_a_key(pool: sq
     );
 }
 
+/// A deployment on a database of its own (DATABASE_URL) refuses calls without a key by
+/// default even on loopback, where a proxy or sidecar on the same host would reach it;
+/// `--anonymous-access allow` serves them, as the provider endpoint does on both.
+#[sqlx::test]
+async fn a_server_on_a_configured_database_refuses_keyless_calls_on_loopback(pool: sqlx::PgPool) {
+    let dir = tempfile::Builder::new()
+        .prefix("ctxd-bin")
+        .tempdir_in("/tmp")
+        .unwrap();
+    for (access, served) in [(None, false), (Some("allow"), true)] {
+        let (port, proxy) = (free_port(), free_port());
+        let log = dir.path().join("ctxd.log");
+        let mut command = ctxd(dir.path());
+        command
+            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+            .args(["--proxy-listen", &format!("127.0.0.1:{proxy}")])
+            .env("DATABASE_URL", crate::harness::database_url(&pool))
+            .env("CTXD_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap());
+        if let Some(access) = access {
+            command.env("CTXD_ANONYMOUS_ACCESS", access);
+        }
+        let mut child = command.spawn().unwrap();
+        let addr = format!("127.0.0.1:{port}");
+        wait_serving(&addr, &mut child).await;
+        let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+            .unwrap()
+            .connect()
+            .await
+            .unwrap();
+        let created = ContextServiceClient::new(channel)
+            .create_session(pb::CreateSessionRequest {
+                session_id: format!("anon-{served}"),
+                ..Default::default()
+            })
+            .await;
+        match served {
+            true => assert!(created.is_ok(), "{created:?}"),
+            false => assert_eq!(created.unwrap_err().code(), tonic::Code::Unauthenticated),
+        }
+        // The provider endpoint follows the same rule: 401 before any upstream is asked.
+        if !served {
+            let body = r#"{"model": "m", "messages": [{"role": "user", "content": "hi"}]}"#;
+            let response = reqwest::Client::new()
+                .post(format!("http://127.0.0.1:{proxy}/v1/chat/completions"))
+                .body(body)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status(), 401);
+        }
+        terminate(child).await;
+        let log = std::fs::read_to_string(&log).unwrap();
+        if !served {
+            assert!(log.contains("ctxd runs on a configured database"), "{log}");
+        }
+    }
+}
+
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     if let Ok(entries) = std::fs::read_dir(dir) {

@@ -242,6 +242,8 @@ impl Replica {
             .args(["--database-url", &bouncer.url()])
             .args(["--database-listen-url", direct])
             .args(["--database-pooler", "transaction"])
+            // On its test database, a deployment refuses calls without a key unless told.
+            .args(["--anonymous-access", "allow"])
             .args(["--db-max-connections", "8"])
             .args(["--jobs-workers", &workers.to_string()])
             .args(["--metrics-listen", &metrics_addr])

@@ -62,6 +62,8 @@ class Server:
 
     def start(self):
         env = {name: value for name, value in os.environ.items() if not name.startswith("CTXD_")}
+        # On the suite's database (DATABASE_URL) ctxd refuses calls without a key unless told.
+        env["CTXD_ANONYMOUS_ACCESS"] = "allow"
         env.update(self.env_extra)
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(

@@ -163,6 +163,8 @@ class Server:
 
     def start(self):
         env = {name: value for name, value in os.environ.items() if not name.startswith("CTXD_")}
+        # On the suite's database (DATABASE_URL) ctxd refuses calls without a key unless told.
+        env["CTXD_ANONYMOUS_ACCESS"] = "allow"
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
                 [
