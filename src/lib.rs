@@ -30,6 +30,7 @@ pub mod metrics;
 pub mod pb;
 pub mod proxy;
 pub mod quotas;
+pub mod readiness;
 pub mod replay;
 pub mod server;
 pub mod store;

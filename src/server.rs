@@ -15,6 +15,7 @@ use crate::jobs::WorkerConfig;
 use crate::localpg::LocalPostgres;
 use crate::pb;
 use crate::pb::context_service_server::ContextServiceServer;
+use crate::readiness::Readiness;
 use crate::store::{Endpoints, NotifyGate, Store, StoreError};
 use crate::summarizer::model::{Api, ModelSummarizer};
 use crate::tls::ServerTls;
@@ -57,6 +58,8 @@ pub struct ServeOptions {
     pub connections: ConnectionLimits,
     /// TLS for new connections (`None`: plaintext).
     pub tls: Option<Arc<ServerTls>>,
+    /// Whether the database answers and takes writes (the health service follows it).
+    pub readiness: Readiness,
 }
 
 impl Default for ServeOptions {
@@ -66,18 +69,24 @@ impl Default for ServeOptions {
             anonymous_access: AnonymousAccess::Loopback,
             connections: ConnectionLimits::default(),
             tls: None,
+            readiness: Readiness::new(),
         }
     }
 }
 
 impl ServeOptions {
     /// The options of a configured server, with its TLS configuration (already read).
-    pub fn from_config(config: &Config, tls: Option<Arc<ServerTls>>) -> ServeOptions {
+    pub fn from_config(
+        config: &Config,
+        tls: Option<Arc<ServerTls>>,
+        readiness: Readiness,
+    ) -> ServeOptions {
         ServeOptions {
             max_request_bytes: config.max_request_bytes,
             anonymous_access: config.anonymous_mode(),
             connections: ConnectionLimits::from_config(config),
             tls,
+            readiness,
         }
     }
 }
@@ -115,6 +124,28 @@ pub async fn serve(
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1alpha()
         .map_err(|error| ServeError::Startup(format!("reflection: {error}")))?;
+    let reporter = health_reporter.clone();
+    tokio::spawn(options.readiness.clone().watch(
+        engine.store().clone(),
+        shutdown.clone(),
+        move |ready| {
+            let reporter = reporter.clone();
+            async move {
+                let status = if ready {
+                    tonic_health::ServingStatus::Serving
+                } else {
+                    tonic_health::ServingStatus::NotServing
+                };
+                reporter.set_service_status("", status).await;
+                reporter
+                    .set_service_status(
+                        <ContextServiceServer<ContextApi> as tonic::server::NamedService>::NAME,
+                        status,
+                    )
+                    .await;
+            }
+        },
+    ));
     crate::indexer::start(engine.store().clone(), shutdown.clone());
     let hub = crate::events::Hub::start(
         engine.store().clone(),
@@ -288,6 +319,7 @@ async fn serve_with_database(
         source,
     })?;
     let stop_metrics = CancellationToken::new();
+    let readiness = Readiness::new();
     if let (Some(pipeline), Some(metrics_listener)) = (&pipeline, metrics_listener)
         && let Some(reader) = pipeline.reader()
     {
@@ -297,6 +329,7 @@ async fn serve_with_database(
         tokio::spawn(crate::metrics::serve_metrics(
             metrics_listener,
             reader.clone(),
+            readiness.clone(),
             stop_metrics.clone(),
         ));
     }
@@ -354,7 +387,7 @@ async fn serve_with_database(
     let result = serve(
         engine,
         listener,
-        ServeOptions::from_config(config, tls),
+        ServeOptions::from_config(config, tls, readiness),
         shutdown,
     )
     .await;

@@ -1,4 +1,5 @@
-//! `GET /metrics` over HTTP/1.1 on `--metrics-listen`, for Prometheus to scrape. Every
+//! `GET /metrics` over HTTP/1.1 on `--metrics-listen`, for Prometheus to scrape, and the
+//! probes `GET /livez` and `GET /readyz` (`readiness`). Every
 //! other path is 404, every other method 405. Connections are bounded (at most
 //! [`MAX_CONNECTIONS`] at once, more are closed at once) and a client gets
 //! [`HEADER_TIMEOUT`] to send its request head, so a silent or flooding client cannot
@@ -18,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::PrometheusReader;
 use super::exposition::CONTENT_TYPE;
+use crate::readiness::Readiness;
 
 /// Scrape connections served at once.
 const MAX_CONNECTIONS: usize = 64;
@@ -45,6 +47,7 @@ pub async fn bind(addr: std::net::SocketAddr) -> Result<TcpListener, MetricsEndp
 pub async fn serve_metrics(
     listener: TcpListener,
     reader: PrometheusReader,
+    readiness: Readiness,
     shutdown: CancellationToken,
 ) {
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
@@ -72,11 +75,13 @@ pub async fn serve_metrics(
             continue;
         };
         let reader = reader.clone();
+        let readiness = readiness.clone();
         let shutdown = shutdown.clone();
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |request| {
                 let reader = reader.clone();
-                async move { Ok::<_, Infallible>(answer(&reader, &request)) }
+                let readiness = readiness.clone();
+                async move { Ok::<_, Infallible>(answer(&reader, &readiness, &request)) }
             });
             let connection = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
@@ -97,12 +102,27 @@ pub async fn serve_metrics(
 }
 
 /// The response to one request.
-fn answer(reader: &PrometheusReader, request: &Request<Incoming>) -> Response<Full<Bytes>> {
-    if request.uri().path() != "/metrics" {
-        return plain(
-            StatusCode::NOT_FOUND,
-            "not found; metrics are at /metrics\n",
-        );
+fn answer(
+    reader: &PrometheusReader,
+    readiness: &Readiness,
+    request: &Request<Incoming>,
+) -> Response<Full<Bytes>> {
+    match request.uri().path() {
+        "/metrics" => {}
+        "/livez" => return plain(StatusCode::OK, "live\n"),
+        "/readyz" if readiness.is_ready() => return plain(StatusCode::OK, "ready\n"),
+        "/readyz" => {
+            return plain(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "not ready: the database is unreachable or read-only\n",
+            );
+        }
+        _ => {
+            return plain(
+                StatusCode::NOT_FOUND,
+                "not found; metrics are at /metrics, probes at /livez and /readyz\n",
+            );
+        }
     }
     if request.method() != Method::GET && request.method() != Method::HEAD {
         return plain(StatusCode::METHOD_NOT_ALLOWED, "only GET /metrics\n");

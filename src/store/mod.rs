@@ -325,6 +325,14 @@ impl Store {
     /// The main pool, to build another store on. The store's own statements go through
     /// [`Store::db`], which keeps them safe behind a transaction pooler and counts the
     /// requests waiting for a connection.
+    /// Whether the database answers and is a primary (not in recovery: it takes writes).
+    pub async fn accepts_writes(&self) -> StoreResult<bool> {
+        let recovering: bool = sqlx::query_scalar("select pg_is_in_recovery()")
+            .fetch_one(self.db())
+            .await?;
+        Ok(!recovering)
+    }
+
     pub fn pool(&self) -> &PgPool {
         self.pool.inner()
     }

@@ -31,6 +31,7 @@ mod pool_waiters;
 mod properties;
 mod proxy;
 mod quotas;
+mod readiness;
 mod recorded;
 mod replicas;
 mod retention;
