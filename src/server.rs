@@ -254,60 +254,17 @@ async fn serve_with_database(
         .await?
         .view_cache_bytes(config.view_cache_mb.saturating_mul(1024 * 1024))
         .append_writers(config.append_writers);
-    if config.anonymous_access == AnonymousAccess::Loopback && config.database_url.is_some() {
-        tracing::info!(
-            "calls without an API key are refused: ctxd runs on a configured database \
-             (DATABASE_URL); --anonymous-access allow serves them as tenant `default`"
-        );
-    }
-    if !config.listen.ip().is_loopback()
-        && config.anonymous_mode().serves(config.listen.ip())
-        && !config.insecure
-    {
-        return Err(ServeError::AnonymousOnNetwork(config.listen));
-    }
-    if let Some(addr) = config.proxy_listen
-        && !addr.ip().is_loopback()
-        && config.anonymous_mode().serves(addr.ip())
-        && !config.insecure
-    {
-        return Err(ServeError::AnonymousOnNetwork(addr));
-    }
+    check_anonymous_access(config)?;
     let pipeline = crate::metrics::MetricsPipeline::from_env(config.metrics_listen.is_some())
         .map_err(|error| ServeError::Startup(error.to_string()))?;
-    let metrics_listener = match config.metrics_listen {
-        Some(addr) => Some(
-            crate::metrics::bind_endpoint(addr)
-                .await
-                .map_err(|error| ServeError::Startup(error.to_string()))?,
-        ),
-        None => None,
-    };
+    let metrics_listener = bind_http(config.metrics_listen, crate::metrics::bind_endpoint).await?;
     if let Some(pipeline) = &pipeline {
         crate::metrics::install(&pipeline.meter());
         let observed = store.clone();
         crate::metrics::metrics().observe_pool(move || observed.pool_sample());
     }
-    if !config.listen.ip().is_loopback() && tls.is_none() {
-        // Off loopback, keys are required unless anonymous access is allowed; then they
-        // are in use if any exists.
-        let keys = config.anonymous_access != AnonymousAccess::Allow
-            || !store.keys(None).await?.is_empty();
-        if keys {
-            tracing::warn!(
-                addr = %config.listen,
-                "serving on a non-loopback address without TLS: API keys travel in plaintext; pass --tls-cert and --tls-key"
-            );
-        }
-    }
-    let proxy_listener = match config.proxy_listen {
-        Some(addr) => Some(
-            crate::proxy::bind(addr)
-                .await
-                .map_err(|error| ServeError::Startup(error.to_string()))?,
-        ),
-        None => None,
-    };
+    warn_plaintext_keys(config, &store, tls.is_some()).await?;
+    let proxy_listener = bind_http(config.proxy_listen, crate::proxy::bind).await?;
     let listener = TcpListener::bind(config.listen)
         .await
         .map_err(|source| ServeError::Listen {
@@ -320,24 +277,14 @@ async fn serve_with_database(
     })?;
     let stop_metrics = CancellationToken::new();
     let readiness = Readiness::new();
-    if let (Some(pipeline), Some(metrics_listener)) = (&pipeline, metrics_listener)
-        && let Some(reader) = pipeline.reader()
-    {
-        if let Ok(addr) = metrics_listener.local_addr() {
-            tracing::info!(addr = %addr, "serving metrics on GET /metrics");
-        }
-        tokio::spawn(crate::metrics::serve_metrics(
+    if let Some(pipeline) = &pipeline {
+        start_metrics(
+            pipeline,
             metrics_listener,
-            reader.clone(),
-            readiness.clone(),
-            stop_metrics.clone(),
-        ));
-    }
-    if pipeline.is_some() {
-        tokio::spawn(crate::jobs::sample_queue(
-            store.clone(),
-            stop_metrics.clone(),
-        ));
+            &readiness,
+            &store,
+            &stop_metrics,
+        );
     }
     tracing::info!(
         addr = %local_addr,
@@ -352,37 +299,20 @@ async fn serve_with_database(
     let stop_jobs = CancellationToken::new();
     let mut jobs = crate::jobs::start(
         engine.clone(),
-        WorkerConfig {
-            workers: config.jobs_workers,
-            lease: Duration::from_secs_f64(config.jobs_lease_secs),
-            poll_interval: Duration::from_millis(config.jobs_poll_interval_ms),
-            retention: Duration::from_secs(config.jobs_retention_secs),
-        },
+        worker_config(config),
         job_done,
         stop_jobs.clone(),
     );
     let stop_proxy = CancellationToken::new();
     if let Some(proxy_listener) = proxy_listener {
-        let auth = Auth::new(store.clone(), proxy_anonymous(config))
-            .await
-            .map_err(|error| ServeError::Startup(error.to_string()))?;
-        let auth = Arc::new(auth);
-        let upstreams = crate::proxy::Upstreams {
-            openai: config.upstream_openai.clone(),
-            anthropic: config.upstream_anthropic.clone(),
-            gemini: config.upstream_gemini.clone(),
-        };
-        let proxy =
-            crate::proxy::Proxy::new(engine.clone(), auth, upstreams, config.proxy_max_body_bytes);
-        if let Ok(addr) = proxy_listener.local_addr() {
-            tracing::info!(addr = %addr, tls = tls.is_some(), "serving the provider endpoint");
-        }
-        tokio::spawn(crate::proxy::serve(
+        start_proxy(
+            config,
+            &engine,
             proxy_listener,
-            Arc::new(proxy),
             tls.clone(),
             stop_proxy.clone(),
-        ));
+        )
+        .await?;
     }
     let result = serve(
         engine,
@@ -400,6 +330,123 @@ async fn serve_with_database(
     // Dropping the pipeline flushes the OTLP exporter.
     drop(pipeline);
     result
+}
+
+/// Binds an optional HTTP listener (metrics, the provider endpoint) before the server
+/// says it serves.
+async fn bind_http<F, Fut, E>(
+    addr: Option<std::net::SocketAddr>,
+    bind: F,
+) -> Result<Option<TcpListener>, ServeError>
+where
+    F: FnOnce(std::net::SocketAddr) -> Fut,
+    Fut: std::future::Future<Output = Result<TcpListener, E>>,
+    E: std::fmt::Display,
+{
+    match addr {
+        Some(addr) => bind(addr)
+            .await
+            .map(Some)
+            .map_err(|error| ServeError::Startup(error.to_string())),
+        None => Ok(None),
+    }
+}
+
+/// The background job workers' settings.
+fn worker_config(config: &Config) -> WorkerConfig {
+    WorkerConfig {
+        workers: config.jobs_workers,
+        lease: Duration::from_secs_f64(config.jobs_lease_secs),
+        poll_interval: Duration::from_millis(config.jobs_poll_interval_ms),
+        retention: Duration::from_secs(config.jobs_retention_secs),
+    }
+}
+
+/// Warns when API keys would travel in plaintext: off loopback without TLS, where keys
+/// are required (or, with anonymous access allowed, in use once any exists).
+async fn warn_plaintext_keys(config: &Config, store: &Store, tls: bool) -> Result<(), ServeError> {
+    if config.listen.ip().is_loopback() || tls {
+        return Ok(());
+    }
+    let keys =
+        config.anonymous_access != AnonymousAccess::Allow || !store.keys(None).await?.is_empty();
+    if keys {
+        tracing::warn!(
+            addr = %config.listen,
+            "serving on a non-loopback address without TLS: API keys travel in plaintext; pass --tls-cert and --tls-key"
+        );
+    }
+    Ok(())
+}
+
+/// Serves `GET /metrics` and the probes on the metrics listener, and samples the queue.
+fn start_metrics(
+    pipeline: &crate::metrics::MetricsPipeline,
+    listener: Option<TcpListener>,
+    readiness: &Readiness,
+    store: &Store,
+    stop: &CancellationToken,
+) {
+    if let (Some(listener), Some(reader)) = (listener, pipeline.reader()) {
+        if let Ok(addr) = listener.local_addr() {
+            tracing::info!(addr = %addr, "serving metrics on GET /metrics, probes on /livez and /readyz");
+        }
+        let serving = crate::metrics::serve_metrics(
+            listener,
+            reader.clone(),
+            readiness.clone(),
+            stop.clone(),
+        );
+        tokio::spawn(serving);
+    }
+    tokio::spawn(crate::jobs::sample_queue(store.clone(), stop.clone()));
+}
+
+/// Refuses a configuration that would serve calls without a key off loopback (unless
+/// `--insecure`); says when a configured database makes the default refuse them.
+fn check_anonymous_access(config: &Config) -> Result<(), ServeError> {
+    if config.anonymous_access == AnonymousAccess::Loopback && config.database_url.is_some() {
+        tracing::info!(
+            "calls without an API key are refused: ctxd runs on a configured database \
+             (DATABASE_URL); --anonymous-access allow serves them as tenant `default`"
+        );
+    }
+    for addr in std::iter::once(config.listen).chain(config.proxy_listen) {
+        if !addr.ip().is_loopback() && config.anonymous_mode().serves(addr.ip()) && !config.insecure
+        {
+            return Err(ServeError::AnonymousOnNetwork(addr));
+        }
+    }
+    Ok(())
+}
+
+/// Starts the provider endpoint on its listener, in front of `engine`.
+async fn start_proxy(
+    config: &Config,
+    engine: &Engine,
+    listener: TcpListener,
+    tls: Option<Arc<ServerTls>>,
+    stop: CancellationToken,
+) -> Result<(), ServeError> {
+    let auth = Auth::new(engine.store().clone(), proxy_anonymous(config))
+        .await
+        .map_err(|error| ServeError::Startup(error.to_string()))?;
+    let upstreams = crate::proxy::Upstreams {
+        openai: config.upstream_openai.clone(),
+        anthropic: config.upstream_anthropic.clone(),
+        gemini: config.upstream_gemini.clone(),
+    };
+    let proxy = crate::proxy::Proxy::new(
+        engine.clone(),
+        Arc::new(auth),
+        upstreams,
+        config.proxy_max_body_bytes,
+    );
+    if let Ok(addr) = listener.local_addr() {
+        tracing::info!(addr = %addr, tls = tls.is_some(), "serving the provider endpoint");
+    }
+    tokio::spawn(crate::proxy::serve(listener, Arc::new(proxy), tls, stop));
+    Ok(())
 }
 
 /// Whether the provider endpoint serves calls without a ctxd key: as the gRPC port

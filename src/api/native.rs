@@ -63,24 +63,13 @@ pub(super) async fn append_native(
 fn provider(format: i32) -> Result<Provider> {
     pb::OutputFormat::try_from(format)
         .ok()
-        .and_then(provider_of)
+        .and_then(super::convert::provider_of)
         .ok_or_else(|| {
             Error::invalid(
                 "format",
                 "must be OPENAI_CHAT, OPENAI_RESPONSES, ANTHROPIC_MESSAGES or GEMINI",
             )
         })
-}
-
-/// The provider shape of a wire format; `None` for NEUTRAL (and unspecified).
-pub(super) fn provider_of(format: pb::OutputFormat) -> Option<Provider> {
-    match format {
-        pb::OutputFormat::OpenaiChat => Some(Provider::OpenAiChat),
-        pb::OutputFormat::OpenaiResponses => Some(Provider::OpenAiResponses),
-        pb::OutputFormat::AnthropicMessages => Some(Provider::AnthropicMessages),
-        pb::OutputFormat::Gemini => Some(Provider::Gemini),
-        pb::OutputFormat::Unspecified | pb::OutputFormat::Neutral => None,
-    }
 }
 
 fn json_error(field: &str, error: IngestError) -> Error {

@@ -76,7 +76,7 @@ pub(super) async fn build_messages(
 ) -> Result<pb::BuildMessagesResponse> {
     let format = pb::OutputFormat::try_from(req.format)
         .map_err(|_| Error::invalid("format", format!("unknown output format {}", req.format)))?;
-    let provider = super::native::provider_of(format);
+    let provider = super::convert::provider_of(format);
     let recipient = match provider {
         Some(_) => engine::Recipient::Provider,
         None => engine::Recipient::Client,

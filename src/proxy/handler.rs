@@ -1,15 +1,13 @@
 //! One request of the provider endpoint, from its head to the reply.
-use std::convert::Infallible;
 use std::sync::Arc;
 
-use bytes::Bytes;
-use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
-use hyper::header::{CONTENT_TYPE, HeaderMap};
-use hyper::{Method, Request, Response, StatusCode};
+use hyper::header::HeaderMap;
+use hyper::{Method, Request, Response};
 
 use super::Proxy;
+use super::answer::{Body, failure, refusal};
 use super::conversation::{Conversation, SESSION_HEADER};
 use super::route::{self, Call};
 use super::upstream::{self, Reply};
@@ -19,12 +17,8 @@ use crate::exchange::{self, ClientRequest, errors::Kind};
 use crate::ingest::Provider;
 use crate::render;
 
-pub(super) type Body = BoxBody<Bytes, Infallible>;
-
 /// The header carrying a ctxd API key (the provider's own credentials go upstream).
 const KEY_HEADER: &str = "x-ctxd-key";
-/// Longest message of an error ctxd writes.
-const MAX_ERROR_CHARS: usize = 500;
 
 pub(super) async fn handle(proxy: &Arc<Proxy>, request: Request<Incoming>) -> Response<Body> {
     let path = request.uri().path().to_string();
@@ -209,41 +203,4 @@ async fn compact_now(proxy: &Proxy, tenant: i64, session_id: &str) -> crate::err
         wait: None,
     };
     proxy.engine.compact(tenant, request).await.map(|_| ())
-}
-
-/// An error of ctxd's in the provider's shape.
-fn failure(provider: Provider, error: Error) -> Response<Body> {
-    let kind = match &error {
-        Error::InvalidArgument { .. }
-        | Error::FailedPrecondition { .. }
-        | Error::Precondition { .. }
-        | Error::OutOfRange(_)
-        | Error::Conflict { .. }
-        | Error::AlreadyExists(_) => Kind::InvalidRequest,
-        Error::NotFound { .. } => Kind::NotFound,
-        Error::Unauthenticated(_) => Kind::Authentication,
-        Error::ResourceExhausted { .. } => Kind::RateLimited,
-        Error::Unavailable(_) | Error::Internal(_) => {
-            tracing::warn!(error = %error, "provider endpoint: request failed");
-            Kind::Internal
-        }
-    };
-    refusal(Some(provider), kind, &error.to_string())
-}
-
-pub(super) fn refusal(provider: Option<Provider>, kind: Kind, message: &str) -> Response<Body> {
-    let message: String = message.chars().take(MAX_ERROR_CHARS).collect();
-    let body = exchange::errors::body(provider, kind, &message);
-    let mut response = Response::new(full(Bytes::from(body)));
-    *response.status_mut() =
-        StatusCode::from_u16(kind.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    response.headers_mut().insert(
-        CONTENT_TYPE,
-        hyper::header::HeaderValue::from_static("application/json"),
-    );
-    response
-}
-
-pub(super) fn full(bytes: Bytes) -> Body {
-    Full::new(bytes).boxed()
 }

@@ -9,6 +9,7 @@
 //! response is assembled and appended with its usage.
 //!
 //! - `route`: which provider format a path is, and where it goes upstream;
+//! - `answer`: the response body type and ctxd's errors in the provider's shape;
 //! - `conversation`: which session a request continues, reconciled;
 //! - `upstream`: the forwarded call, its reply passed through and recorded;
 //! - `listener`: connections, TLS, the request body's bound.
@@ -19,6 +20,7 @@ use crate::auth::Auth;
 use crate::engine::Engine;
 use crate::store::ProxyHead;
 
+mod answer;
 mod conversation;
 mod handler;
 mod listener;

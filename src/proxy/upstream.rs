@@ -13,8 +13,8 @@ use hyper::{Response, StatusCode};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
+use super::answer::{Body, full, refusal};
 use super::conversation::Conversation;
-use super::handler::{Body, full, refusal};
 use super::{Proxy, route};
 use crate::error::Result;
 use crate::exchange::errors::{Kind, is_context_length};

@@ -157,3 +157,14 @@ pub(in crate::api) fn tools_from_pb(tools: Option<pb::Tools>) -> engine::Tools {
         ),
     }
 }
+
+/// The provider shape of a wire format; `None` for NEUTRAL (and unspecified).
+pub(in crate::api) fn provider_of(format: pb::OutputFormat) -> Option<crate::ingest::Provider> {
+    match format {
+        pb::OutputFormat::OpenaiChat => Some(crate::ingest::Provider::OpenAiChat),
+        pb::OutputFormat::OpenaiResponses => Some(crate::ingest::Provider::OpenAiResponses),
+        pb::OutputFormat::AnthropicMessages => Some(crate::ingest::Provider::AnthropicMessages),
+        pb::OutputFormat::Gemini => Some(crate::ingest::Provider::Gemini),
+        pb::OutputFormat::Unspecified | pb::OutputFormat::Neutral => None,
+    }
+}

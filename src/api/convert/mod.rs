@@ -13,7 +13,9 @@ use crate::error::{Error, Result};
 pub(super) use events::{event_kind_from_pb, item_to_pb};
 pub(super) use jobs::job_message;
 pub(super) use ledger::{entry_to_pb, notes_from_pb, todos_from_pb};
-pub(super) use messages::{message_to_pb, messages_from_pb, stored_to_pb, tools_from_pb};
+pub(super) use messages::{
+    message_to_pb, messages_from_pb, provider_of, stored_to_pb, tools_from_pb,
+};
 pub(super) use policy::overrides_from_pb;
 pub(crate) use policy::tokenizer_to_pb;
 pub(super) use search::hit_to_pb;
