@@ -12,6 +12,7 @@ pub use ctxd_core::{
     policy, quota, render, revert, session, summarize, tokenize, tree, turns, validate,
 };
 
+pub mod accept;
 pub mod admin;
 pub mod api;
 pub mod auth;

@@ -51,29 +51,10 @@ pub async fn serve_metrics(
     shutdown: CancellationToken,
 ) {
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
-    loop {
-        let accepted = tokio::select! {
-            accepted = listener.accept() => accepted,
-            () = shutdown.cancelled() => return,
-        };
-        let stream = match accepted {
-            Ok((stream, _)) => stream,
-            Err(error) => {
-                // Out of file descriptors and the like: the gRPC port matters more.
-                tracing::warn!(%error, "metrics endpoint: accept failed");
-                tokio::select! {
-                    () = tokio::time::sleep(Duration::from_millis(100)) => continue,
-                    () = shutdown.cancelled() => return,
-                }
-            }
-        };
-        let Ok(slot) = slots.clone().try_acquire_owned() else {
-            tracing::warn!(
-                max = MAX_CONNECTIONS,
-                "metrics endpoint: too many connections; closing a new one"
-            );
-            continue;
-        };
+    let what = "metrics endpoint";
+    while let Some((stream, slot)) =
+        crate::accept::next_connection(&listener, &slots, MAX_CONNECTIONS, what, &shutdown).await
+    {
         let reader = reader.clone();
         let readiness = readiness.clone();
         let shutdown = shutdown.clone();

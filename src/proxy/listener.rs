@@ -40,28 +40,10 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) {
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
-    loop {
-        let accepted = tokio::select! {
-            accepted = listener.accept() => accepted,
-            () = shutdown.cancelled() => return,
-        };
-        let stream = match accepted {
-            Ok((stream, _)) => stream,
-            Err(error) => {
-                tracing::warn!(%error, "provider endpoint: accept failed");
-                tokio::select! {
-                    () = tokio::time::sleep(Duration::from_millis(100)) => continue,
-                    () = shutdown.cancelled() => return,
-                }
-            }
-        };
-        let Ok(slot) = slots.clone().try_acquire_owned() else {
-            tracing::warn!(
-                max = MAX_CONNECTIONS,
-                "provider endpoint: too many connections; closing a new one"
-            );
-            continue;
-        };
+    let what = "provider endpoint";
+    while let Some((stream, slot)) =
+        crate::accept::next_connection(&listener, &slots, MAX_CONNECTIONS, what, &shutdown).await
+    {
         let _ = stream.set_nodelay(true);
         let proxy = proxy.clone();
         let shutdown = shutdown.clone();

@@ -183,6 +183,25 @@ fn refuses_anonymous_access_on_the_network_without_insecure() {
     );
 }
 
+/// A CreateSession without a key, to the server at `addr`.
+async fn keyless_create(
+    addr: &str,
+    id: &str,
+) -> Result<tonic::Response<pb::CreateSessionResponse>, tonic::Status> {
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let request = pb::CreateSessionRequest {
+        session_id: id.into(),
+        ..Default::default()
+    };
+    ContextServiceClient::new(channel)
+        .create_session(request)
+        .await
+}
+
 /// The default setting on a non-loopback address: the server starts, says so in its
 /// log, and every call needs a key (here reached through 127.0.0.1, which a 0.0.0.0
 /// listener also accepts).
@@ -204,18 +223,7 @@ async fn by_default_a_server_on_the_network_refuses_calls_without_a_key(pool: sq
         .unwrap();
     let addr = format!("127.0.0.1:{port}");
     wait_serving(&addr, &mut child).await;
-    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
-    let status = ContextServiceClient::new(channel)
-        .create_session(pb::CreateSessionRequest {
-            session_id: "anon".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap_err();
+    let status = keyless_create(&addr, "anon").await.unwrap_err();
     assert_eq!(status.code(), tonic::Code::Unauthenticated, "{status:?}");
     terminate(child).await;
     let log = std::fs::read_to_string(&log).unwrap();
@@ -251,17 +259,7 @@ async fn a_server_on_a_configured_database_refuses_keyless_calls_on_loopback(poo
         let mut child = command.spawn().unwrap();
         let addr = format!("127.0.0.1:{port}");
         wait_serving(&addr, &mut child).await;
-        let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
-            .unwrap()
-            .connect()
-            .await
-            .unwrap();
-        let created = ContextServiceClient::new(channel)
-            .create_session(pb::CreateSessionRequest {
-                session_id: format!("anon-{served}"),
-                ..Default::default()
-            })
-            .await;
+        let created = keyless_create(&addr, &format!("anon-{served}")).await;
         match served {
             true => assert!(created.is_ok(), "{created:?}"),
             false => assert_eq!(created.unwrap_err().code(), tonic::Code::Unauthenticated),

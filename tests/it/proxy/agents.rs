@@ -164,80 +164,110 @@ async fn assert_run(fake: &Fake, pool: &sqlx::PgPool, ctxd: Ctxd, log: &Path, ke
     assert_eq!(leaked, 0, "the provider key is in the database");
 }
 
+/// One agent's run: its workspace, the fake model, a fresh database, and ctxd in front.
+struct Run {
+    dir: tempfile::TempDir,
+    fake: Fake,
+    pool: sqlx::PgPool,
+    logs: tempfile::TempDir,
+    ctxd: Ctxd,
+    home: tempfile::TempDir,
+}
+
+impl Run {
+    async fn start(dir: tempfile::TempDir, script: Vec<Step>, database: &str) -> Run {
+        let fake = Fake::start(script, WINDOW).await;
+        let (pool, url) = crate::harness::fresh_database_url(database).await;
+        let logs = tempfile::tempdir().unwrap();
+        let ctxd = start_ctxd(&url, &fake, &logs.path().join("ctxd.log")).await;
+        let home = tempfile::tempdir().unwrap();
+        Run {
+            dir,
+            fake,
+            pool,
+            logs,
+            ctxd,
+            home,
+        }
+    }
+
+    /// Runs the agent in the workspace, its home a fresh one: it must exit 0 and leave
+    /// the workspace fixed. Its stdout.
+    async fn agent(&self, mut command: tokio::process::Command) -> String {
+        let output = command
+            .current_dir(self.dir.path())
+            .env("HOME", self.home.path())
+            .stdin(Stdio::null())
+            .output()
+            .await
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            output.status.success(),
+            "the agent exited with {}: {stdout}{stderr}",
+            output.status
+        );
+        let code = std::fs::read_to_string(self.dir.path().join("calc.py"));
+        assert!(
+            tests_pass(self.dir.path()),
+            "the workspace is not fixed: {code:?}"
+        );
+        stdout
+    }
+
+    async fn finish(self, key: &str) {
+        let log = self.logs.path().join("ctxd.log");
+        assert_run(&self.fake, &self.pool, self.ctxd, &log, key).await;
+    }
+}
+
 #[tokio::test]
 async fn claude_code_runs_a_scripted_task_through_ctxd() {
     let claude = agent_bin("CTXD_CLAUDE_BIN", "tests/agents/node_modules/.bin/claude");
     let dir = workspace();
     let ws = dir.path().to_str().unwrap().to_string();
     let file = |name: &str| format!("{ws}/{name}");
-    let script = vec![
+    let bash = |command: &str, description: &str| {
         Step::Call(
             "Bash",
-            json!({"command": "ls", "description": "List the files"}),
-        ),
+            json!({"command": command, "description": description}),
+        )
+    };
+    let script = vec![
+        bash("ls", "List the files"),
         Step::Call("Read", json!({"file_path": file("notes1.txt")})),
         Step::Call("Read", json!({"file_path": file("notes2.txt")})),
         Step::Call("Read", json!({"file_path": file("notes3.txt")})),
         Step::Call("Read", json!({"file_path": file("calc.py")})),
-        Step::Call(
-            "Bash",
-            json!({"command": "python3 test_calc.py", "description": "Run the test"}),
-        ),
+        bash("python3 test_calc.py", "Run the test"),
         Step::Call(
             "Edit",
             json!({"file_path": file("calc.py"), "old_string": "a - b", "new_string": "a + b"}),
         ),
-        Step::Call(
-            "Bash",
-            json!({"command": "python3 test_calc.py", "description": "Run the test again"}),
-        ),
+        bash("python3 test_calc.py", "Run the test again"),
         Step::Answer("Fixed: add adds."),
     ];
-    let fake = Fake::start(script, WINDOW).await;
-    let (pool, url) = crate::harness::fresh_database_url("agent_claude").await;
-    let logs = tempfile::tempdir().unwrap();
-    let log = logs.path().join("ctxd.log");
-    let ctxd = start_ctxd(&url, &fake, &log).await;
+    let run = Run::start(dir, script, "agent_claude").await;
     let key = "sk-ant-fake-0123456789-never-logged";
-    let home = tempfile::tempdir().unwrap();
-    let output = tokio::process::Command::new(claude)
-        .args([
-            "-p",
-            "Fix the failing test in this directory.",
-            "--allowedTools",
-            "Bash(*) Read Edit",
-        ])
-        .current_dir(dir.path())
-        .env("HOME", home.path())
-        .env("ANTHROPIC_BASE_URL", &ctxd.proxy)
+    let mut command = tokio::process::Command::new(claude);
+    command
+        .args(["-p", "Fix the failing test in this directory."])
+        .args(["--allowedTools", "Bash(*) Read Edit"])
+        .env("ANTHROPIC_BASE_URL", &run.ctxd.proxy)
         .env("ANTHROPIC_API_KEY", key)
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .output()
-        .await
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "claude exited with {}: {stdout}{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+    let stdout = run.agent(command).await;
     assert!(
         stdout.contains("Fixed: add adds."),
         "claude printed: {stdout}"
     );
-    assert!(
-        tests_pass(dir.path()),
-        "the workspace is not fixed: {:?}",
-        std::fs::read_to_string(dir.path().join("calc.py"))
-    );
-    assert_run(&fake, &pool, ctxd, &log, key).await;
+    run.finish(key).await;
 }
 
 #[tokio::test]
 async fn mini_swe_agent_runs_a_scripted_task_through_ctxd() {
     let mini = agent_bin("CTXD_MINI_BIN", ".ctxd/venv-agents/bin/mini");
-    let dir = workspace();
     let bash = |command: &'static str| Step::Call("bash", json!({"command": command}));
     let script = vec![
         bash("ls"),
@@ -250,53 +280,27 @@ async fn mini_swe_agent_runs_a_scripted_task_through_ctxd() {
         bash("python3 test_calc.py"),
         bash("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"),
     ];
-    let fake = Fake::start(script, WINDOW).await;
-    let (pool, url) = crate::harness::fresh_database_url("agent_mini").await;
-    let logs = tempfile::tempdir().unwrap();
-    let log = logs.path().join("ctxd.log");
-    let ctxd = start_ctxd(&url, &fake, &log).await;
+    let run = Run::start(workspace(), script, "agent_mini").await;
     let key = "sk-openai-fake-0123456789-never-logged";
-    let home = tempfile::tempdir().unwrap();
-    let output = tokio::process::Command::new(mini)
+    let trajectory = run.logs.path().join("trajectory.json");
+    let mut command = tokio::process::Command::new(mini);
+    command
         .args([
             "-m",
             "openai/fake-model",
             "-t",
             "Fix the failing test in this directory.",
-            "-y",
-            "--exit-immediately",
         ])
+        .args(["-y", "--exit-immediately", "-c", "mini.yaml"])
         .args([
             "-c",
-            "mini.yaml",
-            "-c",
-            &format!("model.model_kwargs.api_base={}/v1", ctxd.proxy),
+            &format!("model.model_kwargs.api_base={}/v1", run.ctxd.proxy),
         ])
-        .args([
-            "-c",
-            "model.cost_tracking=ignore_errors",
-            "-o",
-            logs.path().join("trajectory.json").to_str().unwrap(),
-        ])
-        .current_dir(dir.path())
-        .env("HOME", home.path())
+        .args(["-c", "model.cost_tracking=ignore_errors"])
+        .args(["-o", trajectory.to_str().unwrap()])
         .env("MSWEA_CONFIGURED", "true")
         .env("OPENAI_API_KEY", key)
-        .env("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        .stdin(Stdio::null())
-        .output()
-        .await
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "mini exited with {}: {stdout}{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(
-        tests_pass(dir.path()),
-        "the workspace is not fixed: {stdout}"
-    );
-    assert_run(&fake, &pool, ctxd, &log, key).await;
+        .env("LITELLM_LOCAL_MODEL_COST_MAP", "True");
+    run.agent(command).await;
+    run.finish(key).await;
 }

@@ -307,14 +307,20 @@ impl Reply {
         Ok(())
     }
 
-    fn function_call(&mut self, map: &Object, path: &str) -> Result<(), IngestError> {
+    /// A call's id, refused when an earlier call of the reply has it.
+    fn call_id<'m>(&mut self, map: &'m Object, path: &str) -> Result<&'m str, IngestError> {
         let call_id = non_empty(map, "call_id", path)?;
         if !self.call_ids.insert(call_id.to_string()) {
             return Err(IngestError::new(
                 at(path, "call_id"),
-                format!("{} is used by an earlier function call", quoted(call_id)),
+                format!("{} is used by an earlier call", quoted(call_id)),
             ));
         }
+        Ok(call_id)
+    }
+
+    fn function_call(&mut self, map: &Object, path: &str) -> Result<(), IngestError> {
+        let call_id = self.call_id(map, path)?;
         let name = non_empty(map, "name", path)?;
         let text = required_string(map, "arguments", path)?;
         arguments(text, &at(path, "arguments"))?;
@@ -329,13 +335,7 @@ impl Reply {
     /// A custom (freeform) tool's call: its text input kept as `{"input": ...}`, its id
     /// listed in [`OPENAI_CUSTOM_TOOL_CALLS`].
     fn custom_tool_call(&mut self, map: &Object, path: &str) -> Result<(), IngestError> {
-        let call_id = non_empty(map, "call_id", path)?;
-        if !self.call_ids.insert(call_id.to_string()) {
-            return Err(IngestError::new(
-                at(path, "call_id"),
-                format!("{} is used by an earlier tool call", quoted(call_id)),
-            ));
-        }
+        let call_id = self.call_id(map, path)?;
         let input = required_string(map, "input", path)?;
         self.message.tool_calls.push(ToolCall {
             id: call_id.to_string(),

@@ -124,7 +124,7 @@ fn malformed_responses_name_the_json_path() {
             json!({"output": [{"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"},
                 {"type": "function_call", "call_id": "c", "name": "g", "arguments": "{}"}]}),
             "$.output[1].call_id",
-            "earlier function call",
+            "used by an earlier call",
         ),
         (
             json!({"output": [{"type": "message", "role": "assistant", "content": [
