@@ -130,7 +130,15 @@ impl Conversation {
         outcome.map(|()| conversation)
     }
 
-    /// Appends a model's reply, read from its whole response body.
+    /// The version the next append expects (the session as a build left it).
+    pub fn expect_version(&mut self, version: i64) {
+        self.expected_version = Some(version);
+    }
+
+    /// Appends a model's reply, read from its whole response body, onto the session as
+    /// the build left it: when another writer moved it meanwhile (the client's next
+    /// request, through another replica, carried the reply already), nothing is
+    /// appended.
     pub async fn record_reply(
         &mut self,
         proxy: &Proxy,
@@ -139,7 +147,13 @@ impl Conversation {
     ) -> Result<()> {
         let read = ingest::response(provider, body)
             .map_err(|error| Error::invalid(format!("response {}", error.path), error.reason))?;
-        self.append(proxy, read.messages, read.usage).await
+        match self.append(proxy, read.messages, read.usage).await {
+            Err(Error::Conflict { .. }) => {
+                tracing::info!(session_id = %self.session_id, "provider endpoint: the session moved before the reply was recorded; the client's history carries it");
+                Ok(())
+            }
+            done => done,
+        }
     }
 
     /// Writes the head where other replicas (and this one after a restart) find it; the

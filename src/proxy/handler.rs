@@ -108,10 +108,12 @@ async fn generate(
         .headers
         .get(SESSION_HEADER)
         .map(|value| value.to_str().unwrap_or("\u{0}"));
-    let conversation = Conversation::open(proxy, tenant, named, &request).await?;
+    let mut conversation = Conversation::open(proxy, tenant, named, &request).await?;
     let mut retried = false;
     loop {
-        let outgoing = build(proxy, tenant, &conversation, &request).await?;
+        let (outgoing, version) = build(proxy, tenant, &conversation, &request).await?;
+        // The reply is recorded only onto the session as this build left it.
+        conversation.expect_version(version);
         match upstream::send(proxy, forward, outgoing, request.stream).await? {
             Reply::TooLong(_) if !retried => {
                 retried = true;
@@ -152,7 +154,7 @@ async fn build(
     tenant: i64,
     conversation: &Conversation,
     request: &ClientRequest,
-) -> crate::error::Result<String> {
+) -> crate::error::Result<(String, i64)> {
     let built = proxy
         .engine
         .build_messages(
@@ -186,7 +188,7 @@ async fn build(
             .map(|rest| rest.trim_start_matches("\n\n"))
     }
     .filter(|extra| !extra.is_empty());
-    Ok(exchange::merge(request, &rendered, extra))
+    Ok((exchange::merge(request, &rendered, extra), built.version))
 }
 
 /// The reactive path: the upstream refused the request for length.

@@ -262,6 +262,15 @@ async fn claude_code_runs_a_scripted_task_through_ctxd() {
         stdout.contains("Fixed: add adds."),
         "claude printed: {stdout}"
     );
+    // Claude Code marks cache breakpoints in its history; the history ctxd rebuilds
+    // keeps one, so the provider caches the conversation.
+    let record = run.fake.record.lock().unwrap();
+    let (marked, requests) = (record.history_breakpoints, record.requests);
+    drop(record);
+    assert_eq!(
+        marked, requests,
+        "requests without a breakpoint in their messages"
+    );
     run.finish(key).await;
 }
 

@@ -36,6 +36,8 @@ pub struct Record {
     pub max_tokens: i64,
     /// What was wrong with requests, if anything.
     pub violations: Vec<String>,
+    /// Anthropic requests with a prompt-cache breakpoint in their messages.
+    pub history_breakpoints: usize,
     /// Requests refused for length.
     pub refused_for_length: usize,
     /// The last request's body.
@@ -203,6 +205,8 @@ fn check(state: &State, body: &Value, history: &[Value], problems: Vec<String>) 
     record
         .violations
         .extend(problems.into_iter().map(|p| format!("request {n}: {p}")));
+    // Prompt-cache markers move from request to request; the prefix is the content.
+    let history: Vec<Value> = history.iter().map(without_cache_markers).collect();
     if let Some(previous) = record.previous.take()
         && !(history.len() >= previous.len() && history[..previous.len()] == previous[..])
     {
@@ -222,7 +226,7 @@ fn check(state: &State, body: &Value, history: &[Value], problems: Vec<String>) 
             );
         }
     }
-    record.previous = Some(history.to_vec());
+    record.previous = Some(history);
 }
 
 async fn anthropic(state: &State, body: &Value) -> Response<Body> {
@@ -237,6 +241,12 @@ async fn anthropic(state: &State, body: &Value) -> Response<Body> {
         .await;
     }
     check(state, body, &messages, anthropic_problems(&messages));
+    if Value::Array(messages.clone())
+        .to_string()
+        .contains("\"cache_control\"")
+    {
+        state.record.lock().unwrap().history_breakpoints += 1;
+    }
     let results = messages
         .iter()
         .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default());
@@ -392,7 +402,11 @@ fn openai_chat(state: &State, body: &Value) -> Response<Body> {
             json!({"role": "assistant", "content": "Next step.", "tool_calls": [
             {"id": id, "type": "function", "function": {"name": name, "arguments": input.to_string()}}]})
         }
-        Step::Answer(text) => json!({"role": "assistant", "content": text}),
+        // Each answer its own text, so a client's histories tell replies apart.
+        Step::Answer(text) => {
+            let n = state.record.lock().unwrap().requests;
+            json!({"role": "assistant", "content": format!("{text} ({n})")})
+        }
     };
     let finish = if message.get("tool_calls").is_some() {
         "tool_calls"
@@ -486,4 +500,18 @@ fn sse(text: String) -> Response<Body> {
         .header("content-type", "text/event-stream")
         .body(Full::new(Bytes::from(text)).boxed())
         .unwrap()
+}
+
+/// A value without its `cache_control` fields.
+fn without_cache_markers(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(key, _)| *key != "cache_control")
+                .map(|(key, value)| (key.clone(), without_cache_markers(value)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_cache_markers).collect()),
+        other => other.clone(),
+    }
 }

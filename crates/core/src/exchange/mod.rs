@@ -46,6 +46,9 @@ pub struct ClientRequest {
     pub max_output_tokens: Option<i64>,
     /// Whether the reply is streamed (Gemini says it in the path).
     pub stream: bool,
+    /// Anthropic: the client marked prompt-cache breakpoints in its messages
+    /// (`cache_control`); the built history then gets one at its end.
+    pub caches_history: bool,
 }
 
 /// The history field of each provider's request body.
@@ -93,11 +96,14 @@ pub fn split(provider: Provider, json: &str, stream: bool) -> Result<ClientReque
         Some(tools) => format!("{system_text}\n{}", tools.get()),
         None => system_text.clone(),
     };
+    let history = join(&items);
     Ok(ClientRequest {
+        caches_history: provider == Provider::AnthropicMessages
+            && history.contains("\"cache_control\""),
         provider,
         max_output_tokens: max_output_tokens(provider, &rest),
         stream: stream || rest.get("stream").is_some_and(|raw| raw.get() == "true"),
-        history: join(&items),
+        history,
         rest,
         leading,
         counted_text,
@@ -214,6 +220,13 @@ pub fn merge(request: &ClientRequest, built: &str, extra_system: Option<&str>) -
     let field = history_field(request.provider);
     let built: BTreeMap<&str, &RawValue> = serde_json::from_str(built).unwrap_or_default();
     let history = built.get(field).map_or("[]", |raw| raw.get());
+    let cached;
+    let history = if request.caches_history {
+        cached = with_cache_breakpoint(history);
+        cached.as_str()
+    } else {
+        history
+    };
     let mut leading: Vec<String> = request
         .leading
         .iter()
@@ -257,6 +270,38 @@ pub fn merge(request: &ClientRequest, built: &str, extra_system: Option<&str>) -
     out.push_str(inner);
     out.push_str("]}");
     out
+}
+
+/// An Anthropic history with a prompt-cache breakpoint on the last block of its last
+/// message: what the client marked in its own history ctxd rebuilt, so the provider
+/// caches the conversation, not only the system prompt and tools.
+fn with_cache_breakpoint(history: &str) -> String {
+    let Ok(mut messages) = serde_json::from_str::<Vec<Box<RawValue>>>(history) else {
+        return history.to_string();
+    };
+    let Some(last) = messages.last_mut() else {
+        return history.to_string();
+    };
+    let mut message = value(last);
+    let breakpoint = json!({"type": "ephemeral"});
+    match message.get_mut("content") {
+        Some(Value::String(text)) => {
+            let block = json!([{"type": "text", "text": text, "cache_control": breakpoint}]);
+            message["content"] = block;
+        }
+        Some(Value::Array(blocks)) => match blocks.last_mut() {
+            Some(Value::Object(block)) => {
+                block.insert("cache_control".into(), breakpoint);
+            }
+            _ => return history.to_string(),
+        },
+        _ => return history.to_string(),
+    }
+    match RawValue::from_string(message.to_string()) {
+        Ok(raw) => *last = raw,
+        Err(_) => return history.to_string(),
+    }
+    join(&messages)
 }
 
 fn push_field(out: &mut String, key: &str, raw: &str) {

@@ -313,3 +313,27 @@ fn responses_custom_tool_calls_and_hosted_items_go_back_as_they_came() {
     assert_eq!(chat[1]["tool_calls"][0]["id"], "call_1");
     assert_eq!(chat[2]["tool_call_id"], "call_1");
 }
+
+#[test]
+fn a_client_that_caches_its_history_gets_a_breakpoint_at_the_end_of_the_built_one() {
+    let body = json!({"model": "m", "max_tokens": 10, "messages": [
+        {"role": "user", "content": [{"type": "text", "text": "task", "cache_control": {"type": "ephemeral"}}]}]});
+    let request = split(Provider::AnthropicMessages, &body.to_string(), false).unwrap();
+    assert!(request.caches_history);
+    let built = json!({"messages": [
+        {"role": "user", "content": "task"},
+        {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+        {"role": "user", "content": "next"}]});
+    let merged: Value = serde_json::from_str(&merge(&request, &built.to_string(), None)).unwrap();
+    let messages = merged["messages"].as_array().unwrap();
+    assert_eq!(messages[0]["content"], "task");
+    assert_eq!(
+        messages[2]["content"],
+        json!([{"type": "text", "text": "next", "cache_control": {"type": "ephemeral"}}])
+    );
+    // A client that marks none gets none.
+    let plain =
+        json!({"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "task"}]});
+    let request = split(Provider::AnthropicMessages, &plain.to_string(), false).unwrap();
+    assert!(!merge(&request, &built.to_string(), None).contains("cache_control"));
+}

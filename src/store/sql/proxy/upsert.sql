@@ -6,3 +6,6 @@ set session_id = excluded.session_id,
     digest = excluded.digest,
     session_version = excluded.session_version,
     updated_at = now()
+-- A replica that finishes late never moves a conversation back within its session.
+where proxy_heads.session_id <> excluded.session_id
+   or proxy_heads.session_version <= excluded.session_version
