@@ -5,6 +5,7 @@ use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper::header::HeaderMap;
 use hyper::{Method, Request, Response};
+use tracing::Instrument;
 
 use super::Proxy;
 use super::answer::{Body, failure, refusal};
@@ -20,7 +21,25 @@ use crate::render;
 /// The header carrying a ctxd API key (the provider's own credentials go upstream).
 const KEY_HEADER: &str = "x-ctxd-key";
 
+/// One request, in a span that records its path (never its query or headers: a
+/// Gemini key may ride in the query) and the status answered.
 pub(super) async fn handle(proxy: &Arc<Proxy>, request: Request<Incoming>) -> Response<Body> {
+    let span = tracing::info_span!(
+        "proxy",
+        path = %clip(request.uri().path()),
+        status = tracing::field::Empty,
+    );
+    let response = answer(proxy, request).instrument(span.clone()).await;
+    span.record("status", response.status().as_u16());
+    response
+}
+
+/// A path as logs show it: at most 120 characters.
+fn clip(path: &str) -> String {
+    path.chars().take(120).collect()
+}
+
+async fn answer(proxy: &Arc<Proxy>, request: Request<Incoming>) -> Response<Body> {
     let path = request.uri().path().to_string();
     let Some(call) = route::call(&path) else {
         return refusal(

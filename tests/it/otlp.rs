@@ -30,7 +30,8 @@ use crate::harness::*;
 use crate::metrics::Killed;
 
 /// What the receiver got: each export request as it arrived.
-enum Received {
+#[derive(Debug)]
+pub(crate) enum Received {
     Metrics(ExportMetricsServiceRequest),
     Spans(ExportTraceServiceRequest),
 }
@@ -110,9 +111,14 @@ fn points(request: &ExportMetricsServiceRequest, name: &str) -> Vec<(Vec<String>
     out
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn metrics_and_spans_reach_an_otlp_receiver() {
-    let (sender, mut received) = mpsc::unbounded_channel();
+/// An OTLP/gRPC receiver on loopback: its address, what it receives, and its stop.
+pub(crate) async fn start_receiver() -> (
+    std::net::SocketAddr,
+    mpsc::UnboundedReceiver<Received>,
+    tokio_util::sync::CancellationToken,
+    tokio::task::JoinHandle<Result<(), tonic::transport::Error>>,
+) {
+    let (sender, received) = mpsc::unbounded_channel();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let otlp = listener.local_addr().unwrap();
     let receiver = Receiver(sender);
@@ -127,6 +133,12 @@ async fn metrics_and_spans_reach_an_otlp_receiver() {
                 stop.cancelled_owned(),
             ),
     );
+    (otlp, received, shutdown, server)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_and_spans_reach_an_otlp_receiver() {
+    let (otlp, mut received, shutdown, server) = start_receiver().await;
 
     let (_pool, url) = fresh_database_url("otlp").await;
     let addr = format!("127.0.0.1:{}", free_port());

@@ -63,9 +63,13 @@ struct Ctxd {
     child: Child,
     proxy: String,
     metrics: String,
+    /// What ctxd exported over OTLP (its spans and metrics).
+    otlp: tokio::sync::mpsc::UnboundedReceiver<crate::otlp::Received>,
+    stop_otlp: tokio_util::sync::CancellationToken,
 }
 
 async fn start_ctxd(database_url: &str, fake: &Fake, log: &Path) -> Ctxd {
+    let (otlp_addr, otlp, stop_otlp, _) = crate::otlp::start_receiver().await;
     let (grpc, proxy, metrics) = (free_port(), free_port(), free_port());
     let grpc_addr = format!("127.0.0.1:{grpc}");
     let mut child = Command::new(env!("CARGO_BIN_EXE_ctxd"))
@@ -84,6 +88,9 @@ async fn start_ctxd(database_url: &str, fake: &Fake, log: &Path) -> Ctxd {
         // On its test database, a deployment refuses calls without a key unless told.
         .env("CTXD_ANONYMOUS_ACCESS", "allow")
         .env("CTXD_LOG", "debug")
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", format!("http://{otlp_addr}"))
+        .env("OTEL_BSP_SCHEDULE_DELAY", "200")
+        .env("OTEL_METRIC_EXPORT_INTERVAL", "200")
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(log).unwrap())
         .spawn()
@@ -93,6 +100,8 @@ async fn start_ctxd(database_url: &str, fake: &Fake, log: &Path) -> Ctxd {
         child,
         proxy: format!("http://127.0.0.1:{proxy}"),
         metrics: format!("http://127.0.0.1:{metrics}/metrics"),
+        otlp,
+        stop_otlp,
     }
 }
 
@@ -118,6 +127,18 @@ async fn assert_run(fake: &Fake, pool: &sqlx::PgPool, ctxd: Ctxd, log: &Path, ke
         .await
         .unwrap();
     terminate(ctxd.child).await;
+    // ctxd flushes its exports as it stops: every span it made is in.
+    let mut otlp = ctxd.otlp;
+    let mut exported = String::new();
+    while let Ok(received) = otlp.try_recv() {
+        exported.push_str(&format!("{received:?}"));
+    }
+    ctxd.stop_otlp.cancel();
+    assert!(exported.contains("\"proxy\""), "no proxy span was exported");
+    assert!(
+        !exported.contains(key),
+        "the provider key is in ctxd's traces or OTLP metrics"
+    );
     let record = fake.record.lock().unwrap();
     assert!(
         record.violations.is_empty(),
