@@ -3,13 +3,13 @@
 //! window and provider-valid, and keeps every original message.
 //!
 //! Layout (docs/architecture.md draws it): `api` (gRPC edge) → `engine` (the operations,
-//! one file per operation group in `src/engine/`) → `summarizer`, `events` → `store`
+//! one file per operation group in `src/engine/`) → `summarizer`, `fanout` → `store`
 //! (PostgreSQL; its rows stay inside it). The pure core is its own crate, `crates/core`
 //! (`ctxd-core`), without any I/O crate; its modules are re-exported here under their own
 //! names (`ctxd::message`, `ctxd::policy`, ...).
 pub use ctxd_core::{
-    budget, chunks, compaction, error, exchange, fork, ingest, job, ledger, limits, message,
-    policy, quota, render, revert, session, summarize, tokenize, tree, turns, validate,
+    budget, chunks, compaction, error, events, exchange, fork, ingest, job, ledger, limits,
+    message, policy, quota, render, revert, session, summarize, tokenize, tree, turns, validate,
 };
 
 pub mod accept;
@@ -22,7 +22,7 @@ pub mod config;
 pub mod connections;
 pub mod engine;
 pub mod eval;
-pub mod events;
+pub mod fanout;
 pub mod indexer;
 pub mod inspect;
 pub mod jobs;

@@ -147,7 +147,7 @@ pub async fn serve(
         },
     ));
     crate::indexer::start(engine.store().clone(), shutdown.clone());
-    let hub = crate::events::Hub::start(
+    let hub = crate::fanout::Hub::start(
         engine.store().clone(),
         engine.config().events.clone(),
         shutdown.clone(),

@@ -22,7 +22,7 @@ use tracing::Instrument;
 use crate::auth::Auth;
 use crate::engine::Engine;
 use crate::error::Result;
-use crate::events::Hub;
+use crate::fanout::Hub;
 use crate::metrics::metrics;
 use crate::pb;
 

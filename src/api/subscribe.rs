@@ -7,7 +7,7 @@ use super::convert::{event_kind_from_pb, item_to_pb};
 use super::{ContextApi, EventStream};
 use crate::engine::SubscribeRequest;
 use crate::error::{Error, Result};
-use crate::events;
+use crate::fanout;
 use crate::pb;
 
 pub(super) async fn subscribe_events(
@@ -44,7 +44,7 @@ pub(super) async fn subscribe_events(
         .await?;
     let (sender, receiver) = tokio::sync::mpsc::channel(64);
     tokio::spawn(
-        events::stream(api.hub.clone(), subscription, sender).instrument(tracing::Span::current()),
+        fanout::stream(api.hub.clone(), subscription, sender).instrument(tracing::Span::current()),
     );
     let stream = tokio_stream::wrappers::ReceiverStream::new(receiver).map(item_to_pb);
     Ok(Box::pin(stream) as EventStream)

@@ -8,7 +8,7 @@ use super::{AppendOutcome, AppendRequest, Engine, JobReason, SUMMARIZE_JOB};
 use crate::budget::{self, Anchor};
 use crate::compaction;
 use crate::error::{Error, Result};
-use crate::events::kinds::EventDetail;
+use crate::events::EventDetail;
 use crate::message::{Message, Role, ViewState};
 use crate::policy::Policy;
 use crate::session::Session;

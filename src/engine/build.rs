@@ -10,7 +10,7 @@ use super::{BuildRequest, Built, CheckRequest, Engine, JobReason, Trimmed};
 use crate::budget::{self, Regions, Report};
 use crate::compaction;
 use crate::error::{Error, Result};
-use crate::events::kinds::CompactionKind;
+use crate::events::CompactionKind;
 use crate::message::{Message, Role, StoredMessage, ViewState};
 use crate::metrics::{BuildFigures, BuildKind, metrics};
 use crate::policy::{Policy, SummaryPlacement};

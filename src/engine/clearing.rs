@@ -6,7 +6,7 @@ use super::Engine;
 use super::report::{note_budget, row_report, session_not_found};
 use crate::compaction;
 use crate::error::Result;
-use crate::events::kinds::EventDetail;
+use crate::events::EventDetail;
 use crate::message::{Role, StoredMessage, ViewState};
 use crate::metrics::{CompactionMetric, metrics};
 use crate::policy::Policy;

@@ -5,7 +5,7 @@ use super::report::{policy_of, session_not_found, summary_region, view_estimate}
 use super::summary_pass::{MAX_SUMMARY_PASSES, PassOptions, ViewNow};
 use super::{CompactMode, CompactRequest, Compacted, Engine, JobReason};
 use crate::error::{Error, Result};
-use crate::events::kinds::CompactionKind;
+use crate::events::CompactionKind;
 use crate::summarizer::Writer;
 use crate::tokenize::REPLY_PRIMING;
 

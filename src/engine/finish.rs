@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use super::report::{session_finished, session_not_found};
 use super::{AppendOutcome, AppendRequest, Engine};
 use crate::error::{Error, Result, quoted};
-use crate::events::kinds::EventDetail;
+use crate::events::EventDetail;
 use crate::message::{Message, Role};
 use crate::store::{ChildFinish, FinishLink};
 use crate::validate::{validate_message, validate_session_id};

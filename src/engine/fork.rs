@@ -8,7 +8,7 @@ use super::report::{policy_of, row_report, summary_region};
 use super::{Engine, SessionInfo};
 use crate::budget;
 use crate::error::{Error, Result, quoted};
-use crate::events::kinds::EventDetail;
+use crate::events::EventDetail;
 use crate::fork::{self, Cut, MAX_FORK_DEPTH};
 use crate::message::ViewState;
 use crate::policy::{Policy, PolicyOverrides};

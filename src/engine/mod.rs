@@ -19,7 +19,7 @@ use tokio::sync::broadcast;
 
 use crate::budget::Report;
 use crate::error::{Error, Result, quoted};
-use crate::events::kinds::EventsConfig;
+use crate::events::EventsConfig;
 use crate::job::Job;
 use crate::limits::Limits;
 pub use crate::message::Usage;

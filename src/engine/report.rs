@@ -4,7 +4,7 @@ use serde::Deserialize as _;
 
 use crate::budget::{self, Estimate, Regions, Report};
 use crate::error::{Error, Result, quoted};
-use crate::events::kinds::EventDetail;
+use crate::events::EventDetail;
 use crate::message::StoredMessage;
 use crate::policy::Policy;
 use crate::session::{Session, Summary};

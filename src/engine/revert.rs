@@ -4,7 +4,7 @@
 use super::Engine;
 use super::report::{note_budget, policy_of, row_report, session_not_found};
 use crate::error::{Error, Result, quoted};
-use crate::events::kinds::{EventDetail, EventKind};
+use crate::events::{EventDetail, EventKind};
 use crate::revert::{
     CompactionRecord, Target, ViewAggregates, not_revertible, restamped_epoch, resume_log_tokens,
 };

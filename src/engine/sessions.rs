@@ -5,7 +5,7 @@ use super::report::{policy_of, session_not_found, session_report};
 use super::{Engine, SessionInfo};
 use crate::budget::{Regions, Report};
 use crate::error::{Error, Result, quoted};
-use crate::events::kinds::EventDetail;
+use crate::events::EventDetail;
 use crate::policy::{Policy, PolicyOverrides};
 use crate::quota::live_sessions_full;
 use crate::session::{Session, Summary};

@@ -4,7 +4,8 @@ use std::time::Duration;
 
 use super::{Engine, validate_session_id};
 use crate::error::{Error, Result};
-use crate::events::{Cursor, EventKind, Position, Subscription, check_retained, current_cursor};
+use crate::events::{Cursor, EventKind, Position};
+use crate::fanout::{Subscription, check_retained, current_cursor};
 
 /// A SubscribeEvents request, validated by [`Engine::subscribe`].
 #[derive(Debug, Clone)]

@@ -10,7 +10,7 @@ use super::report::{policy_of, session_not_found};
 use super::summary_pass::{MAX_SUMMARY_PASSES, PassOptions, ViewNow};
 use super::{Engine, JobReason, SUMMARIZE_JOB};
 use crate::error::{Error, Result};
-use crate::events::kinds::{CompactionKind, EventDetail};
+use crate::events::{CompactionKind, EventDetail};
 use crate::job::{Job, JobEnd};
 use crate::session::Session;
 use crate::store::NewJob;

@@ -5,7 +5,7 @@ use super::Engine;
 use super::report::{note_budget, row_report, session_not_found, summary_region, view_estimate};
 use crate::chunks;
 use crate::error::Result;
-use crate::events::kinds::{CompactionKind, EventDetail};
+use crate::events::{CompactionKind, EventDetail};
 use crate::message::{Message, StoredMessage};
 use crate::metrics::{CompactionMetric, metrics};
 use crate::policy::Policy;

@@ -2,7 +2,7 @@
 //! the message to this type) so that the server can send a message it encoded before:
 //! an event goes to every stream that follows it — 1 000 tenant-wide streams make
 //! 1 000 deliveries of each — and is encoded once for all of them
-//! (`crate::events::SharedEvent`). On the wire it is the proto's message; a unit test
+//! (`crate::fanout::SharedEvent`). On the wire it is the proto's message; a unit test
 //! holds its fields to the descriptor's.
 use bytes::{Buf, BufMut, Bytes};
 use prost::encoding::{DecodeContext, WireType};

@@ -18,7 +18,7 @@ use super::pooler::Conn;
 use super::sessions::{SessionRow, with_session_columns};
 use super::{EVENTS_CHANNEL, Store};
 use super::{StoreError, StoreResult};
-use crate::events::kinds::EventDetail;
+use crate::events::EventDetail;
 use crate::message::Role;
 use crate::metrics::metrics;
 use crate::session::Session;

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use super::jobs::NewJob;
 use super::sessions::SessionUpdate;
-use crate::events::kinds::EventDetail;
+use crate::events::EventDetail;
 use crate::message::{Message, ViewState};
 
 /// A message ready to insert: seq, turn and token count assigned by the engine.

@@ -5,7 +5,7 @@ use sqlx::types::Json;
 use super::pooler::Conn;
 use super::{EVENTS_CHANNEL, Store};
 use super::{StoreError, StoreResult};
-use crate::events::kinds::EventDetail;
+use crate::events::EventDetail;
 use crate::metrics::metrics;
 
 impl Store {

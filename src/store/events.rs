@@ -7,7 +7,7 @@ use sqlx::types::Json;
 use super::pooler::Conn;
 use super::{SessionTx, Store, with_columns};
 use super::{StoreError, StoreResult};
-use crate::events::kinds::{Event, EventDetail, Position};
+use crate::events::{Event, EventDetail, Position};
 use crate::metrics::metrics;
 
 /// The channel an event's commit is announced on (payload: the event id).

@@ -8,7 +8,7 @@ use super::StoreResult;
 use super::sessions::{SessionRow, count_live_sessions, with_session_columns};
 use super::summaries::{CHILDREN_SQL, SummaryRow};
 use super::{EVENTS_CHANNEL, SessionTx};
-use crate::events::kinds::EventDetail;
+use crate::events::EventDetail;
 use crate::message::ViewState;
 use crate::metrics::metrics;
 use crate::session::{Session, Summary};

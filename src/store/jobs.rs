@@ -9,7 +9,7 @@ use sqlx::{FromRow, Row};
 
 use super::StoreResult;
 use super::{SessionTx, Store, with_columns};
-use crate::events::kinds::{CompactionKind, EventDetail};
+use crate::events::{CompactionKind, EventDetail};
 use crate::job::{Job, JobEnd, JobState, RESCUE_ERROR};
 
 /// The channel workers listen on for new jobs.

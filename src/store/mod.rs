@@ -106,7 +106,7 @@ pub struct SessionTx {
     /// The session's pending jobs (by kind) as the lock found them.
     pending_jobs: std::collections::HashMap<String, i64>,
     /// Events to write just before the commit.
-    events: Vec<crate::events::kinds::EventDetail>,
+    events: Vec<crate::events::EventDetail>,
     /// A budget status to record with them.
     budget_status: Option<i16>,
 }

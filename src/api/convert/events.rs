@@ -3,7 +3,8 @@
 use tonic::Status;
 
 use super::timestamp;
-use crate::events::{self, EventDetail, EventKind, Item};
+use crate::events::{self, EventDetail, EventKind};
+use crate::fanout::Item;
 use crate::pb;
 
 pub(in crate::api) fn event_kind_from_pb(kind: i32) -> Option<EventKind> {

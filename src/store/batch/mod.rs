@@ -35,7 +35,7 @@ use super::ledger::ledger_bytes;
 use super::pool::Pool;
 use super::pooler::Pooler;
 use super::sessions::SessionUpdate;
-use crate::events::kinds::EventDetail;
+use crate::events::EventDetail;
 use crate::ledger::extract::Extracted;
 use crate::metrics::metrics;
 use crate::session::Session;

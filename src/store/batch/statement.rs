@@ -13,7 +13,7 @@ use super::super::pooler::{Conn, Pooler};
 use super::super::sessions::{SessionRow, with_session_columns};
 use super::super::{AnchorUpdate, EVENTS_CHANNEL};
 use super::{Held, Item, Outcome};
-use crate::events::kinds::EventDetail;
+use crate::events::EventDetail;
 use crate::message::Role;
 use crate::session::Session;
 

@@ -1,5 +1,5 @@
-//! Events: what ctxd did to a session, written with the change (store/events.rs) and
-//! delivered on resumable streams.
+//! Fan-out: events (what ctxd did to a session, the core's `events`, written with the
+//! change by store/events.rs) delivered to subscribers on resumable streams.
 //!
 //! One [`Hub`] per replica LISTENs for commits, reads the new events in (tx, id) order
 //! and broadcasts each as soon as it is visible, and again once it is *settled* (below
@@ -11,18 +11,14 @@
 //! a seq gap, it re-reads the table from its cursor. The table is the truth; the
 //! broadcast only saves the reads.
 //!
-//! The parts, one way: `kinds` (what an event says, cursors, settings: pure, in the
-//! core crate, used by the store and the engine) ← `hub` (the replica's LISTEN and
+//! The parts, one way: the core's `events` (what an event says, cursors, settings: pure,
+//! used by the store and the engine directly) ← `hub` (the replica's LISTEN and
 //! fan-out, over the store) ← `subscribe` (one stream: backlog, then broadcast). The
 //! engine opens a subscription (`engine/subscribe.rs`) and the API runs its stream.
-/// What an event says, cursors and settings: pure, in the core crate.
-pub use ctxd_core::events as kinds;
-
 mod hub;
 mod shared;
 mod subscribe;
 
 pub use hub::{Broadcast, Hub};
-pub use kinds::{CompactionKind, Cursor, Event, EventDetail, EventKind, EventsConfig, Position};
 pub use shared::SharedEvent;
 pub use subscribe::{Item, Subscription, check_retained, current_cursor, stream};

@@ -4,7 +4,7 @@ use std::sync::OnceLock;
 
 use bytes::Bytes;
 
-use super::kinds::{Cursor, Event};
+use crate::events::{Cursor, Event};
 
 /// One event, shared by the streams that deliver it. A stream's message of an event
 /// depends only on the event and the stream's cursor after it, which is the event's

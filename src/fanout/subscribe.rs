@@ -5,10 +5,10 @@ use std::time::Duration;
 use tokio::sync::{broadcast, mpsc};
 
 use super::hub::{Hub, PAGE};
-use super::kinds::{Cursor, EventKind};
 use super::shared::SharedEvent;
 use crate::error::{Error, Result};
-use crate::events::kinds::Event;
+use crate::events::Event;
+use crate::events::{Cursor, EventKind};
 use crate::metrics::metrics;
 use crate::store::Store;
 

@@ -7,8 +7,8 @@ use sqlx::postgres::PgListener;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use super::kinds::EventsConfig;
 use super::shared::SharedEvent;
+use crate::events::EventsConfig;
 use crate::store::{EVENTS_CHANNEL, Store};
 
 /// Rows read per statement.
