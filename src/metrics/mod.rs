@@ -144,6 +144,7 @@ impl CompactionMetric {
 /// Every instrument ctxd records, with the attribute sets its hot paths reuse.
 pub struct Metrics {
     rpc_duration: Histogram<f64>,
+    proxy_duration: Histogram<f64>,
     build_tokens: Histogram<u64>,
     build_window: Histogram<f64>,
     builds: Counter<u64>,
@@ -210,6 +211,12 @@ impl Metrics {
                 .f64_histogram("rpc.server.duration")
                 .with_unit("s")
                 .with_description("Duration of RPCs served, by method and gRPC status code")
+                .with_boundaries(SECONDS_BUCKETS.to_vec())
+                .build(),
+            proxy_duration: meter
+                .f64_histogram("http.server.request.duration")
+                .with_unit("s")
+                .with_description("Duration of the provider endpoint's requests until the response head (a stream goes on after), by route and status")
                 .with_boundaries(SECONDS_BUCKETS.to_vec())
                 .build(),
             build_tokens: meter
@@ -335,6 +342,18 @@ impl Metrics {
                 KeyValue::new("rpc.service", RPC_SERVICE),
                 KeyValue::new("rpc.method", method),
                 KeyValue::new("rpc.grpc.status_code", code as i64),
+            ],
+        );
+    }
+
+    /// A request to the provider endpoint was answered (`route`: its path's template).
+    pub fn proxy_answered(&self, route: &'static str, status: u16, elapsed: Duration) {
+        self.proxy_duration.record(
+            elapsed.as_secs_f64(),
+            &[
+                KeyValue::new("http.request.method", "POST"),
+                KeyValue::new("http.route", route),
+                KeyValue::new("http.response.status_code", i64::from(status)),
             ],
         );
     }

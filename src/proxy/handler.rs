@@ -29,8 +29,12 @@ pub(super) async fn handle(proxy: &Arc<Proxy>, request: Request<Incoming>) -> Re
         path = %clip(request.uri().path()),
         status = tracing::field::Empty,
     );
+    let started = std::time::Instant::now();
+    let route = route::template(request.uri().path());
     let response = answer(proxy, request).instrument(span.clone()).await;
-    span.record("status", response.status().as_u16());
+    let status = response.status().as_u16();
+    span.record("status", status);
+    crate::metrics::metrics().proxy_answered(route, status, started.elapsed());
     response
 }
 

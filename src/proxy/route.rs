@@ -34,6 +34,22 @@ pub(super) fn call(path: &str) -> Option<Call> {
     }
 }
 
+/// A path's template, for metrics: one value per API, whatever the model or the
+/// client sent.
+pub(super) fn template(path: &str) -> &'static str {
+    match call(path) {
+        Some(Call::Generate { provider, stream }) => match (provider, stream) {
+            (Provider::OpenAiChat, _) => "/v1/chat/completions",
+            (Provider::OpenAiResponses, _) => "/v1/responses",
+            (Provider::AnthropicMessages, _) => "/v1/messages",
+            (Provider::Gemini, false) => "/v1beta/models/{model}:generateContent",
+            (Provider::Gemini, true) => "/v1beta/models/{model}:streamGenerateContent",
+        },
+        Some(Call::CountTokens) => "/v1/messages/count_tokens",
+        None => "other",
+    }
+}
+
 /// The upstream path of a call: OpenAI's always under `/v1`.
 pub(super) fn upstream_path(path: &str) -> String {
     if path.starts_with("/v1") {

@@ -174,6 +174,11 @@ async fn assert_run(fake: &Fake, pool: &sqlx::PgPool, ctxd: Ctxd, log: &Path, ke
         !metrics.contains(key),
         "the provider key is in ctxd's metrics"
     );
+    assert!(
+        metrics.contains("http_server_request_duration_seconds_count")
+            && metrics.contains("http_route=\"/v1/"),
+        "the endpoint's requests are not in the metrics"
+    );
     let leaked: i64 = sqlx::query_scalar(
         "select count(*) from (select to_jsonb(m)::text as t from messages m union all select to_jsonb(e)::text from events e \
          union all select to_jsonb(s)::text from sessions s union all select to_jsonb(h)::text from proxy_heads h) rows where t like '%' || $1 || '%'",
