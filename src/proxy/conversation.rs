@@ -87,7 +87,8 @@ impl Conversation {
                 .append(proxy, incoming[count..].to_vec(), None)
                 .await
             {
-                Err(Error::Conflict { .. }) => {}
+                // Another writer moved the session, or it was deleted: the slow path.
+                Err(Error::Conflict { .. } | Error::NotFound { .. }) => {}
                 done => {
                     conversation.expected_version = None;
                     return done.map(|()| conversation);
@@ -95,7 +96,13 @@ impl Conversation {
             }
         }
         let source = match head {
-            Some(head) => head.session_id,
+            Some(head) if exists(proxy, tenant, &head.session_id).await? => head.session_id,
+            // The conversation's session was deleted: it starts again in a new one.
+            Some(_) => {
+                let id = branch_id(&conversation.key);
+                create(proxy, tenant, &id, request.provider).await?;
+                id
+            }
             None => {
                 create(proxy, tenant, &conversation.key, request.provider).await?;
                 conversation.key.clone()
@@ -324,11 +331,7 @@ async fn reconcile(
         }
         Reconciled::Diverges { at } => at,
     };
-    let fork_id = format!(
-        "{}.{}",
-        key.chars().take(80).collect::<String>(),
-        &uuid::Uuid::new_v4().simple().to_string()[..12]
-    );
+    let fork_id = branch_id(key);
     let info = if at == 0 {
         create(proxy, tenant, &fork_id, provider).await?
     } else {
@@ -348,6 +351,25 @@ async fn reconcile(
         shared: at,
         version,
     })
+}
+
+/// A new session's id in a conversation: its key and a random suffix.
+fn branch_id(key: &str) -> String {
+    let suffix = uuid::Uuid::new_v4().simple().to_string();
+    format!(
+        "{}.{}",
+        key.chars().take(80).collect::<String>(),
+        &suffix[..12]
+    )
+}
+
+/// Whether the session exists (it may have been deleted since a head named it).
+async fn exists(proxy: &Proxy, tenant: i64, session_id: &str) -> Result<bool> {
+    match proxy.engine.get_session(tenant, session_id).await {
+        Ok(_) => Ok(true),
+        Err(Error::NotFound { .. }) => Ok(false),
+        Err(error) => Err(error),
+    }
 }
 
 /// Every original message of a session, with its seq, and the session's version then.

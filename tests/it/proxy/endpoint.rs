@@ -260,3 +260,29 @@ async fn gemini_replies_are_recorded_streamed_or_not(pool: sqlx::PgPool) {
         "{sent}"
     );
 }
+
+#[sqlx::test]
+async fn a_conversation_whose_session_was_deleted_starts_again(pool: sqlx::PgPool) {
+    let fake = Fake::start(vec![Step::Answer("hi")], WINDOW).await;
+    let endpoint = start_endpoint(pool.clone(), &fake.url(), WINDOW, 1 << 20).await;
+    let url = format!("{}/v1/chat/completions", endpoint.url);
+    let body = json!({"model": "m", "messages": [{"role": "user", "content": "task"}]});
+    let headers = [("x-ctxd-session", "kept-by-name")];
+    assert_eq!(post_json(&url, &headers, &body).await.status(), 200);
+    let recorded =
+        crate::support::wait_until(|| async { session_rows(&pool).await == (1, 2) }).await;
+    assert!(recorded, "{:?}", session_rows(&pool).await);
+    endpoint
+        .engine
+        .delete_session(1, "kept-by-name")
+        .await
+        .unwrap();
+    let again = json!({"model": "m", "messages": [
+        {"role": "user", "content": "task"}, {"role": "assistant", "content": "hi (1)"},
+        {"role": "user", "content": "more"}]});
+    let response = post_json(&url, &headers, &again).await;
+    assert_eq!(response.status(), 200, "{}", json_of(response).await);
+    // A new session holds the whole history the client sent, and the reply.
+    let held = crate::support::wait_until(|| async { session_rows(&pool).await == (1, 4) }).await;
+    assert!(held, "{:?}", session_rows(&pool).await);
+}
