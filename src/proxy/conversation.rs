@@ -19,7 +19,7 @@ use crate::engine::{AppendRequest, ExpandRequest, ExpandTarget, ForkRequest, Ses
 use crate::error::{Error, Result};
 use crate::exchange::{self, ClientRequest, Fingerprint, Reconciled};
 use crate::ingest::{self, Provider};
-use crate::message::Message;
+use crate::message::{Message, Role};
 use crate::policy::PolicyOverrides;
 use crate::store::ProxyHead;
 
@@ -259,15 +259,22 @@ fn extends(head: &ProxyHead, fingerprints: &[Fingerprint]) -> bool {
     count <= fingerprints.len() && exchange::chain(&fingerprints[..count]).as_slice() == head.digest
 }
 
-/// A conversation's name for a client that gives none: one per task.
+/// A conversation's name for a client that gives none: one per task, named by the
+/// tenant, the format, the system prompt and the messages up to the first user message.
 fn derived_key(tenant: i64, request: &ClientRequest, incoming: &[Message]) -> String {
     let mut hash = Sha256::new();
     hash.update(tenant.to_le_bytes());
     hash.update(exchange::history_field(request.provider));
     hash.update((request.system_text.len() as u64).to_le_bytes());
     hash.update(request.system_text.as_bytes());
-    if let Some(first) = incoming.first() {
-        hash.update(exchange::fingerprint(first));
+    // The messages up to the first user message: a system prompt sent among the messages
+    // (Codex sends its instructions as developer messages) and the task.
+    let task = incoming
+        .iter()
+        .position(|m| m.role == Role::User)
+        .map_or(incoming.len(), |at| at + 1);
+    for message in &incoming[..task.min(incoming.len())] {
+        hash.update(exchange::fingerprint(message));
     }
     format!("proxy-{}", &hex::encode(hash.finalize())[..32])
 }

@@ -1,6 +1,7 @@
 //! Real coding agents, unmodified, through the provider endpoint: Claude Code (npm
-//! `@anthropic-ai/claude-code`, streamed Anthropic Messages) and mini-swe-agent (PyPI,
-//! OpenAI Chat Completions through litellm). Each runs a scripted coding task — list,
+//! `@anthropic-ai/claude-code`, streamed Anthropic Messages), Codex CLI (npm
+//! `@openai/codex`, streamed OpenAI Responses) and mini-swe-agent (PyPI, OpenAI Chat
+//! Completions through litellm). Each runs a scripted coding task — list,
 //! read three large notes and the code, run the failing test, fix the code, run the test
 //! again — against the fake model on loopback, at a window small enough that ctxd
 //! compacts during the run. The agent must exit 0 with the workspace fixed; the fake
@@ -337,5 +338,48 @@ async fn mini_swe_agent_runs_a_scripted_task_through_ctxd() {
         .env("OPENAI_API_KEY", key)
         .env("LITELLM_LOCAL_MODEL_COST_MAP", "True");
     run.agent(command).await;
+    run.finish(key).await;
+}
+
+#[tokio::test]
+async fn codex_runs_a_scripted_task_through_ctxd() {
+    let codex = agent_bin("CTXD_CODEX_BIN", "tests/agents/node_modules/.bin/codex");
+    let exec = |cmd: &'static str| Step::Call("exec_command", json!({"cmd": cmd}));
+    let script = vec![
+        exec("ls"),
+        exec("cat notes1.txt"),
+        exec("cat notes2.txt"),
+        exec("cat notes3.txt"),
+        exec("cat calc.py"),
+        exec("python3 test_calc.py"),
+        exec("sed -i 's/a - b/a + b/' calc.py"),
+        exec("python3 test_calc.py"),
+        Step::Answer("Fixed: add adds."),
+    ];
+    let run = Run::start(workspace(), script, "agent_codex").await;
+    let key = "sk-codex-fake-0123456789-never-logged";
+    let provider = |setting: &str| format!("model_providers.ctxd.{setting}");
+    let mut command = tokio::process::Command::new(codex);
+    command
+        .args([
+            "exec",
+            "--skip-git-repo-check",
+            "--dangerously-bypass-approvals-and-sandbox",
+        ])
+        .args(["-c", "model_provider=ctxd", "-c", "model=gpt-5"])
+        .args(["-c", &format!("{}=\"ctxd\"", provider("name"))])
+        .args([
+            "-c",
+            &format!("{}=\"{}/v1\"", provider("base_url"), run.ctxd.proxy),
+        ])
+        .args(["-c", &format!("{}=\"OPENAI_API_KEY\"", provider("env_key"))])
+        .args(["-c", &format!("{}=\"responses\"", provider("wire_api"))])
+        .arg("Fix the failing test in this directory.")
+        .env("OPENAI_API_KEY", key);
+    let stdout = run.agent(command).await;
+    assert!(
+        stdout.contains("Fixed: add adds."),
+        "codex printed: {stdout}"
+    );
     run.finish(key).await;
 }

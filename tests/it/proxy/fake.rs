@@ -139,6 +139,8 @@ async fn answer(state: &State, request: Request<Incoming>) -> Response<Body> {
         anthropic(state, &body).await
     } else if path.ends_with("/chat/completions") {
         openai_chat(state, &body)
+    } else if path.ends_with("/responses") && body.get("tools").is_some() {
+        responses_model(state, &body)
     } else if path.ends_with("/responses") {
         let input = body["input"].as_array().cloned().unwrap_or_default();
         check(state, &body, &input, Vec::new());
@@ -514,4 +516,77 @@ fn without_cache_markers(value: &Value) -> Value {
         Value::Array(items) => Value::Array(items.iter().map(without_cache_markers).collect()),
         other => other.clone(),
     }
+}
+
+/// The scripted model in the Responses shape, streamed as Codex reads it: each step's
+/// item announced and done, then the completed response.
+fn responses_model(state: &State, body: &Value) -> Response<Body> {
+    let input = body["input"].as_array().cloned().unwrap_or_default();
+    check(state, body, &input, responses_problems(&input));
+    let ids = input
+        .iter()
+        .filter(|item| item["type"] == "function_call_output")
+        .map(|item| item["call_id"].as_str().unwrap_or("").to_string());
+    let index = ids
+        .clone()
+        .filter_map(|id| id.rsplit('s').next()?.parse::<usize>().ok())
+        .last();
+    let n = state.record.lock().unwrap().requests;
+    let item = match step_of(state, ids) {
+        Step::Call(name, arguments) => json!({"type": "function_call", "id": format!("fc_{n}"),
+            "call_id": format!("call_s{}", index.map_or(0, |i| i + 1)), "name": name,
+            "arguments": arguments.to_string(), "status": "completed"}),
+        Step::Answer(text) => {
+            json!({"type": "message", "id": format!("msg_{n}"), "role": "assistant",
+            "status": "completed", "content": [{"type": "output_text", "text": text, "annotations": []}]})
+        }
+    };
+    let usage = json!({"input_tokens": tokens(body), "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": tokens(body) + 20});
+    let response = json!({"id": format!("resp_{n}"), "object": "response", "status": "completed",
+        "model": body["model"], "output": [item], "usage": usage});
+    let mut started = response.clone();
+    started["status"] = json!("in_progress");
+    started["output"] = json!([]);
+    let events = [
+        json!({"type": "response.created", "response": started}),
+        json!({"type": "response.output_item.added", "output_index": 0, "item": item}),
+        json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+        json!({"type": "response.completed", "response": response}),
+    ];
+    let text: String = events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+        .collect();
+    sse(text)
+}
+
+/// Responses' rules: each function call answered by an output before the next message;
+/// no output without its call.
+fn responses_problems(input: &[Value]) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut open: Vec<String> = Vec::new();
+    let id = |item: &Value| item["call_id"].as_str().unwrap_or("").to_string();
+    for item in input {
+        match item["type"].as_str().unwrap_or("message") {
+            "function_call" | "custom_tool_call" => open.push(id(item)),
+            "function_call_output" | "custom_tool_call_output" => {
+                if !open.contains(&id(item)) {
+                    problems.push(format!("output {} does not follow its call", id(item)));
+                }
+                open.retain(|o| *o != id(item));
+            }
+            _ if !open.is_empty() => {
+                problems.push(format!(
+                    "calls {open:?} are not answered before the next item"
+                ));
+                open.clear();
+            }
+            _ => {}
+        }
+    }
+    if !open.is_empty() {
+        problems.push("the request ends with unanswered calls".into());
+    }
+    problems
 }

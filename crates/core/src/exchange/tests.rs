@@ -337,3 +337,21 @@ fn a_client_that_caches_its_history_gets_a_breakpoint_at_the_end_of_the_built_on
     let request = split(Provider::AnthropicMessages, &plain.to_string(), false).unwrap();
     assert!(!merge(&request, &built.to_string(), None).contains("cache_control"));
 }
+
+#[test]
+fn developer_messages_go_back_as_developer_messages() {
+    let history =
+        json!([{"role": "developer", "content": "Be brief."}, {"role": "user", "content": "Hi."}]);
+    for provider in [Provider::OpenAiChat, Provider::OpenAiResponses] {
+        let read = ingest::items(provider, &history.to_string()).unwrap();
+        let sent = rendered(provider, &read.messages);
+        assert_eq!(sent[0]["role"], "developer", "{provider:?}: {sent}");
+        assert_eq!(sent[1]["role"], "user");
+    }
+    let system = json!([{"role": "system", "content": "Be brief."}]);
+    let read = ingest::items(Provider::OpenAiChat, &system.to_string()).unwrap();
+    assert_eq!(
+        rendered(Provider::OpenAiChat, &read.messages)[0]["role"],
+        "system"
+    );
+}

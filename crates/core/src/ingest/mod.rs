@@ -49,6 +49,33 @@ pub const NATIVE_OPENAI_RESPONSES: &str = "openai_responses";
 pub const OPENAI_CUSTOM_TOOL_CALLS: &str = "ctxd.openai.custom_tool_calls";
 /// OpenAI Responses: a tool result answering a custom tool call: `"true"`.
 pub const OPENAI_CUSTOM_TOOL_OUTPUT: &str = "ctxd.openai.custom_tool_output";
+/// OpenAI: `"developer"` for a system message that came with the developer role, so it
+/// goes back to OpenAI with it.
+pub const OPENAI_DEVELOPER_ROLE: &str = "ctxd.openai.developer";
+
+/// The role an OpenAI body gives a message: `developer` for a system message that came
+/// as one.
+pub fn openai_role(message: &Message) -> &'static str {
+    if message.role == crate::message::Role::System
+        && message.metadata.contains_key(OPENAI_DEVELOPER_ROLE)
+    {
+        "developer"
+    } else {
+        message.role.as_str()
+    }
+}
+
+/// A system message read from an OpenAI `role`: `developer` is remembered.
+fn openai_system(role: &str) -> Message {
+    let mut message = Message::text(crate::message::Role::System, "");
+    if role == "developer" {
+        message
+            .metadata
+            .insert(OPENAI_DEVELOPER_ROLE.into(), "true".into());
+    }
+    message
+}
+
 /// A tool result the tool reported as failed (an Anthropic `tool_result` with
 /// `is_error`, a Gemini `functionResponse` whose response is `{"error": ...}`): `"true"`.
 pub const TOOL_ERROR: &str = "ctxd.tool_error";

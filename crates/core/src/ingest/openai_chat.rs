@@ -80,7 +80,7 @@ fn item_message(item: &Value, path: &str) -> Result<Message, IngestError> {
     let mut message = match role {
         "assistant" => return assistant(map, path),
         "user" => Message::text(Role::User, ""),
-        "system" | "developer" => Message::text(Role::System, ""),
+        "system" | "developer" => super::openai_system(role),
         "tool" => {
             let mut message = Message::text(Role::Tool, "");
             message.tool_call_id = non_empty(map, "tool_call_id", path)?.to_string();

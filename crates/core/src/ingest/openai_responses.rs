@@ -117,9 +117,10 @@ fn input_item(kind: &str, map: &Object, path: &str) -> Result<Message, IngestErr
             Ok(message)
         }
         "message" => {
-            let role = match required_string(map, "role", path)? {
-                "user" => Role::User,
-                "system" | "developer" => Role::System,
+            let name = required_string(map, "role", path)?;
+            let mut message = match name {
+                "user" => Message::text(Role::User, ""),
+                "system" | "developer" => super::openai_system(name),
                 other => {
                     return Err(IngestError::new(
                         at(path, "role"),
@@ -130,7 +131,6 @@ fn input_item(kind: &str, map: &Object, path: &str) -> Result<Message, IngestErr
                     ));
                 }
             };
-            let mut message = Message::text(role, "");
             content(map, "content", path, &mut message)?;
             Ok(message)
         }

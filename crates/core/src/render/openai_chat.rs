@@ -150,7 +150,7 @@ fn openai_content(message: &Message) -> OpenAiContent<'_> {
 
 fn openai_message(message: &Message) -> OpenAiMessage<'_> {
     let mut out = OpenAiMessage {
-        role: message.role.as_str(),
+        role: crate::ingest::openai_role(message),
         content: openai_content(message),
         tool_calls: Vec::new(),
         reasoning_content: "",

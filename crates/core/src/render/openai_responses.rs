@@ -145,7 +145,7 @@ fn push_items<'a>(message: &'a Message, input: &mut Vec<Item<'a>>) {
         Role::User | Role::System => {
             if let Some(content) = input_content(message) {
                 input.push(Item::Message {
-                    role: message.role.as_str(),
+                    role: crate::ingest::openai_role(message),
                     content,
                 });
             }
