@@ -162,17 +162,19 @@ fn json_response(status: u16, body: Value) -> Response<Body> {
         .unwrap()
 }
 
-/// The step a request is at: one past the step of the newest tool result it carries.
-fn step_of(state: &State, ids: impl Iterator<Item = String>) -> Step {
+/// The step a request is at (one past the step of the newest tool result it carries)
+/// and the id the step's call gets: `prefix` and the step's number.
+fn next_step(state: &State, ids: impl Iterator<Item = String>, prefix: &str) -> (Step, String) {
     let last = ids
         .filter_map(|id| id.rsplit('s').next()?.parse::<usize>().ok())
         .last();
     let index = last.map_or(0, |step| step + 1);
-    state
+    let step = state
         .script
         .get(index)
         .cloned()
-        .unwrap_or(Step::Answer("script over"))
+        .unwrap_or(Step::Answer("script over"));
+    (step, format!("{prefix}{index}"))
 }
 
 /// Every text a body holds, counted as the provider would read it, plus a few tokens
@@ -255,18 +257,12 @@ async fn anthropic(state: &State, body: &Value) -> Response<Body> {
     let ids = results
         .filter(|b| b["type"] == "tool_result")
         .map(|b| b["tool_use_id"].as_str().unwrap_or("").to_string());
-    let index = ids
-        .clone()
-        .filter_map(|id| id.rsplit('s').next()?.parse::<usize>().ok())
-        .last();
-    let (content, stop) = match step_of(state, ids) {
-        Step::Call(name, input) => {
-            let id = format!("toolu_s{}", index.map_or(0, |i| i + 1));
-            (
-                json!([{"type": "text", "text": "Next step."}, {"type": "tool_use", "id": id, "name": name, "input": input}]),
-                "tool_use",
-            )
-        }
+    let (step, id) = next_step(state, ids, "toolu_s");
+    let (content, stop) = match step {
+        Step::Call(name, input) => (
+            json!([{"type": "text", "text": "Next step."}, {"type": "tool_use", "id": id, "name": name, "input": input}]),
+            "tool_use",
+        ),
         Step::Answer(text) => (json!([{"type": "text", "text": text}]), "end_turn"),
     };
     anthropic_reply(state, body, content, stop).await
@@ -394,12 +390,8 @@ fn openai_chat(state: &State, body: &Value) -> Response<Body> {
         .iter()
         .filter(|m| m["role"] == "tool")
         .map(|m| m["tool_call_id"].as_str().unwrap_or("").to_string());
-    let index = ids
-        .clone()
-        .filter_map(|id| id.rsplit('s').next()?.parse::<usize>().ok())
-        .last();
-    let id = format!("call_s{}", index.map_or(0, |i| i + 1));
-    let message = match step_of(state, ids) {
+    let (step, id) = next_step(state, ids, "call_s");
+    let message = match step {
         Step::Call(name, input) => {
             json!({"role": "assistant", "content": "Next step.", "tool_calls": [
             {"id": id, "type": "function", "function": {"name": name, "arguments": input.to_string()}}]})
@@ -527,14 +519,11 @@ fn responses_model(state: &State, body: &Value) -> Response<Body> {
         .iter()
         .filter(|item| item["type"] == "function_call_output")
         .map(|item| item["call_id"].as_str().unwrap_or("").to_string());
-    let index = ids
-        .clone()
-        .filter_map(|id| id.rsplit('s').next()?.parse::<usize>().ok())
-        .last();
+    let (step, call_id) = next_step(state, ids, "call_s");
     let n = state.record.lock().unwrap().requests;
-    let item = match step_of(state, ids) {
+    let item = match step {
         Step::Call(name, arguments) => json!({"type": "function_call", "id": format!("fc_{n}"),
-            "call_id": format!("call_s{}", index.map_or(0, |i| i + 1)), "name": name,
+            "call_id": call_id, "name": name,
             "arguments": arguments.to_string(), "status": "completed"}),
         Step::Answer(text) => {
             json!({"type": "message", "id": format!("msg_{n}"), "role": "assistant",
