@@ -1,4 +1,4 @@
-//! The accept loop the HTTP listeners share (metrics and probes, the provider
+//! The accept loop and connection serving the HTTP listeners share (metrics and probes, the provider
 //! endpoint): connections bounded in number, accept errors (out of file descriptors and
 //! the like) waited out briefly, everything stopped by the shutdown token.
 use std::sync::Arc;
@@ -35,5 +35,35 @@ pub async fn next_connection(
                 }
             }
         }
+    }
+}
+
+/// Serves one HTTP/1.1 connection with `service` until it ends, giving the client
+/// `header_timeout` for each request head; `shutdown` ends it gracefully.
+pub async fn serve_http1<I, S, B>(
+    io: I,
+    service: S,
+    header_timeout: Duration,
+    what: &str,
+    shutdown: &CancellationToken,
+) where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    S: hyper::service::HttpService<hyper::body::Incoming, ResBody = B>,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: hyper::body::Body + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let connection = hyper::server::conn::http1::Builder::new()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(header_timeout)
+        .serve_connection(hyper_util::rt::TokioIo::new(io), service);
+    tokio::pin!(connection);
+    tokio::select! {
+        result = connection.as_mut() => {
+            if let Err(error) = result {
+                tracing::debug!(%error, "{what}: connection ended");
+            }
+        }
+        () = shutdown.cancelled() => connection.as_mut().graceful_shutdown(),
     }
 }

@@ -315,41 +315,13 @@ impl Engine {
             },
             kind,
         );
-        let block = match (
-            summarize::block(summaries.iter().map(|s| s.content.as_str())),
-            ledger,
-        ) {
-            (summaries, None) => summaries,
-            (None, Some(ledger)) => Some(ledger.text),
-            (Some(summaries), Some(ledger)) => Some(format!("{summaries}\n\n{}", ledger.text)),
-        };
-        let placement = match policy.summary_placement {
-            SummaryPlacement::AfterTask if starts_a_summarized_task(&history, &summaries) => {
-                Placement::AfterFirst
-            }
-            SummaryPlacement::AfterTask | SummaryPlacement::System => Placement::System,
-            SummaryPlacement::User => Placement::Leading,
-        };
-        let (system_prompt, block_message) = match (block, placement) {
-            (None, _) => (request.system_prompt, None),
-            (Some(block), Placement::System) if request.system_prompt.is_empty() => (block, None),
-            (Some(block), Placement::System) => {
-                (format!("{}\n\n{block}", request.system_prompt), None)
-            }
-            (Some(block), Placement::Leading) => (
-                request.system_prompt,
-                Some((0, Message::text(Role::User, block))),
-            ),
-            (Some(block), Placement::AfterFirst) => (
-                request.system_prompt,
-                Some((1, Message::text(Role::User, block))),
-            ),
-        };
-        let (messages, open) = history.assemble(block_message, request.recipient);
+        let placed = place_block(&policy, &summaries, ledger, &history, request.system_prompt);
+        let (messages, open) = history.assemble(placed.message, request.recipient);
         Ok(Built {
             last_seq: messages.last_seq(),
             messages,
-            system_prompt,
+            system_prompt: placed.system_prompt,
+            system_block: placed.system_block,
             summaries,
             report,
             version: row.version,
@@ -406,6 +378,65 @@ impl Engine {
             regions,
             newest_turn,
         ))
+    }
+}
+
+/// The summaries' (and the ledger's) block where a build puts it.
+struct Placed {
+    /// The system prompt to send: the request's, with the block when it goes there.
+    system_prompt: String,
+    /// The block, when it went into the system prompt.
+    system_block: Option<String>,
+    /// The block as a user message and how many messages go before it, otherwise.
+    message: Option<(usize, Message)>,
+}
+
+/// Joins the summaries' and the ledger's blocks and places them: in the system prompt,
+/// leading the history, or after the task's first message (the policy's placement).
+fn place_block(
+    policy: &Policy,
+    summaries: &[Summary],
+    ledger: Option<crate::ledger::render::Block>,
+    history: &Chosen,
+    system_prompt: String,
+) -> Placed {
+    let block = match (
+        summarize::block(summaries.iter().map(|s| s.content.as_str())),
+        ledger,
+    ) {
+        (summaries, None) => summaries,
+        (None, Some(ledger)) => Some(ledger.text),
+        (Some(summaries), Some(ledger)) => Some(format!("{summaries}\n\n{}", ledger.text)),
+    };
+    let placement = match policy.summary_placement {
+        SummaryPlacement::AfterTask if starts_a_summarized_task(history, summaries) => {
+            Placement::AfterFirst
+        }
+        SummaryPlacement::AfterTask | SummaryPlacement::System => Placement::System,
+        SummaryPlacement::User => Placement::Leading,
+    };
+    let as_message = |at: usize, block: String| Placed {
+        system_prompt: system_prompt.clone(),
+        system_block: None,
+        message: Some((at, Message::text(Role::User, block))),
+    };
+    match (block, placement) {
+        (None, _) => Placed {
+            system_prompt,
+            system_block: None,
+            message: None,
+        },
+        (Some(block), Placement::System) => Placed {
+            system_prompt: if system_prompt.is_empty() {
+                block.clone()
+            } else {
+                format!("{system_prompt}\n\n{block}")
+            },
+            system_block: Some(block),
+            message: None,
+        },
+        (Some(block), Placement::Leading) => as_message(0, block),
+        (Some(block), Placement::AfterFirst) => as_message(1, block),
     }
 }
 

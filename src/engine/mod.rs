@@ -203,6 +203,9 @@ pub struct Built {
     /// The system prompt to send: the request's, with the summaries appended when they
     /// are placed there.
     pub system_prompt: String,
+    /// The summaries' block (with the task ledger's), when the build put it in the system
+    /// prompt: a front door that keeps the client's own system prompt adds this.
+    pub system_block: Option<String>,
     /// The active summaries in the view, oldest first.
     pub summaries: Vec<Summary>,
     pub report: Report,

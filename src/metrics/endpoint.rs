@@ -12,7 +12,6 @@ use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
@@ -64,19 +63,7 @@ pub async fn serve_metrics(
                 let readiness = readiness.clone();
                 async move { Ok::<_, Infallible>(answer(&reader, &readiness, &request)) }
             });
-            let connection = hyper::server::conn::http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(HEADER_TIMEOUT)
-                .serve_connection(TokioIo::new(stream), service);
-            tokio::pin!(connection);
-            tokio::select! {
-                result = connection.as_mut() => {
-                    if let Err(error) = result {
-                        tracing::debug!(%error, "metrics endpoint: connection ended");
-                    }
-                }
-                () = shutdown.cancelled() => connection.as_mut().graceful_shutdown(),
-            }
+            crate::accept::serve_http1(stream, service, HEADER_TIMEOUT, what, &shutdown).await;
             drop(slot);
         });
     }

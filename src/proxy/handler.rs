@@ -202,15 +202,7 @@ async fn build(
     );
     // The summaries, when the build put them in the system prompt, follow the client's
     // own system text (which goes upstream as it came).
-    let extra = if request.counted_text.is_empty() {
-        Some(built.system_prompt.as_str())
-    } else {
-        built
-            .system_prompt
-            .strip_prefix(&request.counted_text)
-            .map(|rest| rest.trim_start_matches("\n\n"))
-    }
-    .filter(|extra| !extra.is_empty());
+    let extra = built.system_block.as_deref();
     Ok((exchange::merge(request, &rendered, extra), built.version))
 }
 

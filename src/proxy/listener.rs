@@ -4,7 +4,6 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
@@ -71,17 +70,6 @@ where
         let proxy = proxy.clone();
         async move { Ok::<_, Infallible>(super::handler::handle(&proxy, request).await) }
     });
-    let connection = hyper::server::conn::http1::Builder::new()
-        .timer(TokioTimer::new())
-        .header_read_timeout(HEADER_TIMEOUT)
-        .serve_connection(TokioIo::new(stream), service);
-    tokio::pin!(connection);
-    tokio::select! {
-        result = connection.as_mut() => {
-            if let Err(error) = result {
-                tracing::debug!(%error, "provider endpoint: connection ended");
-            }
-        }
-        () = shutdown.cancelled() => connection.as_mut().graceful_shutdown(),
-    }
+    let what = "provider endpoint";
+    crate::accept::serve_http1(stream, service, HEADER_TIMEOUT, what, &shutdown).await;
 }

@@ -174,6 +174,14 @@ async fn a_refusal_for_length_compacts_once_and_the_retry_goes_through(pool: sql
         sent < 21,
         "the retry sent all {sent} messages: nothing was compacted"
     );
+    // The summaries follow the client's own system block, which goes as it came.
+    let system = &record.last_body["system"];
+    assert_eq!(system[0], anthropic_request(false)["system"][0], "{system}");
+    let summaries = system[1]["text"].as_str().unwrap_or("");
+    assert!(
+        summaries.contains("question 0"),
+        "no summary after the client's system: {system}"
+    );
     drop(record);
     // The compaction is announced (an emergency compaction's completion).
     let announced: i64 = sqlx::query_scalar(
