@@ -8,7 +8,8 @@ use ctxd::admin::{KeyCommand, TenantCommand};
 use ctxd::client::ClientTls;
 use ctxd::config::{Config, ServeArgs};
 use ctxd::server;
-use ctxd::store::Store;
+use ctxd::store::schema::Assessment;
+use ctxd::store::{Migrations, Store};
 
 /// ctxd: context management for LLM agents over gRPC.
 #[derive(Parser)]
@@ -25,7 +26,14 @@ enum Command {
     /// Serve the gRPC API (the default).
     Serve(ServeArgs),
     /// Apply database migrations and exit.
-    Migrate(ServeArgs),
+    Migrate {
+        /// List the migrations that would be applied (and any the database has that this
+        /// ctxd does not know), apply none.
+        #[arg(long)]
+        dry_run: bool,
+        #[command(flatten)]
+        args: ServeArgs,
+    },
     /// Ask a running server's gRPC health service; exit 0 when it is SERVING.
     Healthcheck {
         /// The server's address.
@@ -138,7 +146,7 @@ fn main() -> ExitCode {
         match cli.command {
             None => serve(cli.serve).await,
             Some(Command::Serve(args)) => serve(args).await,
-            Some(Command::Migrate(args)) => with_store(&args, |_| async { Ok(()) }).await,
+            Some(Command::Migrate { dry_run, args }) => migrate(&args, dry_run).await,
             Some(Command::Healthcheck { addr, tls }) => healthcheck(addr, tls).await,
             Some(Command::Replay {
                 files,
@@ -200,7 +208,7 @@ fn main() -> ExitCode {
                 .map(|report| print!("{report}")),
             Some(Command::Tenant { command }) => {
                 let args = command.serve_args().clone();
-                with_store(&args, |store| async move {
+                with_store(&args, Migrations::Require, |store| async move {
                     print!("{}", command.run(&store).await?);
                     Ok(())
                 })
@@ -208,7 +216,7 @@ fn main() -> ExitCode {
             }
             Some(Command::Key { command }) => {
                 let args = command.serve_args().clone();
-                with_store(&args, |store| async move {
+                with_store(&args, Migrations::Require, |store| async move {
                     print!("{}", command.run(&store).await?);
                     Ok(())
                 })
@@ -237,10 +245,50 @@ async fn serve(args: ServeArgs) -> Result<(), BoxError> {
     Ok(())
 }
 
-/// Runs `work` against the configured database after applying migrations. With no URL,
-/// the data directory's private PostgreSQL: the one a running `ctxd serve` holds, or
-/// one started (and stopped) for the command.
-async fn with_store<F, Fut>(args: &ServeArgs, work: F) -> Result<(), BoxError>
+/// Applies the pending migrations, or with `dry_run` lists them.
+async fn migrate(args: &ServeArgs, dry_run: bool) -> Result<(), BoxError> {
+    if !dry_run {
+        return with_store(args, Migrations::Apply, |_| async { Ok(()) }).await;
+    }
+    let config = Config::load(args)?;
+    let _telemetry = ctxd::telemetry::init(config.log_format, "warn")?;
+    let (url, local) = server::database_for_command(&config).await?;
+    let result = server::schema(&config, &url).await;
+    if let Some(local) = local {
+        local.stop().await?;
+    }
+    print!("{}", describe(&result?));
+    Ok(())
+}
+
+/// What `ctxd migrate --dry-run` prints.
+fn describe(schema: &Assessment) -> String {
+    let mut out = if schema.pending.is_empty() {
+        "nothing to apply: the schema has every migration this ctxd carries\n".to_string()
+    } else {
+        format!("would apply: {}\n", schema.pending_list())
+    };
+    if !schema.newer.is_empty() {
+        out.push_str(&format!(
+            "the database also has migrations this ctxd does not know (a newer ctxd's): {}\n",
+            schema.newer_list()
+        ));
+    }
+    if let Some(refusal) = &schema.refusal {
+        out.push_str(&format!("this ctxd would refuse the schema: {refusal}\n"));
+    }
+    out
+}
+
+/// Runs `work` against the configured database, applying migrations or requiring there
+/// are none pending (`migrations`). With no URL, the data directory's private
+/// PostgreSQL: the one a running `ctxd serve` holds, or one started (and stopped) for
+/// the command.
+async fn with_store<F, Fut>(
+    args: &ServeArgs,
+    migrations: Migrations,
+    work: F,
+) -> Result<(), BoxError>
 where
     F: FnOnce(Store) -> Fut,
     Fut: std::future::Future<Output = Result<(), BoxError>>,
@@ -249,7 +297,7 @@ where
     let _telemetry = ctxd::telemetry::init(config.log_format, "warn")?;
     let (url, local) = server::database_for_command(&config).await?;
     let result = async {
-        let store = server::connect(&config, &url, 2).await?;
+        let store = server::connect(&config, &url, 2, migrations).await?;
         work(store.clone()).await?;
         store.close().await;
         Ok(())

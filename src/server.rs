@@ -16,7 +16,8 @@ use crate::localpg::LocalPostgres;
 use crate::pb;
 use crate::pb::context_service_server::ContextServiceServer;
 use crate::readiness::Readiness;
-use crate::store::{Endpoints, NotifyGate, Store, StoreError};
+use crate::store::schema::Assessment;
+use crate::store::{Endpoints, Migrations, NotifyGate, Store, StoreError};
 use crate::summarizer::model::{Api, ModelSummarizer};
 use crate::tls::ServerTls;
 
@@ -30,6 +31,8 @@ pub enum ServeError {
     Connect { url: String, source: StoreError },
     #[error("cannot apply migrations to PostgreSQL at {url}: {source}")]
     Migrate { url: String, source: StoreError },
+    #[error("PostgreSQL at {url}: {reason}")]
+    Schema { url: String, reason: String },
     #[error("cannot listen on {addr}: {source}")]
     Listen {
         addr: std::net::SocketAddr,
@@ -250,7 +253,12 @@ async fn serve_with_database(
     tls: Option<Arc<ServerTls>>,
     shutdown: CancellationToken,
 ) -> Result<(), ServeError> {
-    let store = connect(config, url, config.db_max_connections)
+    let migrations = if config.no_migrate {
+        Migrations::Require
+    } else {
+        Migrations::Apply
+    };
+    let store = connect(config, url, config.db_max_connections, migrations)
         .await?
         .view_cache_bytes(config.view_cache_mb.saturating_mul(1024 * 1024))
         .append_writers(config.append_writers);
@@ -481,12 +489,14 @@ pub fn engine_config(config: &Config) -> Result<EngineConfig, String> {
     Ok(engine)
 }
 
-/// Connects to `url` (and to the configured listen URL, behind the configured pooler)
-/// and applies migrations; errors name the URL without its password.
+/// Connects to `url` (and to the configured listen URL, behind the configured pooler),
+/// applying migrations or requiring there are none pending (`migrations`); errors name
+/// the URL without its password.
 pub async fn connect(
     config: &Config,
     url: &str,
     max_connections: u32,
+    migrations: Migrations,
 ) -> Result<Store, ServeError> {
     let mut redacted = crate::store::redacted_url(url);
     let parse = |url: &str| {
@@ -513,9 +523,13 @@ pub async fn connect(
         direct,
         pooler: config.database_pooler,
     };
-    Store::connect_to(endpoints, max_connections)
+    Store::connect_to(endpoints, max_connections, migrations)
         .await
         .map_err(|source| match source {
+            StoreError::Schema(reason) => ServeError::Schema {
+                url: redacted,
+                reason,
+            },
             StoreError::Migration(_) => ServeError::Migrate {
                 url: redacted,
                 source,
@@ -525,6 +539,22 @@ pub async fn connect(
                 source,
             },
         })
+}
+
+/// The schema at `url` (or at the configured listen URL, where migrations go) against
+/// this binary, read only.
+pub async fn schema(config: &Config, url: &str) -> Result<Assessment, ServeError> {
+    let target = config.database_listen_url.as_deref().unwrap_or(url);
+    let connect_error = |source: StoreError| ServeError::Connect {
+        url: crate::store::redacted_url(target),
+        source,
+    };
+    let options = target
+        .parse()
+        .map_err(|source: sqlx::Error| connect_error(source.into()))?;
+    crate::store::schema::inspect(&options)
+        .await
+        .map_err(connect_error)
 }
 
 /// The database URL to use: the configured one, or a private PostgreSQL's.

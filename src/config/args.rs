@@ -73,6 +73,13 @@ pub struct ServeArgs {
     #[arg(long, env = "CTXD_DATABASE_POOLER")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub database_pooler: Option<Pooler>,
+    /// Serve without applying migrations: refuse to start, naming what is missing, when
+    /// the database's schema lacks one this ctxd needs (apply them with `ctxd migrate`).
+    /// A schema a newer ctxd migrated is used either way [default: false, serve applies
+    /// pending migrations at start].
+    #[arg(long, env = "CTXD_NO_MIGRATE", num_args = 0..=1, default_missing_value = "true")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_migrate: Option<bool>,
     /// Directory for the private PostgreSQL's data (used when no database URL is set)
     /// [default: .ctxd].
     #[arg(long, env = "CTXD_DATA_DIR")]

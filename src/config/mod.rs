@@ -42,6 +42,8 @@ pub struct Config {
     /// PostgreSQL itself, for LISTEN and migrations, when `database_url` is a pooler.
     pub database_listen_url: Option<String>,
     pub database_pooler: Pooler,
+    /// Serve without applying migrations (refusing an older schema).
+    pub no_migrate: bool,
     pub data_dir: PathBuf,
     pub db_max_connections: u32,
     pub insecure: bool,
@@ -96,6 +98,7 @@ impl Default for Config {
             database_url: None,
             database_listen_url: None,
             database_pooler: Pooler::None,
+            no_migrate: false,
             data_dir: PathBuf::from(".ctxd"),
             db_max_connections: 32,
             insecure: false,

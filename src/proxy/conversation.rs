@@ -10,11 +10,12 @@
 //! difference, and the conversation continues there. Nothing the client sent is lost or
 //! stored twice.
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 use tokio::sync::OwnedMutexGuard;
 
-use super::Proxy;
+use super::{Lanes, Proxy};
 use crate::engine::{AppendRequest, ExpandRequest, ExpandTarget, ForkRequest, SessionInfo, Usage};
 use crate::error::{Error, Result};
 use crate::exchange::{self, ClientRequest, Fingerprint, Reconciled};
@@ -44,7 +45,8 @@ pub(super) struct Conversation {
     expected_version: Option<i64>,
     /// The session's version after the last append.
     version: i64,
-    _turn: OwnedMutexGuard<()>,
+    turn: Option<OwnedMutexGuard<()>>,
+    lanes: Arc<Lanes>,
 }
 
 impl Conversation {
@@ -59,7 +61,8 @@ impl Conversation {
         let incoming = read_history(request)?;
         let fingerprints: Vec<Fingerprint> = incoming.iter().map(exchange::fingerprint).collect();
         let key = conversation_key(tenant, named, request, &incoming)?;
-        let turn = proxy.lock_of(tenant, &key).lock_owned().await;
+        let lanes = proxy.lanes_of(tenant, &key);
+        let turn = lanes.turn.clone().lock_owned().await;
         let head = match proxy.cached_head(tenant, &key) {
             Some(head) => Some(head),
             None => proxy.engine.store().proxy_head(tenant, &key).await?,
@@ -71,7 +74,8 @@ impl Conversation {
             fingerprints: Vec::new(),
             expected_version: None,
             version: 0,
-            _turn: turn,
+            turn: Some(turn),
+            lanes,
         };
         // The fast path: the head's history starts the request's, and the session is
         // where the head left it.
@@ -163,13 +167,16 @@ impl Conversation {
         }
     }
 
-    /// Writes the head where other replicas (and this one after a restart) find it; the
-    /// conversation's lock goes with `self`.
-    pub async fn finish(self, proxy: &Proxy) {
+    /// Writes the head where other replicas (and this one after a restart) find it. The
+    /// conversation's next request runs meanwhile (this replica remembers the head); the
+    /// heads' own lock, taken before the turn is let go, keeps their writes in order.
+    pub async fn finish(mut self, proxy: &Proxy) {
         if self.session_id.is_empty() {
             return;
         }
         let head = self.head();
+        let _writing = self.lanes.head.clone().lock_owned().await;
+        drop(self.turn.take());
         if let Err(error) = proxy
             .engine
             .store()
@@ -207,7 +214,7 @@ impl Conversation {
                 messages: chunk,
                 expected_version: self.expected_version.take(),
                 idempotency: None,
-                usage: if index == last { usage.clone() } else { None },
+                usage: if index == last { usage } else { None },
             };
             self.version = proxy
                 .engine

@@ -44,11 +44,20 @@ pub struct Proxy {
     auth: Arc<Auth>,
     upstreams: Upstreams,
     client: reqwest::Client,
-    locks: Mutex<HashMap<(i64, String), Arc<tokio::sync::Mutex<()>>>>,
+    locks: Mutex<HashMap<(i64, String), Arc<Lanes>>>,
     /// The heads this replica last wrote, so a conversation's next request here reads
     /// none (an append that trusts one expects its version: a stale one is caught).
     heads: Mutex<HashMap<(i64, String), ProxyHead>>,
     max_body_bytes: usize,
+}
+
+/// A conversation's two locks: its turn (one request reconciled, built and recorded at
+/// a time) and its head's write, taken before the turn is released so heads are written
+/// in turn order while the next request already runs.
+#[derive(Default)]
+struct Lanes {
+    turn: Arc<tokio::sync::Mutex<()>>,
+    head: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// Conversations whose locks are kept between requests before idle ones are dropped.
@@ -92,8 +101,8 @@ impl Proxy {
         heads.insert((tenant, key.to_string()), head);
     }
 
-    /// The lock of one conversation of one tenant.
-    fn lock_of(&self, tenant: i64, key: &str) -> Arc<tokio::sync::Mutex<()>> {
+    /// The locks of one conversation of one tenant.
+    fn lanes_of(&self, tenant: i64, key: &str) -> Arc<Lanes> {
         let mut locks = self
             .locks
             .lock()

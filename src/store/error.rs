@@ -16,6 +16,9 @@ pub enum StoreError {
     /// The schema migrations could not be applied.
     #[error(transparent)]
     Migration(sqlx::Error),
+    /// The schema is not one this binary runs on: a sentence saying why and what to do.
+    #[error("{0}")]
+    Schema(String),
     /// Anything else: a defect or a broken database, logged whole.
     #[error(transparent)]
     Other(sqlx::Error),

@@ -19,6 +19,7 @@ mod proxy;
 mod quotas;
 mod revert;
 mod row_cache;
+pub mod schema;
 mod search;
 mod sessions;
 mod summaries;
@@ -55,8 +56,7 @@ pub use tree::{FinishLink, FinishTx};
 pub use views::View;
 use views::ViewCache;
 
-/// Applies the migrations in `migrations/`.
-pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+pub use schema::{MIGRATOR, Migrations};
 
 /// The database handle shared by the engine and the API.
 #[derive(Clone, Debug)]
@@ -250,14 +250,24 @@ impl Store {
         options: PgConnectOptions,
         max_connections: u32,
     ) -> StoreResult<Store> {
-        Store::connect_to(Endpoints::direct(options), max_connections).await
+        Store::connect_to(
+            Endpoints::direct(options),
+            max_connections,
+            Migrations::Apply,
+        )
+        .await
     }
 
-    /// Applies pending migrations (over a direct connection), then connects a pool of
+    /// Applies pending migrations or requires there are none (`migrations`, over a direct
+    /// connection), then connects a pool of
     /// `max_connections`, half as many (at least 2) for AppendTurn, and, when
     /// `endpoints` has a direct server, a few LISTEN connections to it. Through a
     /// transaction pooler a direct server is required.
-    pub async fn connect_to(endpoints: Endpoints, max_connections: u32) -> StoreResult<Store> {
+    pub async fn connect_to(
+        endpoints: Endpoints,
+        max_connections: u32,
+        migrations: Migrations,
+    ) -> StoreResult<Store> {
         let Endpoints {
             database,
             direct,
@@ -273,7 +283,7 @@ impl Store {
         if let Some(direct) = &direct {
             probe(direct).await?;
         }
-        migrate(direct.as_ref().unwrap_or(&options)).await?;
+        schema::prepare(direct.as_ref().unwrap_or(&options), migrations).await?;
         let pool = PgPoolOptions::new()
             .max_connections(max_connections)
             .acquire_timeout(Duration::from_secs(10))
@@ -391,17 +401,6 @@ impl Store {
             budget_status: None,
         }))
     }
-}
-
-/// Applies pending migrations over one connection to `options`. The migrator holds a
-/// session-level advisory lock meanwhile, which a transaction pooler would leave on
-/// whichever server connection took it: callers pass PostgreSQL itself.
-async fn migrate(options: &PgConnectOptions) -> StoreResult<()> {
-    use sqlx::Connection as _;
-    let mut conn = sqlx::PgConnection::connect_with(options).await?;
-    MIGRATOR.run(&mut conn).await?;
-    conn.close().await?;
-    Ok(())
 }
 
 /// A statement's text with its `{columns}` as `columns`: statements that read whole rows

@@ -40,3 +40,4 @@ mod small_window;
 mod subagents;
 mod support;
 mod tls;
+mod upgrades;

@@ -29,7 +29,9 @@ async fn pending_reaches(store: &Store, want: usize) {
 /// are counted no more; the read is served once the transaction ends, and nothing is
 /// left counted.
 async fn waiters_are_counted(endpoints: Endpoints) {
-    let store = Store::connect_to(endpoints, 1).await.unwrap();
+    let store = Store::connect_to(endpoints, 1, ctxd::store::Migrations::Apply)
+        .await
+        .unwrap();
     let tenant = store.default_tenant().await.unwrap();
     store
         .create_session(tenant, "held", &serde_json::json!({}), &BTreeMap::new())
