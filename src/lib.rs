@@ -9,7 +9,8 @@
 //! names (`ctxd::message`, `ctxd::policy`, ...).
 pub use ctxd_core::{
     budget, chunks, compaction, error, events, exchange, fork, ingest, job, ledger, limits,
-    message, policy, quota, render, revert, session, summarize, tokenize, tree, turns, validate,
+    listing, message, policy, quota, render, revert, session, summarize, tokenize, tree, turns,
+    validate,
 };
 
 pub mod accept;

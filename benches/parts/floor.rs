@@ -96,6 +96,13 @@ impl ContextService for Floor {
         no_work()
     }
 
+    async fn list_sessions(
+        &self,
+        _: Request<pb::ListSessionsRequest>,
+    ) -> Result<Response<pb::ListSessionsResponse>, Status> {
+        no_work()
+    }
+
     async fn delete_session(
         &self,
         _: Request<pb::DeleteSessionRequest>,

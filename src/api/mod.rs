@@ -161,6 +161,16 @@ impl pb::context_service_server::ContextService for ContextApi {
         .await
     }
 
+    async fn list_sessions(
+        &self,
+        request: Request<pb::ListSessionsRequest>,
+    ) -> std::result::Result<Response<pb::ListSessionsResponse>, Status> {
+        rpc(self, "ListSessions", "", request, |tenant, req| {
+            sessions::list_sessions(self, tenant, req)
+        })
+        .await
+    }
+
     async fn delete_session(
         &self,
         request: Request<pb::DeleteSessionRequest>,

@@ -1,16 +1,17 @@
-//! CreateSession, GetSession, DeleteSession, FinishSession and ForkSession.
+//! CreateSession, GetSession, ListSessions, DeleteSession, FinishSession and ForkSession.
 
 use std::collections::BTreeMap;
 
 use super::ContextApi;
 use super::convert::{
     child_to_pb, entry_to_pb, overrides_from_pb, report_to_pb, session_to_pb, subtree_to_pb,
-    summary_to_pb, with_link,
+    summary_to_pb, time_from_pb, with_link,
 };
 use super::turns::append_response;
-use crate::engine::FinishRequest;
+use crate::engine::{self, FinishRequest};
 use crate::error::Result;
 use crate::pb;
+use crate::store::SessionFilter;
 
 pub(super) async fn create_session(
     api: &ContextApi,
@@ -68,6 +69,41 @@ pub(super) async fn get_session(
         children: place.children.iter().map(child_to_pb).collect(),
         children_total: place.children_total,
         subtree: Some(subtree_to_pb(&place.subtree)),
+    })
+}
+
+pub(super) async fn list_sessions(
+    api: &ContextApi,
+    tenant: i64,
+    req: pb::ListSessionsRequest,
+) -> Result<pb::ListSessionsResponse> {
+    let time = |field: &str, at: Option<prost_types::Timestamp>| {
+        at.map(|at| time_from_pb(field, at)).transpose()
+    };
+    let named = |id: String| (!id.is_empty()).then_some(id);
+    let filter = SessionFilter {
+        metadata: req.metadata.into_iter().collect(),
+        parent: named(req.parent_session_id),
+        forked_from: named(req.forked_from_session_id),
+        finished: req.finished,
+        created_after: time("created_after", req.created_after)?,
+        created_before: time("created_before", req.created_before)?,
+        updated_after: time("updated_after", req.updated_after)?,
+        updated_before: time("updated_before", req.updated_before)?,
+    };
+    let request = engine::ListRequest {
+        page_size: req.page_size,
+        page_token: req.page_token,
+        filter,
+    };
+    let listing = api.engine.list_sessions(tenant, request).await?;
+    Ok(pb::ListSessionsResponse {
+        sessions: listing
+            .sessions
+            .iter()
+            .map(|(info, link)| with_link(session_to_pb(info), link.as_ref()))
+            .collect(),
+        next_page_token: listing.next_page_token,
     })
 }
 

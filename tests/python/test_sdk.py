@@ -269,6 +269,35 @@ class Forks(unittest.TestCase):
         self.assertEqual(asyncio.run(scenario()), ["first", "another"])
 
 
+class Listing(unittest.TestCase):
+    """ListSessions: by metadata, most recently active first, page after page, sync and
+    asyncio alike."""
+
+    def test_sessions_are_listed_page_after_page(self):
+        import uuid
+
+        team = uuid.uuid4().hex
+        with ctxd.Client(server().addr) as client:
+            made = [client.create_session(metadata={"team": team}) for _ in range(3)]
+            made[0].append(ctxd.user("most recent"))
+            page = client.list_sessions(metadata={"team": team}, page_size=2)
+            self.assertEqual([s.session_id for s in page.sessions], [made[0].id, made[2].id])
+            self.assertNotEqual(page.next_page_token, "")
+            listed = [s.session_id for s in client.sessions(metadata={"team": team}, page_size=1)]
+            self.assertEqual(listed, [made[0].id, made[2].id, made[1].id])
+            self.assertEqual(
+                [s.session_id for s in client.sessions(metadata={"team": team}, finished=False)], listed
+            )
+            with self.assertRaises(ctxd.InvalidArgument):
+                client.list_sessions(page_size=-1)
+
+        async def listed_async():
+            async with ctxd.AsyncClient(server().addr) as client:
+                return [s.session_id async for s in client.sessions(metadata={"team": team})]
+
+        self.assertEqual(asyncio.run(listed_async()), listed)
+
+
 class Native(unittest.TestCase):
     """append_response / append_tool_results with each kind of input they take."""
 

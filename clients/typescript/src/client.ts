@@ -10,8 +10,10 @@ import type { FinishSessionResponse__Output } from './gen/ctxd/v1/FinishSessionR
 import type { ForkSessionResponse__Output } from './gen/ctxd/v1/ForkSessionResponse.js';
 import type { GetSessionResponse__Output } from './gen/ctxd/v1/GetSessionResponse.js';
 import type { Job__Output } from './gen/ctxd/v1/Job.js';
+import type { ListSessionsResponse__Output } from './gen/ctxd/v1/ListSessionsResponse.js';
 import type { Policy } from './gen/ctxd/v1/Policy.js';
 import type { Session__Output } from './gen/ctxd/v1/Session.js';
+import { listRequest, type ListSessionsOptions } from './listing.js';
 import { contextServiceClient } from './proto.js';
 import { retryPolicy, withRetries, type RetryOptions, type RetryPolicy } from './retry.js';
 import { searchRequest, type SearchHit, type SearchOptions } from './search.js';
@@ -205,6 +207,24 @@ export class CtxdClient {
    */
   tree(sessionId: string): Promise<GetSessionResponse__Output> {
     return this.call('GetSession', { sessionId });
+  }
+
+  /**
+   * One page of the tenant's sessions, most recently active first (ListSessions);
+   * pass its `nextPageToken` as `pageToken`, with the same filters, for the next.
+   */
+  listSessions(options: ListSessionsOptions = {}): Promise<ListSessionsResponse__Output> {
+    return this.call('ListSessions', listRequest(options));
+  }
+
+  /** Every session of a listing, page after page. */
+  async *sessions(options: Omit<ListSessionsOptions, 'pageToken'> = {}): AsyncGenerator<Session__Output> {
+    let pageToken = '';
+    do {
+      const page = await this.listSessions({ ...options, pageToken });
+      yield* page.sessions;
+      pageToken = page.nextPageToken;
+    } while (pageToken !== '');
   }
 
   /** Full-text search over every session of the tenant. */

@@ -29,6 +29,7 @@ export {
 export { EventStream, type Event, type EventsOptions } from './events.js';
 export type { RetryOptions } from './retry.js';
 export type { SearchHit, SearchOptions } from './search.js';
+export type { ListSessionsOptions } from './listing.js';
 export {
   Session,
   type AppendOptions,

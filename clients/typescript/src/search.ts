@@ -24,7 +24,7 @@ const SCOPES: Record<string, SearchScope> = {
   both: 'SEARCH_SCOPE_BOTH',
 };
 
-const timestamp = (date: Date) => ({
+export const timestamp = (date: Date) => ({
   seconds: Math.floor(date.getTime() / 1000),
   nanos: (((date.getTime() % 1000) + 1000) % 1000) * 1e6,
 });

@@ -187,6 +187,22 @@ describe('session trees', () => {
     assert.equal((await parent.get()).session.messageCount, 3, 'nothing more reached the parent');
   });
 
+  test('sessions are listed by their metadata, most recently active first, page after page', async () => {
+    const team = randomUUID();
+    const made = [];
+    for (let i = 0; i < 3; i++) {
+      made.push(await client.createSession({ policy: POLICY, metadata: { team } }));
+    }
+    await made[0].append([{ role: 'user', content: 'most recent' }]);
+    const page = await client.listSessions({ metadata: { team }, pageSize: 2 });
+    assert.deepEqual(page.sessions.map((s) => s.sessionId), [made[0].id, made[2].id]);
+    assert.notEqual(page.nextPageToken, '');
+    const all = [];
+    for await (const session of client.sessions({ metadata: { team }, pageSize: 1 })) all.push(session.sessionId);
+    assert.deepEqual(all, [made[0].id, made[2].id, made[1].id]);
+    await assert.rejects(client.listSessions({ pageSize: -1 }), InvalidArgumentError);
+  });
+
   test('bad requests: a fork past the end, a spawn for a call the parent never made', async () => {
     const source = await client.createSession({ policy: POLICY });
     await source.append([{ role: 'user', content: 'one' }, { role: 'assistant', content: 'two' }]);

@@ -29,6 +29,7 @@ pub mod ingest;
 pub mod job;
 pub mod ledger;
 pub mod limits;
+pub mod listing;
 mod media;
 pub mod message;
 pub mod policy;

@@ -30,7 +30,7 @@ fn timestamp(at: chrono::DateTime<chrono::Utc>) -> prost_types::Timestamp {
     }
 }
 
-pub(super) fn time_from_pb(
+pub(in crate::api) fn time_from_pb(
     field: &str,
     at: prost_types::Timestamp,
 ) -> Result<chrono::DateTime<chrono::Utc>> {

@@ -4,6 +4,7 @@ every call awaited; events() is an async iterator)."""
 from __future__ import annotations
 
 import asyncio
+import datetime
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from typing import Any, Callable, Literal, Optional, TypeVar, Union, overload
@@ -187,6 +188,64 @@ class AsyncClient:
         """GetSession with the view: active summaries and the next request's budget."""
         request = pb.GetSessionRequest(session_id=session_id, include_view=True)
         return await self._call("GetSession", request, pb.GetSessionResponse)
+
+    async def list_sessions(
+        self,
+        *,
+        page_size: int = 0,
+        page_token: str = "",
+        metadata: Optional[Mapping[str, str]] = None,
+        parent_session_id: str = "",
+        forked_from_session_id: str = "",
+        finished: Optional[bool] = None,
+        created_after: Optional[datetime.datetime] = None,
+        created_before: Optional[datetime.datetime] = None,
+        updated_after: Optional[datetime.datetime] = None,
+        updated_before: Optional[datetime.datetime] = None,
+    ) -> pb.ListSessionsResponse:
+        """One page of the tenant's sessions, most recently active first (ListSessions),
+        filtered by metadata, parent, fork source, finished, and created or updated
+        times; pass its `next_page_token` as `page_token`, with the same filters, for
+        the next page."""
+        request = requests.list_sessions(
+            page_size, page_token, metadata, parent_session_id, forked_from_session_id, finished,
+            created_after, created_before, updated_after, updated_before,
+        )
+        return await self._call("ListSessions", request, pb.ListSessionsResponse)
+
+    async def sessions(
+        self,
+        *,
+        page_size: int = 0,
+        metadata: Optional[Mapping[str, str]] = None,
+        parent_session_id: str = "",
+        forked_from_session_id: str = "",
+        finished: Optional[bool] = None,
+        created_after: Optional[datetime.datetime] = None,
+        created_before: Optional[datetime.datetime] = None,
+        updated_after: Optional[datetime.datetime] = None,
+        updated_before: Optional[datetime.datetime] = None,
+    ) -> AsyncIterator[pb.Session]:
+        """Every session of a listing (see list_sessions), page after page."""
+        token = ""
+        while True:
+            page = await self.list_sessions(
+                page_size=page_size,
+                page_token=token,
+                metadata=metadata,
+                parent_session_id=parent_session_id,
+                forked_from_session_id=forked_from_session_id,
+                finished=finished,
+                created_after=created_after,
+                created_before=created_before,
+                updated_after=updated_after,
+                updated_before=updated_before,
+            )
+            for session in page.sessions:
+                yield session
+            if not page.next_page_token:
+                return
+            token = page.next_page_token
 
     async def delete_session(self, session_id: str) -> int:
         """Deletes the session and its log; returns how many messages went with it. Not

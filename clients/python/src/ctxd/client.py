@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -186,6 +187,64 @@ class Client:
         """GetSession with the view: active summaries and the next request's budget."""
         request = pb.GetSessionRequest(session_id=session_id, include_view=True)
         return self._call("GetSession", request, pb.GetSessionResponse)
+
+    def list_sessions(
+        self,
+        *,
+        page_size: int = 0,
+        page_token: str = "",
+        metadata: Optional[Mapping[str, str]] = None,
+        parent_session_id: str = "",
+        forked_from_session_id: str = "",
+        finished: Optional[bool] = None,
+        created_after: Optional[datetime.datetime] = None,
+        created_before: Optional[datetime.datetime] = None,
+        updated_after: Optional[datetime.datetime] = None,
+        updated_before: Optional[datetime.datetime] = None,
+    ) -> pb.ListSessionsResponse:
+        """One page of the tenant's sessions, most recently active first (ListSessions),
+        filtered by metadata, parent, fork source, finished, and created or updated
+        times; pass its `next_page_token` as `page_token`, with the same filters, for
+        the next page."""
+        request = requests.list_sessions(
+            page_size, page_token, metadata, parent_session_id, forked_from_session_id, finished,
+            created_after, created_before, updated_after, updated_before,
+        )
+        return self._call("ListSessions", request, pb.ListSessionsResponse)
+
+    def sessions(
+        self,
+        *,
+        page_size: int = 0,
+        metadata: Optional[Mapping[str, str]] = None,
+        parent_session_id: str = "",
+        forked_from_session_id: str = "",
+        finished: Optional[bool] = None,
+        created_after: Optional[datetime.datetime] = None,
+        created_before: Optional[datetime.datetime] = None,
+        updated_after: Optional[datetime.datetime] = None,
+        updated_before: Optional[datetime.datetime] = None,
+    ) -> Iterator[pb.Session]:
+        """Every session of a listing (see list_sessions), page after page."""
+        token = ""
+        while True:
+            page = self.list_sessions(
+                page_size=page_size,
+                page_token=token,
+                metadata=metadata,
+                parent_session_id=parent_session_id,
+                forked_from_session_id=forked_from_session_id,
+                finished=finished,
+                created_after=created_after,
+                created_before=created_before,
+                updated_after=updated_after,
+                updated_before=updated_before,
+            )
+            for session in page.sessions:
+                yield session
+            if not page.next_page_token:
+                return
+            token = page.next_page_token
 
     def delete_session(self, session_id: str) -> int:
         """Deletes the session and its log; returns how many messages went with it. Not

@@ -3,6 +3,7 @@ sync and the asyncio client), and the connection settings (TLS, API key)."""
 
 from __future__ import annotations
 
+import datetime
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -249,6 +250,38 @@ def search(
         limit=limit,
         tree_root_session_id=tree_root_session_id,
     )
+
+
+def list_sessions(
+    page_size: int,
+    page_token: str,
+    metadata: Optional[Mapping[str, str]],
+    parent_session_id: str,
+    forked_from_session_id: str,
+    finished: Optional[bool],
+    created_after: Optional[datetime.datetime],
+    created_before: Optional[datetime.datetime],
+    updated_after: Optional[datetime.datetime],
+    updated_before: Optional[datetime.datetime],
+) -> pb.ListSessionsRequest:
+    request = pb.ListSessionsRequest(
+        page_size=page_size,
+        page_token=page_token,
+        metadata=dict(metadata or {}),
+        parent_session_id=parent_session_id,
+        forked_from_session_id=forked_from_session_id,
+    )
+    if finished is not None:
+        request.finished = finished
+    for field, at in (
+        ("created_after", created_after),
+        ("created_before", created_before),
+        ("updated_after", updated_after),
+        ("updated_before", updated_before),
+    ):
+        if at is not None:
+            getattr(request, field).FromDatetime(at)
+    return request
 
 
 def subscribe(

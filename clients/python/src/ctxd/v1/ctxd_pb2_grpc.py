@@ -45,6 +45,11 @@ class ContextServiceStub:
                 request_serializer=ctxd_dot_v1_dot_ctxd__pb2.GetSessionRequest.SerializeToString,
                 response_deserializer=ctxd_dot_v1_dot_ctxd__pb2.GetSessionResponse.FromString,
                 _registered_method=True)
+        self.ListSessions = channel.unary_unary(
+                '/ctxd.v1.ContextService/ListSessions',
+                request_serializer=ctxd_dot_v1_dot_ctxd__pb2.ListSessionsRequest.SerializeToString,
+                response_deserializer=ctxd_dot_v1_dot_ctxd__pb2.ListSessionsResponse.FromString,
+                _registered_method=True)
         self.DeleteSession = channel.unary_unary(
                 '/ctxd.v1.ContextService/DeleteSession',
                 request_serializer=ctxd_dot_v1_dot_ctxd__pb2.DeleteSessionRequest.SerializeToString,
@@ -132,6 +137,15 @@ class ContextServiceServicer:
     def GetSession(self, request, context):
         """Reads a session: effective policy, version, counters and estimator accuracy, and its
         place in its tree (parent, children, sums over its subtree).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListSessions(self, request, context):
+        """Lists the caller's sessions, most recently active (updated) first, a page at a
+        time (AIP-158), filtered by metadata, parent, fork source, finished, and created
+        and updated ranges. Deleted sessions are not listed.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -289,6 +303,11 @@ def add_ContextServiceServicer_to_server(servicer, server):
                     request_deserializer=ctxd_dot_v1_dot_ctxd__pb2.GetSessionRequest.FromString,
                     response_serializer=ctxd_dot_v1_dot_ctxd__pb2.GetSessionResponse.SerializeToString,
             ),
+            'ListSessions': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListSessions,
+                    request_deserializer=ctxd_dot_v1_dot_ctxd__pb2.ListSessionsRequest.FromString,
+                    response_serializer=ctxd_dot_v1_dot_ctxd__pb2.ListSessionsResponse.SerializeToString,
+            ),
             'DeleteSession': grpc.unary_unary_rpc_method_handler(
                     servicer.DeleteSession,
                     request_deserializer=ctxd_dot_v1_dot_ctxd__pb2.DeleteSessionRequest.FromString,
@@ -415,6 +434,33 @@ class ContextService:
             '/ctxd.v1.ContextService/GetSession',
             ctxd_dot_v1_dot_ctxd__pb2.GetSessionRequest.SerializeToString,
             ctxd_dot_v1_dot_ctxd__pb2.GetSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListSessions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ctxd.v1.ContextService/ListSessions',
+            ctxd_dot_v1_dot_ctxd__pb2.ListSessionsRequest.SerializeToString,
+            ctxd_dot_v1_dot_ctxd__pb2.ListSessionsResponse.FromString,
             options,
             channel_credentials,
             insecure,

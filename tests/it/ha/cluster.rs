@@ -1,0 +1,412 @@
+//! A Patroni cluster on loopback: one etcd, three PostgreSQL 15 nodes managed by Patroni
+//! (Debian's `etcd-server`, `patroni`, `postgresql`), HAProxy sending connections to
+//! whichever node Patroni's REST API calls the primary.
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::binary::free_port;
+
+/// Patroni's leader key lifetime, seconds: a leader that stops renewing it is replaced
+/// after at most this long.
+pub const TTL_SECS: u64 = 10;
+/// Longest a cluster step may take before the test fails, not hangs.
+const PATIENCE: Duration = Duration::from_secs(120);
+
+pub struct Node {
+    pub name: String,
+    pub pg_port: u16,
+    pub rest_port: u16,
+    config: PathBuf,
+    data: PathBuf,
+    patroni: Option<Child>,
+}
+
+pub struct Cluster {
+    dir: tempfile::TempDir,
+    etcd: Child,
+    haproxy: Child,
+    pub nodes: Vec<Node>,
+    pub port: u16,
+    uid: u32,
+    gid: u32,
+}
+
+/// The binaries the harness needs, or what is missing.
+pub fn missing_tools() -> Vec<&'static str> {
+    ["etcd", "patroni", "patronictl", "haproxy"]
+        .into_iter()
+        .filter(|tool| {
+            !Command::new("sh")
+                .args([
+                    "-c",
+                    &format!("command -v {tool} || test -x /usr/sbin/{tool}"),
+                ])
+                .stdout(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        })
+        .collect()
+}
+
+fn pg_bin() -> PathBuf {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .expect("PostgreSQL server binaries in /usr/lib/postgresql")
+        .map(|entry| entry.unwrap().path().join("bin"))
+        .filter(|dir| dir.join("postgres").exists())
+        .collect();
+    dirs.sort();
+    dirs.pop()
+        .expect("a PostgreSQL server in /usr/lib/postgresql/*/bin")
+}
+
+/// The user PostgreSQL runs as (it refuses root).
+fn postgres_user() -> (u32, u32) {
+    let id = |flag: &str| -> u32 {
+        let output = Command::new("id")
+            .args([flag, "postgres"])
+            .output()
+            .unwrap();
+        String::from_utf8(output.stdout)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    (id("-u"), id("-g"))
+}
+
+impl Cluster {
+    /// Starts etcd, three Patroni nodes and HAProxy; returns once a leader takes writes
+    /// through HAProxy and (with `synchronous`) a synchronous standby is chosen.
+    pub async fn start(synchronous: bool) -> Cluster {
+        let dir = tempfile::Builder::new()
+            .prefix("ctxd-ha")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let (uid, gid) = postgres_user();
+        std::os::unix::fs::chown(dir.path(), Some(uid), Some(gid)).unwrap();
+        let (etcd_port, peer_port) = (free_port(), free_port());
+        let etcd = Command::new("etcd")
+            .args([
+                "--name=e1",
+                &format!("--data-dir={}", dir.path().join("etcd").display()),
+                &format!("--listen-client-urls=http://127.0.0.1:{etcd_port}"),
+                &format!("--advertise-client-urls=http://127.0.0.1:{etcd_port}"),
+                &format!("--listen-peer-urls=http://127.0.0.1:{peer_port}"),
+                &format!("--initial-advertise-peer-urls=http://127.0.0.1:{peer_port}"),
+                &format!("--initial-cluster=e1=http://127.0.0.1:{peer_port}"),
+            ])
+            .stdout(Stdio::null())
+            .stderr(log(dir.path(), "etcd.log"))
+            .spawn()
+            .expect("etcd (Debian: apt install etcd-server)");
+        let nodes: Vec<Node> = (1..=3)
+            .map(|i| {
+                let name = format!("node{i}");
+                let node = Node {
+                    config: dir.path().join(format!("{name}.yml")),
+                    data: dir.path().join(&name),
+                    name,
+                    pg_port: free_port(),
+                    rest_port: free_port(),
+                    patroni: None,
+                };
+                std::fs::write(&node.config, node.yaml(dir.path(), etcd_port, synchronous))
+                    .unwrap();
+                node
+            })
+            .collect();
+        let port = free_port();
+        let haproxy_cfg = dir.path().join("haproxy.cfg");
+        std::fs::write(&haproxy_cfg, haproxy_config(port, &nodes)).unwrap();
+        let haproxy = Command::new(if Path::new("/usr/sbin/haproxy").exists() {
+            "/usr/sbin/haproxy"
+        } else {
+            "haproxy"
+        })
+        .args(["-f", haproxy_cfg.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(log(dir.path(), "haproxy.log"))
+        .spawn()
+        .expect("haproxy (Debian: apt install haproxy)");
+        let mut cluster = Cluster {
+            dir,
+            etcd,
+            haproxy,
+            nodes,
+            port,
+            uid,
+            gid,
+        };
+        for index in 0..3 {
+            cluster.start_node(index);
+        }
+        cluster.wait_healthy(synchronous).await;
+        let mut admin = cluster.admin().await;
+        sqlx::raw_sql("create database ctxd")
+            .execute(&mut admin)
+            .await
+            .unwrap();
+        cluster
+    }
+
+    /// Where the cluster's files and logs are.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The URL ctxd uses: the database `ctxd` through HAProxy.
+    pub fn url(&self) -> String {
+        format!("postgres://postgres:pw@127.0.0.1:{}/ctxd", self.port)
+    }
+
+    async fn admin(&self) -> sqlx::PgConnection {
+        use sqlx::Connection as _;
+        let url = format!("postgres://postgres:pw@127.0.0.1:{}/postgres", self.port);
+        sqlx::PgConnection::connect(&url).await.unwrap()
+    }
+
+    /// Starts (again) node `index`'s Patroni, which starts its PostgreSQL.
+    pub fn start_node(&mut self, index: usize) {
+        let node = &mut self.nodes[index];
+        let child = Command::new("patroni")
+            .arg(&node.config)
+            .current_dir("/")
+            .uid(self.uid)
+            .gid(self.gid)
+            .stdout(log(self.dir.path(), &format!("{}.log", node.name)))
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("patroni (Debian: apt install patroni)");
+        node.patroni = Some(child);
+    }
+
+    /// Waits until HAProxy reaches a primary and every node runs (with `synchronous`,
+    /// one of them as the synchronous standby).
+    pub async fn wait_healthy(&self, synchronous: bool) {
+        let deadline = Instant::now() + PATIENCE;
+        while !(self.leader().await.is_some()
+            && self.running().await == self.nodes.len()
+            && (!synchronous || self.sync_standby().await.is_some()))
+        {
+            assert!(
+                Instant::now() < deadline,
+                "the Patroni cluster did not become healthy within {PATIENCE:?}; logs in {}",
+                self.dir.path().display()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// The node Patroni calls the primary, if one is.
+    pub async fn leader(&self) -> Option<usize> {
+        for (index, node) in self.nodes.iter().enumerate() {
+            if rest_status(node.rest_port, "primary").await == 200 {
+                return Some(index);
+            }
+        }
+        None
+    }
+
+    async fn sync_standby(&self) -> Option<usize> {
+        for (index, node) in self.nodes.iter().enumerate() {
+            if rest_status(node.rest_port, "sync").await == 200 {
+                return Some(index);
+            }
+        }
+        None
+    }
+
+    async fn running(&self) -> usize {
+        let mut count = 0;
+        for node in &self.nodes {
+            if rest_status(node.rest_port, "health").await == 200 {
+                count += 1;
+            }
+        }
+        count
+    }
+
+    /// Kills node `index` whole: its Patroni and its postmaster, SIGKILL.
+    pub fn kill_node(&mut self, index: usize) {
+        if let Some(mut child) = self.nodes[index].patroni.take() {
+            child.kill().ok();
+            child.wait().ok();
+        }
+        self.signal_postmaster(index, libc::SIGKILL);
+    }
+
+    /// Kills node `index`'s postmaster alone (its Patroni restarts it).
+    pub fn kill_postmaster(&self, index: usize) {
+        self.signal_postmaster(index, libc::SIGKILL);
+    }
+
+    /// Stops (SIGSTOP) or resumes (SIGCONT) node `index`'s Patroni and postmaster.
+    pub fn freeze(&self, index: usize, frozen: bool) {
+        let signal = if frozen { libc::SIGSTOP } else { libc::SIGCONT };
+        if let Some(child) = &self.nodes[index].patroni {
+            // SAFETY: kill(2) on a child we own.
+            unsafe { libc::kill(child.id() as i32, signal) };
+        }
+        self.signal_postmaster(index, signal);
+    }
+
+    fn signal_postmaster(&self, index: usize, signal: i32) {
+        let pid_file = self.nodes[index].data.join("postmaster.pid");
+        if let Ok(text) = std::fs::read_to_string(pid_file)
+            && let Some(pid) = text
+                .lines()
+                .next()
+                .and_then(|l| l.trim().parse::<i32>().ok())
+        {
+            // SAFETY: kill(2) on the postmaster this cluster started.
+            unsafe { libc::kill(pid, signal) };
+        }
+    }
+
+    /// `patronictl switchover` from the leader `from` to the node Patroni picks (with
+    /// synchronous replication, the synchronous standby: no other may take over).
+    pub fn switchover(&self, from: usize) {
+        let output = Command::new("patronictl")
+            .arg("-c")
+            .arg(&self.nodes[from].config)
+            .args(["switchover", "--leader", &self.nodes[from].name, "--force"])
+            .current_dir("/")
+            .uid(self.uid)
+            .gid(self.gid)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&output.stdout);
+        // patronictl exits 0 when the leader refuses a switchover; it says so.
+        assert!(
+            output.status.success() && !said.contains("failed"),
+            "patronictl switchover: {said}{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    /// Waits until a node other than `old` is the primary; when it is.
+    pub async fn wait_new_leader(&self, old: usize) -> Instant {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if let Some(leader) = self.leader().await
+                && leader != old
+            {
+                return Instant::now();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no new leader within {PATIENCE:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for index in 0..self.nodes.len() {
+            self.freeze(index, false);
+            self.kill_node(index);
+        }
+        self.haproxy.kill().ok();
+        self.haproxy.wait().ok();
+        self.etcd.kill().ok();
+        self.etcd.wait().ok();
+    }
+}
+
+impl Node {
+    fn yaml(&self, dir: &Path, etcd_port: u16, synchronous: bool) -> String {
+        format!(
+            "scope: ctxd-ha
+name: {name}
+restapi:
+  listen: 127.0.0.1:{rest}
+  connect_address: 127.0.0.1:{rest}
+etcd3:
+  hosts: 127.0.0.1:{etcd_port}
+bootstrap:
+  dcs:
+    ttl: {TTL_SECS}
+    loop_wait: 1
+    retry_timeout: 4
+    synchronous_mode: {synchronous}
+    postgresql:
+      use_pg_rewind: true
+      parameters:
+        max_connections: 200
+        wal_log_hints: 'on'
+  initdb:
+    - encoding: UTF8
+    - locale: C
+  pg_hba:
+    - local all all trust
+    - host all all 127.0.0.1/32 trust
+    - host replication replicator 127.0.0.1/32 trust
+postgresql:
+  listen: 127.0.0.1:{pg}
+  connect_address: 127.0.0.1:{pg}
+  data_dir: {data}
+  bin_dir: {bin}
+  pgpass: {dir}/{name}.pgpass
+  authentication:
+    superuser: {{username: postgres, password: pw}}
+    replication: {{username: replicator, password: pw}}
+    rewind: {{username: postgres, password: pw}}
+  parameters:
+    unix_socket_directories: {dir}
+",
+            name = self.name,
+            rest = self.rest_port,
+            pg = self.pg_port,
+            data = self.data.display(),
+            bin = pg_bin().display(),
+            dir = dir.display(),
+        )
+    }
+}
+
+fn haproxy_config(port: u16, nodes: &[Node]) -> String {
+    let mut out = format!(
+        "global
+    maxconn 2000
+defaults
+    mode tcp
+    timeout connect 2s
+    timeout client 30m
+    timeout server 30m
+    timeout check 1s
+listen primary
+    bind 127.0.0.1:{port}
+    option httpchk OPTIONS /primary
+    http-check expect status 200
+    default-server inter 500ms fall 2 rise 1 on-marked-down shutdown-sessions
+"
+    );
+    for node in nodes {
+        out.push_str(&format!(
+            "    server {} 127.0.0.1:{} check port {}\n",
+            node.name, node.pg_port, node.rest_port
+        ));
+    }
+    out
+}
+
+async fn rest_status(port: u16, path: &str) -> u16 {
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    client
+        .get(format!("http://127.0.0.1:{port}/{path}"))
+        .send()
+        .await
+        .map_or(0, |response| response.status().as_u16())
+}
+
+fn log(dir: &Path, name: &str) -> std::fs::File {
+    std::fs::File::create(dir.join(name)).unwrap()
+}

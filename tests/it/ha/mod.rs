@@ -1,0 +1,240 @@
+//! ctxd on a real HA engine: three Patroni-managed PostgreSQL nodes behind HAProxy
+//! (`cluster`), two ctxd replicas on it, eight clients appending with idempotency keys
+//! (`load`) while a fault strikes. After each fault the figures: acknowledged appends
+//! lost or stored twice (0 and 0), INTERNAL answers (0), the longest write outage, and
+//! how much of it came after the engine took writes again through HAProxy (ctxd's own
+//! share).
+//!
+//! The suite runs the short variant (the leader node lost, then a switchover, with
+//! synchronous replication); `scripts/ha-trials` runs every fault ten times, with
+//! synchronous and asynchronous replication, and prints the table docs/operations.md
+//! quotes.
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use sqlx::Connection as _;
+
+use crate::binary::{free_port, terminate, wait_serving};
+
+mod cluster;
+mod load;
+
+use cluster::{Cluster, TTL_SECS};
+use load::{Load, check, longest_gap};
+
+/// Clients appending at once.
+const CLIENTS: usize = 8;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// The leader's Patroni and postmaster killed together (SIGKILL).
+    NodeLost,
+    /// The leader's postmaster killed alone; its Patroni restarts it.
+    PostmasterKilled,
+    /// `patronictl switchover` to another node.
+    Switchover,
+    /// The leader's Patroni and postmaster stopped (SIGSTOP) past the TTL, then resumed.
+    Frozen,
+}
+
+/// One fault's figures.
+#[derive(Debug)]
+pub struct Figures {
+    pub fault: Fault,
+    /// The longest time without an acknowledged append.
+    pub outage: Duration,
+    /// From the fault to the engine taking a write through HAProxy.
+    pub engine: Duration,
+    /// From then to the first acknowledged append: ctxd's share.
+    pub ctxd: Duration,
+}
+
+/// Two ctxd replicas on `url`.
+fn replicas(url: &str, dir: &std::path::Path) -> (Vec<Child>, Vec<String>) {
+    let mut children = Vec::new();
+    let mut addrs = Vec::new();
+    for index in 0..2 {
+        let addr = format!("127.0.0.1:{}", free_port());
+        let stderr = std::fs::File::create(dir.join(format!("ctxd{index}.log"))).unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_ctxd"))
+            .args(["serve", "--listen", &addr])
+            .env("DATABASE_URL", url)
+            .env("CTXD_ANONYMOUS_ACCESS", "allow")
+            .env("CTXD_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            .spawn()
+            .unwrap();
+        children.push(child);
+        addrs.push(addr);
+    }
+    (children, addrs)
+}
+
+/// When a new connection through HAProxy commits a write again.
+async fn engine_takes_writes(url: &str) -> Instant {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let wrote = async {
+            let mut conn = sqlx::PgConnection::connect(url).await.ok()?;
+            sqlx::query("select txid_current()")
+                .execute(&mut conn)
+                .await
+                .ok()
+        };
+        if tokio::time::timeout(Duration::from_secs(1), wrote)
+            .await
+            .ok()
+            .flatten()
+            .is_some()
+        {
+            return Instant::now();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the engine took no write within 120 s"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Strikes `fault` under `load`, waits until appends resume, restores the cluster.
+async fn trial(cluster: &mut Cluster, load: &Load, fault: Fault, synchronous: bool) -> Figures {
+    load.wait_acks(100).await;
+    let leader = cluster.leader().await.expect("a leader before the fault");
+    let struck = Instant::now();
+    match fault {
+        Fault::NodeLost => cluster.kill_node(leader),
+        Fault::PostmasterKilled => cluster.kill_postmaster(leader),
+        Fault::Switchover => cluster.switchover(leader),
+        Fault::Frozen => {
+            cluster.freeze(leader, true);
+            cluster.wait_new_leader(leader).await;
+        }
+    }
+    if fault != Fault::PostmasterKilled {
+        cluster.wait_new_leader(leader).await;
+    }
+    let engine = engine_takes_writes(&cluster.url()).await;
+    if fault == Fault::Frozen {
+        // Resumed after another node took over, the old leader must not take writes
+        // as a stale leader: Patroni demotes it, and every append acknowledged
+        // meanwhile is checked at the end.
+        cluster.freeze(leader, false);
+    }
+    load.wait_acks(100).await;
+    let (outage, resumed) = longest_gap(&load.record.lock().await.acks, struck);
+    if fault == Fault::NodeLost {
+        cluster.start_node(leader);
+    }
+    cluster.wait_healthy(synchronous).await;
+    Figures {
+        fault,
+        outage,
+        engine: engine.saturating_duration_since(struck),
+        ctxd: resumed.saturating_duration_since(engine),
+    }
+}
+
+/// Runs `faults` in turn under load and checks nothing was lost, doubled or INTERNAL.
+async fn run(faults: &[Fault], synchronous: bool) -> Vec<Figures> {
+    let missing = cluster::missing_tools();
+    assert!(
+        missing.is_empty(),
+        "missing {missing:?}: apt install etcd-server patroni haproxy (.ci/run installs them)"
+    );
+    let mut cluster = Cluster::start(synchronous).await;
+    let (mut children, addrs) = replicas(&cluster.url(), cluster.dir());
+    for (child, addr) in children.iter_mut().zip(&addrs) {
+        wait_serving(addr, child).await;
+    }
+    let load = Load::start(&addrs, CLIENTS).await;
+    let mut figures = Vec::new();
+    for fault in faults {
+        figures.push(trial(&mut cluster, &load, *fault, synchronous).await);
+    }
+    let record = load.stop().await;
+    let (lost, doubled) = check(&addrs[0], &record).await;
+    for child in children {
+        terminate(child).await;
+    }
+    let acknowledged: usize = record.acknowledged.iter().map(Vec::len).sum();
+    assert_eq!(
+        (lost, doubled, record.internal),
+        (0, 0, 0),
+        "lost, doubled, INTERNAL of {acknowledged} acknowledged appends; {figures:?}"
+    );
+    figures
+}
+
+#[tokio::test]
+async fn a_lost_leader_and_a_switchover_lose_nothing() {
+    let figures = run(&[Fault::NodeLost, Fault::Switchover], true).await;
+    println!("{}", table(&figures, true));
+    for figure in &figures {
+        // Patroni replaces a lost leader after its key's TTL; ctxd answers as soon as
+        // it can (the figures themselves go to docs/operations.md from the trials).
+        assert!(
+            figure.outage < Duration::from_secs(TTL_SECS * 6),
+            "{figure:?}"
+        );
+    }
+}
+
+/// `scripts/ha-trials`: every fault CTXD_HA_TRIALS times (default 10), synchronous
+/// replication unless CTXD_HA_ASYNC is set; prints a Markdown table.
+#[tokio::test]
+#[ignore = "minutes long: run by scripts/ha-trials"]
+async fn trials() {
+    let trials: usize = std::env::var("CTXD_HA_TRIALS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10);
+    let synchronous = std::env::var_os("CTXD_HA_ASYNC").is_none();
+    let mut faults = Vec::new();
+    for _ in 0..trials {
+        faults.extend([
+            Fault::NodeLost,
+            Fault::PostmasterKilled,
+            Fault::Switchover,
+            Fault::Frozen,
+        ]);
+    }
+    let figures = run(&faults, synchronous).await;
+    println!("{}", table(&figures, synchronous));
+}
+
+fn table(figures: &[Figures], synchronous: bool) -> String {
+    let mut out = format!(
+        "replication: {}\n\n| fault | trials | outage median / max s | engine back median s | ctxd beyond the engine median / max s |\n|---|---|---|---|---|\n",
+        if synchronous {
+            "synchronous"
+        } else {
+            "asynchronous"
+        }
+    );
+    for fault in [
+        Fault::NodeLost,
+        Fault::PostmasterKilled,
+        Fault::Switchover,
+        Fault::Frozen,
+    ] {
+        let of: Vec<&Figures> = figures.iter().filter(|f| f.fault == fault).collect();
+        if of.is_empty() {
+            continue;
+        }
+        let secs = |pick: fn(&Figures) -> Duration| {
+            let mut values: Vec<f64> = of.iter().map(|f| pick(f).as_secs_f64()).collect();
+            values.sort_by(f64::total_cmp);
+            (values[values.len() / 2], values[values.len() - 1])
+        };
+        let (outage, outage_max) = secs(|f| f.outage);
+        let (engine, _) = secs(|f| f.engine);
+        let (ctxd, ctxd_max) = secs(|f| f.ctxd);
+        out.push_str(&format!(
+            "| {fault:?} | {} | {outage:.2} / {outage_max:.2} | {engine:.2} | {ctxd:.2} / {ctxd_max:.2} |\n",
+            of.len()
+        ));
+    }
+    out
+}
