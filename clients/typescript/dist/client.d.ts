@@ -4,7 +4,10 @@ import type { ContextServiceClient } from './gen/ctxd/v1/ContextService.js';
 import type { FinishSessionResponse__Output } from './gen/ctxd/v1/FinishSessionResponse.js';
 import type { GetSessionResponse__Output } from './gen/ctxd/v1/GetSessionResponse.js';
 import type { Job__Output } from './gen/ctxd/v1/Job.js';
+import type { ListSessionsResponse__Output } from './gen/ctxd/v1/ListSessionsResponse.js';
 import type { Policy } from './gen/ctxd/v1/Policy.js';
+import type { Session__Output } from './gen/ctxd/v1/Session.js';
+import { type ListSessionsOptions } from './listing.js';
 import { type RetryOptions, type RetryPolicy } from './retry.js';
 import { type SearchHit, type SearchOptions } from './search.js';
 import { Session, type RequestDefaults } from './session.js';
@@ -116,6 +119,13 @@ export declare class CtxdClient {
      * tokens and reported usage of it and its descendants).
      */
     tree(sessionId: string): Promise<GetSessionResponse__Output>;
+    /**
+     * One page of the tenant's sessions, most recently active first (ListSessions);
+     * pass its `nextPageToken` as `pageToken`, with the same filters, for the next.
+     */
+    listSessions(options?: ListSessionsOptions): Promise<ListSessionsResponse__Output>;
+    /** Every session of a listing, page after page. */
+    sessions(options?: Omit<ListSessionsOptions, 'pageToken'>): AsyncGenerator<Session__Output>;
     /** Full-text search over every session of the tenant. */
     search(query: string, options?: SearchOptions): Promise<SearchHit[]>;
     /** Every session's events, resumed after a disconnect (see EventStream). */

@@ -3,6 +3,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { EventStream } from './events.js';
 import { AlreadyExistsError, CtxdError, fromServiceError } from './errors.js';
+import { listRequest } from './listing.js';
 import { contextServiceClient } from './proto.js';
 import { retryPolicy, withRetries } from './retry.js';
 import { searchRequest } from './search.js';
@@ -109,6 +110,22 @@ export class CtxdClient {
      */
     tree(sessionId) {
         return this.call('GetSession', { sessionId });
+    }
+    /**
+     * One page of the tenant's sessions, most recently active first (ListSessions);
+     * pass its `nextPageToken` as `pageToken`, with the same filters, for the next.
+     */
+    listSessions(options = {}) {
+        return this.call('ListSessions', listRequest(options));
+    }
+    /** Every session of a listing, page after page. */
+    async *sessions(options = {}) {
+        let pageToken = '';
+        do {
+            const page = await this.listSessions({ ...options, pageToken });
+            yield* page.sessions;
+            pageToken = page.nextPageToken;
+        } while (pageToken !== '');
     }
     /** Full-text search over every session of the tenant. */
     async search(query, options = {}) {

@@ -3,6 +3,7 @@ export { AlreadyExistsError, ConflictError, CtxdError, DoesNotFitError, FailedPr
 export { EventStream, type Event, type EventsOptions } from './events.js';
 export type { RetryOptions } from './retry.js';
 export type { SearchHit, SearchOptions } from './search.js';
+export type { ListSessionsOptions } from './listing.js';
 export { Session, type AppendOptions, type AppendResponseOptions, type AppendTurnOptions, type BuildOptions, type Built, type CheckOptions, type CompactModeName, type CompactOptions, type ExpandTarget, type NativeOptions, type RequestDefaults, type RevertOptions, type RevertTarget, type SpawnOptions, } from './session.js';
 export { ToolResult, type Format, type JsonFormat, type MessageInput, type RoleName, type ToolInput, type ToolsInput } from './types.js';
 export type { AppendTurnResponse__Output as AppendResult } from './gen/ctxd/v1/AppendTurnResponse.js';

@@ -13,4 +13,8 @@ export interface SearchOptions {
     /** Most hits (0: 20; at most 100). */
     limit?: number;
 }
+export declare const timestamp: (date: Date) => {
+    seconds: number;
+    nanos: number;
+};
 export declare function searchRequest(sessionId: string, query: string, options: SearchOptions): SearchRequest;

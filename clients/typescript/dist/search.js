@@ -4,7 +4,7 @@ const SCOPES = {
     summaries: 'SEARCH_SCOPE_SUMMARIES',
     both: 'SEARCH_SCOPE_BOTH',
 };
-const timestamp = (date) => ({
+export const timestamp = (date) => ({
     seconds: Math.floor(date.getTime() / 1000),
     nanos: (((date.getTime() % 1000) + 1000) % 1000) * 1e6,
 });

@@ -40,6 +40,8 @@ import type { Job as _ctxd_v1_Job, Job__Output as _ctxd_v1_Job__Output } from '.
 import type { LedgerEntry as _ctxd_v1_LedgerEntry, LedgerEntry__Output as _ctxd_v1_LedgerEntry__Output } from './ctxd/v1/LedgerEntry.js';
 import type { LedgerNote as _ctxd_v1_LedgerNote, LedgerNote__Output as _ctxd_v1_LedgerNote__Output } from './ctxd/v1/LedgerNote.js';
 import type { LedgerTodo as _ctxd_v1_LedgerTodo, LedgerTodo__Output as _ctxd_v1_LedgerTodo__Output } from './ctxd/v1/LedgerTodo.js';
+import type { ListSessionsRequest as _ctxd_v1_ListSessionsRequest, ListSessionsRequest__Output as _ctxd_v1_ListSessionsRequest__Output } from './ctxd/v1/ListSessionsRequest.js';
+import type { ListSessionsResponse as _ctxd_v1_ListSessionsResponse, ListSessionsResponse__Output as _ctxd_v1_ListSessionsResponse__Output } from './ctxd/v1/ListSessionsResponse.js';
 import type { MediaRef as _ctxd_v1_MediaRef, MediaRef__Output as _ctxd_v1_MediaRef__Output } from './ctxd/v1/MediaRef.js';
 import type { Message as _ctxd_v1_Message, Message__Output as _ctxd_v1_Message__Output } from './ctxd/v1/Message.js';
 import type { OutputEvicted as _ctxd_v1_OutputEvicted, OutputEvicted__Output as _ctxd_v1_OutputEvicted__Output } from './ctxd/v1/OutputEvicted.js';
@@ -128,6 +130,8 @@ export interface ProtoGrpcType {
             LedgerEntryKind: EnumTypeDefinition;
             LedgerNote: MessageTypeDefinition<_ctxd_v1_LedgerNote, _ctxd_v1_LedgerNote__Output>;
             LedgerTodo: MessageTypeDefinition<_ctxd_v1_LedgerTodo, _ctxd_v1_LedgerTodo__Output>;
+            ListSessionsRequest: MessageTypeDefinition<_ctxd_v1_ListSessionsRequest, _ctxd_v1_ListSessionsRequest__Output>;
+            ListSessionsResponse: MessageTypeDefinition<_ctxd_v1_ListSessionsResponse, _ctxd_v1_ListSessionsResponse__Output>;
             MediaRef: MessageTypeDefinition<_ctxd_v1_MediaRef, _ctxd_v1_MediaRef__Output>;
             Message: MessageTypeDefinition<_ctxd_v1_Message, _ctxd_v1_Message__Output>;
             OutputEvicted: MessageTypeDefinition<_ctxd_v1_OutputEvicted, _ctxd_v1_OutputEvicted__Output>;

@@ -23,6 +23,8 @@ import type { GetJobRequest as _ctxd_v1_GetJobRequest, GetJobRequest__Output as 
 import type { GetSessionRequest as _ctxd_v1_GetSessionRequest, GetSessionRequest__Output as _ctxd_v1_GetSessionRequest__Output } from '../../ctxd/v1/GetSessionRequest.js';
 import type { GetSessionResponse as _ctxd_v1_GetSessionResponse, GetSessionResponse__Output as _ctxd_v1_GetSessionResponse__Output } from '../../ctxd/v1/GetSessionResponse.js';
 import type { Job as _ctxd_v1_Job, Job__Output as _ctxd_v1_Job__Output } from '../../ctxd/v1/Job.js';
+import type { ListSessionsRequest as _ctxd_v1_ListSessionsRequest, ListSessionsRequest__Output as _ctxd_v1_ListSessionsRequest__Output } from '../../ctxd/v1/ListSessionsRequest.js';
+import type { ListSessionsResponse as _ctxd_v1_ListSessionsResponse, ListSessionsResponse__Output as _ctxd_v1_ListSessionsResponse__Output } from '../../ctxd/v1/ListSessionsResponse.js';
 import type { RevertCompactionRequest as _ctxd_v1_RevertCompactionRequest, RevertCompactionRequest__Output as _ctxd_v1_RevertCompactionRequest__Output } from '../../ctxd/v1/RevertCompactionRequest.js';
 import type { RevertCompactionResponse as _ctxd_v1_RevertCompactionResponse, RevertCompactionResponse__Output as _ctxd_v1_RevertCompactionResponse__Output } from '../../ctxd/v1/RevertCompactionResponse.js';
 import type { SearchRequest as _ctxd_v1_SearchRequest, SearchRequest__Output as _ctxd_v1_SearchRequest__Output } from '../../ctxd/v1/SearchRequest.js';
@@ -256,6 +258,24 @@ export interface ContextServiceClient extends grpc.Client {
     getSession(argument: _ctxd_v1_GetSessionRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_GetSessionResponse__Output>): grpc.ClientUnaryCall;
     getSession(argument: _ctxd_v1_GetSessionRequest, callback: grpc.requestCallback<_ctxd_v1_GetSessionResponse__Output>): grpc.ClientUnaryCall;
     /**
+     * Lists the caller's sessions, most recently active (updated) first, a page at a
+     * time (AIP-158), filtered by metadata, parent, fork source, finished, and created
+     * and updated ranges. Deleted sessions are not listed.
+     */
+    ListSessions(argument: _ctxd_v1_ListSessionsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_ListSessionsResponse__Output>): grpc.ClientUnaryCall;
+    ListSessions(argument: _ctxd_v1_ListSessionsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_ListSessionsResponse__Output>): grpc.ClientUnaryCall;
+    ListSessions(argument: _ctxd_v1_ListSessionsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_ListSessionsResponse__Output>): grpc.ClientUnaryCall;
+    ListSessions(argument: _ctxd_v1_ListSessionsRequest, callback: grpc.requestCallback<_ctxd_v1_ListSessionsResponse__Output>): grpc.ClientUnaryCall;
+    /**
+     * Lists the caller's sessions, most recently active (updated) first, a page at a
+     * time (AIP-158), filtered by metadata, parent, fork source, finished, and created
+     * and updated ranges. Deleted sessions are not listed.
+     */
+    listSessions(argument: _ctxd_v1_ListSessionsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_ListSessionsResponse__Output>): grpc.ClientUnaryCall;
+    listSessions(argument: _ctxd_v1_ListSessionsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_ListSessionsResponse__Output>): grpc.ClientUnaryCall;
+    listSessions(argument: _ctxd_v1_ListSessionsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_ListSessionsResponse__Output>): grpc.ClientUnaryCall;
+    listSessions(argument: _ctxd_v1_ListSessionsRequest, callback: grpc.requestCallback<_ctxd_v1_ListSessionsResponse__Output>): grpc.ClientUnaryCall;
+    /**
      * Undoes a compaction (a clearing or a summarization pass, named by its event's cursor
      * or a summary it wrote) and every later one still in force: the model's view is as
      * it was before it, with the messages appended since. The log is never changed; the
@@ -421,6 +441,12 @@ export interface ContextServiceHandlers extends grpc.UntypedServiceImplementatio
      */
     GetSession: grpc.handleUnaryCall<_ctxd_v1_GetSessionRequest__Output, _ctxd_v1_GetSessionResponse>;
     /**
+     * Lists the caller's sessions, most recently active (updated) first, a page at a
+     * time (AIP-158), filtered by metadata, parent, fork source, finished, and created
+     * and updated ranges. Deleted sessions are not listed.
+     */
+    ListSessions: grpc.handleUnaryCall<_ctxd_v1_ListSessionsRequest__Output, _ctxd_v1_ListSessionsResponse>;
+    /**
      * Undoes a compaction (a clearing or a summarization pass, named by its event's cursor
      * or a summary it wrote) and every later one still in force: the model's view is as
      * it was before it, with the messages appended since. The log is never changed; the
@@ -467,6 +493,7 @@ export interface ContextServiceDefinition extends grpc.ServiceDefinition {
     ForkSession: MethodDefinition<_ctxd_v1_ForkSessionRequest, _ctxd_v1_ForkSessionResponse, _ctxd_v1_ForkSessionRequest__Output, _ctxd_v1_ForkSessionResponse__Output>;
     GetJob: MethodDefinition<_ctxd_v1_GetJobRequest, _ctxd_v1_Job, _ctxd_v1_GetJobRequest__Output, _ctxd_v1_Job__Output>;
     GetSession: MethodDefinition<_ctxd_v1_GetSessionRequest, _ctxd_v1_GetSessionResponse, _ctxd_v1_GetSessionRequest__Output, _ctxd_v1_GetSessionResponse__Output>;
+    ListSessions: MethodDefinition<_ctxd_v1_ListSessionsRequest, _ctxd_v1_ListSessionsResponse, _ctxd_v1_ListSessionsRequest__Output, _ctxd_v1_ListSessionsResponse__Output>;
     RevertCompaction: MethodDefinition<_ctxd_v1_RevertCompactionRequest, _ctxd_v1_RevertCompactionResponse, _ctxd_v1_RevertCompactionRequest__Output, _ctxd_v1_RevertCompactionResponse__Output>;
     Search: MethodDefinition<_ctxd_v1_SearchRequest, _ctxd_v1_SearchResponse, _ctxd_v1_SearchRequest__Output, _ctxd_v1_SearchResponse__Output>;
     SubscribeEvents: MethodDefinition<_ctxd_v1_SubscribeEventsRequest, _ctxd_v1_SubscribeEventsResponse, _ctxd_v1_SubscribeEventsRequest__Output, _ctxd_v1_SubscribeEventsResponse__Output>;
