@@ -183,14 +183,11 @@ impl Cluster {
         node.patroni = Some(child);
     }
 
-    /// Waits until HAProxy reaches a primary and every node runs (with `synchronous`,
-    /// one of them as the synchronous standby).
+    /// Waits until HAProxy reaches a primary and every node runs on the leader's
+    /// timeline (with `synchronous`, one of them as the synchronous standby).
     pub async fn wait_healthy(&self, synchronous: bool) {
         let deadline = Instant::now() + PATIENCE;
-        while !(self.leader().await.is_some()
-            && self.running().await == self.nodes.len()
-            && (!synchronous || self.sync_standby().await.is_some()))
-        {
+        while !(self.leader().await.is_some() && self.settled(synchronous).await) {
             assert!(
                 Instant::now() < deadline,
                 "the Patroni cluster did not become healthy within {PATIENCE:?}; logs in {}",
@@ -198,6 +195,42 @@ impl Cluster {
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+    }
+
+    /// Whether Patroni's own view of the cluster (`GET /cluster`) has every node running
+    /// on the leader's timeline, and a synchronous standby when `synchronous`.
+    async fn settled(&self, synchronous: bool) -> bool {
+        let Some(view) = self.cluster_view().await else {
+            return false;
+        };
+        let members = view["members"].as_array().cloned().unwrap_or_default();
+        let Some(leader) = members.iter().find(|m| m["role"] == "leader") else {
+            return false;
+        };
+        let timeline = &leader["timeline"];
+        members.len() == self.nodes.len()
+            && members.iter().all(|m| {
+                matches!(m["state"].as_str(), Some("running" | "streaming"))
+                    && &m["timeline"] == timeline
+            })
+            && (!synchronous || members.iter().any(|m| m["role"] == "sync_standby"))
+    }
+
+    async fn cluster_view(&self) -> Option<serde_json::Value> {
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(1))
+            .build()
+            .unwrap();
+        for node in &self.nodes {
+            let url = format!("http://127.0.0.1:{}/cluster", node.rest_port);
+            if let Ok(response) = client.get(url).send().await
+                && let Ok(text) = response.text().await
+                && let Ok(view) = serde_json::from_str(&text)
+            {
+                return Some(view);
+            }
+        }
+        None
     }
 
     /// The node Patroni calls the primary, if one is.
@@ -208,25 +241,6 @@ impl Cluster {
             }
         }
         None
-    }
-
-    async fn sync_standby(&self) -> Option<usize> {
-        for (index, node) in self.nodes.iter().enumerate() {
-            if rest_status(node.rest_port, "sync").await == 200 {
-                return Some(index);
-            }
-        }
-        None
-    }
-
-    async fn running(&self) -> usize {
-        let mut count = 0;
-        for node in &self.nodes {
-            if rest_status(node.rest_port, "health").await == 200 {
-                count += 1;
-            }
-        }
-        count
     }
 
     /// Kills node `index` whole: its Patroni and its postmaster, SIGKILL.
@@ -267,24 +281,37 @@ impl Cluster {
     }
 
     /// `patronictl switchover` from the leader `from` to the node Patroni picks (with
-    /// synchronous replication, the synchronous standby: no other may take over).
-    pub fn switchover(&self, from: usize) {
-        let output = Command::new("patronictl")
-            .arg("-c")
-            .arg(&self.nodes[from].config)
-            .args(["switchover", "--leader", &self.nodes[from].name, "--force"])
-            .current_dir("/")
-            .uid(self.uid)
-            .gid(self.gid)
-            .output()
-            .unwrap();
-        let said = String::from_utf8_lossy(&output.stdout);
-        // patronictl exits 0 when the leader refuses a switchover; it says so.
-        assert!(
-            output.status.success() && !said.contains("failed"),
-            "patronictl switchover: {said}{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+    /// synchronous replication, the synchronous standby: no other may take over). A
+    /// switchover the leader refuses for now (its standby still catching up) is asked
+    /// again.
+    pub async fn switchover(&self, from: usize) {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let output = Command::new("patronictl")
+                .arg("-c")
+                .arg(&self.nodes[from].config)
+                .args(["switchover", "--leader", &self.nodes[from].name, "--force"])
+                .current_dir("/")
+                .uid(self.uid)
+                .gid(self.gid)
+                .output()
+                .unwrap();
+            let said = String::from_utf8_lossy(&output.stdout);
+            assert!(
+                output.status.success(),
+                "patronictl switchover: {said}{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            // patronictl exits 0 when the leader refuses a switchover; it says so.
+            if !said.contains("Switchover failed") {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no switchover within {PATIENCE:?}: {said}"
+            );
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
     }
 
     /// Waits until a node other than `old` is the primary; when it is.

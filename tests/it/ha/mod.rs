@@ -106,7 +106,7 @@ async fn trial(cluster: &mut Cluster, load: &Load, fault: Fault, synchronous: bo
     match fault {
         Fault::NodeLost => cluster.kill_node(leader),
         Fault::PostmasterKilled => cluster.kill_postmaster(leader),
-        Fault::Switchover => cluster.switchover(leader),
+        Fault::Switchover => cluster.switchover(leader).await,
         Fault::Frozen => {
             cluster.freeze(leader, true);
             cluster.wait_new_leader(leader).await;
