@@ -89,6 +89,7 @@ impl Cluster {
         std::os::unix::fs::chown(dir.path(), Some(uid), Some(gid)).unwrap();
         let (etcd_port, peer_port) = (free_port(), free_port());
         let etcd = Command::new("etcd")
+            .stdin(Stdio::null())
             .args([
                 "--name=e1",
                 &format!("--data-dir={}", dir.path().join("etcd").display()),
@@ -176,8 +177,11 @@ impl Cluster {
             .current_dir("/")
             .uid(self.uid)
             .gid(self.gid)
+            // PostgreSQL in single-user mode (Patroni's crash recovery before pg_rewind)
+            // reads commands from stdin: it must see none.
+            .stdin(Stdio::null())
             .stdout(log(self.dir.path(), &format!("{}.log", node.name)))
-            .stderr(Stdio::null())
+            .stderr(log(self.dir.path(), &format!("{}.err.log", node.name)))
             .spawn()
             .expect("patroni (Debian: apt install patroni)");
         node.patroni = Some(child);
@@ -334,6 +338,14 @@ impl Cluster {
 
 impl Drop for Cluster {
     fn drop(&mut self) {
+        if std::thread::panicking() {
+            // A failed run keeps its files: the logs say what the cluster did.
+            eprintln!(
+                "the cluster's files and logs: {}",
+                self.dir.path().display()
+            );
+            self.dir.disable_cleanup(true);
+        }
         for index in 0..self.nodes.len() {
             self.freeze(index, false);
             self.kill_node(index);
