@@ -728,6 +728,7 @@ async fn health_and_reflection(pool: PgPool) {
         [
             "CreateSession",
             "GetSession",
+            "ListSessions",
             "DeleteSession",
             "FinishSession",
             "ForkSession",

@@ -116,8 +116,10 @@ async fn a_write_that_relied_on_an_ended_job_corrects_the_cached_row(pool: PgPoo
         let id = if alone { "single" } else { "batched" };
         crate::harness::create(&mut client, id, Default::default()).await;
         let job: i64 = sqlx::query_scalar(
-            "insert into jobs (tenant_id, session_id, kind, max_attempts)
-             select tenant_id, id, 'summarize', 3 from sessions where external_id = $1
+            // Due in an hour: the server's own workers leave it to the test.
+            "insert into jobs (tenant_id, session_id, kind, max_attempts, run_at)
+             select tenant_id, id, 'summarize', 3, now() + interval '1 hour'
+             from sessions where external_id = $1
              returning id",
         )
         .bind(id)
