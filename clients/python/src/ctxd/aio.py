@@ -227,25 +227,17 @@ class AsyncClient:
         updated_before: Optional[datetime.datetime] = None,
     ) -> AsyncIterator[pb.Session]:
         """Every session of a listing (see list_sessions), page after page."""
-        token = ""
+        request = requests.list_sessions(
+            page_size, "", metadata, parent_session_id, forked_from_session_id, finished,
+            created_after, created_before, updated_after, updated_before,
+        )
         while True:
-            page = await self.list_sessions(
-                page_size=page_size,
-                page_token=token,
-                metadata=metadata,
-                parent_session_id=parent_session_id,
-                forked_from_session_id=forked_from_session_id,
-                finished=finished,
-                created_after=created_after,
-                created_before=created_before,
-                updated_after=updated_after,
-                updated_before=updated_before,
-            )
+            page = await self._call("ListSessions", request, pb.ListSessionsResponse)
             for session in page.sessions:
                 yield session
             if not page.next_page_token:
                 return
-            token = page.next_page_token
+            request.page_token = page.next_page_token
 
     async def delete_session(self, session_id: str) -> int:
         """Deletes the session and its log; returns how many messages went with it. Not
