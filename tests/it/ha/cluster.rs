@@ -7,6 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::binary::free_port;
+use crate::support::{pg_bin, postgres_user};
 
 /// Patroni's leader key lifetime, seconds: a leader that stops renewing it is replaced
 /// after at most this long.
@@ -48,33 +49,6 @@ pub fn missing_tools() -> Vec<&'static str> {
                 .is_ok_and(|s| s.success())
         })
         .collect()
-}
-
-fn pg_bin() -> PathBuf {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
-        .expect("PostgreSQL server binaries in /usr/lib/postgresql")
-        .map(|entry| entry.unwrap().path().join("bin"))
-        .filter(|dir| dir.join("postgres").exists())
-        .collect();
-    dirs.sort();
-    dirs.pop()
-        .expect("a PostgreSQL server in /usr/lib/postgresql/*/bin")
-}
-
-/// The user PostgreSQL runs as (it refuses root).
-fn postgres_user() -> (u32, u32) {
-    let id = |flag: &str| -> u32 {
-        let output = Command::new("id")
-            .args([flag, "postgres"])
-            .output()
-            .unwrap();
-        String::from_utf8(output.stdout)
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap()
-    };
-    (id("-u"), id("-g"))
 }
 
 impl Cluster {
