@@ -241,15 +241,32 @@ class AgentLoop(unittest.TestCase):
 
     def test_5_the_readme_loops(self):
         """The agent loops of README.md and clients/python/README.md (each file's first
-        Python block), run as written (ctxd's address and the provider's base URL swapped
+        Python block that calls a provider), run as written (ctxd's address and the provider's base URL swapped
         in) against the fake: one tool call, one answer."""
         for readme in (os.path.join(REPO, "README.md"), os.path.join(REPO, "clients", "python", "README.md")):
             with self.subTest(readme=readme):
                 self.run_readme_loop(readme)
 
+    def test_6_the_readme_first_call(self):
+        """README.md's first call, run as written (ctxd's address swapped in): no provider,
+        no key; it prints the Anthropic body's messages and the budget."""
+        with open(os.path.join(REPO, "README.md"), encoding="utf-8") as file:
+            code = re.findall(r"```python\n(.*?)```", file.read(), re.S)[0]
+        self.assertNotIn("openai", code)
+        self.assertIn('"127.0.0.1:50051"', code)
+        code = code.replace('"127.0.0.1:50051"', repr(SERVER["server"].addr))
+        env = {key: value for key, value in os.environ.items() if not key.endswith("_API_KEY")}
+        with tempfile.TemporaryDirectory() as cwd:
+            done = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("Which files are here?", done.stdout)
+        self.assertIn("README.md and src/.", done.stdout)
+        self.assertIn("context_window_tokens: 8000", done.stdout)
+
     def run_readme_loop(self, readme):
         with open(readme, encoding="utf-8") as file:
-            code = re.findall(r"```python\n(.*?)```", file.read(), re.S)[0]
+            blocks = re.findall(r"```python\n(.*?)```", file.read(), re.S)
+        code = next(block for block in blocks if "openai.OpenAI()" in block)
         self.assertIn('"127.0.0.1:50051"', code)
         code = code.replace('"127.0.0.1:50051"', repr(SERVER["server"].addr))
         provider = SERVER["provider"]
