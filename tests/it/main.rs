@@ -39,6 +39,7 @@ mod recorded;
 mod replicas;
 mod retention;
 mod revert;
+mod rolling;
 mod small_window;
 mod subagents;
 mod support;

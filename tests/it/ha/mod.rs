@@ -17,7 +17,7 @@ use sqlx::Connection as _;
 use crate::binary::{free_port, terminate, wait_serving};
 
 mod cluster;
-mod load;
+pub mod load;
 
 use cluster::{Cluster, TTL_SECS};
 use load::{Load, check, longest_gap};
