@@ -1,6 +1,6 @@
-import type { CtxdClient } from './client.js';
 import type { Event__Output } from './gen/ctxd/v1/Event.js';
 import type { EventKind } from './gen/ctxd/v1/EventKind.js';
+import type { Transport } from './transport.js';
 export type Event = Event__Output;
 export interface EventsOptions {
     /** Resume after this cursor (an Event's `cursor`). Default: the oldest event kept. */
@@ -40,7 +40,7 @@ export declare class EventStream implements AsyncIterable<Event> {
     private call;
     private closed;
     private started;
-    constructor(client: CtxdClient, sessionId: string, options: EventsOptions);
+    constructor(client: Transport, sessionId: string, options: EventsOptions);
     /** Ends the subscription; a pending `next()` finishes the iteration. */
     close(): void;
     [Symbol.asyncIterator](): AsyncGenerator<Event, void, undefined>;

@@ -1,10 +1,12 @@
-export { CtxdClient, type CallOptions, type ClientOptions, type CreateSessionOptions, type FinishOptions, type ForkSessionOptions, type TlsOptions, } from './client.js';
+export { CtxdClient } from './client.js';
+export type { CreateSessionOptions, FinishOptions, ForkSessionOptions, RequestDefaults } from './options.js';
+export type { CallOptions, ClientOptions, TlsOptions } from './transport.js';
 export { AlreadyExistsError, ConflictError, CtxdError, DoesNotFitError, FailedPreconditionError, InvalidArgumentError, NotFoundError, OutOfRangeError, ResourceExhaustedError, UnauthenticatedError, UnavailableError, type ErrorInfo, type FieldViolation, type PreconditionViolation, type QuotaViolation, type StatusDetails, } from './errors.js';
 export { EventStream, type Event, type EventsOptions } from './events.js';
 export type { RetryOptions } from './retry.js';
 export type { SearchHit, SearchOptions } from './search.js';
 export type { ListSessionsOptions } from './listing.js';
-export { Session, type AppendOptions, type AppendResponseOptions, type AppendTurnOptions, type BuildOptions, type Built, type CheckOptions, type CompactModeName, type CompactOptions, type ExpandTarget, type NativeOptions, type RequestDefaults, type RevertOptions, type RevertTarget, type SpawnOptions, } from './session.js';
+export { Session, type AppendOptions, type AppendResponseOptions, type AppendTurnOptions, type BuildOptions, type Built, type CheckOptions, type CompactModeName, type CompactOptions, type ExpandTarget, type NativeOptions, type RevertOptions, type RevertTarget, type SpawnOptions, } from './session.js';
 export { ToolResult, type Format, type JsonFormat, type MessageInput, type RoleName, type ToolInput, type ToolsInput } from './types.js';
 export type { AppendTurnResponse__Output as AppendResult } from './gen/ctxd/v1/AppendTurnResponse.js';
 export type { BudgetReport__Output as BudgetReport } from './gen/ctxd/v1/BudgetReport.js';

@@ -1,4 +1,3 @@
-import type { CreateSessionOptions, CtxdClient, FinishOptions, ForkSessionOptions } from './client.js';
 import { EventStream, type EventsOptions } from './events.js';
 import type { AppendTurnResponse__Output } from './gen/ctxd/v1/AppendTurnResponse.js';
 import type { BudgetReport__Output } from './gen/ctxd/v1/BudgetReport.js';
@@ -12,7 +11,9 @@ import type { Message__Output } from './gen/ctxd/v1/Message.js';
 import type { RevertCompactionResponse__Output } from './gen/ctxd/v1/RevertCompactionResponse.js';
 import type { Session__Output } from './gen/ctxd/v1/Session.js';
 import type { Usage } from './gen/ctxd/v1/Usage.js';
+import type { CreateSessionOptions, FinishOptions, ForkSessionOptions, RequestDefaults } from './options.js';
 import { type SearchHit, type SearchOptions } from './search.js';
+import type { Transport } from './transport.js';
 import { type Format, type JsonFormat, type MessageInput, type ToolsInput } from './types.js';
 export interface BuildOptions<F extends Format = Format> {
     /** The request's shape (default neutral). */
@@ -85,11 +86,6 @@ export type ExpandTarget = {
 } | {
     summaryId: number;
 };
-/** What `build` and `check` use when a call does not say (kept in the handle, not on the server). */
-export interface RequestDefaults {
-    systemPrompt?: string;
-    tools?: ToolsInput;
-}
 export declare class Session {
     private readonly client;
     readonly id: string;
@@ -97,7 +93,7 @@ export declare class Session {
     readonly info: Session__Output | undefined;
     /** The system prompt and tools of every build and check that gives none. */
     readonly defaults: RequestDefaults;
-    constructor(client: CtxdClient, id: string, info?: Session__Output, defaults?: RequestDefaults);
+    constructor(client: Transport, id: string, info?: Session__Output, defaults?: RequestDefaults);
     /** The session: policy, version, counters; with includeView the summaries and budget too. */
     get(includeView?: boolean): Promise<GetSessionResponse__Output>;
     /** Deletes the session with its log. */
@@ -158,3 +154,9 @@ export declare class Session {
     events(options?: EventsOptions): EventStream;
 }
 export type { Message__Output };
+/** CreateSession through `transport` (CtxdClient.createSession). */
+export declare function createSession(transport: Transport, options?: CreateSessionOptions): Promise<Session>;
+/** ForkSession through `transport` (CtxdClient.forkSession). */
+export declare function forkSession(transport: Transport, sourceSessionId: string, options?: ForkSessionOptions): Promise<Session>;
+/** FinishSession through `transport` (CtxdClient.finishSession). */
+export declare function finishSession(transport: Transport, sessionId: string, finalAnswer?: string, options?: FinishOptions): Promise<FinishSessionResponse__Output>;

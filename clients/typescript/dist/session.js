@@ -146,7 +146,7 @@ export class Session {
      * `CtxdClient.forkSession`.
      */
     fork(options = {}) {
-        return this.client.forkSession(this.id, {
+        return forkSession(this.client, this.id, {
             ...options,
             systemPrompt: options.systemPrompt ?? this.defaults.systemPrompt,
             tools: options.tools ?? this.defaults.tools,
@@ -158,18 +158,18 @@ export class Session {
      * answer to append that here as the call's result.
      */
     spawn(toolCallId, options = {}) {
-        return this.client.createSession({ ...options, parentSessionId: this.id, parentToolCallId: toolCallId });
+        return createSession(this.client, { ...options, parentSessionId: this.id, parentToolCallId: toolCallId });
     }
     /**
      * Ends this session; a final answer becomes the result of the parent's tool call that
      * spawned it (see `CtxdClient.finishSession`).
      */
     finish(finalAnswer = '', options = {}) {
-        return this.client.finishSession(this.id, finalAnswer, options);
+        return finishSession(this.client, this.id, finalAnswer, options);
     }
     /** This session's parent, children and subtree totals (see `CtxdClient.tree`). */
     tree() {
-        return this.client.tree(this.id);
+        return this.client.call('GetSession', { sessionId: this.id });
     }
     /** The original messages, byte-exact, whatever the view shows of them. */
     expand(target, options = {}) {
@@ -191,4 +191,33 @@ export class Session {
     events(options = {}) {
         return new EventStream(this.client, this.id, options);
     }
+}
+/** CreateSession through `transport` (CtxdClient.createSession). */
+export async function createSession(transport, options = {}) {
+    const request = {
+        sessionId: options.id ?? '',
+        policy: options.policy,
+        metadata: options.metadata ?? {},
+        parentSessionId: options.parentSessionId ?? '',
+        parentToolCallId: options.parentToolCallId ?? '',
+    };
+    const created = await transport.makeSession('CreateSession', request, options.id, () => true);
+    return new Session(transport, created.sessionId, created, { systemPrompt: options.systemPrompt, tools: options.tools });
+}
+/** ForkSession through `transport` (CtxdClient.forkSession). */
+export async function forkSession(transport, sourceSessionId, options = {}) {
+    const request = {
+        sourceSessionId,
+        sessionId: options.id ?? '',
+        policy: options.policy,
+        metadata: options.metadata ?? {},
+    };
+    if (options.atSeq !== undefined)
+        request['atSeq'] = options.atSeq;
+    const forked = await transport.makeSession('ForkSession', request, options.id, (existing) => existing.forkedFromSessionId === sourceSessionId);
+    return new Session(transport, forked.sessionId, forked, { systemPrompt: options.systemPrompt, tools: options.tools });
+}
+/** FinishSession through `transport` (CtxdClient.finishSession). */
+export function finishSession(transport, sessionId, finalAnswer = '', options = {}) {
+    return transport.call('FinishSession', { sessionId, finalAnswer, appendToParent: options.appendToParent ?? finalAnswer !== '' }, { retry: false });
 }

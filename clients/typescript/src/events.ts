@@ -2,11 +2,11 @@
 // it resubscribes after the last event it delivered, so nothing is missed or repeated.
 import * as grpc from '@grpc/grpc-js';
 
-import type { CtxdClient } from './client.js';
 import { CtxdError, fromServiceError } from './errors.js';
 import type { Event__Output } from './gen/ctxd/v1/Event.js';
 import type { EventKind } from './gen/ctxd/v1/EventKind.js';
 import type { SubscribeEventsResponse__Output } from './gen/ctxd/v1/SubscribeEventsResponse.js';
+import type { Transport } from './transport.js';
 import { backoffMs, sleep } from './retry.js';
 
 export type Event = Event__Output;
@@ -49,7 +49,7 @@ export class EventStream implements AsyncIterable<Event> {
   private started = false;
 
   constructor(
-    private readonly client: CtxdClient,
+    private readonly client: Transport,
     private readonly sessionId: string,
     private readonly options: EventsOptions,
   ) {

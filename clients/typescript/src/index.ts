@@ -1,13 +1,7 @@
 // ctxd's TypeScript client. See README.md.
-export {
-  CtxdClient,
-  type CallOptions,
-  type ClientOptions,
-  type CreateSessionOptions,
-  type FinishOptions,
-  type ForkSessionOptions,
-  type TlsOptions,
-} from './client.js';
+export { CtxdClient } from './client.js';
+export type { CreateSessionOptions, FinishOptions, ForkSessionOptions, RequestDefaults } from './options.js';
+export type { CallOptions, ClientOptions, TlsOptions } from './transport.js';
 export {
   AlreadyExistsError,
   ConflictError,
@@ -42,7 +36,6 @@ export {
   type CompactOptions,
   type ExpandTarget,
   type NativeOptions,
-  type RequestDefaults,
   type RevertOptions,
   type RevertTarget,
   type SpawnOptions,

@@ -5,7 +5,6 @@ import { randomUUID } from 'node:crypto';
 
 import * as grpc from '@grpc/grpc-js';
 
-import type { CreateSessionOptions, CtxdClient, FinishOptions, ForkSessionOptions } from './client.js';
 import { CtxdError } from './errors.js';
 import { EventStream, type EventsOptions } from './events.js';
 import type { AppendTurnResponse__Output } from './gen/ctxd/v1/AppendTurnResponse.js';
@@ -22,7 +21,9 @@ import type { Message__Output } from './gen/ctxd/v1/Message.js';
 import type { RevertCompactionResponse__Output } from './gen/ctxd/v1/RevertCompactionResponse.js';
 import type { Session__Output } from './gen/ctxd/v1/Session.js';
 import type { Usage } from './gen/ctxd/v1/Usage.js';
+import type { CreateSessionOptions, FinishOptions, ForkSessionOptions, RequestDefaults } from './options.js';
 import { searchRequest, type SearchHit, type SearchOptions } from './search.js';
+import type { Transport } from './transport.js';
 import {
   jsonFormat,
   nativeItems,
@@ -119,12 +120,6 @@ const COMPACT_MODES: Record<CompactModeName, CompactMode> = {
 // Compact with wait may block this long beyond its wait on the server.
 const COMPACT_MARGIN_MS = 30_000;
 
-/** What `build` and `check` use when a call does not say (kept in the handle, not on the server). */
-export interface RequestDefaults {
-  systemPrompt?: string;
-  tools?: ToolsInput;
-}
-
 export class Session {
   /** The session as CreateSession returned it (undefined for a handle from client.session()). */
   readonly info: Session__Output | undefined;
@@ -132,7 +127,7 @@ export class Session {
   readonly defaults: RequestDefaults;
 
   constructor(
-    private readonly client: CtxdClient,
+    private readonly client: Transport,
     readonly id: string,
     info?: Session__Output,
     defaults: RequestDefaults = {},
@@ -266,7 +261,7 @@ export class Session {
    * `CtxdClient.forkSession`.
    */
   fork(options: ForkSessionOptions = {}): Promise<Session> {
-    return this.client.forkSession(this.id, {
+    return forkSession(this.client, this.id, {
       ...options,
       systemPrompt: options.systemPrompt ?? this.defaults.systemPrompt,
       tools: options.tools ?? this.defaults.tools,
@@ -279,7 +274,7 @@ export class Session {
    * answer to append that here as the call's result.
    */
   spawn(toolCallId: string, options: SpawnOptions = {}): Promise<Session> {
-    return this.client.createSession({ ...options, parentSessionId: this.id, parentToolCallId: toolCallId });
+    return createSession(this.client, { ...options, parentSessionId: this.id, parentToolCallId: toolCallId });
   }
 
   /**
@@ -287,12 +282,12 @@ export class Session {
    * spawned it (see `CtxdClient.finishSession`).
    */
   finish(finalAnswer = '', options: FinishOptions = {}): Promise<FinishSessionResponse__Output> {
-    return this.client.finishSession(this.id, finalAnswer, options);
+    return finishSession(this.client, this.id, finalAnswer, options);
   }
 
   /** This session's parent, children and subtree totals (see `CtxdClient.tree`). */
   tree(): Promise<GetSessionResponse__Output> {
-    return this.client.tree(this.id);
+    return this.client.call('GetSession', { sessionId: this.id });
   }
 
   /** The original messages, byte-exact, whatever the view shows of them. */
@@ -317,3 +312,52 @@ export class Session {
 }
 
 export type { Message__Output };
+
+/** CreateSession through `transport` (CtxdClient.createSession). */
+export async function createSession(transport: Transport, options: CreateSessionOptions = {}): Promise<Session> {
+  const request = {
+    sessionId: options.id ?? '',
+    policy: options.policy,
+    metadata: options.metadata ?? {},
+    parentSessionId: options.parentSessionId ?? '',
+    parentToolCallId: options.parentToolCallId ?? '',
+  };
+  const created = await transport.makeSession('CreateSession', request, options.id, () => true);
+  return new Session(transport, created.sessionId, created, { systemPrompt: options.systemPrompt, tools: options.tools });
+}
+
+/** ForkSession through `transport` (CtxdClient.forkSession). */
+export async function forkSession(
+  transport: Transport,
+  sourceSessionId: string,
+  options: ForkSessionOptions = {},
+): Promise<Session> {
+  const request: Record<string, unknown> = {
+    sourceSessionId,
+    sessionId: options.id ?? '',
+    policy: options.policy,
+    metadata: options.metadata ?? {},
+  };
+  if (options.atSeq !== undefined) request['atSeq'] = options.atSeq;
+  const forked = await transport.makeSession(
+    'ForkSession',
+    request,
+    options.id,
+    (existing) => existing.forkedFromSessionId === sourceSessionId,
+  );
+  return new Session(transport, forked.sessionId, forked, { systemPrompt: options.systemPrompt, tools: options.tools });
+}
+
+/** FinishSession through `transport` (CtxdClient.finishSession). */
+export function finishSession(
+  transport: Transport,
+  sessionId: string,
+  finalAnswer = '',
+  options: FinishOptions = {},
+): Promise<FinishSessionResponse__Output> {
+  return transport.call(
+    'FinishSession',
+    { sessionId, finalAnswer, appendToParent: options.appendToParent ?? finalAnswer !== '' },
+    { retry: false },
+  );
+}
