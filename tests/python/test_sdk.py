@@ -70,6 +70,60 @@ class Generated(unittest.TestCase):
         self.assertTrue(hasattr(ctxd_pb2_grpc, "ContextServiceStub"))
 
 
+class Modules(unittest.TestCase):
+    """The package's modules import one another without a cycle (every `from . import x`
+    and `from .x import …`, generated code aside)."""
+
+    @staticmethod
+    def graph():
+        import re
+
+        src = os.path.join(REPO, "clients", "python", "src", "ctxd")
+        edges = {}
+        for name in sorted(os.listdir(src)):
+            if name.endswith(".py"):
+                with open(os.path.join(src, name), encoding="utf-8") as file:
+                    text = file.read()
+                found = re.findall(r"^from \.(\w+) import", text, re.M)
+                for group in re.findall(r"^from \. import ([\w, ]+)", text, re.M):
+                    found += [part.strip() for part in group.split(",")]
+                edges[name[:-3]] = [target for target in found if target != "v1"]
+        return edges
+
+    @staticmethod
+    def cycle(edges):
+        state, path = {}, []
+
+        def visit(node):
+            state[node] = "open"
+            path.append(node)
+            for nxt in edges.get(node, []):
+                if state.get(nxt) == "open":
+                    return path[path.index(nxt):] + [nxt]
+                if nxt not in state:
+                    found = visit(nxt)
+                    if found:
+                        return found
+            path.pop()
+            state[node] = "done"
+            return None
+
+        for node in edges:
+            if node not in state:
+                found = visit(node)
+                if found:
+                    return found
+        return None
+
+    def test_no_import_cycle(self):
+        edges = self.graph()
+        self.assertIn("convert", edges["client"])
+        self.assertIsNone(self.cycle(edges))
+
+    def test_a_cycle_is_found(self):
+        self.assertEqual(self.cycle({"a": ["b"], "b": ["a"]}), ["a", "b", "a"])
+
+
 class Helpers(unittest.TestCase):
     def setUp(self):
         self.client = ctxd.Client(server().addr)
