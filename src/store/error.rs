@@ -40,6 +40,10 @@ impl From<sqlx::Error> for StoreError {
             }
             sqlx::Error::Migrate(_) => StoreError::Migration(error),
             sqlx::Error::Database(db) => match db.code().as_deref() {
+                Some(READ_ONLY) => {
+                    super::read_only::seen();
+                    StoreError::Unavailable(error)
+                }
                 Some(code) if is_unavailable_sqlstate(code) => StoreError::Unavailable(error),
                 Some("23505") => StoreError::UniqueViolation(error),
                 _ => StoreError::Other(error),
@@ -54,6 +58,10 @@ impl From<sqlx::migrate::MigrateError> for StoreError {
         StoreError::Migration(sqlx::Error::Migrate(Box::new(error)))
     }
 }
+
+/// SQLSTATE read_only_sql_transaction: the server took the connection's write as on a
+/// standby (a demoted primary); its connections are replaced (`read_only`).
+const READ_ONLY: &str = "25006";
 
 /// SQLSTATE classes meaning "try again later": connection exceptions (08),
 /// insufficient resources (53), operator intervention such as shutdown (57).

@@ -18,6 +18,7 @@ mod pool;
 mod pooler;
 mod proxy;
 mod quotas;
+mod read_only;
 mod revert;
 mod row_cache;
 pub mod schema;
@@ -154,6 +155,13 @@ const LISTEN_CONNECTIONS: u32 = 3;
 /// How long the first connection may take before startup gives up.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// A pool's options with one rule of ctxd's own: a connection opened before the
+/// database last answered "read-only" is closed rather than handed out (`read_only`).
+fn pool_options() -> PgPoolOptions {
+    PgPoolOptions::new()
+        .before_acquire(|_, meta| Box::pin(async move { Ok(!read_only::stale(meta.age)) }))
+}
+
 /// Opens and closes one connection, so that an unreachable database reports why
 /// (refused, unknown host, authentication) instead of a pool timeout.
 async fn probe(options: &PgConnectOptions) -> Result<(), sqlx::Error> {
@@ -286,7 +294,7 @@ impl Store {
             probe(direct).await?;
         }
         schema::prepare(direct.as_ref().unwrap_or(&options), migrations).await?;
-        let pool = PgPoolOptions::new()
+        let pool = pool_options()
             .max_connections(max_connections)
             .acquire_timeout(Duration::from_secs(10))
             .connect_with(options.clone())
@@ -296,7 +304,7 @@ impl Store {
             // Generic plans pay off only for statements kept prepared.
             Pooler::Transaction => options,
         };
-        let append_pool = PgPoolOptions::new()
+        let append_pool = pool_options()
             .max_connections((max_connections / 2).max(2))
             .acquire_timeout(Duration::from_secs(10))
             .connect_lazy_with(append_options);
@@ -304,7 +312,7 @@ impl Store {
         let store = Store::new(pool);
         let listen_pool = match direct {
             Some(direct) => Pool::new(
-                PgPoolOptions::new()
+                pool_options()
                     .max_connections(LISTEN_CONNECTIONS)
                     .connect_lazy_with(direct.application_name("ctxd-listen")),
             ),

@@ -34,6 +34,7 @@ mod pool_waiters;
 mod properties;
 mod proxy;
 mod quotas;
+mod read_only;
 mod readiness;
 mod recorded;
 mod replicas;

@@ -1,8 +1,9 @@
 //! Clients as an agent backend runs them through a failover: each appends to its own
 //! session with an idempotency key per message, retrying the same key until it is
-//! acknowledged, alternating between two ctxd replicas; every acknowledgement and every
-//! INTERNAL answer is recorded. Afterwards each session is read back (Expand) and
-//! compared with what was acknowledged.
+//! acknowledged, alternating between two ctxd replicas; every tenth turn is a tool call
+//! and a result large enough to be evicted (an event on the tenant's stream). Every
+//! acknowledgement and every INTERNAL answer is recorded. Afterwards each session is read
+//! back (Expand) and compared with what was acknowledged.
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -12,7 +13,7 @@ use ctxd::pb::context_service_client::ContextServiceClient;
 use tokio::sync::Mutex;
 use tonic::transport::Channel;
 
-use crate::harness::user;
+use crate::harness::{result, user};
 
 type Client = ContextServiceClient<Channel>;
 
@@ -112,10 +113,11 @@ async fn run_client(
     let session = session_id(index);
     let mut turn = 0usize;
     while !stop.load(Ordering::SeqCst) {
-        let content = format!("client {index} message {turn}");
+        let messages = turn_messages(index, turn);
+        let contents: Vec<String> = messages.iter().map(|m| m.content.clone()).collect();
         let request = pb::AppendTurnRequest {
             session_id: session.clone(),
-            messages: vec![user(&content)],
+            messages,
             idempotency_key: format!("{session}-{turn}"),
             ..Default::default()
         };
@@ -135,9 +137,25 @@ async fn run_client(
         }
         let mut record = record.lock().await;
         record.acks.push(Instant::now());
-        record.acknowledged[index].push(content);
+        record.acknowledged[index].extend(contents);
         turn += 1;
     }
+}
+
+/// A turn's messages: a user message, or every tenth turn a tool call and its result,
+/// about 12 000 tokens (over the eviction threshold of the sessions' window, so the
+/// append evicts it and announces it).
+fn turn_messages(index: usize, turn: usize) -> Vec<pb::Message> {
+    if turn % 10 != 9 {
+        return vec![user(&format!("client {index} message {turn}"))];
+    }
+    let id = format!("call-{index}-{turn}");
+    let mut call = crate::harness::call(&[id.as_str()]);
+    call.content = format!("client {index} call {turn}");
+    let output: String = (0..1200)
+        .map(|line| format!("client {index} turn {turn} output line {line}: ok\n"))
+        .collect();
+    vec![call, result(&id, &output)]
 }
 
 /// Acknowledged appends missing from their session, and messages stored more than once.

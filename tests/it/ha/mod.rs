@@ -1,9 +1,10 @@
 //! ctxd on a real HA engine: three Patroni-managed PostgreSQL nodes behind HAProxy
 //! (`cluster`), two ctxd replicas on it, eight clients appending with idempotency keys
-//! (`load`) while a fault strikes. After each fault the figures: acknowledged appends
-//! lost or stored twice (0 and 0), INTERNAL answers (0), the longest write outage, and
-//! how much of it came after the engine took writes again through HAProxy (ctxd's own
-//! share).
+//! (`load`) and a subscriber of the tenant's event stream resuming from its last cursor
+//! (`events`) while faults strike. The figures: acknowledged appends lost or stored
+//! twice (0 and 0), INTERNAL answers (0), events missing or delivered twice on the
+//! resumed stream (0 and 0), and per fault the longest write outage and how much of it
+//! came after the engine took writes again through HAProxy (ctxd's own share).
 //!
 //! The suite runs the short variant (the leader node lost, then a switchover, with
 //! synchronous replication); `scripts/ha-trials` runs every fault ten times, with
@@ -17,9 +18,11 @@ use sqlx::Connection as _;
 use crate::binary::{free_port, terminate, wait_serving};
 
 mod cluster;
+mod events;
 pub mod load;
 
 use cluster::{Cluster, TTL_SECS};
+use events::Subscriber;
 use load::{Load, check, longest_gap};
 
 /// Clients appending at once.
@@ -148,6 +151,7 @@ async fn run(faults: &[Fault], synchronous: bool) -> Vec<Figures> {
     for (child, addr) in children.iter_mut().zip(&addrs) {
         wait_serving(addr, child).await;
     }
+    let subscriber = Subscriber::start(&addrs);
     let load = Load::start(&addrs, CLIENTS).await;
     let mut figures = Vec::new();
     for fault in faults {
@@ -155,14 +159,20 @@ async fn run(faults: &[Fault], synchronous: bool) -> Vec<Figures> {
     }
     let record = load.stop().await;
     let (lost, doubled) = check(&addrs[0], &record).await;
+    let (events, missing, repeated) = subscriber.finish(&addrs[0]).await;
     for child in children {
         terminate(child).await;
     }
     let acknowledged: usize = record.acknowledged.iter().map(Vec::len).sum();
+    println!(
+        "{acknowledged} appends acknowledged: {lost} lost, {doubled} doubled, {} INTERNAL; {events} events on the tenant stream, of them on the resumed subscription {missing} missing, {repeated} delivered twice",
+        record.internal
+    );
+    assert!(events > 0, "the load's evictions announce events");
     assert_eq!(
-        (lost, doubled, record.internal),
-        (0, 0, 0),
-        "lost, doubled, INTERNAL of {acknowledged} acknowledged appends; {figures:?}"
+        (lost, doubled, record.internal, missing, repeated),
+        (0, 0, 0, 0, 0),
+        "lost, doubled, INTERNAL of {acknowledged} acknowledged appends, events missing and repeated; {figures:?}"
     );
     figures
 }
