@@ -1,7 +1,8 @@
 //! Clients as an agent backend runs them through a failover: each appends to its own
 //! session with an idempotency key per message, retrying the same key until it is
 //! acknowledged, alternating between two ctxd replicas; every tenth turn is a tool call
-//! and a result large enough to be evicted (an event on the tenant's stream). Every
+//! and a result large enough to be evicted (an event on the tenant's stream); the
+//! sessions' window is small enough that their appends enqueue summarization jobs. Every
 //! acknowledgement and every INTERNAL answer is recorded. Afterwards each session is read
 //! back (Expand) and compared with what was acknowledged.
 use std::sync::Arc;
@@ -62,7 +63,12 @@ impl Load {
             first
                 .create_session(pb::CreateSessionRequest {
                     session_id: session_id(index),
-                    policy: Some(crate::harness::window(200_000, 4_000)),
+                    // Small enough that the appends cross the summarize threshold
+                    // and enqueue jobs for the "model" profile.
+                    policy: Some(pb::Policy {
+                        summarizer_profile: Some("model".into()),
+                        ..crate::harness::window(40_000, 4_000)
+                    }),
                     ..Default::default()
                 })
                 .await

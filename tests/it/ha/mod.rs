@@ -1,10 +1,13 @@
 //! ctxd on a real HA engine: three Patroni-managed PostgreSQL nodes behind HAProxy
 //! (`cluster`), two ctxd replicas on it, eight clients appending with idempotency keys
-//! (`load`) and a subscriber of the tenant's event stream resuming from its last cursor
-//! (`events`) while faults strike. The figures: acknowledged appends lost or stored
-//! twice (0 and 0), INTERNAL answers (0), events missing or delivered twice on the
-//! resumed stream (0 and 0), and per fault the longest write outage and how much of it
-//! came after the engine took writes again through HAProxy (ctxd's own share).
+//! (`load`), a subscriber of the tenant's event stream resuming from its last cursor
+//! (`events`), summarization jobs for a fake model run by the replicas' workers (`jobs`)
+//! and each replica's `/readyz` watched (`ready`) while faults strike. The figures:
+//! acknowledged appends lost or stored twice (0 and 0), INTERNAL answers (0), events
+//! missing or delivered twice on the resumed stream (0 and 0), jobs lost or discarded
+//! (0 and 0), and per fault the longest write outage, how much of it came after the
+//! engine took writes again through HAProxy (ctxd's own share), whether every replica
+//! said it was not ready, and how soon after the engine all were ready again.
 //!
 //! The suite runs the short variant (the leader node lost, then a switchover, with
 //! synchronous replication); `scripts/ha-trials` runs every fault ten times, with
@@ -16,14 +19,18 @@ use std::time::{Duration, Instant};
 use sqlx::Connection as _;
 
 use crate::binary::{free_port, terminate, wait_serving};
+use crate::model_server::{Behavior, ModelServer};
 
 mod cluster;
 mod events;
+mod jobs;
 pub mod load;
+mod ready;
 
 use cluster::{Cluster, TTL_SECS};
 use events::Subscriber;
 use load::{Load, check, longest_gap};
+use ready::Watch;
 
 /// Clients appending at once.
 const CLIENTS: usize = 8;
@@ -50,28 +57,59 @@ pub struct Figures {
     pub engine: Duration,
     /// From then to the first acknowledged append: ctxd's share.
     pub ctxd: Duration,
+    /// Whether every replica reported itself not ready (`/readyz` 503) after the fault.
+    pub unready: bool,
+    /// From the engine taking writes to every replica ready again.
+    pub ready_again: Duration,
 }
 
-/// Two ctxd replicas on `url`.
-fn replicas(url: &str, dir: &std::path::Path) -> (Vec<Child>, Vec<String>) {
-    let mut children = Vec::new();
-    let mut addrs = Vec::new();
-    for index in 0..2 {
-        let addr = format!("127.0.0.1:{}", free_port());
-        let stderr = std::fs::File::create(dir.join(format!("ctxd{index}.log"))).unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_ctxd"))
-            .args(["serve", "--listen", &addr])
-            .env("DATABASE_URL", url)
-            .env("CTXD_ANONYMOUS_ACCESS", "allow")
-            .env("CTXD_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(stderr)
-            .spawn()
-            .unwrap();
-        children.push(child);
-        addrs.push(addr);
-    }
-    (children, addrs)
+/// A replica: its process, its gRPC address and its metrics listener's.
+struct Replica {
+    child: Child,
+    addr: String,
+    metrics: String,
+}
+
+/// Two ctxd replicas on `url`, their "model" summarizer profile on `model`, a job whose
+/// worker lost its connection taken again after 5 s.
+fn replicas(url: &str, dir: &std::path::Path, model: &ModelServer) -> Vec<Replica> {
+    let config = dir.join("ctxd.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[summarizers.model]\napi = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"test-model\"\napi_key_env = \"CTXD_TEST_MODEL_KEY\"\ntimeout_secs = 30\n",
+            model.base_url()
+        ),
+    )
+    .unwrap();
+    (0..2)
+        .map(|index| {
+            let addr = format!("127.0.0.1:{}", free_port());
+            let metrics = format!("127.0.0.1:{}", free_port());
+            let stderr = std::fs::File::create(dir.join(format!("ctxd{index}.log"))).unwrap();
+            let child = Command::new(env!("CARGO_BIN_EXE_ctxd"))
+                .args(["serve", "--listen", &addr, "--metrics-listen", &metrics])
+                .args([
+                    "--config",
+                    config.to_str().unwrap(),
+                    "--jobs-lease-secs",
+                    "5",
+                ])
+                .env("DATABASE_URL", url)
+                .env("CTXD_ANONYMOUS_ACCESS", "allow")
+                .env("CTXD_TEST_MODEL_KEY", "test-key")
+                .env("CTXD_LOG", "warn")
+                .stdout(Stdio::null())
+                .stderr(stderr)
+                .spawn()
+                .unwrap();
+            Replica {
+                child,
+                addr,
+                metrics,
+            }
+        })
+        .collect()
 }
 
 /// When a new connection through HAProxy commits a write again.
@@ -102,7 +140,13 @@ async fn engine_takes_writes(url: &str) -> Instant {
 }
 
 /// Strikes `fault` under `load`, waits until appends resume, restores the cluster.
-async fn trial(cluster: &mut Cluster, load: &Load, fault: Fault, synchronous: bool) -> Figures {
+async fn trial(
+    cluster: &mut Cluster,
+    load: &Load,
+    watch: &Watch,
+    fault: Fault,
+    synchronous: bool,
+) -> Figures {
     load.wait_acks(100).await;
     let leader = cluster.leader().await.expect("a leader before the fault");
     let struck = Instant::now();
@@ -131,11 +175,14 @@ async fn trial(cluster: &mut Cluster, load: &Load, fault: Fault, synchronous: bo
         cluster.start_node(leader);
     }
     cluster.wait_healthy(synchronous).await;
+    let (unready, ready) = watch.after(struck).await;
     Figures {
         fault,
         outage,
         engine: engine.saturating_duration_since(struck),
         ctxd: resumed.saturating_duration_since(engine),
+        unready,
+        ready_again: ready.saturating_duration_since(engine),
     }
 }
 
@@ -147,33 +194,44 @@ async fn run(faults: &[Fault], synchronous: bool) -> Vec<Figures> {
         "missing {missing:?}: apt install etcd-server patroni haproxy (.ci/run installs them)"
     );
     let mut cluster = Cluster::start(synchronous).await;
-    let (mut children, addrs) = replicas(&cluster.url(), cluster.dir());
-    for (child, addr) in children.iter_mut().zip(&addrs) {
-        wait_serving(addr, child).await;
+    let model = ModelServer::start(Behavior::Answer).await;
+    let mut replicas = replicas(&cluster.url(), cluster.dir(), &model);
+    for replica in &mut replicas {
+        wait_serving(&replica.addr, &mut replica.child).await;
     }
+    let addrs: Vec<String> = replicas.iter().map(|r| r.addr.clone()).collect();
+    let metrics: Vec<String> = replicas.iter().map(|r| r.metrics.clone()).collect();
+    let watch = Watch::start(&metrics);
     let subscriber = Subscriber::start(&addrs);
     let load = Load::start(&addrs, CLIENTS).await;
     let mut figures = Vec::new();
     for fault in faults {
-        figures.push(trial(&mut cluster, &load, *fault, synchronous).await);
+        figures.push(trial(&mut cluster, &load, &watch, *fault, synchronous).await);
     }
     let record = load.stop().await;
     let (lost, doubled) = check(&addrs[0], &record).await;
     let (events, missing, repeated) = subscriber.finish(&addrs[0]).await;
-    for child in children {
-        terminate(child).await;
+    let jobs = jobs::settled(&cluster.url()).await;
+    watch.stop();
+    for replica in replicas {
+        terminate(replica.child).await;
     }
     let acknowledged: usize = record.acknowledged.iter().map(Vec::len).sum();
     println!(
-        "{acknowledged} appends acknowledged: {lost} lost, {doubled} doubled, {} INTERNAL; {events} events on the tenant stream, of them on the resumed subscription {missing} missing, {repeated} delivered twice",
+        "{acknowledged} appends acknowledged: {lost} lost, {doubled} doubled, {} INTERNAL; {events} events on the tenant stream, of them on the resumed subscription {missing} missing, {repeated} delivered twice; {jobs:?}",
         record.internal
     );
     assert!(events > 0, "the load's evictions announce events");
+    assert!(
+        jobs.enqueued > 0,
+        "the load's sessions enqueue summarization jobs"
+    );
     assert_eq!(
         (lost, doubled, record.internal, missing, repeated),
         (0, 0, 0, 0, 0),
         "lost, doubled, INTERNAL of {acknowledged} acknowledged appends, events missing and repeated; {figures:?}"
     );
+    assert_eq!((jobs.lost, jobs.discarded), (0, 0), "{jobs:?}");
     figures
 }
 
@@ -188,6 +246,13 @@ async fn a_lost_leader_and_a_switchover_lose_nothing() {
             figure.outage < Duration::from_secs(TTL_SECS * 6),
             "{figure:?}"
         );
+        // Readiness follows the engine: not ready while it is gone (ten seconds for a
+        // lost leader), ready again soon after it takes writes.
+        assert!(
+            figure.unready || figure.fault != Fault::NodeLost,
+            "{figure:?}"
+        );
+        assert!(figure.ready_again < Duration::from_secs(5), "{figure:?}");
     }
 }
 
@@ -216,7 +281,7 @@ async fn trials() {
 
 fn table(figures: &[Figures], synchronous: bool) -> String {
     let mut out = format!(
-        "replication: {}\n\n| fault | trials | outage median / max s | engine back median s | ctxd beyond the engine median / max s |\n|---|---|---|---|---|\n",
+        "replication: {}\n\n| fault | trials | outage median / max s | engine back median s | ctxd beyond the engine median / max s | every replica not ready | ready again after the engine median / max s |\n|---|---|---|---|---|---|---|\n",
         if synchronous {
             "synchronous"
         } else {
@@ -241,8 +306,11 @@ fn table(figures: &[Figures], synchronous: bool) -> String {
         let (outage, outage_max) = secs(|f| f.outage);
         let (engine, _) = secs(|f| f.engine);
         let (ctxd, ctxd_max) = secs(|f| f.ctxd);
+        let (ready, ready_max) = secs(|f| f.ready_again);
+        let unready = of.iter().filter(|f| f.unready).count();
         out.push_str(&format!(
-            "| {fault:?} | {} | {outage:.2} / {outage_max:.2} | {engine:.2} | {ctxd:.2} / {ctxd_max:.2} |\n",
+            "| {fault:?} | {} | {outage:.2} / {outage_max:.2} | {engine:.2} | {ctxd:.2} / {ctxd_max:.2} | {unready} of {} | {ready:.2} / {ready_max:.2} |\n",
+            of.len(),
             of.len()
         ));
     }
