@@ -201,132 +201,199 @@ pub fn install(meter: &Meter) -> bool {
     installed
 }
 
+/// An instrument's name, unit and description (what a scrape shows of it).
+struct Spec {
+    name: &'static str,
+    unit: &'static str,
+    description: &'static str,
+}
+
+const RPC_DURATION: Spec = Spec {
+    name: "rpc.server.duration",
+    unit: "s",
+    description: "Duration of RPCs served, by method and gRPC status code",
+};
+
+const PROXY_DURATION: Spec = Spec {
+    name: "http.server.request.duration",
+    unit: "s",
+    description: "Duration of the provider endpoint's requests until the response head (a stream goes on after), by route and status",
+};
+
+const BUILD_TOKENS: Spec = Spec {
+    name: "ctxd.build.tokens",
+    unit: "{token}",
+    description: "Tokens per built request, by region (system, tools, summaries, history)",
+};
+
+const BUILD_WINDOW: Spec = Spec {
+    name: "ctxd.build.window.utilization",
+    unit: "1",
+    description: "Estimated input tokens of a built request over the session's context window",
+};
+
+const BUILDS: Spec = Spec {
+    name: "ctxd.builds",
+    unit: "{build}",
+    description: "Built requests, by whether each extends the session's previous one (its prompt-cache prefix holds), restarts it or repeats it",
+};
+
+const COMPACTIONS: Spec = Spec {
+    name: "ctxd.compactions",
+    unit: "{compaction}",
+    description: "Committed compactions, by kind and summary level",
+};
+
+const COMPACTION_TOKENS: Spec = Spec {
+    name: "ctxd.compaction.tokens_removed",
+    unit: "{token}",
+    description: "Tokens compactions removed from the sessions' requests, by kind and level",
+};
+
+const COMPACTION_MESSAGES: Spec = Spec {
+    name: "ctxd.compaction.messages_removed",
+    unit: "{message}",
+    description: "Messages compactions took out of the sessions' requests (summarized), or cleared to placeholders, by kind and level",
+};
+
+const MODEL_DURATION: Spec = Spec {
+    name: "gen_ai.client.operation.duration",
+    unit: "s",
+    description: "Duration of summarizer model calls (each HTTP request, retries included)",
+};
+
+const MODEL_TOKENS: Spec = Spec {
+    name: "gen_ai.client.token.usage",
+    unit: "{token}",
+    description: "Tokens summarizer model calls used, as the model reported them, by token type",
+};
+
+const SUMMARIZER_CALLS: Spec = Spec {
+    name: "ctxd.summarizer.calls",
+    unit: "{call}",
+    description: "Summarizer model calls, by outcome (ok, error) and provider",
+};
+
+const JOB_ATTEMPTS: Spec = Spec {
+    name: "ctxd.job.attempts",
+    unit: "{attempt}",
+    description: "Job attempts this replica's workers started",
+};
+
+const JOB_ENDS: Spec = Spec {
+    name: "ctxd.job.ends",
+    unit: "{attempt}",
+    description: "Job attempts this replica's workers ended, by the state they left the job in",
+};
+
+const JOB_RESCUES: Spec = Spec {
+    name: "ctxd.job.rescues",
+    unit: "{job}",
+    description: "Jobs rescued after their worker's lease lapsed",
+};
+
+const EVENTS_WRITTEN: Spec = Spec {
+    name: "ctxd.events.written",
+    unit: "{event}",
+    description: "Events committed, by kind",
+};
+
+const EVENT_DELIVERIES: Spec = Spec {
+    name: "ctxd.events.deliveries",
+    unit: "{event}",
+    description: "Events sent to SubscribeEvents streams",
+};
+
+const EVENT_LAG: Spec = Spec {
+    name: "ctxd.events.subscriber.lag",
+    unit: "s",
+    description: "Time from an event's commit to its delivery to a subscriber",
+};
+
+const VIEW_CACHE_LOOKUPS: Spec = Spec {
+    name: "ctxd.view_cache.lookups",
+    unit: "{lookup}",
+    description: "Session view cache lookups, by result: hit (the whole view cached), partial (only messages appended since read) or miss",
+};
+
+const QUOTA_REJECTIONS: Spec = Spec {
+    name: "ctxd.quota.rejections",
+    unit: "{request}",
+    description: "Requests rejected with RESOURCE_EXHAUSTED, by the limit they hit",
+};
+
+const APPEND_BATCH_SIZE: Spec = Spec {
+    name: "ctxd.append.batch.size",
+    unit: "{append}",
+    description: "Appends written by one batch statement of this replica's AppendTurn writer",
+};
+
+const APPEND_BATCH_DURATION: Spec = Spec {
+    name: "ctxd.append.batch.duration",
+    unit: "s",
+    description: "A batch statement's round trip from the writer's side: taking a connection when it keeps none, the statement and its commit, the rows back",
+};
+
+fn counter(meter: &Meter, spec: &Spec) -> Counter<u64> {
+    meter
+        .u64_counter(spec.name)
+        .with_unit(spec.unit)
+        .with_description(spec.description)
+        .build()
+}
+
+fn f64_histogram(meter: &Meter, spec: &Spec, buckets: &[f64]) -> Histogram<f64> {
+    meter
+        .f64_histogram(spec.name)
+        .with_unit(spec.unit)
+        .with_description(spec.description)
+        .with_boundaries(buckets.to_vec())
+        .build()
+}
+
+fn u64_histogram(meter: &Meter, spec: &Spec, buckets: &[f64]) -> Histogram<u64> {
+    meter
+        .u64_histogram(spec.name)
+        .with_unit(spec.unit)
+        .with_description(spec.description)
+        .with_boundaries(buckets.to_vec())
+        .build()
+}
+
 impl Metrics {
     /// Creates every instrument on `meter`.
     pub fn new(meter: &Meter) -> Metrics {
         let sampled = Arc::new(Sampled::default());
         let (gauges, float_gauges) = sampled::register(meter, &sampled);
         Metrics {
-            rpc_duration: meter
-                .f64_histogram("rpc.server.duration")
-                .with_unit("s")
-                .with_description("Duration of RPCs served, by method and gRPC status code")
-                .with_boundaries(SECONDS_BUCKETS.to_vec())
-                .build(),
-            proxy_duration: meter
-                .f64_histogram("http.server.request.duration")
-                .with_unit("s")
-                .with_description("Duration of the provider endpoint's requests until the response head (a stream goes on after), by route and status")
-                .with_boundaries(SECONDS_BUCKETS.to_vec())
-                .build(),
-            build_tokens: meter
-                .u64_histogram("ctxd.build.tokens")
-                .with_unit("{token}")
-                .with_description("Tokens per built request, by region (system, tools, summaries, history)")
-                .with_boundaries(TOKEN_BUCKETS.to_vec())
-                .build(),
-            build_window: meter
-                .f64_histogram("ctxd.build.window.utilization")
-                .with_unit("1")
-                .with_description("Estimated input tokens of a built request over the session's context window")
-                .with_boundaries(RATIO_BUCKETS.to_vec())
-                .build(),
-            builds: meter
-                .u64_counter("ctxd.builds")
-                .with_unit("{build}")
-                .with_description("Built requests, by whether each extends the session's previous one (its prompt-cache prefix holds), restarts it or repeats it")
-                .build(),
-            compactions: meter
-                .u64_counter("ctxd.compactions")
-                .with_unit("{compaction}")
-                .with_description("Committed compactions, by kind and summary level")
-                .build(),
-            compaction_tokens: meter
-                .u64_counter("ctxd.compaction.tokens_removed")
-                .with_unit("{token}")
-                .with_description("Tokens compactions removed from the sessions' requests, by kind and level")
-                .build(),
-            compaction_messages: meter
-                .u64_counter("ctxd.compaction.messages_removed")
-                .with_unit("{message}")
-                .with_description("Messages compactions took out of the sessions' requests (summarized), or cleared to placeholders, by kind and level")
-                .build(),
-            model_duration: meter
-                .f64_histogram("gen_ai.client.operation.duration")
-                .with_unit("s")
-                .with_description("Duration of summarizer model calls (each HTTP request, retries included)")
-                .with_boundaries(SECONDS_BUCKETS.to_vec())
-                .build(),
-            model_tokens: meter
-                .u64_histogram("gen_ai.client.token.usage")
-                .with_unit("{token}")
-                .with_description("Tokens summarizer model calls used, as the model reported them, by token type")
-                .with_boundaries(TOKEN_BUCKETS.to_vec())
-                .build(),
-            summarizer_calls: meter
-                .u64_counter("ctxd.summarizer.calls")
-                .with_unit("{call}")
-                .with_description("Summarizer model calls, by outcome (ok, error) and provider")
-                .build(),
-            job_attempts: meter
-                .u64_counter("ctxd.job.attempts")
-                .with_unit("{attempt}")
-                .with_description("Job attempts this replica's workers started")
-                .build(),
-            job_ends: meter
-                .u64_counter("ctxd.job.ends")
-                .with_unit("{attempt}")
-                .with_description("Job attempts this replica's workers ended, by the state they left the job in")
-                .build(),
-            job_rescues: meter
-                .u64_counter("ctxd.job.rescues")
-                .with_unit("{job}")
-                .with_description("Jobs rescued after their worker's lease lapsed")
-                .build(),
-            events_written: meter
-                .u64_counter("ctxd.events.written")
-                .with_unit("{event}")
-                .with_description("Events committed, by kind")
-                .build(),
-            event_deliveries: meter
-                .u64_counter("ctxd.events.deliveries")
-                .with_unit("{event}")
-                .with_description("Events sent to SubscribeEvents streams")
-                .build(),
-            event_lag: meter
-                .f64_histogram("ctxd.events.subscriber.lag")
-                .with_unit("s")
-                .with_description("Time from an event's commit to its delivery to a subscriber")
-                .with_boundaries(SECONDS_BUCKETS.to_vec())
-                .build(),
-            view_cache_lookups: meter
-                .u64_counter("ctxd.view_cache.lookups")
-                .with_unit("{lookup}")
-                .with_description("Session view cache lookups, by result: hit (the whole view cached), partial (only messages appended since read) or miss")
-                .build(),
-            quota_rejections: meter
-                .u64_counter("ctxd.quota.rejections")
-                .with_unit("{request}")
-                .with_description("Requests rejected with RESOURCE_EXHAUSTED, by the limit they hit")
-                .build(),
-            append_batch_size: meter
-                .u64_histogram("ctxd.append.batch.size")
-                .with_unit("{append}")
-                .with_description("Appends written by one batch statement of this replica's AppendTurn writer")
-                .with_boundaries(BATCH_BUCKETS.to_vec())
-                .build(),
-            append_batch_duration: meter
-                .f64_histogram("ctxd.append.batch.duration")
-                .with_unit("s")
-                .with_description("A batch statement's round trip from the writer's side: taking a connection when it keeps none, the statement and its commit, the rows back")
-                .with_boundaries(SECONDS_BUCKETS.to_vec())
-                .build(),
+            rpc_duration: f64_histogram(meter, &RPC_DURATION, &SECONDS_BUCKETS),
+            proxy_duration: f64_histogram(meter, &PROXY_DURATION, &SECONDS_BUCKETS),
+            build_tokens: u64_histogram(meter, &BUILD_TOKENS, &TOKEN_BUCKETS),
+            build_window: f64_histogram(meter, &BUILD_WINDOW, &RATIO_BUCKETS),
+            builds: counter(meter, &BUILDS),
+            compactions: counter(meter, &COMPACTIONS),
+            compaction_tokens: counter(meter, &COMPACTION_TOKENS),
+            compaction_messages: counter(meter, &COMPACTION_MESSAGES),
+            model_duration: f64_histogram(meter, &MODEL_DURATION, &SECONDS_BUCKETS),
+            model_tokens: u64_histogram(meter, &MODEL_TOKENS, &TOKEN_BUCKETS),
+            summarizer_calls: counter(meter, &SUMMARIZER_CALLS),
+            job_attempts: counter(meter, &JOB_ATTEMPTS),
+            job_ends: counter(meter, &JOB_ENDS),
+            job_rescues: counter(meter, &JOB_RESCUES),
+            events_written: counter(meter, &EVENTS_WRITTEN),
+            event_deliveries: counter(meter, &EVENT_DELIVERIES),
+            event_lag: f64_histogram(meter, &EVENT_LAG, &SECONDS_BUCKETS),
+            view_cache_lookups: counter(meter, &VIEW_CACHE_LOOKUPS),
+            quota_rejections: counter(meter, &QUOTA_REJECTIONS),
+            append_batch_size: u64_histogram(meter, &APPEND_BATCH_SIZE, &BATCH_BUCKETS),
+            append_batch_duration: f64_histogram(meter, &APPEND_BATCH_DURATION, &SECONDS_BUCKETS),
             regions: ["system", "tools", "summaries", "history"]
                 .map(|region| [KeyValue::new("ctxd.build.region", region)]),
             build_kinds: ["extends", "restarts", "repeats"]
                 .map(|kind| [KeyValue::new("ctxd.build.kind", kind)]),
             event_kinds: EVENT_KINDS.map(|kind| [KeyValue::new("ctxd.event.kind", kind)]),
-            lookups: ["hit", "partial", "miss"].map(|result| [KeyValue::new("ctxd.view_cache.result", result)]),
+            lookups: ["hit", "partial", "miss"]
+                .map(|result| [KeyValue::new("ctxd.view_cache.result", result)]),
             sampled,
             _gauges: gauges,
             _float_gauges: float_gauges,

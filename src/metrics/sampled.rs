@@ -93,6 +93,17 @@ pub(super) fn register(
     meter: &Meter,
     sampled: &Arc<Sampled>,
 ) -> (Vec<ObservableGauge<i64>>, Vec<ObservableGauge<f64>>) {
+    let (mut gauges, oldest) = job_gauges(meter, sampled);
+    gauges.extend(pool_gauges(meter, sampled));
+    gauges.extend(cache_gauges(meter, sampled));
+    (gauges, vec![oldest])
+}
+
+/// The job queue's gauges (by state, claimable now), and the oldest due job's age.
+fn job_gauges(
+    meter: &Meter,
+    sampled: &Arc<Sampled>,
+) -> (Vec<ObservableGauge<i64>>, ObservableGauge<f64>) {
     let jobs = Arc::clone(sampled);
     let by_state = meter
         .i64_observable_gauge("ctxd.jobs")
@@ -132,6 +143,11 @@ pub(super) fn register(
             }
         })
         .build();
+    (vec![by_state, depth], oldest)
+}
+
+/// The database pools' gauges: connections by state, the most, requests waiting.
+fn pool_gauges(meter: &Meter, sampled: &Arc<Sampled>) -> Vec<ObservableGauge<i64>> {
     let pool = Arc::clone(sampled);
     let connections = meter
         .i64_observable_gauge("db.client.connection.count")
@@ -190,6 +206,11 @@ pub(super) fn register(
             }
         })
         .build();
+    vec![connections, max, pending]
+}
+
+/// The view cache's gauges: its bytes and its sessions.
+fn cache_gauges(meter: &Meter, sampled: &Arc<Sampled>) -> Vec<ObservableGauge<i64>> {
     let pool = Arc::clone(sampled);
     let cache_bytes = meter
         .i64_observable_gauge("ctxd.view_cache.size")
@@ -212,16 +233,5 @@ pub(super) fn register(
             }
         })
         .build();
-    (
-        vec![
-            by_state,
-            depth,
-            connections,
-            max,
-            pending,
-            cache_bytes,
-            cache_entries,
-        ],
-        vec![oldest],
-    )
+    vec![cache_bytes, cache_entries]
 }

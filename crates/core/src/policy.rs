@@ -181,6 +181,9 @@ const MAX_WINDOW: i64 = MAX_TOKENS;
 pub const MIN_CHARS_PER_TOKEN: f64 = 0.5;
 pub const MAX_CHARS_PER_TOKEN: f64 = 100.0;
 
+/// A field that fails its check, and why.
+type Check = Result<(), (&'static str, String)>;
+
 impl Policy {
     /// Applies overrides on top of `defaults` and validates the result. When only one of
     /// the window and the output reserve is given, the other follows the 4:1 rule.
@@ -243,60 +246,71 @@ impl Policy {
     /// Checks every field; `prefix` names where the policy came from in messages
     /// ("policy" for a request, "default_policy" for the server config).
     pub fn validate(&self, prefix: &str) -> Result<(), Error> {
-        let field = |name: &str| format!("{prefix}.{name}");
-        let invalid = |name: &str, reason: String| Err(Error::invalid(field(name), reason));
+        self.check_window()
+            .and_then(|()| self.check_thresholds())
+            .and_then(|()| self.check_sizes())
+            .map_err(|(name, reason)| Error::invalid(format!("{prefix}.{name}"), reason))
+    }
+
+    /// The window, the output reserve and the heuristic's ratio.
+    fn check_window(&self) -> Check {
         if self.context_window_tokens <= 0 || self.context_window_tokens > MAX_WINDOW {
-            return invalid(
+            return Err((
                 "context_window_tokens",
                 format!(
                     "must be between 1 and {MAX_WINDOW}, got {}",
                     self.context_window_tokens
                 ),
-            );
+            ));
         }
         if self.max_output_tokens <= 0 || self.max_output_tokens >= self.context_window_tokens {
-            return invalid(
+            return Err((
                 "max_output_tokens",
                 format!(
                     "must be positive and less than context_window_tokens ({}), got {}",
                     self.context_window_tokens, self.max_output_tokens
                 ),
-            );
+            ));
         }
         if !(MIN_CHARS_PER_TOKEN..=MAX_CHARS_PER_TOKEN).contains(&self.heuristic_chars_per_token) {
-            return invalid(
+            return Err((
                 "heuristic_chars_per_token",
                 format!(
                     "must be between {MIN_CHARS_PER_TOKEN} and {MAX_CHARS_PER_TOKEN}, got {}",
                     self.heuristic_chars_per_token
                 ),
-            );
+            ));
         }
+        Ok(())
+    }
+
+    /// The thresholds, as fractions of the window and in their order.
+    fn check_thresholds(&self) -> Check {
         for (name, value) in [
             ("clear_threshold", self.clear_threshold),
             ("summarize_threshold", self.summarize_threshold),
             ("hard_limit", self.hard_limit),
         ] {
             if !(value > 0.0 && value <= 1.0) {
-                return invalid(
+                return Err((
                     name,
                     format!("must be a fraction of the window in (0, 1], got {value}"),
-                );
+                ));
             }
         }
         if !(self.clear_target > 0.0 && self.clear_target < self.clear_threshold) {
-            return invalid(
+            return Err((
                 "clear_target",
                 format!(
                     "must be above 0 and below clear_threshold ({}), got {}",
                     self.clear_threshold, self.clear_target
                 ),
-            );
+            ));
         }
         // In tokens too: rounding down must not merge the target with the threshold
         // (clearing's hysteresis needs the gap).
         if self.clear_target_tokens() >= self.clear_threshold_tokens() {
-            return invalid(
+            return Err((
                 "clear_target",
                 format!(
                     "is {} tokens of this window, not below clear_threshold's {} tokens; \
@@ -304,35 +318,40 @@ impl Policy {
                     self.clear_target_tokens(),
                     self.clear_threshold_tokens()
                 ),
-            );
+            ));
         }
         if self.summarize_threshold < self.clear_threshold {
-            return invalid(
+            return Err((
                 "summarize_threshold",
                 format!(
                     "must be at least clear_threshold ({}), got {}",
                     self.clear_threshold, self.summarize_threshold
                 ),
-            );
+            ));
         }
         if self.hard_limit < self.summarize_threshold {
-            return invalid(
+            return Err((
                 "hard_limit",
                 format!(
                     "must be at least summarize_threshold ({}), got {}",
                     self.summarize_threshold, self.hard_limit
                 ),
-            );
+            ));
         }
         if self.available_tokens() <= 0 {
-            return invalid(
+            return Err((
                 "max_output_tokens",
                 format!(
                     "leaves no room for the prompt: hard_limit x context_window_tokens is {} tokens",
                     self.limit_tokens()
                 ),
-            );
+            ));
         }
+        Ok(())
+    }
+
+    /// The sizes and counts, the ledger's share and the summarizer profile.
+    fn check_sizes(&self) -> Check {
         for (name, value, min) in [
             ("fresh_tail_messages", self.fresh_tail_messages, 0),
             ("fresh_tail_tokens", self.fresh_tail_tokens, 0),
@@ -356,23 +375,23 @@ impl Policy {
             ("compaction_failure_limit", self.compaction_failure_limit, 1),
         ] {
             if value < min || value > MAX_WINDOW {
-                return invalid(
+                return Err((
                     name,
                     format!("must be between {min} and {MAX_WINDOW}, got {value}"),
-                );
+                ));
             }
         }
         if !(0.0..=MAX_LEDGER_FRACTION).contains(&self.ledger_fraction) {
-            return invalid(
+            return Err((
                 "ledger_fraction",
                 format!(
                     "must be a share of the window between 0 and {MAX_LEDGER_FRACTION}, got {}",
                     self.ledger_fraction
                 ),
-            );
+            ));
         }
         if self.summarizer_profile.trim().is_empty() {
-            return invalid("summarizer_profile", "must not be empty".to_string());
+            return Err(("summarizer_profile", "must not be empty".to_string()));
         }
         Ok(())
     }
