@@ -142,93 +142,96 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = runtime.block_on(async {
-        match cli.command {
-            None => serve(cli.serve).await,
-            Some(Command::Serve(args)) => serve(args).await,
-            Some(Command::Migrate { dry_run, args }) => migrate(&args, dry_run).await,
-            Some(Command::Healthcheck { addr, tls }) => healthcheck(addr, tls).await,
-            Some(Command::Replay {
-                files,
-                addr,
-                window,
-                report_usage,
-                tokenizer,
-                api_key,
-                keep,
-                tls,
-            }) => {
-                let options = ctxd::replay::Options {
-                    addr,
-                    tls,
-                    api_key,
-                    window,
-                    report_usage,
-                    tokenizer,
-                    // Progress lines only for a person watching a terminal.
-                    progress: std::io::stderr().is_terminal(),
-                    keep,
-                };
-                ctxd::replay::run(&files, &options)
-                    .await
-                    .map(|table| print!("{table}"))
-            }
-            Some(Command::Eval {
-                addr,
-                corpus,
-                sessions,
-                windows,
-                jobs,
-                out,
-                api_key,
-                tls,
-            }) => {
-                let options = ctxd::eval::Options {
-                    addr,
-                    tls,
-                    api_key,
-                    corpus,
-                    sessions,
-                    windows,
-                    jobs: usize::from(jobs),
-                    out,
-                    progress: std::io::stderr().is_terminal(),
-                };
-                ctxd::eval::run(&options)
-                    .await
-                    .map(|table| print!("{table}"))
-            }
-            Some(Command::Inspect {
-                session_id,
-                addr,
-                api_key,
-                tls,
-            }) => ctxd::inspect::run(&addr, &tls, api_key.as_deref(), &session_id)
-                .await
-                .map(|report| print!("{report}")),
-            Some(Command::Tenant { command }) => {
-                let args = command.serve_args().clone();
-                with_store(&args, Migrations::Require, |store| async move {
-                    print!("{}", command.run(&store).await?);
-                    Ok(())
-                })
-                .await
-            }
-            Some(Command::Key { command }) => {
-                let args = command.serve_args().clone();
-                with_store(&args, Migrations::Require, |store| async move {
-                    print!("{}", command.run(&store).await?);
-                    Ok(())
-                })
-                .await
-            }
-        }
-    });
+    let result = runtime.block_on(run(cli));
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("ctxd: {error}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs the command the line named (`serve` when none).
+async fn run(cli: Cli) -> Result<(), BoxError> {
+    match cli.command {
+        None => serve(cli.serve).await,
+        Some(Command::Serve(args)) => serve(args).await,
+        Some(Command::Migrate { dry_run, args }) => migrate(&args, dry_run).await,
+        Some(Command::Healthcheck { addr, tls }) => healthcheck(addr, tls).await,
+        Some(Command::Replay {
+            files,
+            addr,
+            window,
+            report_usage,
+            tokenizer,
+            api_key,
+            keep,
+            tls,
+        }) => {
+            let options = ctxd::replay::Options {
+                addr,
+                tls,
+                api_key,
+                window,
+                report_usage,
+                tokenizer,
+                // Progress lines only for a person watching a terminal.
+                progress: std::io::stderr().is_terminal(),
+                keep,
+            };
+            ctxd::replay::run(&files, &options)
+                .await
+                .map(|table| print!("{table}"))
+        }
+        Some(Command::Eval {
+            addr,
+            corpus,
+            sessions,
+            windows,
+            jobs,
+            out,
+            api_key,
+            tls,
+        }) => {
+            let options = ctxd::eval::Options {
+                addr,
+                tls,
+                api_key,
+                corpus,
+                sessions,
+                windows,
+                jobs: usize::from(jobs),
+                out,
+                progress: std::io::stderr().is_terminal(),
+            };
+            ctxd::eval::run(&options)
+                .await
+                .map(|table| print!("{table}"))
+        }
+        Some(Command::Inspect {
+            session_id,
+            addr,
+            api_key,
+            tls,
+        }) => ctxd::inspect::run(&addr, &tls, api_key.as_deref(), &session_id)
+            .await
+            .map(|report| print!("{report}")),
+        Some(Command::Tenant { command }) => {
+            let args = command.serve_args().clone();
+            with_store(&args, Migrations::Require, |store| async move {
+                print!("{}", command.run(&store).await?);
+                Ok(())
+            })
+            .await
+        }
+        Some(Command::Key { command }) => {
+            let args = command.serve_args().clone();
+            with_store(&args, Migrations::Require, |store| async move {
+                print!("{}", command.run(&store).await?);
+                Ok(())
+            })
+            .await
         }
     }
 }

@@ -174,11 +174,29 @@ impl Config {
         }
         figment = figment.merge(Serialized::defaults(args));
         let config: Config = figment.extract().map_err(Box::new)?;
+        config.check_summarizers()?;
+        config.check_minimums()?;
         config
-            .default_policy
+            .quota
+            .validate("quota.")
+            .map_err(ConfigError::Invalid)?;
+        config.check_upstreams()?;
+        if config.conn_idle_timeout_secs > MAX_IDLE_TIMEOUT_SECS {
+            return Err(ConfigError::Invalid(format!(
+                "conn_idle_timeout_secs must be at most {MAX_IDLE_TIMEOUT_SECS} (0 turns it off)"
+            )));
+        }
+        config.check_database_urls()?;
+        config.check_tls()?;
+        Ok(config)
+    }
+
+    /// The default policy, and the summarizer profiles it and the sessions may name.
+    fn check_summarizers(&self) -> Result<(), ConfigError> {
+        self.default_policy
             .validate("default_policy")
             .map_err(|error| ConfigError::Invalid(error.to_string()))?;
-        for (name, profile) in &config.summarizers {
+        for (name, profile) in &self.summarizers {
             if name == crate::engine::EXTRACTIVE && profile.api != Api::Extractive {
                 return Err(ConfigError::Invalid(format!(
                     "summarizers.{name}: the name {name} is the built-in summarizer's; pick another"
@@ -186,50 +204,60 @@ impl Config {
             }
             profile.validate(name).map_err(ConfigError::Invalid)?;
         }
-        let profile = &config.default_policy.summarizer_profile;
-        if profile != crate::engine::EXTRACTIVE && !config.summarizers.contains_key(profile) {
+        let profile = &self.default_policy.summarizer_profile;
+        if profile != crate::engine::EXTRACTIVE && !self.summarizers.contains_key(profile) {
             return Err(ConfigError::Invalid(format!(
                 "default_policy.summarizer_profile names {profile:?}, which no [summarizers.{profile}] section configures"
             )));
         }
-        if !(config.jobs_lease_secs >= 1.0 && config.jobs_lease_secs.is_finite()) {
+        Ok(())
+    }
+
+    /// The settings that must be at least 1.
+    fn check_minimums(&self) -> Result<(), ConfigError> {
+        if !(self.jobs_lease_secs >= 1.0 && self.jobs_lease_secs.is_finite()) {
             return Err(ConfigError::Invalid(
                 "jobs_lease_secs must be at least 1".into(),
             ));
         }
-        if config.jobs_poll_interval_ms == 0 {
-            return Err(ConfigError::Invalid(
-                "jobs_poll_interval_ms must be at least 1".into(),
-            ));
+        let minimums: [(&str, i128); 13] = [
+            ("jobs_poll_interval_ms", self.jobs_poll_interval_ms.into()),
+            ("events_retention_secs", self.events_retention_secs.into()),
+            ("jobs_max_attempts", i128::from(self.jobs_max_attempts)),
+            ("max_append_messages", self.max_append_messages as i128),
+            ("max_session_bytes", self.max_session_bytes as i128),
+            ("proxy_max_body_bytes", self.proxy_max_body_bytes as i128),
+            ("append_writers", self.append_writers as i128),
+            (
+                "conn_handshake_timeout_secs",
+                self.conn_handshake_timeout_secs.into(),
+            ),
+            ("conn_max_pending", self.conn_max_pending as i128),
+            ("max_connections", self.max_connections as i128),
+            (
+                "max_streams_per_connection",
+                self.max_streams_per_connection.into(),
+            ),
+            (
+                "http2_keepalive_timeout_secs",
+                self.http2_keepalive_timeout_secs.into(),
+            ),
+            ("db_max_connections", i128::from(self.db_max_connections)),
+        ];
+        for (name, value) in minimums {
+            if value < 1 {
+                return Err(ConfigError::Invalid(format!("{name} must be at least 1")));
+            }
         }
-        if config.events_retention_secs == 0 {
-            return Err(ConfigError::Invalid(
-                "events_retention_secs must be at least 1".into(),
-            ));
-        }
-        if config.jobs_max_attempts < 1 {
-            return Err(ConfigError::Invalid(
-                "jobs_max_attempts must be at least 1".into(),
-            ));
-        }
-        if config.max_append_messages == 0 {
-            return Err(ConfigError::Invalid(
-                "max_append_messages must be at least 1".into(),
-            ));
-        }
-        if config.max_session_bytes < 1 {
-            return Err(ConfigError::Invalid(
-                "max_session_bytes must be at least 1".into(),
-            ));
-        }
-        config
-            .quota
-            .validate("quota.")
-            .map_err(ConfigError::Invalid)?;
+        Ok(())
+    }
+
+    /// The provider endpoint's upstreams are http(s) URLs.
+    fn check_upstreams(&self) -> Result<(), ConfigError> {
         for (name, url) in [
-            ("upstream_openai", &config.upstream_openai),
-            ("upstream_anthropic", &config.upstream_anthropic),
-            ("upstream_gemini", &config.upstream_gemini),
+            ("upstream_openai", &self.upstream_openai),
+            ("upstream_anthropic", &self.upstream_anthropic),
+            ("upstream_gemini", &self.upstream_gemini),
         ] {
             if !(url.starts_with("http://") || url.starts_with("https://")) {
                 return Err(ConfigError::Invalid(format!(
@@ -237,49 +265,7 @@ impl Config {
                 )));
             }
         }
-        if config.proxy_max_body_bytes == 0 {
-            return Err(ConfigError::Invalid(
-                "proxy_max_body_bytes must be at least 1".into(),
-            ));
-        }
-        if config.append_writers == 0 {
-            return Err(ConfigError::Invalid(
-                "append_writers must be at least 1".into(),
-            ));
-        }
-        for (name, value) in [
-            (
-                "conn_handshake_timeout_secs",
-                config.conn_handshake_timeout_secs,
-            ),
-            ("conn_max_pending", config.conn_max_pending as u64),
-            ("max_connections", config.max_connections as u64),
-            (
-                "max_streams_per_connection",
-                config.max_streams_per_connection.into(),
-            ),
-            (
-                "http2_keepalive_timeout_secs",
-                config.http2_keepalive_timeout_secs,
-            ),
-        ] {
-            if value == 0 {
-                return Err(ConfigError::Invalid(format!("{name} must be at least 1")));
-            }
-        }
-        if config.conn_idle_timeout_secs > MAX_IDLE_TIMEOUT_SECS {
-            return Err(ConfigError::Invalid(format!(
-                "conn_idle_timeout_secs must be at most {MAX_IDLE_TIMEOUT_SECS} (0 turns it off)"
-            )));
-        }
-        config.check_database_urls()?;
-        if config.db_max_connections == 0 {
-            return Err(ConfigError::Invalid(
-                "db_max_connections must be at least 1".into(),
-            ));
-        }
-        config.check_tls()?;
-        Ok(config)
+        Ok(())
     }
 
     /// Certificate and key come together; a client CA needs them.

@@ -102,38 +102,56 @@ pub fn plan(
     notes: &[NoteUpdate],
     last_seq: i64,
 ) -> Result<Plan, Error> {
-    if todos.len() > MAX_UPDATES {
-        return Err(Error::invalid(
-            "todos",
-            format!("must hold at most {MAX_UPDATES} todos per request"),
-        ));
+    for (field, count) in [("todos", todos.len()), ("notes", notes.len())] {
+        if count > MAX_UPDATES {
+            return Err(Error::invalid(
+                field,
+                format!("must hold at most {MAX_UPDATES} {field} per request"),
+            ));
+        }
     }
-    if notes.len() > MAX_UPDATES {
-        return Err(Error::invalid(
-            "notes",
-            format!("must hold at most {MAX_UPDATES} notes per request"),
-        ));
-    }
-    let stored: HashMap<(Kind, &str), &Entry> = existing
-        .iter()
-        .filter(|entry| !entry.kind.is_derived())
-        .map(|entry| ((entry.kind, entry.key.as_str()), entry))
-        .collect();
-    let count = |kind: Kind| existing.iter().filter(|e| e.kind == kind).count();
-    let seqs = if last_seq > 0 {
-        vec![last_seq]
-    } else {
-        Vec::new()
+    let current = Current {
+        stored: existing
+            .iter()
+            .filter(|entry| !entry.kind.is_derived())
+            .map(|entry| ((entry.kind, entry.key.as_str()), entry))
+            .collect(),
+        existing,
+        seqs: if last_seq > 0 {
+            vec![last_seq]
+        } else {
+            Vec::new()
+        },
     };
     let mut plan = Plan::default();
+    plan_todos(&current, todos, &mut plan)?;
+    plan_notes(&current, notes, &mut plan)?;
+    Ok(plan)
+}
+
+/// What an update is planned against: the session's entries, the client's by kind and
+/// key, and the seqs new entries record.
+struct Current<'a> {
+    existing: &'a [Entry],
+    stored: HashMap<(Kind, &'a str), &'a Entry>,
+    seqs: Vec<i64>,
+}
+
+impl Current<'_> {
+    fn count(&self, kind: Kind) -> usize {
+        self.existing.iter().filter(|e| e.kind == kind).count()
+    }
+}
+
+fn plan_todos(current: &Current<'_>, todos: &[TodoUpdate], plan: &mut Plan) -> Result<(), Error> {
     let mut seen = HashSet::new();
     let mut new_todos = 0;
     for (index, todo) in todos.iter().enumerate() {
         let field = format!("todos[{index}]");
         check_id(&field, &todo.id, &mut seen)?;
         check_text(&field, &todo.text)?;
-        let current = stored.get(&(Kind::Todo, todo.id.as_str()));
-        if current.is_none() {
+        let stored = current.stored.get(&(Kind::Todo, todo.id.as_str()));
+        if stored.is_none() {
             if todo.text.trim().is_empty() {
                 return Err(Error::invalid(
                     format!("{field}.text"),
@@ -142,11 +160,11 @@ pub fn plan(
             }
             new_todos += 1;
         }
-        let (status, kept_done) = next_status(current.and_then(|e| e.status), todo.status);
+        let (status, kept_done) = next_status(stored.and_then(|e| e.status), todo.status);
         if kept_done {
             plan.kept_done.push(todo.id.clone());
         }
-        let text = match current {
+        let text = match stored {
             Some(entry) if todo.text.is_empty() => entry.text.clone(),
             _ => todo.text.clone(),
         };
@@ -154,18 +172,22 @@ pub fn plan(
             kind: Kind::Todo,
             key: todo.id.clone(),
             text,
-            seqs: seqs.clone(),
+            seqs: current.seqs.clone(),
             runs: Vec::new(),
             status: Some(status),
-            position: current.map_or(0, |e| e.position),
+            position: stored.map_or(0, |e| e.position),
         });
     }
-    if count(Kind::Todo) + new_todos > MAX_TODOS {
+    if current.count(Kind::Todo) + new_todos > MAX_TODOS {
         return Err(Error::invalid(
             "todos",
             format!("would take the session past {MAX_TODOS} todos"),
         ));
     }
+    Ok(())
+}
+
+fn plan_notes(current: &Current<'_>, notes: &[NoteUpdate], plan: &mut Plan) -> Result<(), Error> {
     let mut seen = HashSet::new();
     let mut new_notes = 0usize;
     let mut removed = 0usize;
@@ -173,30 +195,30 @@ pub fn plan(
         let field = format!("notes[{index}]");
         check_id(&field, &note.id, &mut seen)?;
         check_text(&field, &note.text)?;
-        let current = stored.get(&(Kind::Note, note.id.as_str()));
+        let stored = current.stored.get(&(Kind::Note, note.id.as_str()));
         if note.text.is_empty() {
-            if current.is_some() {
+            if stored.is_some() {
                 removed += 1;
                 plan.removed_notes.push(note.id.clone());
             }
             continue;
         }
-        new_notes += usize::from(current.is_none());
+        new_notes += usize::from(stored.is_none());
         plan.upserts.push(Entry {
             kind: Kind::Note,
             key: note.id.clone(),
             text: note.text.clone(),
-            seqs: seqs.clone(),
+            seqs: current.seqs.clone(),
             runs: Vec::new(),
             status: None,
-            position: current.map_or(0, |e| e.position),
+            position: stored.map_or(0, |e| e.position),
         });
     }
-    if (count(Kind::Note) + new_notes).saturating_sub(removed) > MAX_NOTES {
+    if (current.count(Kind::Note) + new_notes).saturating_sub(removed) > MAX_NOTES {
         return Err(Error::invalid(
             "notes",
             format!("would take the session past {MAX_NOTES} notes"),
         ));
     }
-    Ok(plan)
+    Ok(())
 }
