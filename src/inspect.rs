@@ -168,48 +168,59 @@ pub fn report(
         fraction(policy.summarize_threshold),
         fraction(policy.hard_limit),
     );
-    if let Some(budget) = budget
-        && let Some(b) = &budget.breakdown
-    {
+    if let Some(budget) = budget {
+        write_budget(&mut out, budget, window);
+    }
+    write_summaries(&mut out, summaries);
+    write_figures(&mut out, session);
+    out
+}
+
+/// The next request's regions against the window, its status and the next action.
+fn write_budget(out: &mut String, budget: &pb::BudgetReport, window: i64) {
+    let Some(b) = &budget.breakdown else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "\nnext request (system prompt and tools as last built):"
+    );
+    for (name, tokens) in [
+        ("system", b.system_tokens),
+        ("tools", b.tool_tokens),
+        ("summaries", b.summary_tokens),
+        ("history", b.history_tokens),
+        ("output reserve", b.output_reserve_tokens),
+    ] {
         let _ = writeln!(
             out,
-            "\nnext request (system prompt and tools as last built):"
-        );
-        for (name, tokens) in [
-            ("system", b.system_tokens),
-            ("tools", b.tool_tokens),
-            ("summaries", b.summary_tokens),
-            ("history", b.history_tokens),
-            ("output reserve", b.output_reserve_tokens),
-        ] {
-            let _ = writeln!(
-                out,
-                "  {name:<15}{tokens:>9}  {:>5.1} %",
-                pct(tokens, window)
-            );
-        }
-        let status = pb::BudgetStatus::try_from(budget.status).map_or("?".to_string(), |s| {
-            s.as_str_name()
-                .trim_start_matches("BUDGET_STATUS_")
-                .to_string()
-        });
-        let action = pb::RecommendedAction::try_from(budget.recommended_action).map_or(
-            "?".to_string(),
-            |a| {
-                a.as_str_name()
-                    .trim_start_matches("RECOMMENDED_ACTION_")
-                    .to_string()
-            },
-        );
-        let _ = writeln!(
-            out,
-            "  {:<15}{:>9}  {:>5.1} %  of {window}; headroom {}; {status}, next: {action}",
-            "prompt total",
-            b.total_tokens,
-            pct(b.total_tokens, window),
-            b.headroom_tokens
+            "  {name:<15}{tokens:>9}  {:>5.1} %",
+            pct(tokens, window)
         );
     }
+    let status = pb::BudgetStatus::try_from(budget.status).map_or("?".to_string(), |s| {
+        s.as_str_name()
+            .trim_start_matches("BUDGET_STATUS_")
+            .to_string()
+    });
+    let action =
+        pb::RecommendedAction::try_from(budget.recommended_action).map_or("?".to_string(), |a| {
+            a.as_str_name()
+                .trim_start_matches("RECOMMENDED_ACTION_")
+                .to_string()
+        });
+    let _ = writeln!(
+        out,
+        "  {:<15}{:>9}  {:>5.1} %  of {window}; headroom {}; {status}, next: {action}",
+        "prompt total",
+        b.total_tokens,
+        pct(b.total_tokens, window),
+        b.headroom_tokens
+    );
+}
+
+/// The active summaries, one line each.
+fn write_summaries(out: &mut String, summaries: &[pb::Summary]) {
     let _ = writeln!(out, "\nsummaries ({} active):", summaries.len());
     for s in summaries {
         let _ = writeln!(
@@ -225,6 +236,10 @@ pub fn report(
             s.facts
         );
     }
+}
+
+/// What compaction did, and how the estimator has done.
+fn write_figures(out: &mut String, session: &pb::Session) {
     if let Some(c) = &session.compaction {
         let _ = writeln!(
             out,
@@ -250,5 +265,4 @@ pub fn report(
             e.samples, e.mean_abs_error_pct, e.max_abs_error_pct, e.last_error_pct
         );
     }
-    out
 }
