@@ -263,15 +263,7 @@ pub async fn replay_one(
         ..Default::default()
     };
     let mut previous: Option<Vec<String>> = None;
-    let tools = pb::Tools {
-        tools: Some(pb::tools::Tools::Definitions(pb::ToolDefinitionList {
-            items: vec![pb::ToolDefinition {
-                name: "bash".into(),
-                description: "Execute a bash command and return its output".into(),
-                parameters_json_schema: r#"{"type":"object","properties":{"command":{"type":"string","description":"The bash command to execute"}},"required":["command"]}"#.into(),
-            }],
-        })),
-    };
+    let tools = bash_tool();
     for (done, (message, usage)) in recorded.messages.iter().enumerate() {
         let mut append = pb::AppendTurnRequest {
             session_id: session_id.clone(),
@@ -292,42 +284,7 @@ pub async fn replay_one(
                 .await?
                 .into_inner();
             outcome.latencies.push(started.elapsed());
-            let breakdown = built
-                .budget
-                .unwrap_or_default()
-                .breakdown
-                .unwrap_or_default();
-            outcome.builds += 1;
-            outcome.over_budget += usize::from(breakdown.total_tokens > limit);
-            outcome.orphans += orphans(&built.messages);
-            outcome.peak_tokens = outcome.peak_tokens.max(breakdown.total_tokens);
-            outcome.final_tokens = breakdown.total_tokens;
-            let whole = built.summaries.is_empty()
-                && built
-                    .messages
-                    .iter()
-                    .all(|m| m.view_state == pb::ViewState::Full as i32)
-                && built.trimmed.is_none_or(|t| t.turns == 0);
-            if whole && *reported > 0 {
-                outcome.errors_pct.push(
-                    (breakdown.total_tokens - reported).abs() as f64 * 100.0 / *reported as f64,
-                );
-            }
-            let request_text: Vec<String> = std::iter::once(built.system_prompt.clone())
-                .chain(built.messages.iter().map(|m| {
-                    format!(
-                        "{}|{}|{}|{:?}",
-                        m.role, m.tool_call_id, m.content, m.tool_calls
-                    )
-                }))
-                .collect();
-            if let Some(previous) = &previous
-                && request_text.len() >= previous.len()
-                && request_text[..previous.len()] == previous[..]
-            {
-                outcome.extending += 1;
-            }
-            previous = Some(request_text);
+            tally(&mut outcome, &built, *reported, limit, &mut previous);
             if options.report_usage {
                 append.usage = Some(pb::Usage {
                     input_tokens: *reported,
@@ -351,6 +308,67 @@ pub async fn replay_one(
         .session;
     outcome.stats = session.and_then(|s| s.compaction).unwrap_or_default();
     Ok(outcome)
+}
+
+/// The tool the recorded sessions' agents had.
+fn bash_tool() -> pb::Tools {
+    pb::Tools {
+        tools: Some(pb::tools::Tools::Definitions(pb::ToolDefinitionList {
+            items: vec![pb::ToolDefinition {
+                name: "bash".into(),
+                description: "Execute a bash command and return its output".into(),
+                parameters_json_schema: r#"{"type":"object","properties":{"command":{"type":"string","description":"The bash command to execute"}},"required":["command"]}"#.into(),
+            }],
+        })),
+    }
+}
+
+/// Counts one build into `outcome`: over the limit, orphans, tokens, the estimate's
+/// error against the provider's count when nothing was compacted, and whether it
+/// extends the previous build (`previous`: its messages as text).
+fn tally(
+    outcome: &mut Outcome,
+    built: &pb::BuildMessagesResponse,
+    reported: i64,
+    limit: i64,
+    previous: &mut Option<Vec<String>>,
+) {
+    let breakdown = built
+        .budget
+        .unwrap_or_default()
+        .breakdown
+        .unwrap_or_default();
+    outcome.builds += 1;
+    outcome.over_budget += usize::from(breakdown.total_tokens > limit);
+    outcome.orphans += orphans(&built.messages);
+    outcome.peak_tokens = outcome.peak_tokens.max(breakdown.total_tokens);
+    outcome.final_tokens = breakdown.total_tokens;
+    let whole = built.summaries.is_empty()
+        && built
+            .messages
+            .iter()
+            .all(|m| m.view_state == pb::ViewState::Full as i32)
+        && built.trimmed.is_none_or(|t| t.turns == 0);
+    if whole && reported > 0 {
+        outcome
+            .errors_pct
+            .push((breakdown.total_tokens - reported).abs() as f64 * 100.0 / reported as f64);
+    }
+    let request_text: Vec<String> = std::iter::once(built.system_prompt.clone())
+        .chain(built.messages.iter().map(|m| {
+            format!(
+                "{}|{}|{}|{:?}",
+                m.role, m.tool_call_id, m.content, m.tool_calls
+            )
+        }))
+        .collect();
+    if let Some(previous) = &previous
+        && request_text.len() >= previous.len()
+        && request_text[..previous.len()] == previous[..]
+    {
+        outcome.extending += 1;
+    }
+    *previous = Some(request_text);
 }
 
 fn quantile(values: &mut [f64], q: f64) -> f64 {
