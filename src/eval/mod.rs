@@ -194,6 +194,61 @@ pub struct Results {
     pub elapsed: Duration,
 }
 
+/// One session replayed through the server at one window and measured: the window,
+/// its totals, the summaries written and those the model was shown.
+async fn ctxd_run(
+    mut client: server::Client,
+    tools: pb::Tools,
+    api_key: Option<String>,
+    session: Arc<Session>,
+    window: i64,
+) -> Result<(i64, Totals, i64, i64), BoxError> {
+    let key = api_key.as_deref();
+    let session_id = server::create(&mut client, key, window).await?;
+    let replayed = async {
+        let mut replayed = server::replay_into(
+            &mut client,
+            key,
+            &session_id,
+            &session.system,
+            &session.recorded,
+            &tools,
+        )
+        .await?;
+        if let Some((history, last)) = replayed.builds.last() {
+            replayed.recall = recall::measure(
+                &mut client,
+                key,
+                &session_id,
+                &session.facts,
+                *history,
+                last,
+            )
+            .await?;
+        }
+        Ok::<_, BoxError>(replayed)
+    }
+    .await;
+    server::delete(&mut client, key, session_id).await?;
+    let replayed = replayed?;
+    let measured = tokio::task::spawn_blocking(move || {
+        let bash = [bash_tool()];
+        let setup = Setup::new(window, &session.system, &bash)?;
+        let mut meter = Meter::new(&setup, &session.facts, &bash, &session.system);
+        for (step, build) in &replayed.builds {
+            meter.add(*step, build);
+        }
+        meter.totals.units += replayed.unseen_input as f64;
+        meter.totals.summarizer_input += replayed.unseen_input;
+        meter.totals.recall_found += replayed.recall.0;
+        meter.totals.recall_asked += replayed.recall.1;
+        let shown = replayed.summaries_written - replayed.unseen;
+        Ok::<_, String>((window, meter.totals, replayed.summaries_written, shown))
+    })
+    .await??;
+    Ok(measured)
+}
+
 /// Runs the eval and returns the report (Markdown).
 pub async fn run(options: &Options) -> Result<String, BoxError> {
     let started = std::time::Instant::now();
@@ -218,55 +273,8 @@ pub async fn run(options: &Options) -> Result<String, BoxError> {
             .map(move |&window| (session.clone(), window))
     }))
     .map(|(session, window)| {
-        let mut client = client.clone();
-        let tools = tools.clone();
-        let api_key = options.api_key.clone();
-        async move {
-            let key = api_key.as_deref();
-            let session_id = server::create(&mut client, key, window).await?;
-            let replayed = async {
-                let mut replayed = server::replay_into(
-                    &mut client,
-                    key,
-                    &session_id,
-                    &session.system,
-                    &session.recorded,
-                    &tools,
-                )
-                .await?;
-                if let Some((history, last)) = replayed.builds.last() {
-                    replayed.recall = recall::measure(
-                        &mut client,
-                        key,
-                        &session_id,
-                        &session.facts,
-                        *history,
-                        last,
-                    )
-                    .await?;
-                }
-                Ok::<_, BoxError>(replayed)
-            }
-            .await;
-            server::delete(&mut client, key, session_id).await?;
-            let replayed = replayed?;
-            let measured = tokio::task::spawn_blocking(move || {
-                let bash = [bash_tool()];
-                let setup = Setup::new(window, &session.system, &bash)?;
-                let mut meter = Meter::new(&setup, &session.facts, &bash, &session.system);
-                for (step, build) in &replayed.builds {
-                    meter.add(*step, build);
-                }
-                meter.totals.units += replayed.unseen_input as f64;
-                meter.totals.summarizer_input += replayed.unseen_input;
-                meter.totals.recall_found += replayed.recall.0;
-                meter.totals.recall_asked += replayed.recall.1;
-                let shown = replayed.summaries_written - replayed.unseen;
-                Ok::<_, String>((window, meter.totals, replayed.summaries_written, shown))
-            })
-            .await??;
-            Ok::<_, BoxError>(measured)
-        }
+        let (client, tools, api_key) = (client.clone(), tools.clone(), options.api_key.clone());
+        ctxd_run(client, tools, api_key, session, window)
     })
     .buffer_unordered(jobs);
     let anchor_runs = futures::stream::iter(sessions.iter().cloned())
