@@ -324,6 +324,58 @@ fn short_hash(bytes: &[u8]) -> String {
     format!("{:012x}", h >> 16)
 }
 
+/// The `postgres` command for `pgdata`, listening only on a socket in `socket_dir`, its
+/// output to `logs`, run as `runner`; and the command as logs show it.
+fn server_command(
+    bin: &Path,
+    pgdata: &Path,
+    socket_dir: &Path,
+    runner: &runner::Runner,
+    logs: (File, File),
+) -> (Command, String) {
+    let (log, log_err) = logs;
+    let postgres = bin.join("postgres");
+    let socket_arg = socket_dir.as_os_str().to_owned();
+    let mut cmd = Command::new(&postgres);
+    cmd.arg("-D")
+        .arg(&pgdata)
+        .arg("-k")
+        .arg(&socket_arg)
+        .arg("-p")
+        .arg(PORT.to_string())
+        .args([
+            "-c",
+            "listen_addresses=",
+            "-c",
+            "unix_socket_permissions=0770",
+            "-c",
+            "logging_collector=off",
+            // Modest settings for a developer machine; fsync stays on because this data is kept.
+            "-c",
+            "shared_buffers=128MB",
+            "-c",
+            "max_connections=200",
+            "-c",
+            "fsync=on",
+        ])
+        .stdin(Stdio::null())
+        .stdout(log)
+        .stderr(log_err)
+        .current_dir("/")
+        // Ctrl-C in a terminal must reach ctxd only; ctxd then stops the server in order.
+        .process_group(0)
+        .kill_on_drop(false);
+    runner.apply(&mut cmd);
+    set_parent_death_signal(&mut cmd);
+    let command = format!(
+        "{} -D {} -k {} -p {PORT} -c listen_addresses= ...",
+        postgres.display(),
+        pgdata.display(),
+        socket_dir.display()
+    );
+    (cmd, command)
+}
+
 impl LocalPostgres {
     /// Starts (initdb on first use) a PostgreSQL whose data lives under `dir`
     /// (created if absent; reused on the next run).
@@ -362,45 +414,7 @@ impl LocalPostgres {
         let (log, log_start) = open_log(&log_path, &runner)?;
         let log_err = log.try_clone().map_err(io_err("open", &log_path))?;
 
-        let postgres = bin.join("postgres");
-        let socket_arg = socket_dir.as_os_str().to_owned();
-        let mut cmd = Command::new(&postgres);
-        cmd.arg("-D")
-            .arg(&pgdata)
-            .arg("-k")
-            .arg(&socket_arg)
-            .arg("-p")
-            .arg(PORT.to_string())
-            .args([
-                "-c",
-                "listen_addresses=",
-                "-c",
-                "unix_socket_permissions=0770",
-                "-c",
-                "logging_collector=off",
-                // Modest settings for a developer machine; fsync stays on because this data is kept.
-                "-c",
-                "shared_buffers=128MB",
-                "-c",
-                "max_connections=200",
-                "-c",
-                "fsync=on",
-            ])
-            .stdin(Stdio::null())
-            .stdout(log)
-            .stderr(log_err)
-            .current_dir("/")
-            // Ctrl-C in a terminal must reach ctxd only; ctxd then stops the server in order.
-            .process_group(0)
-            .kill_on_drop(false);
-        runner.apply(&mut cmd);
-        set_parent_death_signal(&mut cmd);
-        let command = format!(
-            "{} -D {} -k {} -p {PORT} -c listen_addresses= ...",
-            postgres.display(),
-            pgdata.display(),
-            socket_dir.display()
-        );
+        let (cmd, command) = server_command(&bin, &pgdata, &socket_dir, &runner, (log, log_err));
 
         let mut child = spawn_server(cmd)
             .await
