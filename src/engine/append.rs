@@ -31,25 +31,7 @@ impl Engine {
         tenant_id: i64,
         request: AppendRequest,
     ) -> Result<AppendOutcome> {
-        validate_session_id(&request.session_id)?;
-        self.config
-            .limits
-            .check_message_count("messages", request.messages.len())?;
-        validate_batch(&request.messages, self.config.max_content_bytes)?;
-        let usage_index = validate_usage(request.usage, &request.messages)?;
-        if let Some((key, _)) = &request.idempotency
-            && key.chars().count() > MAX_IDEMPOTENCY_KEY_CHARS
-        {
-            return Err(Error::invalid(
-                "idempotency_key",
-                format!("must be at most {MAX_IDEMPOTENCY_KEY_CHARS} characters"),
-            ));
-        }
-        if let Some((key, _)) = &request.idempotency
-            && key.contains('\0')
-        {
-            return Err(Error::invalid("idempotency_key", NUL_REASON));
-        }
+        let usage_index = self.check_append(&request)?;
         let bytes = request.messages.iter().fold(0u64, |sum, message| {
             sum.saturating_add(u64::try_from(message.counted_bytes()).unwrap_or(u64::MAX))
         });
@@ -139,6 +121,29 @@ impl Engine {
         Err(Error::internal(
             "an append under the session's row lock found the row changed",
         ))
+    }
+
+    /// Checks an append's request before anything is read: its session id, messages,
+    /// usage report and idempotency key; the index of the message the usage is for.
+    fn check_append(&self, request: &AppendRequest) -> Result<Option<usize>> {
+        validate_session_id(&request.session_id)?;
+        self.config
+            .limits
+            .check_message_count("messages", request.messages.len())?;
+        validate_batch(&request.messages, self.config.max_content_bytes)?;
+        let usage_index = validate_usage(request.usage, &request.messages)?;
+        if let Some((key, _)) = &request.idempotency {
+            if key.chars().count() > MAX_IDEMPOTENCY_KEY_CHARS {
+                return Err(Error::invalid(
+                    "idempotency_key",
+                    format!("must be at most {MAX_IDEMPOTENCY_KEY_CHARS} characters"),
+                ));
+            }
+            if key.contains('\0') {
+                return Err(Error::invalid("idempotency_key", NUL_REASON));
+            }
+        }
+        Ok(usage_index)
     }
 
     /// Decides one append from what `state` read and writes it; `None` when the session
