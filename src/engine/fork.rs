@@ -50,34 +50,7 @@ struct Plan {
 
 impl Engine {
     pub async fn fork_session(&self, tenant_id: i64, request: ForkRequest) -> Result<SessionInfo> {
-        validate_session_id(&request.source_session_id).map_err(|error| match error {
-            Error::InvalidArgument { reason, .. } => Error::invalid("source_session_id", reason),
-            other => other,
-        })?;
-        let session_id = if request.session_id.is_empty() {
-            uuid::Uuid::new_v4().to_string()
-        } else {
-            validate_session_id(&request.session_id)?;
-            request.session_id.clone()
-        };
-        if let Some(at) = request.at_seq
-            && at < 0
-        {
-            return Err(Error::invalid(
-                "at_seq",
-                format!("must be 0 or more (unset: the source's last seq), got {at}"),
-            ));
-        }
-        if let Some((key, _)) = request
-            .metadata
-            .iter()
-            .find(|(key, value)| key.contains('\0') || value.contains('\0'))
-        {
-            return Err(Error::invalid(
-                format!("metadata[{}]", quoted(key)),
-                NUL_REASON,
-            ));
-        }
+        let session_id = check_fork(&request)?;
         let mut tx = self
             .store
             .lock_session(tenant_id, &request.source_session_id)
@@ -120,23 +93,7 @@ impl Engine {
         let plan = plan(&mut tx, &source, at).await?;
         let summary_tokens = summary_region(&plan.summaries, &policy);
 
-        // The fork's row as it will be, for its budget status: nothing built yet, no
-        // anchor, a view epoch of its own.
-        let mut preview = source.clone();
-        preview.message_count = at;
-        preview.view_first_seq = plan.view_first_seq;
-        preview.view_tokens = plan.view_tokens;
-        preview.summary_tokens = summary_tokens;
-        preview.last_turn_tokens = plan.last_turn_tokens;
-        preview.view_epoch = 0;
-        preview.anchor_reported_tokens = 0;
-        preview.last_build_system_tokens = 0;
-        preview.last_build_tool_tokens = 0;
-        let budget_status = match row_report(&policy, &preview).status {
-            budget::Status::Ok => 1,
-            budget::Status::Warn => 2,
-            budget::Status::Over => 3,
-        };
+        let budget_status = fork_budget_status(&policy, &source, at, &plan, summary_tokens);
 
         let event = EventDetail::SessionForked {
             source_session_id: source.external_id.clone(),
@@ -173,6 +130,67 @@ impl Engine {
             ))),
             Err(error) => Err(error.into()),
         }
+    }
+}
+
+/// Checks a fork's request before anything is read; the fork's id (generated when the
+/// request gives none).
+fn check_fork(request: &ForkRequest) -> Result<String> {
+    validate_session_id(&request.source_session_id).map_err(|error| match error {
+        Error::InvalidArgument { reason, .. } => Error::invalid("source_session_id", reason),
+        other => other,
+    })?;
+    let session_id = if request.session_id.is_empty() {
+        uuid::Uuid::new_v4().to_string()
+    } else {
+        validate_session_id(&request.session_id)?;
+        request.session_id.clone()
+    };
+    if let Some(at) = request.at_seq
+        && at < 0
+    {
+        return Err(Error::invalid(
+            "at_seq",
+            format!("must be 0 or more (unset: the source's last seq), got {at}"),
+        ));
+    }
+    if let Some((key, _)) = request
+        .metadata
+        .iter()
+        .find(|(key, value)| key.contains('\0') || value.contains('\0'))
+    {
+        return Err(Error::invalid(
+            format!("metadata[{}]", quoted(key)),
+            NUL_REASON,
+        ));
+    }
+    Ok(session_id)
+}
+
+/// The fork's budget status, from its row as it will be.
+fn fork_budget_status(
+    policy: &Policy,
+    source: &Session,
+    at: i64,
+    plan: &Plan,
+    summary_tokens: i64,
+) -> i16 {
+    // The fork's row as it will be, for its budget status: nothing built yet, no
+    // anchor, a view epoch of its own.
+    let mut preview = source.clone();
+    preview.message_count = at;
+    preview.view_first_seq = plan.view_first_seq;
+    preview.view_tokens = plan.view_tokens;
+    preview.summary_tokens = summary_tokens;
+    preview.last_turn_tokens = plan.last_turn_tokens;
+    preview.view_epoch = 0;
+    preview.anchor_reported_tokens = 0;
+    preview.last_build_system_tokens = 0;
+    preview.last_build_tool_tokens = 0;
+    match row_report(policy, &preview).status {
+        budget::Status::Ok => 1,
+        budget::Status::Warn => 2,
+        budget::Status::Over => 3,
     }
 }
 

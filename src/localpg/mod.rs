@@ -338,7 +338,7 @@ fn server_command(
     let socket_arg = socket_dir.as_os_str().to_owned();
     let mut cmd = Command::new(&postgres);
     cmd.arg("-D")
-        .arg(&pgdata)
+        .arg(pgdata)
         .arg("-k")
         .arg(&socket_arg)
         .arg("-p")

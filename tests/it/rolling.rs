@@ -72,10 +72,10 @@ async fn a_rolling_upgrade_from_the_previous_binary_loses_nothing() {
     println!("{}", ctxd(current, &url, &["migrate", "--dry-run"]));
     ctxd(current, &url, &["migrate"]);
     load.wait_acks(200).await;
-    for index in 0..2 {
+    for addr in &addrs {
         terminate(replicas.remove(0)).await;
-        let mut upgraded = serve(current, &addrs[index], &url, false);
-        wait_serving(&addrs[index], &mut upgraded).await;
+        let mut upgraded = serve(current, addr, &url, false);
+        wait_serving(addr, &mut upgraded).await;
         replicas.push(upgraded);
         load.wait_acks(200).await;
     }
