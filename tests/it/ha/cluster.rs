@@ -4,6 +4,7 @@
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::binary::free_port;
@@ -14,6 +15,9 @@ use crate::support::{pg_bin, postgres_user};
 pub const TTL_SECS: u64 = 10;
 /// Longest a cluster step may take before the test fails, not hangs.
 const PATIENCE: Duration = Duration::from_secs(120);
+/// How long the cluster may have no synchronous standby before the harness deletes a
+/// stale synchronous-replication key (see `Cluster::wait_healthy`).
+const STUCK_SYNC: Duration = Duration::from_secs(30);
 
 pub struct Node {
     pub name: String,
@@ -27,6 +31,10 @@ pub struct Node {
 pub struct Cluster {
     dir: tempfile::TempDir,
     etcd: Child,
+    etcd_port: u16,
+    /// Times the harness deleted a synchronous-replication key a former leader left
+    /// (see `wait_healthy`).
+    pub stale_sync_keys: AtomicUsize,
     haproxy: Child,
     pub nodes: Vec<Node>,
     pub port: u16,
@@ -109,6 +117,8 @@ impl Cluster {
         let mut cluster = Cluster {
             dir,
             etcd,
+            etcd_port,
+            stale_sync_keys: AtomicUsize::new(0),
             haproxy,
             nodes,
             port,
@@ -163,9 +173,22 @@ impl Cluster {
 
     /// Waits until HAProxy reaches a primary and every node runs on the leader's
     /// timeline (with `synchronous`, one of them as the synchronous standby).
+    ///
+    /// Patroni 3.0.2 can leave the synchronous-replication key naming a former leader: a
+    /// switchover whose old leader took the lock back for a moment writes it, and the new
+    /// leader then never replaces a key another leader wrote, so no standby is ever
+    /// synchronous again. After `STUCK_SYNC` without one, the harness deletes the key as
+    /// an operator would (the leader writes a fresh one at once) and counts it.
     pub async fn wait_healthy(&self, synchronous: bool) {
-        let deadline = Instant::now() + PATIENCE;
+        let started = Instant::now();
+        let deadline = started + PATIENCE;
+        let mut cleared = false;
         while !(self.leader().await.is_some() && self.settled(synchronous).await) {
+            if synchronous && !cleared && started.elapsed() > STUCK_SYNC {
+                cleared = self.delete_sync_key().await;
+                self.stale_sync_keys
+                    .fetch_add(usize::from(cleared), Ordering::Relaxed);
+            }
             assert!(
                 Instant::now() < deadline,
                 "the Patroni cluster did not become healthy within {PATIENCE:?}; logs in {}",
@@ -192,6 +215,21 @@ impl Cluster {
                     && &m["timeline"] == timeline
             })
             && (!synchronous || members.iter().any(|m| m["role"] == "sync_standby"))
+    }
+
+    /// Deletes Patroni's synchronous-replication key through etcd's v3 JSON gateway.
+    async fn delete_sync_key(&self) -> bool {
+        let body = serde_json::json!({"key": base64("/service/ctxd-ha/sync")});
+        reqwest::Client::new()
+            .post(format!(
+                "http://127.0.0.1:{}/v3/kv/deleterange",
+                self.etcd_port
+            ))
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .is_ok_and(|response| response.status().is_success())
     }
 
     async fn cluster_view(&self) -> Option<serde_json::Value> {
@@ -422,4 +460,38 @@ async fn rest_status(port: u16, path: &str) -> u16 {
 
 fn log(dir: &Path, name: &str) -> std::fs::File {
     std::fs::File::create(dir.join(name)).unwrap()
+}
+
+/// Standard base64 of `text` (etcd's JSON gateway takes keys so).
+fn base64(text: &str) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in text.as_bytes().chunks(3) {
+        let bytes = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let bits = u32::from(bytes[0]) << 16 | u32::from(bytes[1]) << 8 | u32::from(bytes[2]);
+        for index in 0..4 {
+            if index <= chunk.len() {
+                out.push(char::from(
+                    ALPHABET[(bits >> (18 - 6 * index) & 63) as usize],
+                ));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn base64_is_standard() {
+    assert_eq!(
+        base64("/service/ctxd-ha/sync"),
+        "L3NlcnZpY2UvY3R4ZC1oYS9zeW5j"
+    );
+    assert_eq!(base64("ab"), "YWI=");
+    assert_eq!(base64("a"), "YQ==");
 }

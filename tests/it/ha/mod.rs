@@ -217,8 +217,11 @@ async fn run(faults: &[Fault], synchronous: bool) -> Vec<Figures> {
         terminate(replica.child).await;
     }
     let acknowledged: usize = record.acknowledged.iter().map(Vec::len).sum();
+    let stale = cluster
+        .stale_sync_keys
+        .load(std::sync::atomic::Ordering::Relaxed);
     println!(
-        "{acknowledged} appends acknowledged: {lost} lost, {doubled} doubled, {} INTERNAL; {events} events on the tenant stream, of them on the resumed subscription {missing} missing, {repeated} delivered twice; {jobs:?}",
+        "{acknowledged} appends acknowledged: {lost} lost, {doubled} doubled, {} INTERNAL; {events} events on the tenant stream, of them on the resumed subscription {missing} missing, {repeated} delivered twice; {jobs:?}; stale synchronous-replication keys the harness deleted: {stale}",
         record.internal
     );
     assert!(events > 0, "the load's evictions announce events");
