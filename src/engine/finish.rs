@@ -15,6 +15,7 @@ use super::{AppendOutcome, AppendRequest, Engine};
 use crate::error::{Error, Result, quoted};
 use crate::events::EventDetail;
 use crate::message::{Message, Role};
+use crate::session::Session;
 use crate::store::{ChildFinish, FinishLink};
 use crate::validate::{validate_message, validate_session_id};
 
@@ -49,22 +50,7 @@ impl Engine {
         request: FinishRequest,
     ) -> Result<FinishOutcome> {
         validate_session_id(&request.session_id)?;
-        let answer = match (request.append_to_parent, request.final_answer.is_empty()) {
-            (false, false) => {
-                return Err(Error::invalid(
-                    "final_answer",
-                    "is appended to the parent only with append_to_parent: set it, or send no final_answer",
-                ));
-            }
-            (true, true) => {
-                return Err(Error::invalid(
-                    "final_answer",
-                    "must not be empty with append_to_parent: it becomes the parent's tool result",
-                ));
-            }
-            (false, true) => None,
-            (true, false) => Some(answer_message(&request, self.config.max_content_bytes)?),
-        };
+        let answer = finish_answer(&request, self.config.max_content_bytes)?;
         if let Some(answer) = &answer {
             let bytes = u64::try_from(answer.counted_bytes()).unwrap_or(u64::MAX);
             self.quotas.admit_append(tenant_id, bytes).await?;
@@ -115,27 +101,7 @@ impl Engine {
             return Ok(outcome(version, None));
         };
 
-        let Some(link_found) = link.as_ref() else {
-            return Err(Error::precondition(
-                "append_to_parent",
-                format!(
-                    "session {} has no parent session: it was not created with parent_session_id",
-                    quoted(&child.external_id)
-                ),
-            ));
-        };
-        let parent_deleted = || {
-            Error::precondition(
-                "append_to_parent",
-                format!(
-                    "the parent of session {} was deleted",
-                    quoted(&child.external_id)
-                ),
-            )
-        };
-        let Some(parent) = link_found.parent_external_id.clone() else {
-            return Err(parent_deleted());
-        };
+        let (link_found, parent) = parent_of(link.as_ref(), &child)?;
         let call_id = link_found.parent_tool_call_id.clone();
         answer.tool_call_id = call_id.clone();
         let mut state = self
@@ -144,7 +110,7 @@ impl Engine {
             .await?
             // Another session took the parent's name after it was deleted.
             .filter(|state| state.session.id == link_found.parent_id)
-            .ok_or_else(parent_deleted)?;
+            .ok_or_else(|| parent_deleted(&child))?;
         state.finish_child(record(
             link.as_ref(),
             state.session.message_count.saturating_add(1),
@@ -163,6 +129,54 @@ impl Engine {
             // Under the parent's row lock an append cannot race.
             .ok_or_else(|| Error::internal("the parent's append raced under its row lock"))?;
         Ok(outcome(child.version + 1, Some(appended)))
+    }
+}
+
+/// The parent a finished session's answer goes to: its link and the parent's id.
+fn parent_of<'a>(
+    link: Option<&'a FinishLink>,
+    child: &Session,
+) -> Result<(&'a FinishLink, String)> {
+    let Some(link) = link else {
+        return Err(Error::precondition(
+            "append_to_parent",
+            format!(
+                "session {} has no parent session: it was not created with parent_session_id",
+                quoted(&child.external_id)
+            ),
+        ));
+    };
+    let parent = link
+        .parent_external_id
+        .clone()
+        .ok_or_else(|| parent_deleted(child))?;
+    Ok((link, parent))
+}
+
+fn parent_deleted(child: &Session) -> Error {
+    Error::precondition(
+        "append_to_parent",
+        format!(
+            "the parent of session {} was deleted",
+            quoted(&child.external_id)
+        ),
+    )
+}
+
+/// The tool result FinishSession appends to the parent, when the request asks for one;
+/// a request that sends an answer without `append_to_parent` (or the reverse) is refused.
+fn finish_answer(request: &FinishRequest, max_content_bytes: usize) -> Result<Option<Message>> {
+    match (request.append_to_parent, request.final_answer.is_empty()) {
+        (false, false) => Err(Error::invalid(
+            "final_answer",
+            "is appended to the parent only with append_to_parent: set it, or send no final_answer",
+        )),
+        (true, true) => Err(Error::invalid(
+            "final_answer",
+            "must not be empty with append_to_parent: it becomes the parent's tool result",
+        )),
+        (false, true) => Ok(None),
+        (true, false) => answer_message(request, max_content_bytes).map(Some),
     }
 }
 
