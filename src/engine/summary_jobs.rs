@@ -161,15 +161,7 @@ impl Engine {
             }
         };
         let failure = Arc::new(std::sync::Mutex::new(job.fallback_failure()));
-        let writer = match model {
-            _ if job.fallback => Writer::Truncation,
-            None => Writer::Extractive,
-            Some(model) => Writer::Model {
-                model,
-                truncate: final_attempt,
-                failure: failure.clone(),
-            },
-        };
+        let writer = job_writer(job, model, final_attempt, &failure);
         let around = row.last_build_system_tokens.max(REPLY_PRIMING) + row.last_build_tool_tokens;
         let mut state = self.view_now(row).await?;
         let tokens_before = state.total(around, &policy);
@@ -180,20 +172,12 @@ impl Engine {
         let held = state.row.compaction_held();
         if held || (args.reason != JobReason::Compact && (tokens_before <= summarize_at || paused))
         {
-            // Already done (by BuildMessages' fallback or an earlier job), paused, or
-            // held after a revert.
-            return Ok(JobEnd::Completed(serde_json::json!({
-                "due": false,
-                "held": held,
-                "tokens_before": tokens_before,
-                "tokens_after": tokens_before,
-            })));
+            return Ok(not_due(held, tokens_before));
         }
-        let target = if args.target_tokens > 0 {
-            args.target_tokens
-        } else {
-            policy.clear_target_tokens()
-        };
+        // A Compact's own target, else down to the clear target.
+        let target = Some(args.target_tokens)
+            .filter(|tokens| *tokens > 0)
+            .unwrap_or_else(|| policy.clear_target_tokens());
         self.announce(
             job,
             EventDetail::CompactionStarted {
@@ -251,25 +235,13 @@ impl Engine {
             state = self.view_now(row).await?;
         }
         let tokens_after = state.total(around, &policy);
-        let (first, last) = summarized.unwrap_or((0, 0));
-        let result = serde_json::json!({
-            "due": true,
-            "tokens_before": tokens_before,
-            "tokens_after": tokens_after,
-            "summarized_first_seq": first,
-            "summarized_last_seq": last,
-            "passes": passes,
-        });
-        let model_failure = failure.lock().ok().and_then(|mut f| f.take());
-        if let Some(error) = model_failure {
-            // The last attempt fell back to deterministic truncation: the session made
-            // progress, the job ends with the model's error.
-            return Ok(JobEnd::Failed {
-                error: format!("{error}; deterministic truncation was applied instead"),
-                retry_in: None,
-            });
-        }
-        Ok(JobEnd::Completed(result))
+        let ran = Ran {
+            tokens_before,
+            tokens_after,
+            summarized,
+            passes,
+        };
+        Ok(job_end(&ran, &failure))
     }
 
     async fn view_now(&self, row: Session) -> Result<ViewNow> {
@@ -285,4 +257,68 @@ impl Engine {
             summaries,
         })
     }
+}
+
+/// What writes a job's summaries: deterministic truncation for a job's fallback
+/// attempt, the built-in summarizer, or the session's model (truncating on the final
+/// attempt, its failure kept in `failure`).
+fn job_writer(
+    job: &Job,
+    model: Option<Arc<crate::summarizer::model::ModelSummarizer>>,
+    final_attempt: bool,
+    failure: &Arc<std::sync::Mutex<Option<String>>>,
+) -> Writer {
+    match model {
+        _ if job.fallback => Writer::Truncation,
+        None => Writer::Extractive,
+        Some(model) => Writer::Model {
+            model,
+            truncate: final_attempt,
+            failure: failure.clone(),
+        },
+    }
+}
+
+/// A job that found nothing to do: already done (by BuildMessages' fallback or an
+/// earlier job), paused, or held after a revert.
+fn not_due(held: bool, tokens: i64) -> JobEnd {
+    JobEnd::Completed(serde_json::json!({
+        "due": false,
+        "held": held,
+        "tokens_before": tokens,
+        "tokens_after": tokens,
+    }))
+}
+
+/// What a job that ran did: the session's tokens before and after, the seqs it
+/// summarized, its passes.
+struct Ran {
+    tokens_before: i64,
+    tokens_after: i64,
+    summarized: Option<(i64, i64)>,
+    passes: usize,
+}
+
+/// How a job that ran ends: completed with its figures, or failed with the model's error
+/// when deterministic truncation stood in for the model on the last attempt.
+fn job_end(ran: &Ran, failure: &Arc<std::sync::Mutex<Option<String>>>) -> JobEnd {
+    let (first, last) = ran.summarized.unwrap_or((0, 0));
+    let result = serde_json::json!({
+        "due": true,
+        "tokens_before": ran.tokens_before,
+        "tokens_after": ran.tokens_after,
+        "summarized_first_seq": first,
+        "summarized_last_seq": last,
+        "passes": ran.passes,
+    });
+    let model_failure = failure.lock().ok().and_then(|mut f| f.take());
+    if let Some(error) = model_failure {
+        // The last attempt fell back to deterministic truncation: the session made
+        // progress, the job ends with the model's error.
+        return JobEnd::Failed {
+            error: format!("{error}; deterministic truncation was applied instead"),
+            retry_in: None,
+        };
+    }
+    JobEnd::Completed(result)
 }
