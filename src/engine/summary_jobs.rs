@@ -244,7 +244,7 @@ impl Engine {
         Ok(job_end(&ran, &failure))
     }
 
-    async fn view_now(&self, row: Session) -> Result<ViewNow> {
+    pub(super) async fn view_now(&self, row: Session) -> Result<ViewNow> {
         let stored = self.store.view(&row).await?;
         let summaries = if row.may_have_summaries() {
             self.store.active_summaries(row.id).await?
