@@ -5,10 +5,11 @@ use super::Engine;
 use super::report::{note_budget, policy_of, row_report, session_not_found};
 use crate::error::{Error, Result, quoted};
 use crate::events::{EventDetail, EventKind};
+use crate::policy::Policy;
 use crate::revert::{
     CompactionRecord, Target, ViewAggregates, not_revertible, restamped_epoch, resume_log_tokens,
 };
-use crate::session::Summary;
+use crate::session::{Session, Summary};
 use crate::store::{RevertUpdate, SessionTx};
 use crate::validate::validate_session_id;
 
@@ -105,77 +106,16 @@ impl Engine {
             .reverted(&chain)
             .ok_or_else(|| Error::internal("a compaction record without its chain"))?;
 
-        let mut after = row.clone();
-        after.view_first_seq = restored.view_first_seq;
-        after.view_tokens = restored.view_tokens;
-        after.summary_tokens = restored.summary_tokens;
-        after.cleared_messages = restored.cleared_messages;
-        after.summaries_written = restored.summaries_written;
-        after.view_epoch = row.view_epoch + 1;
-        after.version = row.version + 1;
-        // A request made on the view just before the oldest compaction saw what comes
-        // back: its anchor and build record stay comparable.
-        after.anchor_view_epoch = restamped_epoch(row.anchor_view_epoch, &chain, after.view_epoch);
-        after.last_build_view_epoch =
-            restamped_epoch(row.last_build_view_epoch, &chain, after.view_epoch);
-        after.compaction_resume_log_tokens = resume_log_tokens(
-            row.log_tokens,
-            restored.view_tokens.saturating_add(restored.summary_tokens),
-        );
+        let after = row_after(&row, &restored, &chain);
         let event_seq = tx.queued_event_seq() + 1;
-        let update = RevertUpdate {
-            view_first_seq: after.view_first_seq,
-            view_tokens: after.view_tokens,
-            summary_tokens: after.summary_tokens,
-            cleared_messages: after.cleared_messages,
-            summaries_written: after.summaries_written,
-            view_epoch: after.view_epoch,
-            anchor_view_epoch: after.anchor_view_epoch,
-            last_build_view_epoch: after.last_build_view_epoch,
-            resume_log_tokens: after.compaction_resume_log_tokens,
-        };
+        let update = update_of(&after);
         let restored_seqs = tx.undo_compactions(&chain, event_seq, &update).await?;
-        // The kept aggregates must be what the rows now say; otherwise a record is
-        // wrong, and nothing is written (the transaction ends unwritten).
-        let recount = tx.recount_view().await?;
-        let recounted_summary_tokens =
-            crate::summarize::block_tokens(recount.summary_token_counts, &policy.counter());
-        if recount.view_tokens != after.view_tokens
-            || recounted_summary_tokens != after.summary_tokens
-            || recount.covered_through != after.view_first_seq - 1
-        {
-            tracing::error!(
-                session_id = %row.external_id,
-                view_tokens = after.view_tokens,
-                recounted_view_tokens = recount.view_tokens,
-                summary_tokens = after.summary_tokens,
-                recounted_summary_tokens,
-                view_first_seq = after.view_first_seq,
-                recounted_covered_through = recount.covered_through,
-                "a revert's aggregates differ from the rows; nothing was reverted"
-            );
-            return Err(Error::internal(
-                "the session's compaction records do not add up to its view",
-            ));
-        }
+        check_recount(&mut tx, &after, &policy).await?;
         let summaries = tx.active_summaries().await?;
         let tokens_before = row_report(&policy, &row).estimate.total_tokens;
         let tokens_after = row_report(&policy, &after).estimate.total_tokens;
-        let mut event_seqs: Vec<i64> = chain.iter().map(|record| record.event_seq).collect();
-        event_seqs.reverse();
-        tx.add_event(EventDetail::CompactionReverted {
-            event_seqs,
-            summary_ids: chain
-                .iter()
-                .rev()
-                .flat_map(|record| record.summary_ids.iter().copied())
-                .collect(),
-            restored_seqs: restored_seqs.clone(),
-            view_first_seq: after.view_first_seq,
-            tokens_before,
-            tokens_after,
-            resume_at_log_tokens: after.compaction_resume_log_tokens,
-        });
+        let tokens = (tokens_before, tokens_after);
+        tx.add_event(reverted_event(&chain, &restored_seqs, &after, tokens));
         note_budget(&mut tx, &row_report(&policy, &after));
         if request.dry_run {
             tx.rollback().await?;
@@ -205,6 +145,97 @@ impl Engine {
             applied: !request.dry_run,
             resume_at_log_tokens: after.compaction_resume_log_tokens,
         })
+    }
+}
+
+/// The session row once `chain` is undone: the view `restored` gives, a new view epoch
+/// (the anchor's and the build record's restamped), a new version, and automatic
+/// compaction held until the session grows.
+fn row_after(row: &Session, restored: &ViewAggregates, chain: &[CompactionRecord]) -> Session {
+    let mut after = row.clone();
+    after.view_first_seq = restored.view_first_seq;
+    after.view_tokens = restored.view_tokens;
+    after.summary_tokens = restored.summary_tokens;
+    after.cleared_messages = restored.cleared_messages;
+    after.summaries_written = restored.summaries_written;
+    after.view_epoch = row.view_epoch + 1;
+    after.version = row.version + 1;
+    // A request made on the view just before the oldest compaction saw what comes
+    // back: its anchor and build record stay comparable.
+    after.anchor_view_epoch = restamped_epoch(row.anchor_view_epoch, chain, after.view_epoch);
+    after.last_build_view_epoch =
+        restamped_epoch(row.last_build_view_epoch, chain, after.view_epoch);
+    after.compaction_resume_log_tokens = resume_log_tokens(
+        row.log_tokens,
+        restored.view_tokens.saturating_add(restored.summary_tokens),
+    );
+    after
+}
+
+/// The row's revert-time fields as the store writes them.
+fn update_of(after: &Session) -> RevertUpdate {
+    RevertUpdate {
+        view_first_seq: after.view_first_seq,
+        view_tokens: after.view_tokens,
+        summary_tokens: after.summary_tokens,
+        cleared_messages: after.cleared_messages,
+        summaries_written: after.summaries_written,
+        view_epoch: after.view_epoch,
+        anchor_view_epoch: after.anchor_view_epoch,
+        last_build_view_epoch: after.last_build_view_epoch,
+        resume_log_tokens: after.compaction_resume_log_tokens,
+    }
+}
+
+/// The kept aggregates must be what the rows now say; otherwise a record is wrong, and
+/// nothing is written (the transaction ends unwritten).
+async fn check_recount(tx: &mut SessionTx, after: &Session, policy: &Policy) -> Result<()> {
+    let recount = tx.recount_view().await?;
+    let recounted_summary_tokens =
+        crate::summarize::block_tokens(recount.summary_token_counts, &policy.counter());
+    if recount.view_tokens != after.view_tokens
+        || recounted_summary_tokens != after.summary_tokens
+        || recount.covered_through != after.view_first_seq - 1
+    {
+        tracing::error!(
+            session_id = %after.external_id,
+            view_tokens = after.view_tokens,
+            recounted_view_tokens = recount.view_tokens,
+            summary_tokens = after.summary_tokens,
+            recounted_summary_tokens,
+            view_first_seq = after.view_first_seq,
+            recounted_covered_through = recount.covered_through,
+            "a revert's aggregates differ from the rows; nothing was reverted"
+        );
+        return Err(Error::internal(
+            "the session's compaction records do not add up to its view",
+        ));
+    }
+    Ok(())
+}
+
+/// The COMPACTION_REVERTED event of undoing `chain`: its events and summaries newest
+/// first, the seqs restored, the view's start and tokens before and after.
+fn reverted_event(
+    chain: &[CompactionRecord],
+    restored_seqs: &[i64],
+    after: &Session,
+    (tokens_before, tokens_after): (i64, i64),
+) -> EventDetail {
+    let mut event_seqs: Vec<i64> = chain.iter().map(|record| record.event_seq).collect();
+    event_seqs.reverse();
+    EventDetail::CompactionReverted {
+        event_seqs,
+        summary_ids: chain
+            .iter()
+            .rev()
+            .flat_map(|record| record.summary_ids.iter().copied())
+            .collect(),
+        restored_seqs: restored_seqs.to_vec(),
+        view_first_seq: after.view_first_seq,
+        tokens_before,
+        tokens_after,
+        resume_at_log_tokens: after.compaction_resume_log_tokens,
     }
 }
 
