@@ -35,6 +35,8 @@ pub struct Cluster {
     /// Times the harness deleted a synchronous-replication key a former leader left
     /// (see `wait_healthy`).
     pub stale_sync_keys: AtomicUsize,
+    /// Times the harness reinitialized a replica stuck off the leader's timeline.
+    pub reinits: AtomicUsize,
     haproxy: Child,
     pub nodes: Vec<Node>,
     pub port: u16,
@@ -119,6 +121,7 @@ impl Cluster {
             etcd,
             etcd_port,
             stale_sync_keys: AtomicUsize::new(0),
+            reinits: AtomicUsize::new(0),
             haproxy,
             nodes,
             port,
@@ -178,16 +181,24 @@ impl Cluster {
     /// switchover whose old leader took the lock back for a moment writes it, and the new
     /// leader then never replaces a key another leader wrote, so no standby is ever
     /// synchronous again. After `STUCK_SYNC` without one, the harness deletes the key as
-    /// an operator would (the leader writes a fresh one at once) and counts it.
+    /// an operator would (the leader writes a fresh one at once) and counts it. A replica
+    /// still off the leader's timeline then (its WAL diverged past the fork and Patroni
+    /// did not rewind it) is reinitialized from the leader (`patronictl reinit`), as an
+    /// operator would, and counted.
     pub async fn wait_healthy(&self, synchronous: bool) {
         let started = Instant::now();
         let deadline = started + PATIENCE;
-        let mut cleared = false;
+        let mut repaired = false;
         while !(self.leader().await.is_some() && self.settled(synchronous).await) {
-            if synchronous && !cleared && started.elapsed() > STUCK_SYNC {
-                cleared = self.delete_sync_key().await;
-                self.stale_sync_keys
-                    .fetch_add(usize::from(cleared), Ordering::Relaxed);
+            if !repaired && started.elapsed() > STUCK_SYNC {
+                repaired = true;
+                if synchronous && self.delete_sync_key().await {
+                    self.stale_sync_keys.fetch_add(1, Ordering::Relaxed);
+                }
+                for name in self.off_timeline().await {
+                    self.reinit(&name);
+                    self.reinits.fetch_add(1, Ordering::Relaxed);
+                }
             }
             assert!(
                 Instant::now() < deadline,
@@ -215,6 +226,39 @@ impl Cluster {
                     && &m["timeline"] == timeline
             })
             && (!synchronous || members.iter().any(|m| m["role"] == "sync_standby"))
+    }
+
+    /// The members not running on the leader's timeline (none while there is no leader).
+    async fn off_timeline(&self) -> Vec<String> {
+        let Some(view) = self.cluster_view().await else {
+            return Vec::new();
+        };
+        let members = view["members"].as_array().cloned().unwrap_or_default();
+        let Some(leader) = members.iter().find(|m| m["role"] == "leader") else {
+            return Vec::new();
+        };
+        members
+            .iter()
+            .filter(|m| m["timeline"] != leader["timeline"])
+            .filter_map(|m| m["name"].as_str().map(str::to_string))
+            .collect()
+    }
+
+    /// `patronictl reinit`: the replica's data taken anew from the leader.
+    fn reinit(&self, name: &str) {
+        let output = Command::new("patronictl")
+            .arg("-c")
+            .arg(&self.nodes[0].config)
+            .args(["reinit", "ctxd-ha", name, "--force"])
+            .current_dir("/")
+            .uid(self.uid)
+            .gid(self.gid)
+            .output()
+            .unwrap();
+        println!(
+            "harness: reinitialized {name}, off the leader's timeline: {}",
+            String::from_utf8_lossy(&output.stdout).trim()
+        );
     }
 
     /// Deletes Patroni's synchronous-replication key through etcd's v3 JSON gateway.

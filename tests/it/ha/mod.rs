@@ -220,8 +220,9 @@ async fn run(faults: &[Fault], synchronous: bool) -> Vec<Figures> {
     let stale = cluster
         .stale_sync_keys
         .load(std::sync::atomic::Ordering::Relaxed);
+    let reinits = cluster.reinits.load(std::sync::atomic::Ordering::Relaxed);
     println!(
-        "{acknowledged} appends acknowledged: {lost} lost, {doubled} doubled, {} INTERNAL; {events} events on the tenant stream, of them on the resumed subscription {missing} missing, {repeated} delivered twice; {jobs:?}; stale synchronous-replication keys the harness deleted: {stale}",
+        "{acknowledged} appends acknowledged: {lost} lost, {doubled} doubled, {} INTERNAL; {events} events on the tenant stream, of them on the resumed subscription {missing} missing, {repeated} delivered twice; {jobs:?}; the harness deleted {stale} stale synchronous-replication keys and reinitialized {reinits} replicas",
         record.internal
     );
     assert!(events > 0, "the load's evictions announce events");
