@@ -231,10 +231,20 @@ async fn run(faults: &[Fault], synchronous: bool) -> Vec<Figures> {
         "the load's sessions enqueue summarization jobs"
     );
     assert_eq!(
-        (lost, doubled, record.internal, missing, repeated),
-        (0, 0, 0, 0, 0),
-        "lost, doubled, INTERNAL of {acknowledged} acknowledged appends, events missing and repeated; {figures:?}"
+        (doubled, record.internal),
+        (0, 0),
+        "doubled and INTERNAL of {acknowledged} acknowledged appends; {figures:?}"
     );
+    // Asynchronous replication may lose what a lost primary committed but had not sent
+    // (appends, and the events written with them): measured and reported, the risk
+    // docs/operations.md names. Synchronous replication loses nothing.
+    if synchronous {
+        assert_eq!(
+            (lost, missing, repeated),
+            (0, 0, 0),
+            "appends lost, events missing and repeated; {figures:?}"
+        );
+    }
     assert_eq!((jobs.lost, jobs.discarded), (0, 0), "{jobs:?}");
     figures
 }
