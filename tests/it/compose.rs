@@ -127,6 +127,30 @@ fn every_variable_the_compose_file_names_is_a_setting() {
     }
 }
 
+/// The alert rules fire on the series that should raise them and stay silent on a
+/// healthy replica (`promtool test rules`), and the compose file mounts them where
+/// deploy/prometheus.yml loads them.
+#[test]
+fn the_alert_rules_pass_their_tests() {
+    let deploy = Path::new(ROOT).join("deploy");
+    let output = Command::new("promtool")
+        .args(["test", "rules", "prometheus-alerts.test.yml"])
+        .current_dir(&deploy)
+        .output()
+        .expect("promtool (installed with prometheus) must be on PATH");
+    assert!(
+        output.status.success(),
+        "promtool test rules: {}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let compose = std::fs::read_to_string(Path::new(ROOT).join("docker-compose.yml")).unwrap();
+    assert!(
+        compose.contains("./deploy/prometheus-alerts.yml:/etc/prometheus/prometheus-alerts.yml:ro"),
+        "docker-compose.yml mounts the rules next to prometheus.yml"
+    );
+}
+
 #[test]
 fn the_observability_profile_matches_the_service() {
     let prometheus = Path::new(ROOT).join("deploy/prometheus.yml");
