@@ -367,14 +367,7 @@ struct Replica {
 /// A `ctxd serve` process on the test's database, its "model" profile on `model`.
 async fn replica(dir: &std::path::Path, url: &str, model: &ModelServer, extra: &[&str]) -> Replica {
     let config = dir.join("ctxd.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[summarizers.model]\napi = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"test-model\"\napi_key_env = \"CTXD_TEST_MODEL_KEY\"\ntimeout_secs = 30\n",
-            model.base_url()
-        ),
-    )
-    .unwrap();
+    std::fs::write(&config, model.profile_toml()).unwrap();
     let addr = format!("127.0.0.1:{}", free_port());
     let config_path = config.to_str().unwrap().to_string();
     let mut args = vec![

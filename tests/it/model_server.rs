@@ -83,6 +83,15 @@ impl ModelServer {
         format!("http://{}", self.addr)
     }
 
+    /// A ctxd config file's summarizer profile "model" on this server (its key read
+    /// from CTXD_TEST_MODEL_KEY).
+    pub fn profile_toml(&self) -> String {
+        format!(
+            "[summarizers.model]\napi = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"test-model\"\napi_key_env = \"CTXD_TEST_MODEL_KEY\"\ntimeout_secs = 30\n",
+            self.base_url()
+        )
+    }
+
     pub fn requests(&self) -> Vec<Seen> {
         self.seen.lock().unwrap().clone()
     }

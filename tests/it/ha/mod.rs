@@ -74,14 +74,7 @@ struct Replica {
 /// worker lost its connection taken again after 5 s.
 fn replicas(url: &str, dir: &std::path::Path, model: &ModelServer) -> Vec<Replica> {
     let config = dir.join("ctxd.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[summarizers.model]\napi = \"openai\"\nbase_url = \"{}/v1\"\nmodel = \"test-model\"\napi_key_env = \"CTXD_TEST_MODEL_KEY\"\ntimeout_secs = 30\n",
-            model.base_url()
-        ),
-    )
-    .unwrap();
+    std::fs::write(&config, model.profile_toml()).unwrap();
     (0..2)
         .map(|index| {
             let addr = format!("127.0.0.1:{}", free_port());
