@@ -434,6 +434,7 @@ bootstrap:
       parameters:
         max_connections: 200
         wal_log_hints: 'on'
+        wal_keep_size: 1GB
   initdb:
     - encoding: UTF8
     - locale: C

@@ -149,7 +149,7 @@ async fn run_client(
 }
 
 /// A turn's messages: a user message, or every tenth turn a tool call and its result,
-/// about 12 000 tokens (over the eviction threshold of the sessions' window, so the
+/// about 2 000 tokens (over the eviction threshold of the sessions' window, 1 500, so the
 /// append evicts it and announces it).
 fn turn_messages(index: usize, turn: usize) -> Vec<pb::Message> {
     if turn % 10 != 9 {
@@ -158,7 +158,7 @@ fn turn_messages(index: usize, turn: usize) -> Vec<pb::Message> {
     let id = format!("call-{index}-{turn}");
     let mut call = crate::harness::call(&[id.as_str()]);
     call.content = format!("client {index} call {turn}");
-    let output: String = (0..1200)
+    let output: String = (0..200)
         .map(|line| format!("client {index} turn {turn} output line {line}: ok\n"))
         .collect();
     vec![call, result(&id, &output)]
