@@ -70,6 +70,7 @@ where
         tenant_id = tracing::field::Empty,
         outcome = tracing::field::Empty,
     );
+    crate::telemetry::continue_trace(&span, request.metadata());
     let started = std::time::Instant::now();
     async move {
         let result = async {

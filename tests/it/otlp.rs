@@ -2,7 +2,8 @@
 //! OTEL_EXPORTER_OTLP_ENDPOINT set, and an OTLP/gRPC receiver on loopback built from the
 //! collector protocol's own service definitions (opentelemetry-proto) in the place of an
 //! OpenTelemetry Collector. The receiver gets the RPC duration histogram with its
-//! method and status attributes, the build and compaction metrics, and the RPCs' spans.
+//! method and status attributes, the build and compaction metrics, and the RPCs' spans;
+//! an RPC sent with a client's W3C trace context is a span of that trace.
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -262,6 +263,76 @@ async fn metrics_and_spans_reach_an_otlp_receiver() {
         .await
         .expect("no RPC span exported within a minute");
     }
+    terminate(child.into_inner()).await;
+    shutdown.cancel();
+    server.await.unwrap().unwrap();
+}
+
+/// A client's W3C trace context continues in ctxd: an RPC sent with `traceparent` (and
+/// `tracestate`) metadata is exported as a span of that trace, a child of the client's
+/// span; one without it starts a trace of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clients_trace_continues_in_ctxds_span() {
+    let (otlp, mut received, shutdown, server) = start_receiver().await;
+    let (_pool, url) = fresh_database_url("otlp_trace").await;
+    let addr = format!("127.0.0.1:{}", free_port());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxd"))
+        .args(["serve", "--listen", &addr])
+        .env("DATABASE_URL", &url)
+        .env("CTXD_ANONYMOUS_ACCESS", "allow")
+        .env("CTXD_LOG", "info")
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", format!("http://{otlp}"))
+        .env("OTEL_BSP_SCHEDULE_DELAY", "200")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_serving(&addr, &mut child).await;
+    let child = Killed::new(child);
+
+    let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let parent_id = "00f067aa0ba902b7";
+    let mut client = ContextServiceClient::new(channel(addr.parse().unwrap()).await);
+    let mut request = tonic::Request::new(pb::CreateSessionRequest {
+        session_id: "traced".into(),
+        ..Default::default()
+    });
+    let traceparent = format!("00-{trace_id}-{parent_id}-01");
+    request
+        .metadata_mut()
+        .insert("traceparent", traceparent.parse().unwrap());
+    request
+        .metadata_mut()
+        .insert("tracestate", "vendor=value".parse().unwrap());
+    client.create_session(request).await.unwrap();
+    // Hostile trace context is ignored, the call served.
+    let mut request = tonic::Request::new(pb::GetSessionRequest {
+        session_id: "traced".into(),
+        include_view: false,
+    });
+    request
+        .metadata_mut()
+        .insert("traceparent", "00-zz-not-a-trace".parse().unwrap());
+    client.get_session(request).await.unwrap();
+
+    let span = tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            if let Received::Spans(spans) = received.recv().await.expect("the receiver stopped")
+                && let Some(span) = spans
+                    .resource_spans
+                    .iter()
+                    .flat_map(|r| r.scope_spans.iter())
+                    .flat_map(|s| s.spans.iter())
+                    .find(|span| span.name == "rpc" && hex::encode(&span.trace_id) == trace_id)
+            {
+                return span.clone();
+            }
+        }
+    })
+    .await
+    .expect("no span of the client's trace exported within a minute");
+    assert_eq!(hex::encode(&span.parent_span_id), parent_id);
+    assert_eq!(span.trace_state, "vendor=value");
     terminate(child.into_inner()).await;
     shutdown.cancel();
     server.await.unwrap().unwrap();
