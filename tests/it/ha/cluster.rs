@@ -13,6 +13,20 @@ use crate::support::{pg_bin, postgres_user};
 /// Patroni's leader key lifetime, seconds: a leader that stops renewing it is replaced
 /// after at most this long.
 pub const TTL_SECS: u64 = 10;
+
+/// The leader key's TTL and Patroni's loop and retry timings: `TTL_SECS` (the suite's),
+/// or CTXD_HA_TTL for the trials (a gentler timing for a loaded small machine), with
+/// `loop_wait` a tenth of it and `retry_timeout` what Patroni's rule (ttl ≥ loop_wait +
+/// 2 × retry_timeout) leaves.
+fn timings() -> (u64, u64, u64) {
+    let ttl = std::env::var("CTXD_HA_TTL")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .filter(|ttl| *ttl >= 10)
+        .unwrap_or(TTL_SECS);
+    let loop_wait = (ttl / 10).max(1);
+    (ttl, loop_wait, (ttl - loop_wait - 1) / 2)
+}
 /// Longest a cluster step may take before the test fails, not hangs.
 const PATIENCE: Duration = Duration::from_secs(120);
 /// How long the cluster may have no synchronous standby before the harness deletes a
@@ -415,6 +429,7 @@ impl Drop for Cluster {
 
 impl Node {
     fn yaml(&self, dir: &Path, etcd_port: u16, synchronous: bool) -> String {
+        let (ttl, loop_wait, retry_timeout) = timings();
         format!(
             "scope: ctxd-ha
 name: {name}
@@ -425,9 +440,9 @@ etcd3:
   hosts: 127.0.0.1:{etcd_port}
 bootstrap:
   dcs:
-    ttl: {TTL_SECS}
-    loop_wait: 1
-    retry_timeout: 4
+    ttl: {ttl}
+    loop_wait: {loop_wait}
+    retry_timeout: {retry_timeout}
     synchronous_mode: {synchronous}
     postgresql:
       use_pg_rewind: true
