@@ -137,15 +137,13 @@ pub(crate) async fn start_receiver() -> (
     (otlp, received, shutdown, server)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn metrics_and_spans_reach_an_otlp_receiver() {
-    let (otlp, mut received, shutdown, server) = start_receiver().await;
-
-    let (_pool, url) = fresh_database_url("otlp").await;
+/// `ctxd serve` on `url`, exporting metrics and spans to the receiver at `otlp` every
+/// 300 ms; its address, and the process (killed when dropped).
+async fn serve_exporting(otlp: std::net::SocketAddr, url: &str) -> (String, Killed) {
     let addr = format!("127.0.0.1:{}", free_port());
     let mut child = Command::new(env!("CARGO_BIN_EXE_ctxd"))
         .args(["serve", "--listen", &addr])
-        .env("DATABASE_URL", &url)
+        .env("DATABASE_URL", url)
         // On its test database, a deployment refuses calls without a key unless told.
         .env("CTXD_ANONYMOUS_ACCESS", "allow")
         // The RPC spans are at info: the log filter applies to exported spans too.
@@ -158,7 +156,15 @@ async fn metrics_and_spans_reach_an_otlp_receiver() {
         .spawn()
         .unwrap();
     wait_serving(&addr, &mut child).await;
-    let child = Killed::new(child);
+    (addr, Killed::new(child))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_and_spans_reach_an_otlp_receiver() {
+    let (otlp, mut received, shutdown, server) = start_receiver().await;
+
+    let (_pool, url) = fresh_database_url("otlp").await;
+    let (addr, child) = serve_exporting(otlp, &url).await;
 
     let mut client = ContextServiceClient::new(channel(addr.parse().unwrap()).await);
     create(&mut client, "s", window(20_000, 2_000)).await;
@@ -275,20 +281,7 @@ async fn metrics_and_spans_reach_an_otlp_receiver() {
 async fn a_clients_trace_continues_in_ctxds_span() {
     let (otlp, mut received, shutdown, server) = start_receiver().await;
     let (_pool, url) = fresh_database_url("otlp_trace").await;
-    let addr = format!("127.0.0.1:{}", free_port());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxd"))
-        .args(["serve", "--listen", &addr])
-        .env("DATABASE_URL", &url)
-        .env("CTXD_ANONYMOUS_ACCESS", "allow")
-        .env("CTXD_LOG", "info")
-        .env("OTEL_EXPORTER_OTLP_ENDPOINT", format!("http://{otlp}"))
-        .env("OTEL_BSP_SCHEDULE_DELAY", "200")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_serving(&addr, &mut child).await;
-    let child = Killed::new(child);
+    let (addr, child) = serve_exporting(otlp, &url).await;
 
     let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
     let parent_id = "00f067aa0ba902b7";
