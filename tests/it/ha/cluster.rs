@@ -430,6 +430,9 @@ impl Drop for Cluster {
 impl Node {
     fn yaml(&self, dir: &Path, etcd_port: u16, synchronous: bool) -> String {
         let (ttl, loop_wait, retry_timeout) = timings();
+        // CTXD_HA_STRICT: commits wait for a synchronous standby even when none is left
+        // (Patroni otherwise turns synchronous replication off to stay available).
+        let strict = synchronous && std::env::var_os("CTXD_HA_STRICT").is_some();
         format!(
             "scope: ctxd-ha
 name: {name}
@@ -444,6 +447,7 @@ bootstrap:
     loop_wait: {loop_wait}
     retry_timeout: {retry_timeout}
     synchronous_mode: {synchronous}
+    synchronous_mode_strict: {strict}
     postgresql:
       use_pg_rewind: true
       parameters:
