@@ -63,11 +63,21 @@ pub struct Figures {
     pub ready_again: Duration,
 }
 
-/// A replica: its process, its gRPC address and its metrics listener's.
+/// A replica: its process (killed however the test ends), its gRPC address and its
+/// metrics listener's.
 struct Replica {
-    child: Child,
+    child: Option<Child>,
     addr: String,
     metrics: String,
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.child {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
 }
 
 /// Two ctxd replicas on `url`, their "model" summarizer profile on `model`, a job whose
@@ -97,7 +107,7 @@ fn replicas(url: &str, dir: &std::path::Path, model: &ModelServer) -> Vec<Replic
                 .spawn()
                 .unwrap();
             Replica {
-                child,
+                child: Some(child),
                 addr,
                 metrics,
             }
@@ -190,7 +200,7 @@ async fn run(faults: &[Fault], synchronous: bool) -> Vec<Figures> {
     let model = ModelServer::start(Behavior::Answer).await;
     let mut replicas = replicas(&cluster.url(), cluster.dir(), &model);
     for replica in &mut replicas {
-        wait_serving(&replica.addr, &mut replica.child).await;
+        wait_serving(&replica.addr, replica.child.as_mut().unwrap()).await;
     }
     let addrs: Vec<String> = replicas.iter().map(|r| r.addr.clone()).collect();
     let metrics: Vec<String> = replicas.iter().map(|r| r.metrics.clone()).collect();
@@ -206,8 +216,8 @@ async fn run(faults: &[Fault], synchronous: bool) -> Vec<Figures> {
     let (events, missing, repeated) = subscriber.finish(&addrs[0]).await;
     let jobs = jobs::settled(&cluster.url()).await;
     watch.stop();
-    for replica in replicas {
-        terminate(replica.child).await;
+    for mut replica in replicas {
+        terminate(replica.child.take().unwrap()).await;
     }
     let acknowledged: usize = record.acknowledged.iter().map(Vec::len).sum();
     let stale = cluster
