@@ -419,18 +419,6 @@ async fn session_with(
     }
 }
 
-fn bash_tool() -> pb::Tools {
-    pb::Tools {
-        tools: Some(pb::tools::Tools::Definitions(pb::ToolDefinitionList {
-            items: vec![pb::ToolDefinition {
-                name: "bash".into(),
-                description: "Execute a bash command and return its output".into(),
-                parameters_json_schema: r#"{"type":"object","properties":{"command":{"type":"string","description":"The bash command to execute"}},"required":["command"]}"#.into(),
-            }],
-        })),
-    }
-}
-
 #[derive(Debug)]
 struct Latencies(Vec<Duration>);
 
@@ -588,7 +576,7 @@ async fn build_messages(
                 session_id,
                 system_prompt: "You are a helpful assistant that can interact with a computer."
                     .into(),
-                tools: Some(bash_tool()),
+                tools: Some(ctxd::replay::bash_tool()),
                 format: format as i32,
                 ..Default::default()
             };

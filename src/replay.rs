@@ -310,8 +310,8 @@ pub async fn replay_one(
     Ok(outcome)
 }
 
-/// The tool the recorded sessions' agents had.
-fn bash_tool() -> pb::Tools {
+/// The tool the recorded sessions' agents had (the benchmarks replay them with it too).
+pub fn bash_tool() -> pb::Tools {
     pb::Tools {
         tools: Some(pb::tools::Tools::Definitions(pb::ToolDefinitionList {
             items: vec![pb::ToolDefinition {

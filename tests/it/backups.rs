@@ -16,7 +16,7 @@ use sqlx::PgPool;
 
 use crate::harness::*;
 use crate::recorded::{corpus_files, load};
-use crate::support::{pg_bin, postgres_user, wait_until};
+use crate::support::{expand_all, pg_bin, postgres_user, wait_until};
 
 /// Everything a ctxd answers about the sessions of a database, in one comparable value.
 #[derive(Debug, PartialEq)]
@@ -254,33 +254,6 @@ async fn snapshot_of(url: &str) -> Snapshot {
     server.stop().await;
     pool.close().await;
     snapshot
-}
-
-/// Every original of a session, page by page.
-async fn expand_all(client: &mut Client, id: &str, last_seq: i64) -> Vec<pb::Message> {
-    let mut out = Vec::new();
-    let mut next = 1;
-    while next >= 1 && next <= last_seq {
-        let page = client
-            .expand(pb::ExpandRequest {
-                session_id: id.to_string(),
-                target: Some(pb::expand_request::Target::Range(pb::SeqRange {
-                    first_seq: next,
-                    last_seq,
-                })),
-                ..Default::default()
-            })
-            .await
-            .unwrap()
-            .into_inner();
-        out.extend(page.messages);
-        next = if page.next_seq == 0 {
-            last_seq + 1
-        } else {
-            page.next_seq
-        };
-    }
-    out
 }
 
 /// Waits until no summarization job is queued or running: the database is at rest.

@@ -169,7 +169,7 @@ pub async fn check(addr: &str, record: &Record) -> (usize, usize) {
     let mut replica = client(addr);
     let (mut lost, mut doubled) = (0, 0);
     for (index, acknowledged) in record.acknowledged.iter().enumerate() {
-        let stored = expand_all(&mut replica, &session_id(index)).await;
+        let stored = contents(&mut replica, &session_id(index)).await;
         for message in acknowledged {
             match stored.iter().filter(|s| *s == message).count() {
                 0 => lost += 1,
@@ -186,7 +186,8 @@ pub async fn check(addr: &str, record: &Record) -> (usize, usize) {
     (lost, doubled)
 }
 
-async fn expand_all(replica: &mut Client, session: &str) -> Vec<String> {
+/// A session's stored contents, in seq order.
+async fn contents(replica: &mut Client, session: &str) -> Vec<String> {
     let info = replica
         .get_session(pb::GetSessionRequest {
             session_id: session.to_string(),
@@ -196,30 +197,8 @@ async fn expand_all(replica: &mut Client, session: &str) -> Vec<String> {
         .unwrap()
         .into_inner();
     let last = info.session.unwrap().message_count;
-    let mut out = Vec::new();
-    let mut next = 1;
-    // Page by page: the evicted tool results make a session of several megabytes.
-    while next >= 1 && next <= last {
-        let response = replica
-            .expand(pb::ExpandRequest {
-                session_id: session.to_string(),
-                target: Some(pb::expand_request::Target::Range(pb::SeqRange {
-                    first_seq: next,
-                    last_seq: (next + 99).min(last),
-                })),
-                max_tokens: 0,
-            })
-            .await
-            .unwrap()
-            .into_inner();
-        out.extend(response.messages.into_iter().map(|m| m.content));
-        next = if response.next_seq == 0 {
-            (next + 100).min(last + 1)
-        } else {
-            response.next_seq
-        };
-    }
-    out
+    let stored = crate::support::expand_all(replica, session, last).await;
+    stored.into_iter().map(|m| m.content).collect()
 }
 
 /// The longest time between two acknowledgements (across clients) after `since`.

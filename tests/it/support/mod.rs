@@ -51,3 +51,36 @@ pub fn postgres_user() -> (u32, u32) {
     };
     (id("-u"), id("-g"))
 }
+
+/// Every original of a session, seqs 1 to `last_seq`, a hundred at a time (a session of
+/// large tool results is megabytes: one response would pass the client's 4 MB limit).
+pub async fn expand_all(
+    client: &mut ctxd::pb::context_service_client::ContextServiceClient<tonic::transport::Channel>,
+    session_id: &str,
+    last_seq: i64,
+) -> Vec<ctxd::pb::Message> {
+    use ctxd::pb;
+    let mut out = Vec::new();
+    let mut next = 1;
+    while next >= 1 && next <= last_seq {
+        let page = client
+            .expand(pb::ExpandRequest {
+                session_id: session_id.to_string(),
+                target: Some(pb::expand_request::Target::Range(pb::SeqRange {
+                    first_seq: next,
+                    last_seq: (next + 99).min(last_seq),
+                })),
+                max_tokens: 0,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        out.extend(page.messages);
+        next = if page.next_seq == 0 {
+            (next + 100).min(last_seq + 1)
+        } else {
+            page.next_seq
+        };
+    }
+    out
+}
