@@ -147,10 +147,9 @@ impl Cluster {
         }
         cluster.wait_healthy(synchronous).await;
         let mut admin = cluster.admin().await;
-        sqlx::raw_sql("create database ctxd")
-            .execute(&mut admin)
-            .await
-            .unwrap();
+        for statement in ["create database ctxd", "create table ha_probe (at timestamptz)"] {
+            sqlx::raw_sql(statement).execute(&mut admin).await.unwrap();
+        }
         cluster
     }
 
@@ -164,10 +163,15 @@ impl Cluster {
         format!("postgres://postgres:pw@127.0.0.1:{}/ctxd", self.port)
     }
 
+    /// The harness's own database (`postgres`) through HAProxy; it holds `ha_probe`, the
+    /// table whose inserts tell when the engine commits writes again.
+    pub fn admin_url(&self) -> String {
+        format!("postgres://postgres:pw@127.0.0.1:{}/postgres", self.port)
+    }
+
     async fn admin(&self) -> sqlx::PgConnection {
         use sqlx::Connection as _;
-        let url = format!("postgres://postgres:pw@127.0.0.1:{}/postgres", self.port);
-        sqlx::PgConnection::connect(&url).await.unwrap()
+        sqlx::PgConnection::connect(&self.admin_url()).await.unwrap()
     }
 
     /// Starts (again) node `index`'s Patroni, which starts its PostgreSQL.
@@ -454,6 +458,7 @@ bootstrap:
         max_connections: 200
         wal_log_hints: 'on'
         wal_keep_size: 1GB
+        wal_retrieve_retry_interval: 1s
   initdb:
     - encoding: UTF8
     - locale: C

@@ -115,13 +115,17 @@ fn replicas(url: &str, dir: &std::path::Path, model: &ModelServer) -> Vec<Replic
         .collect()
 }
 
-/// When a new connection through HAProxy commits a write again.
+/// When a new connection through HAProxy commits a write again: a row inserted into the
+/// harness's probe table, so the commit waits as ctxd's do (for the synchronous standby,
+/// in synchronous mode). A transaction that writes no WAL (`select txid_current()`)
+/// commits at once on a leader that cannot yet commit anything durably, and made the
+/// engine look back seconds before it was.
 async fn engine_takes_writes(url: &str) -> Instant {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let wrote = async {
             let mut conn = sqlx::PgConnection::connect(url).await.ok()?;
-            sqlx::query("select txid_current()")
+            sqlx::query("insert into ha_probe values (now())")
                 .execute(&mut conn)
                 .await
                 .ok()
@@ -165,7 +169,7 @@ async fn trial(
     if fault != Fault::PostmasterKilled {
         cluster.wait_new_leader(leader).await;
     }
-    let engine = engine_takes_writes(&cluster.url()).await;
+    let engine = engine_takes_writes(&cluster.admin_url()).await;
     if fault == Fault::Frozen {
         // Resumed after another node took over, the old leader must not take writes
         // as a stale leader: Patroni demotes it, and every append acknowledged
