@@ -8,9 +8,9 @@
 //! (`ctxd-core`), without any I/O crate; its modules are re-exported here under their own
 //! names (`ctxd::message`, `ctxd::policy`, ...).
 pub use ctxd_core::{
-    budget, chunks, compaction, error, events, exchange, fork, ingest, job, ledger, limits,
-    listing, message, policy, quota, render, revert, session, summarize, tokenize, tree, turns,
-    validate,
+    append, budget, chunks, compaction, error, events, exchange, fit, fork, ingest, job, ledger,
+    limits, listing, message, outlook, policy, quota, render, revert, session, summarize, tokenize,
+    tree, turns, validate,
 };
 
 pub mod accept;

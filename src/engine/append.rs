@@ -2,18 +2,17 @@
 //! then under the row lock), announce evictions and budget crossings.
 use std::collections::HashSet;
 
-use super::report::{budget_crossing, policy_of, row_report, session_finished, session_not_found};
+use super::report::{policy_of, session_finished, session_not_found};
 use super::request::count_messages;
 use super::{AppendOutcome, AppendRequest, Engine, JobReason, SUMMARIZE_JOB};
-use crate::budget::{self, Anchor};
+use crate::append::{self, Batch, Eviction};
 use crate::compaction;
 use crate::error::{Error, Result};
 use crate::events::EventDetail;
 use crate::message::{Message, Role, ViewState};
 use crate::policy::Policy;
 use crate::session::Session;
-use crate::store::{AnchorUpdate, AppendState, AppendWrite, Appended, NewMessage, SessionUpdate};
-use crate::tokenize::REPLY_PRIMING;
+use crate::store::{AppendState, AppendWrite, Appended};
 use crate::validate::{
     NUL_REASON, check_tool_references, validate_batch, validate_session_id, validate_usage,
 };
@@ -146,6 +145,29 @@ impl Engine {
         Ok(usage_index)
     }
 
+    /// OUTPUT_EVICTED for each evicted tool result, its tool named from the batch or,
+    /// when an earlier message made the call, from the session's stored calls.
+    async fn eviction_events(
+        &self,
+        state: &mut AppendState,
+        evictions: &[Eviction],
+    ) -> Result<Vec<EventDetail>> {
+        let mut events = Vec::with_capacity(evictions.len());
+        for eviction in evictions {
+            let tool_name = match &eviction.tool_name {
+                Some(name) => name.clone(),
+                None => self.store.tool_name(state, &eviction.call_id).await?,
+            };
+            events.push(EventDetail::OutputEvicted {
+                seq: eviction.seq,
+                tool_name,
+                tokens: eviction.tokens,
+                preview_tokens: eviction.preview_tokens,
+            });
+        }
+        Ok(events)
+    }
+
     /// Decides one append from what `state` read and writes it; `None` when the session
     /// changed after the read (nothing written). FinishSession appends its answer to the
     /// parent through here too, with a state read under the parent's lock.
@@ -156,35 +178,13 @@ impl Engine {
         mut state: AppendState,
         counted: &mut Option<Vec<i64>>,
     ) -> Result<Option<AppendOutcome>> {
-        if let Some((_, hash)) = &request.idempotency
-            && let Some((stored_hash, response)) = &state.idempotent
-        {
-            if stored_hash != hash {
-                return Err(Error::invalid(
-                    "idempotency_key",
-                    "was already used with a different request; use a new key for a new append",
-                ));
-            }
-            let mut outcome: AppendOutcome =
-                serde_json::from_value(response.clone()).map_err(Error::internal)?;
-            outcome.replayed = true;
+        if let Some(outcome) = replayed(request, &state)? {
             return Ok(Some(outcome));
         }
-
         // A copy: `state` lends its transaction to a tool-name lookup further down.
         let session = state.session.clone();
         let session = &session;
-        if session.finished_at.is_some() {
-            return Err(session_finished(session));
-        }
-        if let Some(expected) = request.expected_version
-            && expected != session.version
-        {
-            return Err(Error::Conflict {
-                current_version: session.version,
-                expected_version: expected,
-            });
-        }
+        check_appendable(request, session)?;
 
         let (calls, answers) =
             check_tool_references(&state.known_calls, &request.messages, session.message_count)?;
@@ -195,93 +195,20 @@ impl Engine {
         }
         let counts = counted.as_deref().unwrap_or_default();
         let views = evictions(&policy, &request.messages, counts, session.message_count).await?;
-        let evicted = views
-            .iter()
-            .filter(|(state, _)| *state == ViewState::Evicted)
-            .count() as i64;
-
-        let mut turn = session.turn_count;
-        let mut last_turn_tokens = session.last_turn_tokens;
-        let mut new_messages = Vec::with_capacity(request.messages.len());
-        for (index, (message, &tokens)) in request.messages.iter().zip(counts).enumerate() {
-            let (view_state, view_tokens) = views[index];
-            if message.role == Role::User {
-                turn += 1;
-                last_turn_tokens = 0;
-            }
-            last_turn_tokens += view_tokens;
-            new_messages.push(NewMessage {
-                seq: session.message_count + 1 + index as i64,
-                turn,
-                token_count: tokens,
-                view_tokens,
-                view_state,
-                message,
-            });
-        }
-        let seqs: Vec<i64> = new_messages.iter().map(|new| new.seq).collect();
         let content_bytes =
             (self.config.limits).session_bytes_after(session.content_bytes, &request.messages)?;
-        let added_tokens: i64 = counts.iter().sum();
-        let added_view_tokens: i64 = views.iter().map(|(_, tokens)| tokens).sum();
-        let evicted_seqs: Vec<i64> = new_messages
-            .iter()
-            .filter(|new| new.view_state == ViewState::Evicted)
-            .map(|new| new.seq)
-            .collect();
-
-        let anchor = usage_index.zip(request.usage).map(|(index, usage)| {
-            let history_before =
-                session.view_tokens + views[..index].iter().map(|(_, t)| t).sum::<i64>();
-            let providers_own = policy.tokenizer.is_providers_own();
-            anchor_for(
-                session,
-                seqs[index],
-                history_before,
-                usage.input_tokens,
-                providers_own,
-            )
-        });
-        let update = SessionUpdate {
-            version: session.version + 1,
-            message_count: session.message_count + seqs.len() as i64,
-            turn_count: turn,
-            log_tokens: session.log_tokens + added_tokens,
+        let batch = Batch {
+            messages: &request.messages,
+            counts,
+            views: &views,
+            usage: usage_index.zip(request.usage),
             content_bytes,
-            view_tokens: session.view_tokens + added_view_tokens,
-            last_turn_tokens,
-            evicted,
-            anchor,
-            usage: request
-                .usage
-                .map(|u| (u.input_tokens, u.output_tokens, u.cached_input_tokens))
-                .unwrap_or_default(),
         };
-
-        let mut after = session.clone();
-        after.view_tokens = update.view_tokens;
-        after.last_turn_tokens = update.last_turn_tokens;
-        after.message_count = update.message_count;
-        if let Some(AnchorUpdate { anchor, .. }) = &update.anchor {
-            after.anchor_reported_tokens = anchor.reported_tokens;
-            after.anchor_fixed_tokens = anchor.fixed_tokens;
-            after.anchor_history_tokens = anchor.history_tokens;
-            after.anchor_first_seq = anchor.first_seq;
-            after.anchor_last_seq = anchor.last_seq;
-            after.anchor_view_epoch = anchor.view_epoch;
-        }
-        let report = row_report(&policy, &after);
-        // Past the summarize threshold a model-backed session gets a summarization job,
-        // enqueued by this append's write unless one is pending (the extractive
-        // summarizer runs within BuildMessages instead: it is deterministic and takes
-        // about a millisecond).
-        let summarize_at = policy.summarize_threshold_tokens();
-        let paused = i64::from(session.compaction_failures) >= policy.compaction_failure_limit
-            && !request.messages.iter().any(|m| m.role == Role::User);
-        let wants_job = report.estimate.total_tokens > summarize_at
-            && !paused
-            && !session.compaction_held()
-            && self.model_for(&policy)?.is_some();
+        let plan = append::plan(&policy, session, &batch);
+        // A model-backed session gets a summarization job, enqueued by this append's
+        // write unless one is pending (the extractive summarizer runs within
+        // BuildMessages instead: it is deterministic and takes about a millisecond).
+        let wants_job = plan.summarize_due && self.model_for(&policy)?.is_some();
         if wants_job && state.assumed && !state.pending_known {
             // Whether a job is pending is not known: decide with a read.
             return Ok(None);
@@ -292,60 +219,30 @@ impl Engine {
         let new_job = (wants_job && pending_job.is_none())
             .then(|| self.summarize_job(JobReason::Threshold, 0, false));
         let mut outcome = AppendOutcome {
-            version: update.version,
-            seqs,
-            report,
+            version: plan.update.version,
+            seqs: plan.new_messages.iter().map(|new| new.seq).collect(),
+            report: plan.report.clone(),
             replayed: false,
-            evicted_seqs,
+            evicted_seqs: plan.evictions.iter().map(|e| e.seq).collect(),
             summarization_job_id: if wants_job { pending_job } else { None },
         };
-
-        let mut events = Vec::new();
-        for new in new_messages
-            .iter()
-            .filter(|new| new.view_state == ViewState::Evicted)
-        {
-            let call_id = &new.message.tool_call_id;
-            let in_batch = request
-                .messages
-                .iter()
-                .flat_map(|m| &m.tool_calls)
-                .find(|call| &call.id == call_id)
-                .map(|call| call.name.clone());
-            let tool_name = match in_batch {
-                Some(name) => name,
-                None => self.store.tool_name(&mut state, call_id).await?,
-            };
-            events.push(EventDetail::OutputEvicted {
-                seq: new.seq,
-                tool_name,
-                tokens: new.token_count,
-                preview_tokens: new.view_tokens,
-            });
-        }
-        let budget_status =
-            budget_crossing(session.budget_status, &report).map(|(status, event)| {
-                events.push(event);
-                status
-            });
+        let mut events = self.eviction_events(&mut state, &plan.evictions).await?;
+        let budget_status = plan.budget.map(|(status, event)| {
+            events.push(event);
+            status
+        });
         // The stored response: the job id, when this write enqueues one, is filled in
         // by the write itself.
         let stored = match &request.idempotency {
             Some(_) => Some(serde_json::to_value(&outcome).map_err(Error::internal)?),
             None => None,
         };
-        // The task ledger's share of the batch, written by the same statement.
-        let sources: Vec<(i64, &Message)> = new_messages
-            .iter()
-            .map(|new| (new.seq, new.message))
-            .collect();
-        let ledger = crate::ledger::extract::extract(&sources);
         let notify = new_job.is_some() && self.config.notify_gate.take();
         let write = AppendWrite {
-            batch: &new_messages,
+            batch: &plan.new_messages,
             calls: &calls,
             answers: &answers,
-            update,
+            update: plan.update,
             events,
             budget_status,
             idempotency: request
@@ -355,7 +252,7 @@ impl Engine {
                 .map(|((key, hash), stored)| (key.as_str(), hash.as_slice(), stored)),
             job: new_job.as_ref().map(|job| (job, notify)),
             pending,
-            ledger: &ledger,
+            ledger: &plan.ledger,
         };
         let appended = self.store.append(state, write).await?;
         if notify && !matches!(appended, Appended::Applied { job_id: Some(_) }) {
@@ -373,80 +270,37 @@ impl Engine {
     }
 }
 
-/// The anchor a usage report sets, and how far off ctxd's estimate of that request was.
-/// The request that produced the assistant message at `assistant_seq` is the latest
-/// build when that build ended right before it; otherwise the whole view before it.
-/// The marginal ratio moves with the growth since the previous anchor; a session's first
-/// report sets its prior ([`budget::first_delta_ratio`]). With `providers_own` (the
-/// session counts with the tokenizer of the model it reports usage for) the ratio stays
-/// 1: there is no tokenizer difference to learn, and what differs on growth is framing,
-/// a few tokens per message, which a ratio would blow up on small steps and carry over
-/// to large ones.
-fn anchor_for(
-    session: &Session,
-    assistant_seq: i64,
-    history_before: i64,
-    reported: i64,
-    providers_own: bool,
-) -> AnchorUpdate {
-    let previous = session.anchor();
-    let built_right_before =
-        session.last_build_first_seq > 0 && session.last_build_last_seq == assistant_seq - 1;
-    let fixed = session.last_build_system_tokens.max(REPLY_PRIMING)
-        + session.last_build_tool_tokens
-        + session.summary_tokens;
-    let (first_seq, history, predicted) = if built_right_before {
-        (
-            session.last_build_first_seq,
-            session.last_build_history_tokens,
-            session.last_build_estimate_tokens,
-        )
-    } else {
-        let estimate = budget::estimate(
-            previous.as_ref(),
-            session.view_epoch,
-            session.view_first_seq,
-            assistant_seq - 1,
-            fixed,
-            history_before,
-        );
-        (
-            session.view_first_seq,
-            history_before,
-            estimate.total_tokens,
-        )
+/// The response stored for the request's idempotency key, when the key was used: the
+/// same request is answered as it was; another request under it is refused.
+fn replayed(request: &AppendRequest, state: &AppendState) -> Result<Option<AppendOutcome>> {
+    let (Some((_, hash)), Some((stored_hash, response))) =
+        (&request.idempotency, &state.idempotent)
+    else {
+        return Ok(None);
     };
-    let error = (reported > 0).then(|| (predicted - reported) as f64 / reported as f64);
-    let delta_ratio = match previous {
-        _ if providers_own => 1.0,
-        Some(previous)
-            if previous.view_epoch == session.view_epoch
-                && previous.first_seq == first_seq
-                && previous.last_seq < assistant_seq - 1 =>
-        {
-            let growth = (fixed + history) - (previous.fixed_tokens + previous.history_tokens);
-            previous.next_delta_ratio(reported, growth)
-        }
-        Some(previous) => previous.delta_ratio,
-        // The session's first report: a prior from what it says about the content, the
-        // tool definitions being where providers' templates differ most.
-        None => budget::first_delta_ratio(
-            reported,
-            fixed + history,
-            fixed + history - session.last_build_tool_tokens,
-        ),
-    };
-    AnchorUpdate {
-        anchor: Anchor {
-            reported_tokens: reported,
-            fixed_tokens: fixed,
-            history_tokens: history,
-            first_seq,
-            last_seq: assistant_seq - 1,
-            view_epoch: session.view_epoch,
-            delta_ratio,
-        },
-        error,
+    if stored_hash != hash {
+        return Err(Error::invalid(
+            "idempotency_key",
+            "was already used with a different request; use a new key for a new append",
+        ));
+    }
+    let mut outcome: AppendOutcome =
+        serde_json::from_value(response.clone()).map_err(Error::internal)?;
+    outcome.replayed = true;
+    Ok(Some(outcome))
+}
+
+/// Refuses an append to a finished session, or at a version the session is not at.
+fn check_appendable(request: &AppendRequest, session: &Session) -> Result<()> {
+    if session.finished_at.is_some() {
+        return Err(session_finished(session));
+    }
+    match request.expected_version {
+        Some(expected) if expected != session.version => Err(Error::Conflict {
+            current_version: session.version,
+            expected_version: expected,
+        }),
+        _ => Ok(()),
     }
 }
 

@@ -1,320 +1,46 @@
 //! BuildMessages (clear and summarize when due, fit the history, record the build) and
 //! CheckBudget.
-use super::clearing::{apply_to_view, plan_clearing, tool_names};
-use super::ledger::ledger_block;
-use super::report::{policy_of, session_report, summary_region, view_estimate};
+use super::build_work::Work;
+use super::clearing::tool_names;
+use super::report::{policy_of, session_report, summary_region};
 use super::request::{count_messages, output_reserve};
 use super::sent::Chosen;
-use super::summary_pass::{MAX_SUMMARY_PASSES, Pass, PassOptions};
-use super::{BuildRequest, Built, CheckRequest, Engine, JobReason, Trimmed};
-use crate::budget::{self, Regions, Report};
+use super::{BuildRequest, Built, CheckRequest, Engine, Trimmed};
+use crate::budget::{self, Estimate, Regions, Report};
 use crate::compaction;
 use crate::error::{Error, Result};
-use crate::events::CompactionKind;
+use crate::fit::{self, Fit, Frame};
 use crate::message::{Message, Role, StoredMessage, ViewState};
 use crate::metrics::{BuildFigures, BuildKind, metrics};
 use crate::policy::{Policy, SummaryPlacement};
 use crate::session::{Session, Summary};
 use crate::store::BuildRecord;
 use crate::summarize;
-use crate::summarizer::Writer;
 use crate::turns;
 use crate::validate::validate_message;
 
 impl Engine {
     pub async fn build_messages(&self, tenant_id: i64, request: BuildRequest) -> Result<Built> {
-        let mut row = self.session_row(tenant_id, &request.session_id).await?;
+        let row = self.session_row(tenant_id, &request.session_id).await?;
         let policy = policy_of(&row)?;
         let reserve = output_reserve(&policy, request.max_output_tokens)?;
         let counter = self.counter(&policy).await?;
         let (system_tokens, tool_tokens, tool_definitions) = self
             .count_request(counter, &request.system_prompt, request.tools)
             .await?;
-        let mut stored = self.store.view(&row).await?;
-        let mut summaries = if row.may_have_summaries() {
-            self.store.active_summaries(row.id).await?
-        } else {
-            Vec::new()
-        };
-        // The task ledger's block is rendered with the summaries and counted against the
-        // limit; it follows the view (what the view no longer shows), so it is rendered
-        // again whenever compaction below changes the view. The compaction thresholds and
-        // the low-water mark leave it out, like a cap the client chose: otherwise the
-        // block (which grows as compaction hides more) would make every compaction come
-        // sooner and go deeper, and cost the prompt cache more restarts (decision 0018).
-        let entries = self.store.ledger_at(&row).await?;
-        let last_seq = row.message_count;
-        let block_tokens = |block: &Option<crate::ledger::render::Block>, with_summaries: bool| {
-            block.as_ref().map_or(0, |block| {
-                summarize::appended_block_tokens(block.tokens, with_summaries, &counter)
-            })
-        };
-        let mut ledger = ledger_block(&entries, &stored, &summaries, last_seq, &policy, &counter);
-        let mut fixed = system_tokens + tool_tokens + summary_region(&summaries, &policy);
-        // Past the clearing threshold, old tool results become placeholders (persisted:
-        // the next builds extend this view).
-        let before = view_estimate(&row, &stored, fixed).total_tokens;
-        let before_with_ledger = view_estimate(
-            &row,
-            &stored,
-            fixed + block_tokens(&ledger, !summaries.is_empty()),
-        )
-        .total_tokens;
-        let limit = policy.limit_tokens() - reserve;
-        let mut compacted = false;
-        let threshold = policy.clear_threshold_tokens();
-        // Loop guard: after repeated failures automatic compaction waits for a manual
-        // Compact or a new user message; after a revert, until the session has grown or
-        // a manual Compact (the trimming below still keeps the budget).
-        let paused = i64::from(row.compaction_failures) >= policy.compaction_failure_limit
-            || row.compaction_held();
-        if (before > threshold || before_with_ledger > limit) && !paused {
-            let target = policy.clear_target_tokens();
-            // Over the limit the request cannot go out as it is: any saving helps.
-            let min_savings = if before_with_ledger > limit {
-                0
-            } else {
-                compaction::clear_min_savings(&policy)
-            };
-            let wanted = (before - target).max(before_with_ledger - limit);
-            let plan = plan_clearing(&policy, &stored, wanted, min_savings);
-            if !plan.cleared.is_empty() {
-                // When the session moved on meanwhile, the trimming below still keeps
-                // this build within budget; the next build clears.
-                if let Ok(cleared) = self.apply_clearing(tenant_id, &row, &policy, &plan).await? {
-                    apply_to_view(stored.to_mut(), &cleared);
-                    row = cleared.row;
-                    compacted = true;
-                    ledger =
-                        ledger_block(&entries, &stored, &summaries, last_seq, &policy, &counter);
-                }
-            }
-        }
-        // Past the summarize threshold, or still over the limit, the oldest turns outside
-        // the fresh tail go into summaries, one chunk at a time, down to the clear target:
-        // one deep compaction, then many builds that extend it (the provider's prompt
-        // cache survives those), rather than a small one every turn.
-        let summarize_at = policy.summarize_threshold_tokens();
-        let low_water = policy.clear_target_tokens();
-        // A clearing that did not reach the low-water mark already cost the cached
-        // prefix: summarizing in the same build costs nothing more.
-        // A model-backed session is summarized by a job (enqueued at append); here only
-        // when the request would not fit otherwise, deterministically, asking for a job
-        // in the same transaction.
-        let inline = self.model_for(&policy)?.is_none();
-        let mut summarizing = compacted && inline;
-        let mut progress = false;
-        for _ in 0..MAX_SUMMARY_PASSES {
-            let total = view_estimate(&row, &stored, fixed).total_tokens;
-            let with_ledger = view_estimate(
-                &row,
-                &stored,
-                fixed + block_tokens(&ledger, !summaries.is_empty()),
-            )
-            .total_tokens;
-            let over = with_ledger > limit;
-            summarizing |= (total > summarize_at && inline) || over;
-            if paused || !summarizing || (total <= low_water && !over) {
-                break;
-            }
-            let options = PassOptions {
-                writer: Writer::Extractive,
-                forced: true,
-                dry_run: false,
-                emergency: false,
-                follow_up: (!inline).then(|| self.summarize_job(JobReason::Fallback, 0, false)),
-                compaction: if inline {
-                    CompactionKind::Summarize
-                } else {
-                    CompactionKind::Fallback
-                },
-                job_id: 0,
-                shed_tokens: total - low_water,
-            };
-            let pass = self
-                .summarize_chunk(tenant_id, &row, &policy, &stored, &summaries, &options)
-                .await?;
-            let Pass::Done(pass) = pass else {
-                break;
-            };
-            stored.to_mut().drain(pass.covered.clone());
-            row = pass.row;
-            summaries = pass.summaries;
-            ledger = ledger_block(&entries, &stored, &summaries, last_seq, &policy, &counter);
-            fixed = system_tokens + tool_tokens + summary_region(&summaries, &policy);
-            progress = true;
-        }
-        // A build where compaction was due but took nothing off is a failure; any
-        // progress resets the count.
-        let due = summarizing && !paused;
-        let failures = match (due, progress || compacted) {
-            (true, false) => row.compaction_failures.saturating_add(1),
-            (_, true) => 0,
-            (false, false) => row.compaction_failures,
-        };
-        if failures != row.compaction_failures {
-            self.store.set_compaction_failures(row.id, failures).await?;
-            if i64::from(failures) >= policy.compaction_failure_limit {
-                tracing::warn!(
-                    session_id = %row.external_id,
-                    failures,
-                    "automatic compaction paused after repeated failures"
-                );
-            }
-            row.compaction_failures = failures;
-        }
-
-        // Indexes into the view, which stays shared with the cache unless this build
-        // changed it: a build copies only what it renders differently.
-        let keep = turns::provider_valid(&stored);
-        let messages: Vec<&StoredMessage> = keep.iter().map(|&index| &stored[index]).collect();
-        let incomplete = (stored.len() - messages.len()) as i64;
-
-        let anchor = row.anchor();
-        let seqs: Vec<i64> = messages.iter().map(|m| m.seq).collect();
-        let last_seq = seqs.last().copied().unwrap_or(0);
-        let estimate_from = |fixed: i64, cut: usize, history: i64| {
-            let first_seq = seqs.get(cut).copied().unwrap_or(0);
-            budget::estimate(
-                anchor.as_ref(),
-                row.view_epoch,
-                first_seq,
-                last_seq,
-                fixed,
-                history,
-            )
-        };
-        let mut tokens: Vec<i64> = messages.iter().map(|m| m.view_tokens).collect();
-        let starts = turns::turn_starts(&messages);
-        // When even the newest turn does not fit next to the summaries, the oldest
-        // summaries stay out of this request (they remain stored), and last the ledger's
-        // block (it remains too).
-        let mut omitted_summaries = 0;
-        let cut = loop {
-            let fixed = system_tokens
-                + tool_tokens
-                + summary_region(&summaries[omitted_summaries..], &policy)
-                + block_tokens(&ledger, omitted_summaries < summaries.len());
-            let cut = budget::fit_history(&tokens, &starts, |cut, history| {
-                estimate_from(fixed, cut, history).total_tokens <= limit
-            });
-            if cut.is_some() {
-                break cut;
-            }
-            if omitted_summaries < summaries.len() {
-                omitted_summaries += 1;
-            } else if ledger.is_some() {
-                ledger = None;
-            } else {
-                break cut;
-            }
-        };
-        summaries.drain(..omitted_summaries);
-        let ledger_tokens = block_tokens(&ledger, !summaries.is_empty());
-        let fixed =
-            system_tokens + tool_tokens + summary_region(&summaries, &policy) + ledger_tokens;
-        // Not even the newest turn fits: its previews shrink to what is left.
-        let render = compaction::Render::new(&policy);
-        let newest = starts.last().copied().unwrap_or(0);
-        let over = |tokens: &[i64]| {
-            estimate_from(fixed, newest, tokens[newest..].iter().sum()).total_tokens - limit
-        };
-        let excess = if cut.is_none() { over(&tokens) } else { 0 };
-        let mut shrunk = render.shrink_previews(&messages, newest, &mut tokens, excess);
-        let fits = !shrunk.is_empty() && over(&tokens) <= 0;
-        let Some(cut) = cut.or(fits.then_some(newest)) else {
-            let newest_tokens = tokens[newest..].iter().sum();
-            return Err(does_not_fit(
-                &policy,
-                reserve,
-                system_tokens,
-                tool_tokens,
-                newest_tokens,
-            ));
-        };
-
-        let dropped_tokens: i64 = tokens[..cut].iter().sum();
-        let dropped_turns = if cut == 0 {
-            0
-        } else {
-            let whole = starts.iter().filter(|&&start| start < cut).count();
-            // Messages before the first user message form one more unit.
-            whole + usize::from(starts.first() != Some(&0))
-        };
-        // Tool names for the placeholders and previews, gathered only when a message
-        // sent is not whole (most builds send every message as it is).
-        let mut names = None;
-        let sent: Vec<(usize, Option<Message>)> = (cut..keep.len())
-            .map(|at| {
-                let message = &stored[keep[at]];
-                let rendered = shrunk.remove(&at).or_else(|| {
-                    (message.view_state != ViewState::Full).then(|| {
-                        let name = names
-                            .get_or_insert_with(|| tool_names(messages.iter().copied()))
-                            .get(&message.message.tool_call_id)
-                            .map_or("unknown", String::as_str);
-                        let (seq, count) = (message.seq, message.token_count);
-                        render.message(&message.message, message.view_state, seq, count, name)
-                    })
-                });
-                (keep[at], rendered)
-            })
-            .collect();
-        let history = Chosen { view: stored, sent };
-        let history_tokens: i64 = tokens[cut..].iter().sum();
-        let estimate = estimate_from(fixed, cut, history_tokens);
-        // The ledger's block is part of the summaries region.
-        let summary_tokens = summary_region(&summaries, &policy) + ledger_tokens;
-        let regions = Regions {
-            system_tokens,
-            summary_tokens,
-            history_tokens,
-            tool_tokens,
-        };
-        let report = budget::report(&policy, reserve, regions, estimate, true);
+        let counted = (reserve, system_tokens, tool_tokens);
+        let mut work = self.build_work(row, policy, counter, counted).await?;
+        self.compact_for_build(tenant_id, &mut work).await?;
+        let (history, fitted) = fit_view(&mut work)?;
+        let report = self.record(&work, &history, &fitted).await?;
         let first_seq = history.first_seq();
-        let chosen_last_seq = history.iter().last().map_or(0, |(stored, _)| stored.seq);
-        // The ledger's block counts with the system prompt here: a change of it is a new
-        // prefix (not an extension), and a usage report anchors on a fixed part that
-        // includes it.
-        let record = BuildRecord {
-            first_seq,
-            last_seq: chosen_last_seq,
-            system_tokens: system_tokens + ledger_tokens,
-            tool_tokens,
-            history_tokens,
-            estimate_tokens: estimate.total_tokens,
-            view_epoch: row.view_epoch,
-        };
-        // A repeated build (a retry, a second reader) needs no write.
-        let previous = last_build(&row);
-        let kind = if record != previous {
-            let extends = previous.first_seq > 0
-                && record.first_seq == previous.first_seq
-                && record.view_epoch == previous.view_epoch
-                && record.last_seq >= previous.last_seq
-                && record.system_tokens == previous.system_tokens
-                && record.tool_tokens == previous.tool_tokens;
-            self.store.record_build(row.id, record, extends).await?;
-            if extends {
-                BuildKind::Extends
-            } else {
-                BuildKind::Restarts
-            }
-        } else {
-            BuildKind::Repeats
-        };
-        metrics().build_finished(
-            &BuildFigures {
-                system_tokens,
-                tool_tokens,
-                summary_tokens,
-                history_tokens,
-                estimate_tokens: estimate.total_tokens,
-                window_tokens: policy.context_window_tokens,
-            },
-            kind,
-        );
+        let Work {
+            row,
+            policy,
+            summaries,
+            ledger,
+            ..
+        } = work;
         let placed = place_block(&policy, &summaries, ledger, &history, request.system_prompt);
         let (messages, open) = history.assemble(placed.message, request.recipient);
         Ok(Built {
@@ -326,14 +52,76 @@ impl Engine {
             report,
             version: row.version,
             trimmed: Trimmed {
-                turns: dropped_turns as i64,
-                messages: cut as i64 + incomplete + open,
-                tokens: dropped_tokens,
-                incomplete_step_messages: incomplete + open,
-                summaries: omitted_summaries as i64,
+                turns: fitted.dropped_turns as i64,
+                messages: fitted.cut as i64 + fitted.incomplete + open,
+                tokens: fitted.dropped_tokens,
+                incomplete_step_messages: fitted.incomplete + open,
+                summaries: fitted.omitted_summaries as i64,
             },
             tool_definitions,
             first_seq,
+        })
+    }
+
+    /// Writes the build's record (unless a repeat), counts it, and reports its budget.
+    async fn record(&self, work: &Work, history: &Chosen, fitted: &Fitted) -> Result<Report> {
+        let (system_tokens, tool_tokens) = (work.system_tokens, work.tool_tokens);
+        let ledger_tokens = work.block_tokens(&work.ledger, !work.summaries.is_empty());
+        let (history_tokens, estimate) = (fitted.history_tokens, fitted.estimate);
+        // The ledger's block is part of the summaries region.
+        let summary_tokens = summary_region(&work.summaries, &work.policy) + ledger_tokens;
+        let regions = Regions {
+            system_tokens,
+            summary_tokens,
+            history_tokens,
+            tool_tokens,
+        };
+        let report = budget::report(&work.policy, work.reserve, regions, estimate, true);
+        // The ledger's block counts with the system prompt here: a change of it is a new
+        // prefix (not an extension), and a usage report anchors on a fixed part that
+        // includes it.
+        let record = BuildRecord {
+            first_seq: history.first_seq(),
+            last_seq: history.iter().last().map_or(0, |(stored, _)| stored.seq),
+            system_tokens: system_tokens + ledger_tokens,
+            tool_tokens,
+            history_tokens,
+            estimate_tokens: estimate.total_tokens,
+            view_epoch: work.row.view_epoch,
+        };
+        let kind = self.record_build(&work.row, record).await?;
+        metrics().build_finished(
+            &BuildFigures {
+                system_tokens,
+                tool_tokens,
+                summary_tokens,
+                history_tokens,
+                estimate_tokens: estimate.total_tokens,
+                window_tokens: work.policy.context_window_tokens,
+            },
+            kind,
+        );
+        Ok(report)
+    }
+
+    /// Writes `record` unless it repeats the last (a retry, a second reader); whether it
+    /// extends the last build's prefix.
+    async fn record_build(&self, row: &Session, record: BuildRecord) -> Result<BuildKind> {
+        let previous = last_build(row);
+        if record == previous {
+            return Ok(BuildKind::Repeats);
+        }
+        let extends = previous.first_seq > 0
+            && record.first_seq == previous.first_seq
+            && record.view_epoch == previous.view_epoch
+            && record.last_seq >= previous.last_seq
+            && record.system_tokens == previous.system_tokens
+            && record.tool_tokens == previous.tool_tokens;
+        self.store.record_build(row.id, record, extends).await?;
+        Ok(if extends {
+            BuildKind::Extends
+        } else {
+            BuildKind::Restarts
         })
     }
 
@@ -459,6 +247,102 @@ fn starts_a_summarized_task(history: &Chosen, summaries: &[Summary]) -> bool {
         && summaries
             .iter()
             .any(|summary| summary.first_seq > first_seq)
+}
+
+/// What fitting the view left out, and the history it sends.
+struct Fitted {
+    /// Index into the provider-valid view of the first message sent.
+    cut: usize,
+    /// Messages of an incomplete step the provider-valid view left out.
+    incomplete: i64,
+    dropped_turns: usize,
+    dropped_tokens: i64,
+    omitted_summaries: usize,
+    history_tokens: i64,
+    estimate: Estimate,
+}
+
+/// Fits the (compacted) view into the window: the core decides where the history starts
+/// and what of the summaries and the ledger's block stays out (`fit::fit`); the
+/// messages not sent whole are rendered here (placeholders, previews). Takes the view
+/// out of `work` into the chosen history.
+fn fit_view(work: &mut Work) -> Result<(Chosen, Fitted)> {
+    let stored = std::mem::take(&mut work.view);
+    // Indexes into the view, which stays shared with the cache unless this build
+    // changed it: a build copies only what it renders differently.
+    let keep = turns::provider_valid(&stored);
+    let messages: Vec<&StoredMessage> = keep.iter().map(|&index| &stored[index]).collect();
+    let ledger = &work.ledger;
+    let frame = Frame {
+        policy: &work.policy,
+        limit: work.limit(),
+        system_tokens: work.system_tokens,
+        tool_tokens: work.tool_tokens,
+        summaries: &work.summaries,
+        ledger_tokens: ledger
+            .is_some()
+            .then(|| [false, true].map(|beside| work.block_tokens(ledger, beside))),
+        anchor: work.row.anchor(),
+        view_epoch: work.row.view_epoch,
+    };
+    let fit = fit::fit(&frame, &messages).map_err(|too_big| {
+        let (system, tools) = (work.system_tokens, work.tool_tokens);
+        does_not_fit(
+            &work.policy,
+            work.reserve,
+            system,
+            tools,
+            too_big.newest_turn_tokens,
+        )
+    })?;
+    let fixed = frame.fixed(fit.omitted_summaries, fit.ledger_kept);
+    let history_tokens: i64 = fit.tokens[fit.cut..].iter().sum();
+    let fitted = Fitted {
+        cut: fit.cut,
+        incomplete: (stored.len() - messages.len()) as i64,
+        dropped_turns: fit.dropped_turns,
+        dropped_tokens: fit.tokens[..fit.cut].iter().sum(),
+        omitted_summaries: fit.omitted_summaries,
+        history_tokens,
+        estimate: frame.estimate(&messages, fixed, fit.cut, history_tokens),
+    };
+    let ledger_kept = fit.ledger_kept;
+    let sent = render_sent(&work.policy, &messages, &keep, fit);
+    work.summaries.drain(..fitted.omitted_summaries);
+    if !ledger_kept {
+        work.ledger = None;
+    }
+    Ok((Chosen { view: stored, sent }, fitted))
+}
+
+/// The messages sent, as indexes into the view, each with its rendering when it is not
+/// sent whole (a shrunk preview, a placeholder, an eviction's preview).
+fn render_sent(
+    policy: &Policy,
+    messages: &[&StoredMessage],
+    keep: &[usize],
+    mut fit: Fit,
+) -> Vec<(usize, Option<Message>)> {
+    let render = compaction::Render::new(policy);
+    // Tool names for the placeholders and previews, gathered only when a message sent
+    // is not whole (most builds send every message as it is).
+    let mut names = None;
+    (fit.cut..keep.len())
+        .map(|at| {
+            let message = messages[at];
+            let rendered = fit.shrunk.remove(&at).or_else(|| {
+                (message.view_state != ViewState::Full).then(|| {
+                    let name = names
+                        .get_or_insert_with(|| tool_names(messages.iter().copied()))
+                        .get(&message.message.tool_call_id)
+                        .map_or("unknown", String::as_str);
+                    let (seq, count) = (message.seq, message.token_count);
+                    render.message(&message.message, message.view_state, seq, count, name)
+                })
+            });
+            (keep[at], rendered)
+        })
+        .collect()
 }
 
 fn last_build(row: &Session) -> BuildRecord {

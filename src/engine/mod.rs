@@ -44,6 +44,7 @@ pub use subscribe::SubscribeRequest;
 
 mod append;
 mod build;
+mod build_work;
 mod clearing;
 mod compact;
 mod expand;

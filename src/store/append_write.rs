@@ -6,19 +6,8 @@ use std::collections::HashSet;
 use super::jobs::NewJob;
 use super::sessions::SessionUpdate;
 use crate::events::EventDetail;
-use crate::message::{Message, ViewState};
 
-/// A message ready to insert: seq, turn and token count assigned by the engine.
-#[derive(Debug, Clone)]
-pub struct NewMessage<'a> {
-    pub seq: i64,
-    pub turn: i64,
-    pub token_count: i64,
-    /// Tokens as rendered in the view (the preview's when evicted).
-    pub view_tokens: i64,
-    pub view_state: ViewState,
-    pub message: &'a Message,
-}
+pub use crate::append::NewMessage;
 
 /// Everything one append writes.
 pub struct AppendWrite<'a> {

@@ -8,7 +8,6 @@ use sqlx::{FromRow, Row};
 use super::StoreResult;
 use super::pooler::Conn;
 use super::{SessionTx, Store, with_columns};
-use crate::budget::Anchor;
 use crate::session::Session;
 
 /// A session row as read: private to the store, which hands out [`Session`]s.
@@ -126,30 +125,7 @@ impl From<SessionRow> for Session {
     }
 }
 
-/// What an append changes on the session row.
-#[derive(Debug, Clone)]
-pub struct SessionUpdate {
-    pub version: i64,
-    pub message_count: i64,
-    pub turn_count: i64,
-    pub log_tokens: i64,
-    pub content_bytes: i64,
-    pub view_tokens: i64,
-    pub last_turn_tokens: i64,
-    /// Tool results evicted to a preview by this append.
-    pub evicted: i64,
-    pub anchor: Option<AnchorUpdate>,
-    /// Provider usage reported with this append: (input, output, cached).
-    pub usage: (i64, i64, i64),
-}
-
-/// A new anchor and the accuracy sample it brought.
-#[derive(Debug, Clone)]
-pub struct AnchorUpdate {
-    pub anchor: Anchor,
-    /// (estimate - reported) / reported of what ctxd had estimated for that request.
-    pub error: Option<f64>,
-}
+pub use crate::append::{AnchorUpdate, SessionUpdate};
 
 /// What a BuildMessages sent, kept so the next usage report can anchor on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,19 +11,22 @@
 //! `render` (provider formats), `ingest` (provider bodies read back as messages), both
 //! over `media` (data: URIs, image types),
 //! `validate` (request checks), `limits` (server bounds), `quota` (per-tenant quotas),
-//! `events` (what an event says, cursors), `fork` (what a fork reuses of its source),
+//! `events` (what an event says, cursors), `outlook` (the budget of a session's next
+//! request, its status crossings), `fork` (what a fork reuses of its source),
 //! `revert` (undoing compactions: the record, the aggregates restored, when automatic
 //! compaction resumes), `tree` (subagent sessions' links to their parents), `error` (the
 //! domain error).
 //!
 //! This crate's manifest lacks every network, database and runtime crate, so the
 //! compiler keeps it pure; `tests/modules.rs` checks its dependency tree too.
+pub mod append;
 pub mod budget;
 pub mod chunks;
 pub mod compaction;
 pub mod error;
 pub mod events;
 pub mod exchange;
+pub mod fit;
 pub mod fork;
 pub mod ingest;
 pub mod job;
@@ -32,6 +35,7 @@ pub mod limits;
 pub mod listing;
 mod media;
 pub mod message;
+pub mod outlook;
 pub mod policy;
 pub mod quota;
 pub mod render;

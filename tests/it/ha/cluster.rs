@@ -147,7 +147,10 @@ impl Cluster {
         }
         cluster.wait_healthy(synchronous).await;
         let mut admin = cluster.admin().await;
-        for statement in ["create database ctxd", "create table ha_probe (at timestamptz)"] {
+        for statement in [
+            "create database ctxd",
+            "create table ha_probe (at timestamptz)",
+        ] {
             sqlx::raw_sql(statement).execute(&mut admin).await.unwrap();
         }
         cluster
@@ -171,7 +174,9 @@ impl Cluster {
 
     async fn admin(&self) -> sqlx::PgConnection {
         use sqlx::Connection as _;
-        sqlx::PgConnection::connect(&self.admin_url()).await.unwrap()
+        sqlx::PgConnection::connect(&self.admin_url())
+            .await
+            .unwrap()
     }
 
     /// Starts (again) node `index`'s Patroni, which starts its PostgreSQL.
