@@ -221,7 +221,7 @@ impl Engine {
         let mut outcome = AppendOutcome {
             version: plan.update.version,
             seqs: plan.new_messages.iter().map(|new| new.seq).collect(),
-            report: plan.report.clone(),
+            report: plan.report,
             replayed: false,
             evicted_seqs: plan.evictions.iter().map(|e| e.seq).collect(),
             summarization_job_id: if wants_job { pending_job } else { None },
