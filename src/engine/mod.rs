@@ -59,6 +59,7 @@ mod search;
 mod sent;
 mod sessions;
 mod subscribe;
+mod summary_commit;
 mod summary_jobs;
 mod summary_pass;
 

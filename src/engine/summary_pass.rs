@@ -2,19 +2,16 @@
 //! steps) becomes a summary, condensed with earlier ones, committed when no other
 //! compaction got in first; and runs of passes down to a target.
 use super::Engine;
-use super::report::{note_budget, row_report, session_not_found, summary_region, view_estimate};
+use super::report::{summary_region, view_estimate};
 use crate::chunks;
 use crate::error::Result;
-use crate::events::{CompactionKind, EventDetail};
-use crate::message::{Message, StoredMessage};
-use crate::metrics::{CompactionMetric, metrics};
+use crate::events::CompactionKind;
+use crate::message::StoredMessage;
 use crate::policy::Policy;
-use crate::revert::Compaction;
 use crate::session::{Session, Summary};
-use crate::store::{NewCompaction, NewJob, NewSummary, SummarizedUpdate, View};
+use crate::store::{NewJob, NewSummary, View};
 use crate::summarize;
-use crate::summarizer::{self, Writer};
-use crate::tokenize::REPLY_PRIMING;
+use crate::summarizer::{self, Condensation, Writer};
 use crate::turns;
 
 /// Summarization passes one build may run (each takes one chunk).
@@ -207,276 +204,256 @@ impl Engine {
         options: &PassOptions,
     ) -> Result<Pass> {
         let started = std::time::Instant::now();
-        let PassOptions {
-            forced,
-            dry_run,
-            emergency,
-            ..
-        } = *options;
+        let Some(chunk) = Chunk::choose(view, active, policy, options) else {
+            return Ok(Pass::Nothing);
+        };
+        let written = match self.write_pass(row, policy, view, &chunk, options).await? {
+            Ok(written) => written,
+            Err(pass) => return Ok(pass),
+        };
+        if options.dry_run {
+            let summaries = written.summaries_after(&chunk, 0, &[]);
+            let mut after = chunk.moved(row.clone());
+            after.summary_tokens = summary_region(&summaries, policy);
+            return Ok(Pass::Done(Box::new(SummaryPass {
+                covered: chunk.covered,
+                row: after,
+                summaries,
+            })));
+        }
+        let pass = PassCommit {
+            tenant_id,
+            row,
+            policy,
+            view,
+            active,
+            options,
+            started,
+        };
+        self.commit_pass(&pass, chunk, written).await
+    }
+
+    /// The chunk's summary, written (`Err`: how the pass ends without one), and the
+    /// condensing it brings about.
+    async fn write_pass(
+        &self,
+        row: &Session,
+        policy: &Policy,
+        view: &[StoredMessage],
+        chunk: &Chunk,
+        options: &PassOptions,
+    ) -> Result<std::result::Result<Written, Pass>> {
+        let counter = self.counter(policy).await?;
+        let (first_seq, last_seq) = (chunk.first_seq, chunk.last_seq);
+        let note = options.emergency.then(|| chunk.span.emergency_note());
+        let task = summarizer::Task {
+            messages: view[chunk.covered.clone()]
+                .iter()
+                .map(|m| m.message.clone())
+                .collect(),
+            children: chunk.children.iter().map(|s| s.content.clone()).collect(),
+            covered: None,
+            previous: chunk.previous(),
+            span: (first_seq, last_seq, 0),
+            target_tokens: chunks::leaf_target(policy),
+            source_tokens: chunk.replaced_tokens(),
+            // With its note and its framing, the summary must still be smaller than what
+            // it replaces: otherwise the pass would grow the request.
+            added_tokens: summarize::SUMMARY_FRAMING_TOKENS
+                + note.map_or(0, |note| counter.text(note)),
+        };
+        let mut leaf = match summarizer::write_summary(&options.writer, &counter, task).await {
+            Ok(Some(leaf)) => leaf,
+            Ok(None) => {
+                tracing::warn!(session_id = %row.external_id, first_seq, last_seq, "no summary level made progress");
+                return Ok(Err(Pass::Nothing));
+            }
+            Err(error) => return Ok(Err(Pass::Failed(error))),
+        };
+        if let Some(note) = note {
+            leaf.content = format!("{note}{}", leaf.content);
+            leaf.token_count = counter.text(&leaf.content);
+        }
+        let sizes = (
+            policy.condense_fanin as usize,
+            chunks::condensed_target(policy),
+        );
+        let log = (&self.store, row);
+        let by = &options.writer;
+        let others = &chunk.others;
+        Ok(
+            match summarizer::plan_condensing(by, &counter, others, &leaf, sizes, log).await? {
+                Ok(condensed) => Ok(Written { leaf, condensed }),
+                Err(error) => Err(Pass::Failed(error)),
+            },
+        )
+    }
+}
+
+/// What a pass takes: a span of the view, and the summaries it replaces or follows.
+pub(super) struct Chunk {
+    span: Span,
+    pub(super) covered: std::ops::Range<usize>,
+    pub(super) first_seq: i64,
+    pub(super) last_seq: i64,
+    /// The view tokens of the messages covered.
+    pub(super) source_tokens: i64,
+    /// Step summaries of turns now summarized whole: the new summary's sources.
+    pub(super) children: Vec<Summary>,
+    /// The other active summaries.
+    pub(super) others: Vec<Summary>,
+}
+
+impl Chunk {
+    /// The chunk the options call for, if any qualifies.
+    fn choose(
+        view: &[StoredMessage],
+        active: &[Summary],
+        policy: &Policy,
+        options: &PassOptions,
+    ) -> Option<Chunk> {
+        let span = Span::choose(view, policy, options)?;
+        let covered = span.range();
+        let source_tokens: i64 = view[covered.clone()].iter().map(|m| m.view_tokens).sum();
+        let (first_seq, last_seq) = (view[covered.start].seq, view[covered.end - 1].seq);
+        let (children, others) = active
+            .iter()
+            .cloned()
+            .partition(|s| s.first_seq >= first_seq && s.last_seq <= last_seq);
+        Some(Chunk {
+            span,
+            covered,
+            first_seq,
+            last_seq,
+            source_tokens,
+            children,
+            others,
+        })
+    }
+
+    /// The summary before the chunk, for continuity.
+    fn previous(&self) -> Option<String> {
+        self.others
+            .iter()
+            .rev()
+            .find(|s| s.last_seq < self.first_seq)
+            .map(|s| s.content.clone())
+    }
+
+    /// What the new summary replaces: the visible messages and the step summaries
+    /// (each with its framing; the block's header stays).
+    fn replaced_tokens(&self) -> i64 {
+        let children = self.children.iter().map(|s| i64::from(s.token_count));
+        self.source_tokens + summarize::framed_tokens(children).0
+    }
+
+    /// Whether the chunk is older steps of the newest turn (else whole turns).
+    pub(super) fn is_steps(&self) -> bool {
+        matches!(self.span, Span::Steps(..))
+    }
+
+    /// The session row once the chunk left the view.
+    pub(super) fn moved(&self, mut after: Session) -> Session {
+        if let Span::Turns(_) = self.span {
+            after.view_first_seq = self.last_seq + 1;
+        }
+        after.view_tokens -= self.source_tokens;
+        after.view_epoch += 1;
+        after
+    }
+}
+
+impl Span {
+    /// The span a pass takes: the oldest half of the turns in an emergency, else the
+    /// leaf chunk; when none qualifies and the request must shrink, older steps of the
+    /// newest turn.
+    fn choose(view: &[StoredMessage], policy: &Policy, options: &PassOptions) -> Option<Span> {
         let tokens: Vec<i64> = view.iter().map(|m| m.view_tokens).collect();
-        let starts = turns::turn_starts(view);
         // Where a chunk may end: a turn start that separates no call from its result.
         let safe = turns::safe_starts(view);
-        let chunk_end = if emergency {
+        let chunk_end = if options.emergency {
             // The oldest half of the turns (at least one), never the newest.
             let boundaries: Vec<usize> = safe.iter().copied().filter(|&s| s > 0).collect();
             boundaries
                 .get(boundaries.len().saturating_sub(1) / 2)
                 .copied()
         } else {
-            chunks::leaf_chunk(&tokens, &safe, policy, forced)
+            chunks::leaf_chunk(&tokens, &safe, policy, options.forced)
         };
-        let span = match chunk_end {
-            Some(end) => Span::Turns(end),
-            None if forced || emergency => {
-                // The summary adds back up to its target: the chunk must hold that more.
-                let cover = match options.shed_tokens {
-                    0 => 0,
-                    shed => shed.saturating_add(chunks::leaf_target(policy)),
-                };
-                match chunks::step_chunk(view, &tokens, &starts, policy, emergency, cover) {
-                    Some((from, to)) => Span::Steps(from, to),
-                    None => return Ok(Pass::Nothing),
-                }
-            }
-            None => return Ok(Pass::Nothing),
+        if let Some(end) = chunk_end {
+            return Some(Span::Turns(end));
+        }
+        if !(options.forced || options.emergency) {
+            return None;
+        }
+        // The summary adds back up to its target: the chunk must hold that more.
+        let cover = match options.shed_tokens {
+            0 => 0,
+            shed => shed.saturating_add(chunks::leaf_target(policy)),
         };
-        let covered = span.range();
-        let chunk: Vec<Message> = view[covered.clone()]
-            .iter()
-            .map(|m| m.message.clone())
-            .collect();
-        let source_tokens: i64 = tokens[covered.clone()].iter().sum();
-        let (first_seq, last_seq) = (view[covered.start].seq, view[covered.end - 1].seq);
-        // Step summaries of turns now summarized whole become the new summary's sources.
-        let children: Vec<Summary> = active
-            .iter()
-            .filter(|s| s.first_seq >= first_seq && s.last_seq <= last_seq)
-            .cloned()
-            .collect();
-        let child_ids: Vec<i64> = children.iter().map(|s| s.id).collect();
-        let others: Vec<Summary> = active
-            .iter()
-            .filter(|s| !child_ids.contains(&s.id))
-            .cloned()
-            .collect();
-        let previous = others
-            .iter()
-            .rev()
-            .find(|s| s.last_seq < first_seq)
-            .map(|s| s.content.clone());
-        let counter = self.counter(policy).await?;
-        let target = chunks::leaf_target(policy);
-        let sizes = (
-            policy.condense_fanin as usize,
-            chunks::condensed_target(policy),
-        );
-        let child_texts: Vec<String> = children.iter().map(|s| s.content.clone()).collect();
-        // What the new summary replaces: the visible messages and the step summaries.
-        // (The step summaries each with its framing; the block's header stays.)
-        let replaced_tokens = source_tokens
-            + summarize::framed_tokens(children.iter().map(|s| i64::from(s.token_count))).0;
-        let note = emergency.then_some(match span {
+        let starts = turns::turn_starts(view);
+        chunks::step_chunk(view, &tokens, &starts, policy, options.emergency, cover)
+            .map(|(from, to)| Span::Steps(from, to))
+    }
+
+    fn emergency_note(self) -> &'static str {
+        match self {
             Span::Turns(_) => {
                 "Emergency compaction (the provider refused the request for its length): the oldest half of the conversation is reduced to this note.\n"
             }
             Span::Steps(..) => {
                 "Emergency compaction (the provider refused the request for its length): one long turn was all there was; its user message and its newest step are kept, the steps between are reduced to this note.\n"
             }
-        });
-        let task = summarizer::Task {
-            messages: chunk,
-            children: child_texts,
-            covered: None,
-            previous,
-            span: (first_seq, last_seq, 0),
-            target_tokens: target,
-            source_tokens: replaced_tokens,
-            // With its note and its framing, the summary must still be smaller than what
-            // it replaces: otherwise the pass would grow the request.
-            added_tokens: summarize::SUMMARY_FRAMING_TOKENS
-                + note.map_or(0, |note| counter.text(note)),
-        };
-        let leaf = match summarizer::write_summary(&options.writer, &counter, task).await {
-            Ok(Some(mut leaf)) => {
-                if let Some(note) = note {
-                    leaf.content = format!("{note}{}", leaf.content);
-                    leaf.token_count = counter.text(&leaf.content);
-                }
-                leaf
-            }
-            Ok(None) => {
-                tracing::warn!(session_id = %row.external_id, first_seq, last_seq, "no summary level made progress");
-                return Ok(Pass::Nothing);
-            }
-            Err(error) => return Ok(Pass::Failed(error)),
-        };
-        let log = (&self.store, row);
-        let by = &options.writer;
-        let condensed =
-            match summarizer::plan_condensing(by, &counter, &others, &leaf, sizes, log).await? {
-                Ok(condensed) => condensed,
-                Err(error) => return Ok(Pass::Failed(error)),
-            };
-        let summaries_after = |leaf_id: i64, ids: &[i64]| {
-            let mut all: Vec<Summary> = others
-                .iter()
-                .filter(|s| !condensed.iter().any(|step| step.children.contains(&s.id)))
-                .cloned()
-                .collect();
-            match condensed.last() {
-                Some(step) => all.push(summary_row(*ids.last().unwrap_or(&leaf_id), &step.summary)),
-                None => all.push(summary_row(leaf_id, &leaf)),
-            }
-            all.sort_by_key(|s| s.first_seq);
-            all
-        };
-        let moved = |mut after: Session| {
-            if let Span::Turns(_) = span {
-                after.view_first_seq = last_seq + 1;
-            }
-            after.view_tokens -= source_tokens;
-            after.view_epoch += 1;
-            after
-        };
-        if dry_run {
-            let summaries = summaries_after(0, &[]);
-            let mut after = moved(row.clone());
-            after.summary_tokens = summary_region(&summaries, policy);
-            return Ok(Pass::Done(Box::new(SummaryPass {
-                covered,
-                row: after,
-                summaries,
-            })));
         }
+    }
+}
 
-        let Some(mut tx) = self.store.lock_session(tenant_id, &row.external_id).await? else {
-            return Err(session_not_found(&row.external_id));
-        };
-        // Another compaction committed meanwhile: this chunk may be covered already.
-        // Appends since are fine (they come after the chunk).
-        if tx.session.id != row.id || tx.session.view_epoch != row.view_epoch {
-            return Ok(Pass::Stale);
+/// A pass's summaries as written, before they are stored.
+pub(super) struct Written {
+    pub(super) leaf: NewSummary,
+    /// Runs of same-depth summaries the new leaf condenses, in order.
+    pub(super) condensed: Vec<Condensation>,
+}
+
+impl Written {
+    /// The active summaries once the pass is stored: the leaf (or the last condensed
+    /// summary, `ids`' last) in place of what it replaces, by first seq.
+    pub(super) fn summaries_after(&self, chunk: &Chunk, leaf_id: i64, ids: &[i64]) -> Vec<Summary> {
+        let mut all: Vec<Summary> = chunk
+            .others
+            .iter()
+            .filter(|s| {
+                !self
+                    .condensed
+                    .iter()
+                    .any(|step| step.children.contains(&s.id))
+            })
+            .cloned()
+            .collect();
+        match self.condensed.last() {
+            Some(step) => all.push(summary_row(*ids.last().unwrap_or(&leaf_id), &step.summary)),
+            None => all.push(summary_row(leaf_id, &self.leaf)),
         }
-        let mut after = moved(tx.session.clone());
-        let leaf_id = tx.insert_summary(&leaf, &child_ids).await?;
-        let mut ids: Vec<i64> = Vec::new();
-        let mut written = 1;
-        let mut pending_children: Vec<i64> = Vec::new();
-        for (index, step) in condensed.iter().enumerate() {
-            // The first step condenses stored summaries (and the new leaf); later steps
-            // condense the previous step's output with stored ones.
-            let mut children = step.children.clone();
-            if index == 0 {
-                children.push(leaf_id);
-            } else {
-                children.append(&mut pending_children);
-            }
-            let id = tx.insert_summary(&step.summary, &children).await?;
-            pending_children.push(id);
-            ids.push(id);
-            written += 1;
-        }
-        if let Some(job) = &options.follow_up {
-            tx.enqueue_job(job, &self.config.notify_gate).await?;
-        }
-        let summaries = summaries_after(leaf_id, &ids);
-        let summary_tokens = summary_region(&summaries, policy);
-        after.summary_tokens = summary_tokens;
-        after.summaries_written += written;
-        after.version += 1;
-        let around = row.last_build_system_tokens.max(REPLY_PRIMING) + row.last_build_tool_tokens;
-        let view_total: i64 = tokens.iter().sum();
-        let level = condensed
+        all.sort_by_key(|s| s.first_seq);
+        all
+    }
+
+    /// The highest level among the summaries written.
+    pub(super) fn level(&self) -> i16 {
+        self.condensed
             .iter()
             .map(|step| step.summary.level)
-            .fold(leaf.level, i16::max);
-        if options.job_id == 0 {
-            // Within a call the pass starts and commits at once; a job announced its
-            // start when it began.
-            tx.add_event(EventDetail::CompactionStarted {
-                compaction: options.compaction,
-                job_id: 0,
-                attempt: 0,
-            });
-        }
-        let tokens_before = around + summary_region(active, policy) + view_total;
-        let tokens_after = around + summary_tokens + view_total - source_tokens;
-        let messages_before = (view.len() + active.len()) as i64;
-        let messages_after = (view.len() - covered.len() + summaries.len()) as i64;
-        tx.add_event(EventDetail::CompactionCompleted {
-            compaction: options.compaction,
-            level: i32::from(level),
-            tokens_before,
-            tokens_after,
-            messages_before,
-            messages_after,
-            first_seq,
-            last_seq,
-            summary_id: ids.last().copied().unwrap_or(leaf_id),
-            summaries_written: written as i32,
-            duration_ms: started.elapsed().as_millis() as i64,
-            job_id: options.job_id,
-        });
-        // Recorded (with the view of the messages it takes out before) so that
-        // RevertCompaction can undo it; then the older steps leave the view.
-        let step_seqs: Vec<i64> = match span {
-            Span::Steps(..) => view[covered.clone()].iter().map(|m| m.seq).collect(),
-            Span::Turns(_) => Vec::new(),
-        };
-        let mut written_ids = vec![leaf_id];
-        written_ids.extend(&ids);
-        let record = NewCompaction {
-            compaction: Compaction::Summary(options.compaction),
-            event_seq: tx.queued_event_seq(),
-            view_tokens_delta: after.view_tokens - tx.session.view_tokens,
-            summary_tokens_delta: summary_tokens - tx.session.summary_tokens,
-            seqs: step_seqs,
-            summary_ids: written_ids,
-            first_seq,
-            last_seq,
-        };
-        tx.record_compaction(&record).await?;
-        if !record.seqs.is_empty() {
-            let messages: Vec<(i64, i64)> = view[covered.clone()]
-                .iter()
-                .map(|m| (m.seq, m.view_tokens))
-                .collect();
-            tx.mark_summarized(&messages).await?;
-        }
-        note_budget(&mut tx, &row_report(policy, &after));
-        tx.commit_summarized(SummarizedUpdate {
-            view_first_seq: after.view_first_seq,
-            view_tokens: after.view_tokens,
-            summary_tokens,
-            summaries_written: written,
-        })
-        .await?;
-        metrics().compaction_committed(
-            match options.compaction {
-                CompactionKind::Summarize => CompactionMetric::Summarize,
-                CompactionKind::Fallback => CompactionMetric::Fallback,
-                CompactionKind::Emergency => CompactionMetric::Emergency,
-            },
-            i64::from(level),
-            tokens_before - tokens_after,
-            messages_before - messages_after,
-        );
-        tracing::info!(
-            session_id = %row.external_id,
-            first_seq,
-            last_seq,
-            source_tokens,
-            summary_tokens = leaf.token_count,
-            level = leaf.level,
-            steps = matches!(span, Span::Steps(..)),
-            condensed = condensed.len(),
-            "summarized"
-        );
-        Ok(Pass::Done(Box::new(SummaryPass {
-            covered,
-            row: after,
-            summaries,
-        })))
+            .fold(self.leaf.level, i16::max)
     }
+}
+
+/// The pass being committed, as `summarize_chunk` was asked for it.
+pub(super) struct PassCommit<'a> {
+    pub(super) tenant_id: i64,
+    pub(super) row: &'a Session,
+    pub(super) policy: &'a Policy,
+    pub(super) view: &'a [StoredMessage],
+    pub(super) active: &'a [Summary],
+    pub(super) options: &'a PassOptions,
+    pub(super) started: std::time::Instant,
 }

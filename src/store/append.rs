@@ -10,7 +10,8 @@ use sqlx::types::Json;
 use sqlx::{FromRow, Postgres, Row, Transaction};
 
 use super::append_write::{
-    AppendWrite, ChildFinish, MessageColumns, Seen, call_rows, count_finish_events, write_finish,
+    AppendWrite, ChildFinish, MessageColumns, PgQuery, Seen, call_rows, count_finish_events,
+    write_finish,
 };
 use super::batch;
 use super::jobs::JOBS_CHANNEL;
@@ -416,115 +417,18 @@ async fn write_append<'c>(
     assumed: bool,
     write: &AppendWrite<'_>,
 ) -> StoreResult<(Appended, Option<(Session, String)>, Option<Seen>)> {
-    let batch = write.batch;
-    let calls = write.calls;
-    let answers = write.answers;
-    let kinds: Vec<i16> = write.events.iter().map(|e| e.kind() as i16).collect();
-    let details: Vec<Json<&EventDetail>> = write.events.iter().map(Json).collect();
-    let job = write.job.map(|(job, _)| job);
-    let notify_jobs = write.job.is_some_and(|(_, notify)| notify);
     let mut columns = MessageColumns::default();
-    for new in batch {
+    for new in write.batch {
         columns.push(0, new);
     }
-    let MessageColumns {
-        seqs,
-        turns,
-        roles,
-        contents,
-        parts,
-        reasonings,
-        tool_calls,
-        tool_call_ids,
-        names,
-        metadata,
-        pinned,
-        token_counts,
-        view_tokens,
-        view_states,
-        ..
-    } = columns;
-
-    let (new_calls, earlier_answers) = call_rows(calls, answers);
-    let call_ids: Vec<&str> = new_calls.iter().map(|(id, _, _)| id.as_str()).collect();
-    let call_seqs: Vec<i64> = new_calls.iter().map(|(_, seq, _)| *seq).collect();
-    let result_seqs: Vec<Option<i64>> = new_calls.iter().map(|(_, _, result)| *result).collect();
-    let (answer_ids, answer_seqs): (Vec<&str>, Vec<i64>) = earlier_answers
-        .iter()
-        .map(|(id, seq)| (id.as_str(), *seq))
-        .unzip();
-
+    let (new_calls, earlier_answers) = call_rows(write.calls, write.answers);
     let mut ledger = super::ledger::LedgerParameters::default();
     ledger.push(0, session.id, write.ledger);
-    let update = &write.update;
-    let anchor = update.anchor.as_ref();
     let sql = append_sql(write, assumed, session.inherits());
-    let write_query = sqlx::query(sqlx::AssertSqlSafe(sql.as_str()))
-        .bind(session.id)
-        .bind(seqs)
-        .bind(turns)
-        .bind(roles)
-        .bind(contents)
-        .bind(parts)
-        .bind(reasonings)
-        .bind(tool_calls)
-        .bind(tool_call_ids)
-        .bind(names)
-        .bind(metadata)
-        .bind(pinned)
-        .bind(token_counts)
-        .bind(call_ids)
-        .bind(call_seqs)
-        .bind(result_seqs)
-        .bind(answer_ids)
-        .bind(answer_seqs)
-        .bind(update.version)
-        .bind(update.message_count)
-        .bind(update.turn_count)
-        .bind(update.log_tokens)
-        .bind(update.view_tokens)
-        .bind(update.last_turn_tokens)
-        .bind(anchor.map(|a| a.anchor.reported_tokens))
-        .bind(anchor.map(|a| a.anchor.fixed_tokens))
-        .bind(anchor.map(|a| a.anchor.history_tokens))
-        .bind(anchor.map(|a| a.anchor.first_seq))
-        .bind(anchor.map(|a| a.anchor.last_seq))
-        .bind(anchor.map(|a| a.anchor.view_epoch))
-        .bind(anchor.and_then(|a| a.error))
-        .bind(update.usage.0)
-        .bind(update.usage.1)
-        .bind(update.usage.2)
-        .bind(anchor.map(|a| a.anchor.delta_ratio))
-        .bind(view_tokens)
-        .bind(view_states)
-        .bind(update.evicted)
-        .bind(batch.iter().any(|new| new.message.role == Role::User))
-        .bind(row_version)
-        .bind(kinds)
-        .bind(details)
-        .bind(write.budget_status)
-        .bind(write.idempotency.as_ref().map(|(key, _, _)| *key))
-        .bind(write.idempotency.as_ref().map(|(_, hash, _)| *hash))
-        .bind(
-            write
-                .idempotency
-                .as_ref()
-                .map(|(_, _, response)| Json(response)),
-        )
-        .bind(job.map(|job| job.kind))
-        .bind(job.map(|job| Json(&job.args)))
-        .bind(job.map(|job| job.priority))
-        .bind(job.map(|job| job.max_attempts))
-        .bind(job.map(|job| job.notify_done))
-        .bind(notify_jobs)
-        .bind(EVENTS_CHANNEL)
-        .bind(JOBS_CHANNEL)
-        .bind(session.builds)
-        .bind(update.content_bytes)
-        .bind(Json(&ledger.entries))
-        .bind(Json(&ledger.runs))
-        .bind(write.pending.map(|(kind, _)| kind))
-        .bind(write.pending.and_then(|(_, id)| id));
+    let query = sqlx::query(sqlx::AssertSqlSafe(sql.as_str())).bind(session.id);
+    let query = bind_messages(query, &columns, &new_calls, &earlier_answers);
+    let query = bind_update(query, write, &columns, row_version);
+    let write_query = bind_effects(query, write, session, &ledger);
     let row = write_query.fetch_one(conn).await?;
     if !row.try_get::<bool, _>("applied")? {
         let seen = match write.pending {
@@ -547,4 +451,126 @@ async fn write_append<'c>(
         Some(after),
         None,
     ))
+}
+
+/// Parameters 2–18: the messages, the tool calls they make and the earlier calls they
+/// answer.
+fn bind_messages<'q>(
+    query: PgQuery<'q>,
+    columns: &'q MessageColumns,
+    calls: &'q [(String, i64, Option<i64>)],
+    answers: &'q [(String, i64)],
+) -> PgQuery<'q> {
+    query
+        .bind(&columns.seqs)
+        .bind(&columns.turns)
+        .bind(&columns.roles)
+        .bind(&columns.contents)
+        .bind(&columns.parts)
+        .bind(&columns.reasonings)
+        .bind(&columns.tool_calls)
+        .bind(&columns.tool_call_ids)
+        .bind(&columns.names)
+        .bind(&columns.metadata)
+        .bind(&columns.pinned)
+        .bind(&columns.token_counts)
+        .bind(
+            calls
+                .iter()
+                .map(|(id, _, _)| id.as_str())
+                .collect::<Vec<&str>>(),
+        )
+        .bind(calls.iter().map(|(_, seq, _)| *seq).collect::<Vec<i64>>())
+        .bind(
+            calls
+                .iter()
+                .map(|(_, _, result)| *result)
+                .collect::<Vec<Option<i64>>>(),
+        )
+        .bind(
+            answers
+                .iter()
+                .map(|(id, _)| id.as_str())
+                .collect::<Vec<&str>>(),
+        )
+        .bind(answers.iter().map(|(_, seq)| *seq).collect::<Vec<i64>>())
+}
+
+/// Parameters 19–40: the row's new aggregates, its anchor, the view entries, the guard.
+fn bind_update<'q>(
+    query: PgQuery<'q>,
+    write: &'q AppendWrite<'_>,
+    columns: &'q MessageColumns,
+    row_version: &'q str,
+) -> PgQuery<'q> {
+    let update = &write.update;
+    let anchor = update.anchor.as_ref();
+    query
+        .bind(update.version)
+        .bind(update.message_count)
+        .bind(update.turn_count)
+        .bind(update.log_tokens)
+        .bind(update.view_tokens)
+        .bind(update.last_turn_tokens)
+        .bind(anchor.map(|a| a.anchor.reported_tokens))
+        .bind(anchor.map(|a| a.anchor.fixed_tokens))
+        .bind(anchor.map(|a| a.anchor.history_tokens))
+        .bind(anchor.map(|a| a.anchor.first_seq))
+        .bind(anchor.map(|a| a.anchor.last_seq))
+        .bind(anchor.map(|a| a.anchor.view_epoch))
+        .bind(anchor.and_then(|a| a.error))
+        .bind(update.usage.0)
+        .bind(update.usage.1)
+        .bind(update.usage.2)
+        .bind(anchor.map(|a| a.anchor.delta_ratio))
+        .bind(&columns.view_tokens)
+        .bind(&columns.view_states)
+        .bind(update.evicted)
+        .bind(write.batch.iter().any(|new| new.message.role == Role::User))
+        .bind(row_version)
+}
+
+/// Parameters 41–59: events, budget status, idempotency record, job, channels, the
+/// task ledger's rows and the pending-job guard.
+fn bind_effects<'q>(
+    query: PgQuery<'q>,
+    write: &'q AppendWrite<'_>,
+    session: &Session,
+    ledger: &'q super::ledger::LedgerParameters,
+) -> PgQuery<'q> {
+    let job = write.job.map(|(job, _)| job);
+    let idempotency = write.idempotency.as_ref();
+    query
+        .bind(
+            write
+                .events
+                .iter()
+                .map(|e| e.kind() as i16)
+                .collect::<Vec<i16>>(),
+        )
+        .bind(
+            write
+                .events
+                .iter()
+                .map(Json)
+                .collect::<Vec<Json<&EventDetail>>>(),
+        )
+        .bind(write.budget_status)
+        .bind(idempotency.map(|(key, _, _)| *key))
+        .bind(idempotency.map(|(_, hash, _)| *hash))
+        .bind(idempotency.map(|(_, _, response)| Json(response)))
+        .bind(job.map(|job| job.kind))
+        .bind(job.map(|job| Json(&job.args)))
+        .bind(job.map(|job| job.priority))
+        .bind(job.map(|job| job.max_attempts))
+        .bind(job.map(|job| job.notify_done))
+        .bind(write.job.is_some_and(|(_, notify)| notify))
+        .bind(EVENTS_CHANNEL)
+        .bind(JOBS_CHANNEL)
+        .bind(session.builds)
+        .bind(write.update.content_bytes)
+        .bind(Json(&ledger.entries))
+        .bind(Json(&ledger.runs))
+        .bind(write.pending.map(|(kind, _)| kind))
+        .bind(write.pending.and_then(|(_, id)| id))
 }

@@ -9,6 +9,9 @@ use crate::events::EventDetail;
 
 pub use crate::append::NewMessage;
 
+/// A statement being bound.
+pub(super) type PgQuery<'q> = sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>;
+
 /// Everything one append writes.
 pub struct AppendWrite<'a> {
     pub batch: &'a [NewMessage<'a>],

@@ -59,9 +59,25 @@ pub(in crate::api) fn item_to_pb(
 }
 
 pub(in crate::api) fn event_to_pb(row: &crate::events::Event, cursor: String) -> pb::Event {
+    // Every kind is answered by one of the two (the events tests cover each).
+    let detail = compaction_detail(row.detail.clone()).map_or_else(session_detail, Some);
+    pb::Event {
+        event_id: row.id,
+        cursor,
+        session_id: row.external_id.clone(),
+        session_seq: row.session_seq,
+        kind: i32::from(row.kind),
+        created_at: Some(timestamp(row.created_at)),
+        session_version: row.session_version,
+        detail,
+    }
+}
+
+/// What a compaction event says, on the wire; any other event back as it came.
+fn compaction_detail(detail: EventDetail) -> Result<pb::event::Detail, EventDetail> {
     use pb::event::Detail;
     let compaction = |kind: events::CompactionKind| kind as i32;
-    let detail = match row.detail.clone() {
+    Ok(match detail {
         EventDetail::CompactionStarted {
             compaction: kind,
             job_id,
@@ -131,18 +147,6 @@ pub(in crate::api) fn event_to_pb(row: &crate::events::Event, cursor: String) ->
             tokens,
             preview_tokens,
         }),
-        EventDetail::BudgetThresholdCrossed {
-            previous_status,
-            status,
-            used_tokens,
-            context_window,
-        } => Detail::BudgetThresholdCrossed(pb::BudgetThresholdCrossed {
-            previous_status,
-            status,
-            used_tokens,
-            context_window,
-        }),
-        EventDetail::SessionDeleted => Detail::SessionDeleted(pb::SessionDeleted {}),
         EventDetail::CompactionReverted {
             event_seqs,
             summary_ids,
@@ -160,6 +164,27 @@ pub(in crate::api) fn event_to_pb(row: &crate::events::Event, cursor: String) ->
             tokens_after,
             resume_at_log_tokens,
         }),
+        other => return Err(other),
+    })
+}
+
+/// What a session's budget or lifecycle event says, on the wire (a compaction event is
+/// `compaction_detail`'s).
+fn session_detail(detail: EventDetail) -> Option<pb::event::Detail> {
+    use pb::event::Detail;
+    Some(match detail {
+        EventDetail::BudgetThresholdCrossed {
+            previous_status,
+            status,
+            used_tokens,
+            context_window,
+        } => Detail::BudgetThresholdCrossed(pb::BudgetThresholdCrossed {
+            previous_status,
+            status,
+            used_tokens,
+            context_window,
+        }),
+        EventDetail::SessionDeleted => Detail::SessionDeleted(pb::SessionDeleted {}),
         EventDetail::SessionFinished {
             child_session_id,
             parent_session_id,
@@ -180,15 +205,6 @@ pub(in crate::api) fn event_to_pb(row: &crate::events::Event, cursor: String) ->
             fork_session_id,
             at_seq,
         }),
-    };
-    pb::Event {
-        event_id: row.id,
-        cursor,
-        session_id: row.external_id.clone(),
-        session_seq: row.session_seq,
-        kind: i32::from(row.kind),
-        created_at: Some(timestamp(row.created_at)),
-        session_version: row.session_version,
-        detail: Some(detail),
-    }
+        _ => return None,
+    })
 }

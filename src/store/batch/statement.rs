@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 use sqlx::types::Json;
 use sqlx::{Connection as _, FromRow, Row};
 
-use super::super::append_write::{MessageColumns, Seen};
+use super::super::append_write::{MessageColumns, PgQuery, Seen};
 use super::super::jobs::{JOBS_CHANNEL, NewJob};
 use super::super::ledger::LedgerParameters;
 use super::super::pool::Pool;
@@ -157,43 +157,13 @@ fn failed(items: &[Item], error: sqlx::Error) -> Vec<Outcome> {
 }
 
 async fn run_batch(db: Conn<'_>, items: &mut [Item]) -> Result<Vec<Outcome>, sqlx::Error> {
-    // Whether each append holds a user message (it lifts the compaction loop guard's
-    // pause), before its messages join the batch's columns.
-    let users: Vec<bool> = items
-        .iter()
-        .map(|item| item.messages.roles.contains(&(Role::User as i16)))
-        .collect();
-    let mut messages = MessageColumns::default();
-    let (mut call_items, mut call_ids, mut call_seqs, mut result_seqs) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let (mut answer_items, mut answer_ids, mut answer_seqs) = (Vec::new(), Vec::new(), Vec::new());
-    for (index, item) in items.iter_mut().enumerate() {
-        messages.extend(index as i32, std::mem::take(&mut item.messages));
-    }
+    let (users, messages) = take_messages(items);
     let items = &*items;
+    let links = Links::of(items);
     let mut ledger = LedgerParameters::default();
-    for (index, item) in items.iter().enumerate() {
-        let index = index as i32;
+    for (index, item) in (0..).zip(items) {
         ledger.push(index, item.session, &item.ledger);
-        for (id, seq, result) in &item.calls.0 {
-            call_items.push(index);
-            call_ids.push(id.as_str());
-            call_seqs.push(*seq);
-            result_seqs.push(*result);
-        }
-        for (id, seq) in &item.calls.1 {
-            answer_items.push(index);
-            answer_ids.push(id.as_str());
-            answer_seqs.push(*seq);
-        }
     }
-    let column = |f: &dyn Fn(&Item) -> i64| items.iter().map(f).collect::<Vec<i64>>();
-    let anchor = |f: &dyn Fn(&AnchorUpdate) -> i64| {
-        items
-            .iter()
-            .map(|item| item.update.anchor.as_ref().map(f))
-            .collect::<Vec<Option<i64>>>()
-    };
     let events = EventColumns::of(items);
     let jobs: Vec<(i32, &NewJob, bool)> = (0..)
         .zip(items)
@@ -201,7 +171,79 @@ async fn run_batch(db: Conn<'_>, items: &mut [Item]) -> Result<Vec<Outcome>, sql
         .collect();
     let sql = &BATCH_SQL[usize::from(!events.items.is_empty())][usize::from(!jobs.is_empty())]
         [usize::from(!ledger.entries.is_empty())][usize::from(!ledger.runs.is_empty())];
-    let query = sqlx::query(sqlx::AssertSqlSafe(sql.as_str()))
+    let query = sqlx::query(sqlx::AssertSqlSafe(sql.as_str()));
+    let query = bind_updates(query, items, users);
+    let query = bind_messages(query, &messages, links);
+    let query = bind_rest(query, items, &ledger);
+    let query = bind_events(query, &events);
+    let query = bind_jobs(query, &jobs);
+    let rows = query.fetch_all(db).await?;
+    outcomes(&rows, items, !jobs.is_empty())
+}
+
+/// The appends' messages as the statement's columns, taken out of the items, and
+/// whether each append holds a user message (it lifts the compaction loop guard's
+/// pause).
+fn take_messages(items: &mut [Item]) -> (Vec<bool>, MessageColumns) {
+    let users: Vec<bool> = items
+        .iter()
+        .map(|item| item.messages.roles.contains(&(Role::User as i16)))
+        .collect();
+    let mut messages = MessageColumns::default();
+    for (index, item) in (0..).zip(items.iter_mut()) {
+        messages.extend(index, std::mem::take(&mut item.messages));
+    }
+    (users, messages)
+}
+
+/// The tool calls the appends make and answer, as columns.
+#[derive(Default)]
+struct Links<'a> {
+    call_items: Vec<i32>,
+    call_ids: Vec<&'a str>,
+    call_seqs: Vec<i64>,
+    result_seqs: Vec<Option<i64>>,
+    answer_items: Vec<i32>,
+    answer_ids: Vec<&'a str>,
+    answer_seqs: Vec<i64>,
+}
+
+impl<'a> Links<'a> {
+    fn of(items: &'a [Item]) -> Links<'a> {
+        let mut links = Links::default();
+        for (index, item) in (0..).zip(items) {
+            for (id, seq, result) in &item.calls.0 {
+                links.call_items.push(index);
+                links.call_ids.push(id.as_str());
+                links.call_seqs.push(*seq);
+                links.result_seqs.push(*result);
+            }
+            for (id, seq) in &item.calls.1 {
+                links.answer_items.push(index);
+                links.answer_ids.push(id.as_str());
+                links.answer_seqs.push(*seq);
+            }
+        }
+        links
+    }
+}
+
+/// Parameters 1–25: each append's guard and the session row's new aggregates.
+fn bind_updates<'q>(query: PgQuery<'q>, items: &'q [Item], users: Vec<bool>) -> PgQuery<'q> {
+    let column = |f: &dyn Fn(&Item) -> i64| items.iter().map(f).collect::<Vec<i64>>();
+    let anchor = |f: &dyn Fn(&AnchorUpdate) -> Option<f64>| {
+        items
+            .iter()
+            .map(|item| item.update.anchor.as_ref().and_then(f))
+            .collect::<Vec<Option<f64>>>()
+    };
+    let anchored = |f: &dyn Fn(&AnchorUpdate) -> i64| {
+        items
+            .iter()
+            .map(|item| item.update.anchor.as_ref().map(f))
+            .collect::<Vec<Option<i64>>>()
+    };
+    query
         .bind((0..items.len() as i32).collect::<Vec<i32>>())
         .bind(column(&|item| item.session))
         .bind(
@@ -218,30 +260,29 @@ async fn run_batch(db: Conn<'_>, items: &mut [Item]) -> Result<Vec<Outcome>, sql
         .bind(column(&|item| item.update.view_tokens))
         .bind(column(&|item| item.update.last_turn_tokens))
         .bind(column(&|item| item.builds))
-        .bind(anchor(&|a| a.anchor.reported_tokens))
-        .bind(anchor(&|a| a.anchor.fixed_tokens))
-        .bind(anchor(&|a| a.anchor.history_tokens))
-        .bind(anchor(&|a| a.anchor.first_seq))
-        .bind(anchor(&|a| a.anchor.last_seq))
-        .bind(anchor(&|a| a.anchor.view_epoch))
-        .bind(
-            items
-                .iter()
-                .map(|item| item.update.anchor.as_ref().map(|a| a.anchor.delta_ratio))
-                .collect::<Vec<Option<f64>>>(),
-        )
-        .bind(
-            items
-                .iter()
-                .map(|item| item.update.anchor.as_ref().and_then(|a| a.error))
-                .collect::<Vec<Option<f64>>>(),
-        )
+        .bind(anchored(&|a| a.anchor.reported_tokens))
+        .bind(anchored(&|a| a.anchor.fixed_tokens))
+        .bind(anchored(&|a| a.anchor.history_tokens))
+        .bind(anchored(&|a| a.anchor.first_seq))
+        .bind(anchored(&|a| a.anchor.last_seq))
+        .bind(anchored(&|a| a.anchor.view_epoch))
+        .bind(anchor(&|a| Some(a.anchor.delta_ratio)))
+        .bind(anchor(&|a| a.error))
         .bind(column(&|item| item.update.usage.0))
         .bind(column(&|item| item.update.usage.1))
         .bind(column(&|item| item.update.usage.2))
         .bind(column(&|item| item.update.evicted))
         .bind(users)
         .bind(column(&|item| item.calls.1.len() as i64))
+}
+
+/// Parameters 26–47: the messages, the tool calls made and answered, the view states.
+fn bind_messages<'q>(
+    query: PgQuery<'q>,
+    messages: &'q MessageColumns,
+    links: Links<'q>,
+) -> PgQuery<'q> {
+    query
         .bind(&messages.items)
         .bind(&messages.seqs)
         .bind(&messages.turns)
@@ -256,15 +297,30 @@ async fn run_batch(db: Conn<'_>, items: &mut [Item]) -> Result<Vec<Outcome>, sql
         .bind(&messages.pinned)
         .bind(&messages.token_counts)
         .bind(&messages.view_tokens)
-        .bind(call_items)
-        .bind(call_ids)
-        .bind(call_seqs)
-        .bind(result_seqs)
-        .bind(answer_items)
-        .bind(answer_ids)
-        .bind(answer_seqs)
+        .bind(links.call_items)
+        .bind(links.call_ids)
+        .bind(links.call_seqs)
+        .bind(links.result_seqs)
+        .bind(links.answer_items)
+        .bind(links.answer_ids)
+        .bind(links.answer_seqs)
         .bind(&messages.view_states)
-        .bind(column(&|item| item.update.content_bytes))
+}
+
+/// Parameters 48–54: content bytes, the task ledger's rows, the pending-job guards,
+/// the event counts and the budget statuses.
+fn bind_rest<'q>(
+    query: PgQuery<'q>,
+    items: &'q [Item],
+    ledger: &'q LedgerParameters,
+) -> PgQuery<'q> {
+    query
+        .bind(
+            items
+                .iter()
+                .map(|item| item.update.content_bytes)
+                .collect::<Vec<i64>>(),
+        )
         .bind(sqlx::types::Json(&ledger.entries))
         .bind(sqlx::types::Json(&ledger.runs))
         .bind(
@@ -279,45 +335,63 @@ async fn run_batch(db: Conn<'_>, items: &mut [Item]) -> Result<Vec<Outcome>, sql
                 .map(|item| item.pending.and_then(|(_, id)| id))
                 .collect::<Vec<Option<i64>>>(),
         )
-        .bind(column(&|item| item.events.len() as i64))
+        .bind(
+            items
+                .iter()
+                .map(|item| item.events.len() as i64)
+                .collect::<Vec<i64>>(),
+        )
         .bind(
             items
                 .iter()
                 .map(|item| item.budget_status)
                 .collect::<Vec<Option<i16>>>(),
-        );
-    let query = if events.items.is_empty() {
-        query
-    } else {
-        query
-            .bind(&events.items)
-            .bind(&events.ords)
-            .bind(&events.kinds)
-            .bind(&events.details)
-            .bind(EVENTS_CHANNEL)
-    };
-    let query = if jobs.is_empty() {
-        query
-    } else {
-        query
-            .bind(jobs.iter().map(|job| job.0).collect::<Vec<i32>>())
-            .bind(jobs.iter().map(|job| job.1.kind).collect::<Vec<&str>>())
-            .bind(jobs.iter().map(|job| Json(&job.1.args)).collect::<Vec<_>>())
-            .bind(jobs.iter().map(|job| job.1.priority).collect::<Vec<i16>>())
-            .bind(
-                jobs.iter()
-                    .map(|job| job.1.max_attempts)
-                    .collect::<Vec<i32>>(),
-            )
-            .bind(
-                jobs.iter()
-                    .map(|job| job.1.notify_done)
-                    .collect::<Vec<bool>>(),
-            )
-            .bind(JOBS_CHANNEL)
-            .bind(jobs.iter().any(|job| job.2))
-    };
-    let rows = query.fetch_all(db).await?;
+        )
+}
+
+/// The events' parameters, when the batch has events.
+fn bind_events<'q>(query: PgQuery<'q>, events: &'q EventColumns) -> PgQuery<'q> {
+    if events.items.is_empty() {
+        return query;
+    }
+    query
+        .bind(&events.items)
+        .bind(&events.ords)
+        .bind(&events.kinds)
+        .bind(&events.details)
+        .bind(EVENTS_CHANNEL)
+}
+
+/// The jobs' parameters, when the batch enqueues jobs.
+fn bind_jobs<'q>(query: PgQuery<'q>, jobs: &[(i32, &'q NewJob, bool)]) -> PgQuery<'q> {
+    if jobs.is_empty() {
+        return query;
+    }
+    query
+        .bind(jobs.iter().map(|job| job.0).collect::<Vec<i32>>())
+        .bind(jobs.iter().map(|job| job.1.kind).collect::<Vec<&str>>())
+        .bind(jobs.iter().map(|job| Json(&job.1.args)).collect::<Vec<_>>())
+        .bind(jobs.iter().map(|job| job.1.priority).collect::<Vec<i16>>())
+        .bind(
+            jobs.iter()
+                .map(|job| job.1.max_attempts)
+                .collect::<Vec<i32>>(),
+        )
+        .bind(
+            jobs.iter()
+                .map(|job| job.1.notify_done)
+                .collect::<Vec<bool>>(),
+        )
+        .bind(JOBS_CHANNEL)
+        .bind(jobs.iter().any(|job| job.2))
+}
+
+/// Each append's outcome from the statement's rows (an append without a row raced).
+fn outcomes(
+    rows: &[sqlx::postgres::PgRow],
+    items: &[Item],
+    jobs: bool,
+) -> Result<Vec<Outcome>, sqlx::Error> {
     let mut outcomes: Vec<Outcome> = items.iter().map(|_| Outcome::Raced(None)).collect();
     for row in rows {
         let item: i32 = row.try_get("item")?;
@@ -329,13 +403,9 @@ async fn run_batch(db: Conn<'_>, items: &mut [Item]) -> Result<Vec<Outcome>, sql
             *outcome = Outcome::Alone;
         } else if row.try_get::<bool, _>("applied")? {
             *outcome = Outcome::Applied(
-                Box::new(Session::from(SessionRow::from_row(&row)?)),
+                Box::new(Session::from(SessionRow::from_row(row)?)),
                 row.try_get("row_version")?,
-                if jobs.is_empty() {
-                    None
-                } else {
-                    row.try_get("job_id")?
-                },
+                if jobs { row.try_get("job_id")? } else { None },
             );
         } else if items[item as usize].pending.is_some() {
             *outcome = Outcome::Raced(Some(Seen {
