@@ -8,9 +8,9 @@
 //! (`ctxd-core`), without any I/O crate; its modules are re-exported here under their own
 //! names (`ctxd::message`, `ctxd::policy`, ...).
 pub use ctxd_core::{
-    append, budget, chunks, compaction, error, events, exchange, fit, fork, ingest, job, ledger,
-    limits, listing, message, outlook, policy, quota, render, revert, session, summarize, tokenize,
-    tree, turns, validate,
+    append, budget, chunks, compaction, error, events, exchange, fit, fork, format, ingest, job,
+    ledger, limits, listing, message, outlook, policy, quota, render, revert, session, summarize,
+    tokenize, tree, turns, validate,
 };
 
 pub mod accept;

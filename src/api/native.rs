@@ -4,7 +4,8 @@
 use super::ContextApi;
 use crate::engine;
 use crate::error::{Error, Result};
-use crate::ingest::{self, IngestError, Ingested, Provider};
+use crate::format::Format;
+use crate::ingest::{self, IngestError, Ingested};
 use crate::pb;
 
 pub(super) async fn append_native(
@@ -60,7 +61,7 @@ pub(super) async fn append_native(
     Ok(super::turns::append_response(outcome))
 }
 
-fn provider(format: i32) -> Result<Provider> {
+fn provider(format: i32) -> Result<Format> {
     pb::OutputFormat::try_from(format)
         .ok()
         .and_then(super::convert::provider_of)
@@ -79,7 +80,7 @@ fn json_error(field: &str, error: IngestError) -> Error {
 /// A check of the appended messages names `messages[i]…`; the client sent JSON, so the
 /// error names the JSON path message `i` came from instead (with the provider's name
 /// for a tool result's call id).
-fn at_path(error: Error, paths: &[String], provider: Provider) -> Error {
+fn at_path(error: Error, paths: &[String], provider: Format) -> Error {
     let Error::InvalidArgument { field, reason } = error else {
         return error;
     };
@@ -94,7 +95,7 @@ fn at_path(error: Error, paths: &[String], provider: Provider) -> Error {
                 format!("response_json: {path}")
             };
             let rest = match (provider, rest) {
-                (Provider::OpenAiResponses, ".tool_call_id") => ".call_id",
+                (Format::OpenAiResponses, ".tool_call_id") => ".call_id",
                 _ => rest,
             };
             Some(format!("{path}{rest}"))

@@ -10,7 +10,7 @@ use hyper::{Response, StatusCode};
 
 use crate::error::Error;
 use crate::exchange::{self, errors::Kind};
-use crate::ingest::Provider;
+use crate::format::Format;
 
 pub(super) type Body = BoxBody<Bytes, Infallible>;
 
@@ -18,7 +18,7 @@ pub(super) type Body = BoxBody<Bytes, Infallible>;
 const MAX_ERROR_CHARS: usize = 500;
 
 /// An error of ctxd's in the provider's shape.
-pub(super) fn failure(provider: Provider, error: Error) -> Response<Body> {
+pub(super) fn failure(provider: Format, error: Error) -> Response<Body> {
     let kind = match &error {
         Error::InvalidArgument { .. }
         | Error::FailedPrecondition { .. }
@@ -37,7 +37,7 @@ pub(super) fn failure(provider: Provider, error: Error) -> Response<Body> {
     refusal(Some(provider), kind, &error.to_string())
 }
 
-pub(super) fn refusal(provider: Option<Provider>, kind: Kind, message: &str) -> Response<Body> {
+pub(super) fn refusal(provider: Option<Format>, kind: Kind, message: &str) -> Response<Body> {
     let message: String = message.chars().take(MAX_ERROR_CHARS).collect();
     let body = exchange::errors::body(provider, kind, &message);
     let mut response = Response::new(full(Bytes::from(body)));

@@ -19,7 +19,8 @@ use super::{Lanes, Proxy};
 use crate::engine::{AppendRequest, ExpandRequest, ExpandTarget, ForkRequest, SessionInfo, Usage};
 use crate::error::{Error, Result};
 use crate::exchange::{self, ClientRequest, Fingerprint, Reconciled};
-use crate::ingest::{self, Provider};
+use crate::format::Format;
+use crate::ingest;
 use crate::message::{Message, Role};
 use crate::policy::PolicyOverrides;
 use crate::store::ProxyHead;
@@ -153,7 +154,7 @@ impl Conversation {
     pub async fn record_reply(
         &mut self,
         proxy: &Proxy,
-        provider: Provider,
+        provider: Format,
         body: &str,
     ) -> Result<()> {
         let read = ingest::response(provider, body)
@@ -291,7 +292,7 @@ async fn create(
     proxy: &Proxy,
     tenant: i64,
     session_id: &str,
-    provider: Provider,
+    provider: Format,
 ) -> Result<Option<SessionInfo>> {
     let metadata = BTreeMap::from([(FORMAT_METADATA.to_string(), format!("{provider:?}"))]);
     let created = proxy
@@ -326,7 +327,7 @@ async fn reconcile(
     tenant: i64,
     key: &str,
     session_id: &str,
-    provider: Provider,
+    provider: Format,
     fingerprints: &[Fingerprint],
 ) -> Result<Branch> {
     let (stored, version) = originals(proxy, tenant, session_id).await?;

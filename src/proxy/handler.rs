@@ -15,7 +15,7 @@ use super::upstream::{self, Reply};
 use crate::engine::{BuildRequest, CompactMode, CompactRequest, Recipient, Tools};
 use crate::error::Error;
 use crate::exchange::{self, ClientRequest, errors::Kind};
-use crate::ingest::Provider;
+use crate::format::Format;
 use crate::render;
 
 /// The header carrying a ctxd API key (the provider's own credentials go upstream).
@@ -54,7 +54,7 @@ async fn answer(proxy: &Arc<Proxy>, request: Request<Incoming>) -> Response<Body
     };
     let provider = match call {
         Call::Generate { provider, .. } => provider,
-        Call::CountTokens => Provider::AnthropicMessages,
+        Call::CountTokens => Format::AnthropicMessages,
     };
     if request.method() != Method::POST {
         return refusal(

@@ -1,11 +1,11 @@
 //! Which provider API a request path is, and the URL it goes to upstream.
-use crate::ingest::Provider;
+use crate::format::Format;
 
 /// What a path asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Call {
     /// A model call: built by ctxd, forwarded, its reply recorded.
-    Generate { provider: Provider, stream: bool },
+    Generate { provider: Format, stream: bool },
     /// Anthropic's token count of a request: forwarded as the client sent it.
     CountTokens,
 }
@@ -15,9 +15,9 @@ pub(super) enum Call {
 pub(super) fn call(path: &str) -> Option<Call> {
     let generate = |provider, stream| Some(Call::Generate { provider, stream });
     match path {
-        "/v1/chat/completions" | "/chat/completions" => generate(Provider::OpenAiChat, false),
-        "/v1/responses" | "/responses" => generate(Provider::OpenAiResponses, false),
-        "/v1/messages" => generate(Provider::AnthropicMessages, false),
+        "/v1/chat/completions" | "/chat/completions" => generate(Format::OpenAiChat, false),
+        "/v1/responses" | "/responses" => generate(Format::OpenAiResponses, false),
+        "/v1/messages" => generate(Format::AnthropicMessages, false),
         "/v1/messages/count_tokens" => Some(Call::CountTokens),
         _ => {
             let model = path.strip_prefix("/v1beta/models/")?;
@@ -26,8 +26,8 @@ pub(super) fn call(path: &str) -> Option<Call> {
                 return None;
             }
             match method {
-                "generateContent" => generate(Provider::Gemini, false),
-                "streamGenerateContent" => generate(Provider::Gemini, true),
+                "generateContent" => generate(Format::Gemini, false),
+                "streamGenerateContent" => generate(Format::Gemini, true),
                 _ => None,
             }
         }
@@ -39,11 +39,11 @@ pub(super) fn call(path: &str) -> Option<Call> {
 pub(super) fn template(path: &str) -> &'static str {
     match call(path) {
         Some(Call::Generate { provider, stream }) => match (provider, stream) {
-            (Provider::OpenAiChat, _) => "/v1/chat/completions",
-            (Provider::OpenAiResponses, _) => "/v1/responses",
-            (Provider::AnthropicMessages, _) => "/v1/messages",
-            (Provider::Gemini, false) => "/v1beta/models/{model}:generateContent",
-            (Provider::Gemini, true) => "/v1beta/models/{model}:streamGenerateContent",
+            (Format::OpenAiChat, _) => "/v1/chat/completions",
+            (Format::OpenAiResponses, _) => "/v1/responses",
+            (Format::AnthropicMessages, _) => "/v1/messages",
+            (Format::Gemini, false) => "/v1beta/models/{model}:generateContent",
+            (Format::Gemini, true) => "/v1beta/models/{model}:streamGenerateContent",
         },
         Some(Call::CountTokens) => "/v1/messages/count_tokens",
         None => "other",
@@ -68,21 +68,21 @@ mod tests {
         assert_eq!(
             call("/v1/messages"),
             Some(Call::Generate {
-                provider: Provider::AnthropicMessages,
+                provider: Format::AnthropicMessages,
                 stream: false
             })
         );
         assert_eq!(
             call("/chat/completions"),
             Some(Call::Generate {
-                provider: Provider::OpenAiChat,
+                provider: Format::OpenAiChat,
                 stream: false
             })
         );
         assert_eq!(
             call("/v1beta/models/gemini-2.5-flash:streamGenerateContent"),
             Some(Call::Generate {
-                provider: Provider::Gemini,
+                provider: Format::Gemini,
                 stream: true
             })
         );

@@ -19,7 +19,8 @@ use super::{Proxy, route};
 use crate::error::Result;
 use crate::exchange::errors::{Kind, is_context_length};
 use crate::exchange::stream::Assembler;
-use crate::ingest::{MAX_BODY_BYTES, Provider};
+use crate::format::Format;
+use crate::ingest::MAX_BODY_BYTES;
 
 /// Chunks of a streamed reply queued for a slow client before the upstream is read
 /// more slowly too.
@@ -28,7 +29,7 @@ const STREAM_QUEUE: usize = 64;
 /// The request being forwarded: its head, and its format.
 pub(super) struct Forward<'a> {
     pub parts: &'a hyper::http::request::Parts,
-    pub provider: Provider,
+    pub provider: Format,
 }
 
 /// What the upstream answered.
@@ -106,7 +107,7 @@ pub(super) async fn pass_through(
 pub(super) async fn record_stream(
     proxy: Arc<Proxy>,
     mut conversation: Conversation,
-    provider: Provider,
+    provider: Format,
     pump: Pump,
 ) {
     if let Some(response) = pass_stream(&conversation.session_id, provider, pump).await {
@@ -117,7 +118,7 @@ pub(super) async fn record_stream(
 
 /// Passes a stream to the client; the whole response, when it came whole and the
 /// client stayed.
-async fn pass_stream(session_id: &str, provider: Provider, pump: Pump) -> Option<String> {
+async fn pass_stream(session_id: &str, provider: Format, pump: Pump) -> Option<String> {
     let Pump {
         mut upstream,
         client,
@@ -147,7 +148,7 @@ async fn pass_stream(session_id: &str, provider: Provider, pump: Pump) -> Option
 pub(super) async fn record_whole(
     proxy: Arc<Proxy>,
     mut conversation: Conversation,
-    provider: Provider,
+    provider: Format,
     body: Bytes,
 ) {
     record(
@@ -160,7 +161,7 @@ pub(super) async fn record_whole(
     conversation.finish(&proxy).await;
 }
 
-async fn record(proxy: &Proxy, conversation: &mut Conversation, provider: Provider, body: &str) {
+async fn record(proxy: &Proxy, conversation: &mut Conversation, provider: Format, body: &str) {
     if let Err(error) = conversation.record_reply(proxy, provider, body).await {
         tracing::warn!(session_id = %conversation.session_id, error = %error, "provider endpoint: the reply was not recorded; the client's next request carries it");
     }
@@ -172,9 +173,9 @@ async fn call(
     body: impl Into<reqwest::Body>,
 ) -> std::result::Result<reqwest::Response, Response<Body>> {
     let base = match forward.provider {
-        Provider::OpenAiChat | Provider::OpenAiResponses => &proxy.upstreams.openai,
-        Provider::AnthropicMessages => &proxy.upstreams.anthropic,
-        Provider::Gemini => &proxy.upstreams.gemini,
+        Format::OpenAiChat | Format::OpenAiResponses => &proxy.upstreams.openai,
+        Format::AnthropicMessages => &proxy.upstreams.anthropic,
+        Format::Gemini => &proxy.upstreams.gemini,
     };
     let uri = &forward.parts.uri;
     let query = uri

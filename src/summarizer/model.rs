@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::format::Format;
+use crate::ingest;
 use crate::message::{Message, Role};
 use crate::metrics::{ModelAttributes, metrics};
 use crate::summarize::Level;
@@ -306,20 +308,9 @@ impl ModelSummarizer {
                 body,
             });
         }
-        let value: serde_json::Value = serde_json::from_slice(&bytes)
-            .map_err(|_| CallError::Invalid("the body is not JSON".into()))?;
-        let text = match self.profile.api {
-            Api::Anthropic => anthropic_text(&value),
-            _ => openai_text(&value),
-        }
-        .ok_or_else(|| {
-            CallError::Invalid("no text where the API puts the model's answer".into())
-        })?;
-        let text = text.replace('\0', "");
-        if text.trim().is_empty() {
-            return Err(CallError::Invalid("the answer is empty".into()));
-        }
-        Ok((text.trim().to_string(), usage(&value)))
+        let body = std::str::from_utf8(&bytes)
+            .map_err(|_| CallError::Invalid("the body is not UTF-8 text".into()))?;
+        answer(self.profile.api, body)
     }
 }
 
@@ -332,35 +323,36 @@ fn without_url(error: &reqwest::Error) -> String {
     text
 }
 
-/// Input and output tokens as the response reports them: `usage.prompt_tokens` /
-/// `completion_tokens` (OpenAI) or `usage.input_tokens` / `output_tokens` (Anthropic).
-fn usage(value: &serde_json::Value) -> Option<(u64, u64)> {
-    let usage = value.get("usage")?;
-    let field = |names: [&str; 2]| names.iter().find_map(|name| usage.get(name)?.as_u64());
-    Some((
-        field(["prompt_tokens", "input_tokens"])?,
-        field(["completion_tokens", "output_tokens"])?,
-    ))
-}
-
-fn openai_text(value: &serde_json::Value) -> Option<String> {
-    value
-        .get("choices")?
-        .get(0)?
-        .get("message")?
-        .get("content")?
-        .as_str()
-        .map(str::to_string)
-}
-
-fn anthropic_text(value: &serde_json::Value) -> Option<String> {
-    let blocks = value.get("content")?.as_array()?;
-    let text: Vec<&str> = blocks
+/// The model's answer and the (input, output) tokens it reported, read by the core's
+/// ingest of the API's response format (the one reader of provider bodies).
+fn answer(api: Api, body: &str) -> Result<(String, Option<(u64, u64)>), CallError> {
+    let format = match api {
+        Api::Anthropic => Format::AnthropicMessages,
+        Api::Openai | Api::Extractive => Format::OpenAiChat,
+    };
+    let read = ingest::response(format, body).map_err(|error| {
+        let said: String = format!("{}: {}", error.path, error.reason)
+            .chars()
+            .take(200)
+            .collect();
+        CallError::Invalid(format!("the response is not the API's answer ({said})"))
+    })?;
+    let text: Vec<&str> = read
+        .messages
         .iter()
-        .filter(|block| block.get("type").and_then(|t| t.as_str()) == Some("text"))
-        .filter_map(|block| block.get("text")?.as_str())
+        .filter(|message| message.role == Role::Assistant)
+        .map(|message| message.content.trim())
+        .filter(|text| !text.is_empty())
         .collect();
-    (!text.is_empty()).then(|| text.join("\n"))
+    let text = text.join("\n").replace('\0', "");
+    if text.trim().is_empty() {
+        return Err(CallError::Invalid("the answer is empty".into()));
+    }
+    let usage = read.usage.map(|usage| {
+        let tokens = |count: i64| u64::try_from(count).unwrap_or_default();
+        (tokens(usage.input_tokens), tokens(usage.output_tokens))
+    });
+    Ok((text.trim().to_string(), usage))
 }
 
 fn instructions(level: Level, target_tokens: i64) -> String {
@@ -452,23 +444,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn token_usage_is_read_where_each_api_reports_it() {
-        let openai = serde_json::json!({"usage": {"prompt_tokens": 120, "completion_tokens": 30}});
-        let anthropic = serde_json::json!({"usage": {"input_tokens": 90, "output_tokens": 12}});
-        assert_eq!(usage(&openai), Some((120, 30)));
-        assert_eq!(usage(&anthropic), Some((90, 12)));
-        assert_eq!(usage(&serde_json::json!({"choices": []})), None);
-    }
-
-    #[test]
-    fn answers_are_read_where_each_api_puts_them() {
-        let openai =
-            serde_json::json!({"choices": [{"message": {"role": "assistant", "content": "sum"}}]});
-        assert_eq!(openai_text(&openai).as_deref(), Some("sum"));
-        let anthropic = serde_json::json!({"content": [{"type": "thinking", "thinking": "x"}, {"type": "text", "text": "sum"}]});
-        assert_eq!(anthropic_text(&anthropic).as_deref(), Some("sum"));
-        assert_eq!(openai_text(&serde_json::json!({"choices": []})), None);
-        assert_eq!(anthropic_text(&serde_json::json!({"content": "x"})), None);
+    fn answers_and_usage_are_read_where_each_api_puts_them() {
+        let openai = r#"{"id": "c1", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "sum"}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 120, "completion_tokens": 30}}"#;
+        assert_eq!(
+            answer(Api::Openai, openai).unwrap(),
+            ("sum".to_string(), Some((120, 30)))
+        );
+        let anthropic = r#"{"id": "m1", "type": "message", "role": "assistant", "content": [{"type": "thinking", "thinking": "x", "signature": "s"}, {"type": "text", "text": "sum"}], "usage": {"input_tokens": 90, "output_tokens": 12}}"#;
+        assert_eq!(
+            answer(Api::Anthropic, anthropic).unwrap(),
+            ("sum".to_string(), Some((90, 12)))
+        );
+        let no_answer = r#"{"choices": []}"#;
+        assert!(matches!(
+            answer(Api::Openai, no_answer),
+            Err(CallError::Invalid(_))
+        ));
+        assert!(matches!(
+            answer(Api::Anthropic, r#"{"content": "x"}"#),
+            Err(CallError::Invalid(_))
+        ));
     }
 
     #[test]

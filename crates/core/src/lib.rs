@@ -28,6 +28,7 @@ pub mod events;
 pub mod exchange;
 pub mod fit;
 pub mod fork;
+pub mod format;
 pub mod ingest;
 pub mod job;
 pub mod ledger;

@@ -6,7 +6,7 @@
 //! and the tool results as the provider says to send them back.
 use std::collections::{BTreeSet, HashSet};
 
-use ctxd_core::ingest::{self, ANTHROPIC_THINKING_SIGNATURE, GEMINI_THOUGHT_SIGNATURES, Provider};
+use ctxd_core::ingest::{self, ANTHROPIC_THINKING_SIGNATURE, GEMINI_THOUGHT_SIGNATURES};
 use ctxd_core::message::{Message, Part, Role, ToolCall};
 use ctxd_core::render::{anthropic_messages, gemini};
 use ctxd_core::tokenize::ToolDefinition;
@@ -255,7 +255,7 @@ fn reply() -> impl Strategy<Value = Reply> {
 
 fn extend(
     messages: &mut Vec<Message>,
-    provider: Provider,
+    provider: Format,
     response: &str,
     items: &str,
 ) -> Vec<Message> {
@@ -307,7 +307,7 @@ proptest! {
             answers.push(json!({"text": reply.user_after}));
         }
         let items = if answers.is_empty() { json!([]) } else { json!([{"role": "user", "parts": answers}]) };
-        let read = extend(&mut messages, Provider::Gemini, &response.to_string(), &items.to_string());
+        let read = extend(&mut messages, Format::Gemini, &response.to_string(), &items.to_string());
         let second = parse(gemini("System.", &messages, &tools(), 100));
         assert_gemini_valid(&second);
         let before = first["contents"].as_array().unwrap();
@@ -358,7 +358,7 @@ proptest! {
             blocks.push(json!({"type": "text", "text": reply.user_after}));
         }
         let items = if blocks.is_empty() { json!([]) } else { json!([{"role": "user", "content": blocks}]) };
-        extend(&mut messages, Provider::AnthropicMessages, &response.to_string(), &items.to_string());
+        extend(&mut messages, Format::AnthropicMessages, &response.to_string(), &items.to_string());
         let second = parse(anthropic_messages("System.", &messages, &tools(), 100));
         let before = first["messages"].as_array().unwrap();
         let after = second["messages"].as_array().unwrap();
@@ -371,7 +371,7 @@ proptest! {
     #[test]
     fn readers_never_panic_on_any_json(value in arbitrary_json()) {
         let text = value.to_string();
-        for provider in [Provider::AnthropicMessages, Provider::Gemini] {
+        for provider in [Format::AnthropicMessages, Format::Gemini] {
             let _ = ingest::response(provider, &text);
             let _ = ingest::items(provider, &text);
             let wrapped = json!([value.clone()]).to_string();
@@ -436,7 +436,7 @@ fn a_reply_read_twice_gets_the_same_ids_and_distinct_replies_distinct_ones() {
         json!({"candidates": [{"content": {"role": "model", "parts": [{"text": text}, {"functionCall": {"name": "f", "args": {}}}]}}]}).to_string()
     };
     let id = |text: &str| {
-        ingest::response(Provider::Gemini, &body(text))
+        ingest::response(Format::Gemini, &body(text))
             .unwrap()
             .messages[0]
             .tool_calls[0]

@@ -11,7 +11,7 @@
 //!   sending them back.
 use std::collections::HashSet;
 
-use ctxd_core::ingest::{self, OPENAI_REASONING_ENCRYPTED, OPENAI_REASONING_ID, Provider};
+use ctxd_core::ingest::{self, OPENAI_REASONING_ENCRYPTED, OPENAI_REASONING_ID};
 use ctxd_core::message::{Message, Part, Role, ToolCall};
 use ctxd_core::render::{openai_chat, openai_responses};
 use ctxd_core::tokenize::ToolDefinition;
@@ -293,7 +293,7 @@ fn responses_reply(reply: &Reply, ids: &[String]) -> (Value, Vec<Value>) {
     (response, expected)
 }
 
-fn append(messages: &mut Vec<Message>, provider: Provider, response: &Value, items: &Value) {
+fn append(messages: &mut Vec<Message>, provider: Format, response: &Value, items: &Value) {
     let reply = ingest::response(provider, &response.to_string()).expect("the reply reads");
     assert_eq!(
         reply.usage.map(|usage| usage.cached_input_tokens),
@@ -356,7 +356,7 @@ proptest! {
                 {"type": "image_url", "image_url": {"url": "data:image/png;base64,QUJD"}}]}));
         }
         let items = Value::Array(items);
-        append(&mut messages, Provider::OpenAiChat, &completion, &items);
+        append(&mut messages, Format::OpenAiChat, &completion, &items);
         let second = parse(&openai_chat("Be brief.", &messages, &tools()));
         let (before, after) = (list(&first, "messages"), list(&second, "messages"));
         prop_assert_eq!(&after[..before.len()], &before[..]);
@@ -391,7 +391,7 @@ proptest! {
                 {"type": "input_image", "image_url": "https://x.test/b.png", "detail": "auto"}]}));
         }
         let items = Value::Array(items);
-        append(&mut messages, Provider::OpenAiResponses, &response, &items);
+        append(&mut messages, Format::OpenAiResponses, &response, &items);
         let second = parse(&openai_responses("Be brief.", &messages, &tools(), 256));
         let (before, after) = (list(&first, "input"), list(&second, "input"));
         prop_assert_eq!(&after[..before.len()], &before[..]);

@@ -159,12 +159,12 @@ pub(in crate::api) fn tools_from_pb(tools: Option<pb::Tools>) -> engine::Tools {
 }
 
 /// The provider shape of a wire format; `None` for NEUTRAL (and unspecified).
-pub(in crate::api) fn provider_of(format: pb::OutputFormat) -> Option<crate::ingest::Provider> {
+pub(in crate::api) fn provider_of(format: pb::OutputFormat) -> Option<crate::format::Format> {
     match format {
-        pb::OutputFormat::OpenaiChat => Some(crate::ingest::Provider::OpenAiChat),
-        pb::OutputFormat::OpenaiResponses => Some(crate::ingest::Provider::OpenAiResponses),
-        pb::OutputFormat::AnthropicMessages => Some(crate::ingest::Provider::AnthropicMessages),
-        pb::OutputFormat::Gemini => Some(crate::ingest::Provider::Gemini),
+        pb::OutputFormat::OpenaiChat => Some(crate::format::Format::OpenAiChat),
+        pb::OutputFormat::OpenaiResponses => Some(crate::format::Format::OpenAiResponses),
+        pb::OutputFormat::AnthropicMessages => Some(crate::format::Format::AnthropicMessages),
+        pb::OutputFormat::Gemini => Some(crate::format::Format::Gemini),
         pb::OutputFormat::Unspecified | pb::OutputFormat::Neutral => None,
     }
 }

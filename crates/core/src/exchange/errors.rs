@@ -2,7 +2,7 @@
 //! the way it reads its provider's.
 use serde_json::json;
 
-use crate::ingest::Provider;
+use crate::format::Format;
 
 /// What kind of error, as an HTTP status says it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,16 +70,16 @@ impl Kind {
 
 /// The body of an error `provider`'s clients read; `message` is already clipped and free
 /// of anything internal.
-pub fn body(provider: Option<Provider>, kind: Kind, message: &str) -> String {
+pub fn body(provider: Option<Format>, kind: Kind, message: &str) -> String {
     let value = match provider {
-        Some(Provider::AnthropicMessages) => json!({
+        Some(Format::AnthropicMessages) => json!({
             "type": "error",
             "error": {"type": kind.anthropic_type(), "message": message},
         }),
-        Some(Provider::Gemini) => json!({
+        Some(Format::Gemini) => json!({
             "error": {"code": kind.status(), "message": message, "status": kind.gemini_status()},
         }),
-        Some(Provider::OpenAiChat | Provider::OpenAiResponses) | None => json!({
+        Some(Format::OpenAiChat | Format::OpenAiResponses) | None => json!({
             "error": {"message": message, "type": kind.openai_type(), "param": null, "code": null},
         }),
     };

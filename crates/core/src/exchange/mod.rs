@@ -14,7 +14,8 @@ use std::collections::BTreeMap;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use crate::ingest::{IngestError, Provider};
+use crate::format::Format;
+use crate::ingest::IngestError;
 
 pub mod errors;
 mod reconcile;
@@ -29,7 +30,7 @@ pub type Fields = BTreeMap<String, Box<RawValue>>;
 /// long history is read once, not turned into a tree and written back.
 #[derive(Debug)]
 pub struct ClientRequest {
-    pub provider: Provider,
+    pub provider: Format,
     /// The body without its history (`messages`, `input`, `contents`), kept verbatim.
     pub rest: Fields,
     /// The history as a JSON array of the provider's items, for `ingest::items`.
@@ -52,11 +53,11 @@ pub struct ClientRequest {
 }
 
 /// The history field of each provider's request body.
-pub fn history_field(provider: Provider) -> &'static str {
+pub fn history_field(provider: Format) -> &'static str {
     match provider {
-        Provider::OpenAiChat | Provider::AnthropicMessages => "messages",
-        Provider::OpenAiResponses => "input",
-        Provider::Gemini => "contents",
+        Format::OpenAiChat | Format::AnthropicMessages => "messages",
+        Format::OpenAiResponses => "input",
+        Format::Gemini => "contents",
     }
 }
 
@@ -72,7 +73,7 @@ fn not_json(error: &serde_json::Error) -> IngestError {
 }
 
 /// Takes a request body apart; `stream` is the path's say for Gemini.
-pub fn split(provider: Provider, json: &str, stream: bool) -> Result<ClientRequest, IngestError> {
+pub fn split(provider: Format, json: &str, stream: bool) -> Result<ClientRequest, IngestError> {
     let mut rest: Fields = serde_json::from_str(json).map_err(|error| not_json(&error))?;
     let field = history_field(provider);
     let raw = rest
@@ -81,14 +82,14 @@ pub fn split(provider: Provider, json: &str, stream: bool) -> Result<ClientReque
     let mut items: Vec<Box<RawValue>> = match serde_json::from_str(raw.get()) {
         Ok(items) => items,
         // The Responses API's easy form: one user message as a string.
-        Err(_) if provider == Provider::OpenAiResponses && raw.get().starts_with('"') => {
+        Err(_) if provider == Format::OpenAiResponses && raw.get().starts_with('"') => {
             let item = format!(r#"{{"role":"user","content":{}}}"#, raw.get());
             vec![RawValue::from_string(item).map_err(|error| not_json(&error))?]
         }
         Err(_) => return Err(IngestError::new(format!("$.{field}"), "is not an array")),
     };
     let leading = match provider {
-        Provider::OpenAiChat => take_leading_system(&mut items),
+        Format::OpenAiChat => take_leading_system(&mut items),
         _ => Vec::new(),
     };
     let system_text = system_text(provider, &rest, &leading);
@@ -98,7 +99,7 @@ pub fn split(provider: Provider, json: &str, stream: bool) -> Result<ClientReque
     };
     let history = join(&items);
     Ok(ClientRequest {
-        caches_history: provider == Provider::AnthropicMessages
+        caches_history: provider == Format::AnthropicMessages
             && history.contains("\"cache_control\""),
         provider,
         max_output_tokens: max_output_tokens(provider, &rest),
@@ -167,17 +168,17 @@ fn texts(value: &Value, out: &mut Vec<String>) {
 }
 
 /// The field holding the system prompt of a body whose system prompt is a field.
-fn system_field(provider: Provider, rest: &Fields) -> Option<&'static str> {
+fn system_field(provider: Format, rest: &Fields) -> Option<&'static str> {
     match provider {
-        Provider::OpenAiChat => None,
-        Provider::OpenAiResponses => Some("instructions"),
-        Provider::AnthropicMessages => Some("system"),
-        Provider::Gemini if rest.contains_key("system_instruction") => Some("system_instruction"),
-        Provider::Gemini => Some("systemInstruction"),
+        Format::OpenAiChat => None,
+        Format::OpenAiResponses => Some("instructions"),
+        Format::AnthropicMessages => Some("system"),
+        Format::Gemini if rest.contains_key("system_instruction") => Some("system_instruction"),
+        Format::Gemini => Some("systemInstruction"),
     }
 }
 
-fn system_text(provider: Provider, rest: &Fields, leading: &[Box<RawValue>]) -> String {
+fn system_text(provider: Format, rest: &Fields, leading: &[Box<RawValue>]) -> String {
     let mut out = Vec::new();
     match system_field(provider, rest) {
         None => leading
@@ -192,13 +193,13 @@ fn system_text(provider: Provider, rest: &Fields, leading: &[Box<RawValue>]) -> 
     out.join("\n")
 }
 
-fn max_output_tokens(provider: Provider, rest: &Fields) -> Option<i64> {
+fn max_output_tokens(provider: Format, rest: &Fields) -> Option<i64> {
     let number = |raw: &RawValue| raw.get().parse::<i64>().ok();
     let keys: &[&str] = match provider {
-        Provider::OpenAiChat => &["max_completion_tokens", "max_tokens"],
-        Provider::OpenAiResponses => &["max_output_tokens"],
-        Provider::AnthropicMessages => &["max_tokens"],
-        Provider::Gemini => {
+        Format::OpenAiChat => &["max_completion_tokens", "max_tokens"],
+        Format::OpenAiResponses => &["max_output_tokens"],
+        Format::AnthropicMessages => &["max_tokens"],
+        Format::Gemini => {
             let config = rest
                 .get("generationConfig")
                 .or_else(|| rest.get("generation_config"))?;
@@ -312,9 +313,9 @@ fn push_field(out: &mut String, key: &str, raw: &str) {
 }
 
 /// A system prompt field with `extra` after the client's own text.
-fn with_system(provider: Provider, old: Value, extra: &str) -> Value {
+fn with_system(provider: Format, old: Value, extra: &str) -> Value {
     match provider {
-        Provider::AnthropicMessages => {
+        Format::AnthropicMessages => {
             let block = json!({"type": "text", "text": extra});
             match old {
                 Value::String(text) => json!([{"type": "text", "text": text}, block]),
@@ -325,11 +326,11 @@ fn with_system(provider: Provider, old: Value, extra: &str) -> Value {
                 _ => json!([block]),
             }
         }
-        Provider::OpenAiResponses => match old.as_str() {
+        Format::OpenAiResponses => match old.as_str() {
             Some(text) if !text.is_empty() => Value::String(format!("{text}\n\n{extra}")),
             _ => Value::String(extra.to_string()),
         },
-        Provider::Gemini => {
+        Format::Gemini => {
             let mut old = if old.is_object() { old } else { json!({}) };
             let part = json!({"text": extra});
             match old.get_mut("parts").and_then(Value::as_array_mut) {
@@ -338,7 +339,7 @@ fn with_system(provider: Provider, old: Value, extra: &str) -> Value {
             }
             old
         }
-        Provider::OpenAiChat => old,
+        Format::OpenAiChat => old,
     }
 }
 

@@ -14,11 +14,12 @@
 //! [`MAX_BODY_BYTES`] is not assembled (the client's next request replays it).
 use serde_json::{Map, Value, json};
 
-use crate::ingest::{MAX_BODY_BYTES, Provider};
+use crate::format::Format;
+use crate::ingest::MAX_BODY_BYTES;
 
 #[derive(Debug)]
 pub struct Assembler {
-    provider: Provider,
+    provider: Format,
     /// Bytes of a line not yet ended.
     line: Vec<u8>,
     event: String,
@@ -41,7 +42,7 @@ struct State {
 }
 
 impl Assembler {
-    pub fn new(provider: Provider) -> Assembler {
+    pub fn new(provider: Format) -> Assembler {
         Assembler {
             provider,
             line: Vec::new(),
@@ -92,15 +93,15 @@ impl Assembler {
         };
         let state = &mut self.state;
         match self.provider {
-            Provider::AnthropicMessages => anthropic(state, event, value),
-            Provider::OpenAiChat => openai_chat(state, value),
-            Provider::OpenAiResponses => {
+            Format::AnthropicMessages => anthropic(state, event, value),
+            Format::OpenAiChat => openai_chat(state, value),
+            Format::OpenAiResponses => {
                 let kind = value.get("type").and_then(Value::as_str).unwrap_or(event);
                 if matches!(kind, "response.completed" | "response.incomplete") {
                     state.done = value.get("response").cloned();
                 }
             }
-            Provider::Gemini => gemini(state, value),
+            Format::Gemini => gemini(state, value),
         }
     }
 
@@ -118,7 +119,7 @@ impl Assembler {
         }
         let state = self.state;
         let body = match self.provider {
-            Provider::AnthropicMessages => {
+            Format::AnthropicMessages => {
                 let mut message = state.message?;
                 message["content"] = Value::Array(state.blocks);
                 if let Some(usage) = state.usage {
@@ -126,9 +127,9 @@ impl Assembler {
                 }
                 message
             }
-            Provider::OpenAiChat => chat_completion(state),
-            Provider::OpenAiResponses => state.done?,
-            Provider::Gemini => {
+            Format::OpenAiChat => chat_completion(state),
+            Format::OpenAiResponses => state.done?,
+            Format::Gemini => {
                 let mut body =
                     json!({"candidates": [{"content": {"role": "model", "parts": state.parts}}]});
                 if let Some(usage) = state.usage {

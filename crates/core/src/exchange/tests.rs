@@ -2,7 +2,8 @@ use serde_json::{Value, json};
 
 use super::stream::Assembler;
 use super::*;
-use crate::ingest::{self, Provider};
+use crate::format::Format;
+use crate::ingest;
 use crate::message::Role;
 
 #[test]
@@ -13,7 +14,7 @@ fn split_keeps_everything_but_the_history_and_merge_puts_the_built_one_back() {
         "tools": [{"name": "bash", "input_schema": {"type": "object"}}],
         "messages": [{"role": "user", "content": "hi"}],
     });
-    let request = split(Provider::AnthropicMessages, &body.to_string(), false).unwrap();
+    let request = split(Format::AnthropicMessages, &body.to_string(), false).unwrap();
     assert!(request.stream);
     assert_eq!(request.max_output_tokens, Some(512));
     assert_eq!(request.system_text, "be brief");
@@ -37,7 +38,7 @@ fn split_keeps_everything_but_the_history_and_merge_puts_the_built_one_back() {
 fn openai_chat_system_messages_lead_the_merged_history_as_they_came() {
     let body = json!({"model": "m", "messages": [
         {"role": "system", "content": "sys"}, {"role": "user", "content": "task"}]});
-    let request = split(Provider::OpenAiChat, &body.to_string(), false).unwrap();
+    let request = split(Format::OpenAiChat, &body.to_string(), false).unwrap();
     assert_eq!(request.system_text, "sys");
     assert_eq!(
         request.history,
@@ -50,13 +51,13 @@ fn openai_chat_system_messages_lead_the_merged_history_as_they_came() {
 
 #[test]
 fn split_names_what_is_wrong() {
-    let error = split(Provider::OpenAiChat, "{", false).unwrap_err();
+    let error = split(Format::OpenAiChat, "{", false).unwrap_err();
     assert_eq!(error.path, "$");
-    let error = split(Provider::Gemini, "{}", false).unwrap_err();
+    let error = split(Format::Gemini, "{}", false).unwrap_err();
     assert_eq!(error.path, "$.contents");
-    let easy = split(Provider::OpenAiResponses, r#"{"input": "hello"}"#, false).unwrap();
+    let easy = split(Format::OpenAiResponses, r#"{"input": "hello"}"#, false).unwrap();
     assert_eq!(
-        ingest::items(Provider::OpenAiResponses, &easy.history)
+        ingest::items(Format::OpenAiResponses, &easy.history)
             .unwrap()
             .messages
             .len(),
@@ -72,8 +73,8 @@ fn a_response_and_its_replay_have_one_fingerprint() {
     let replay = json!([{"role": "assistant", "content": [
         {"type": "text", "text": "listing", "cache_control": {"type": "ephemeral"}},
         {"type": "tool_use", "id": "t1", "name": "bash", "input": {"a": "ls", "b": 1}}]}]);
-    let a = ingest::response(Provider::AnthropicMessages, &response.to_string()).unwrap();
-    let b = ingest::items(Provider::AnthropicMessages, &replay.to_string()).unwrap();
+    let a = ingest::response(Format::AnthropicMessages, &response.to_string()).unwrap();
+    let b = ingest::items(Format::AnthropicMessages, &replay.to_string()).unwrap();
     assert_eq!(fingerprint(&a.messages[0]), fingerprint(&b.messages[0]));
     let mut edited = b.messages[0].clone();
     edited.content.push('!');
@@ -112,7 +113,7 @@ fn sse(events: &[(&str, Value)]) -> String {
 }
 
 /// Feeds `stream` in pieces of `size` bytes (splitting lines and characters).
-fn assemble(provider: Provider, stream: &str, size: usize) -> Option<String> {
+fn assemble(provider: Format, stream: &str, size: usize) -> Option<String> {
     let mut assembler = Assembler::new(provider);
     for piece in stream.as_bytes().chunks(size) {
         assembler.feed(piece);
@@ -166,8 +167,8 @@ fn an_anthropic_stream_assembles_into_the_message_it_streamed() {
         ("message_stop", json!({"type": "message_stop"})),
     ]);
     for size in [1, 7, stream.len()] {
-        let body = assemble(Provider::AnthropicMessages, &stream, size).unwrap();
-        let read = ingest::response(Provider::AnthropicMessages, &body).unwrap();
+        let body = assemble(Format::AnthropicMessages, &stream, size).unwrap();
+        let read = ingest::response(Format::AnthropicMessages, &body).unwrap();
         let message = &read.messages[0];
         assert_eq!(message.content, "Let me léook");
         assert_eq!(message.tool_calls[0].arguments, r#"{"command":"ls"}"#);
@@ -186,8 +187,8 @@ fn an_openai_chat_stream_joins_its_deltas() {
     ];
     let mut stream: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
     stream.push_str("data: [DONE]\n\n");
-    let body = assemble(Provider::OpenAiChat, &stream, 5).unwrap();
-    let read = ingest::response(Provider::OpenAiChat, &body).unwrap();
+    let body = assemble(Format::OpenAiChat, &stream, 5).unwrap();
+    let read = ingest::response(Format::OpenAiChat, &body).unwrap();
     assert_eq!(read.messages[0].content, "Hello");
     assert_eq!(read.messages[0].tool_calls[0].id, "call_1");
     assert_eq!(
@@ -211,8 +212,8 @@ fn a_responses_stream_gives_its_completed_response_and_gemini_its_parts() {
             json!({"type": "response.completed", "response": response}),
         ),
     ]);
-    let body = assemble(Provider::OpenAiResponses, &stream, 3).unwrap();
-    let read = ingest::response(Provider::OpenAiResponses, &body).unwrap();
+    let body = assemble(Format::OpenAiResponses, &stream, 3).unwrap();
+    let read = ingest::response(Format::OpenAiResponses, &body).unwrap();
     assert_eq!(read.messages[0].content, "done");
 
     let chunks = [
@@ -223,8 +224,8 @@ fn a_responses_stream_gives_its_completed_response_and_gemini_its_parts() {
         .iter()
         .map(|c| format!("data: {c}\r\n\r\n"))
         .collect();
-    let body = assemble(Provider::Gemini, &stream, 4).unwrap();
-    let read = ingest::response(Provider::Gemini, &body).unwrap();
+    let body = assemble(Format::Gemini, &stream, 4).unwrap();
+    let read = ingest::response(Format::Gemini, &body).unwrap();
     assert_eq!(read.messages[0].role, Role::Assistant);
     assert_eq!(read.messages[0].content, "Running");
     assert_eq!(read.messages[0].tool_calls[0].name, "bash");
@@ -234,7 +235,7 @@ fn a_responses_stream_gives_its_completed_response_and_gemini_its_parts() {
 #[test]
 fn errors_take_each_providers_shape() {
     let anthropic: Value = serde_json::from_str(&errors::body(
-        Some(Provider::AnthropicMessages),
+        Some(Format::AnthropicMessages),
         errors::Kind::InvalidRequest,
         "bad",
     ))
@@ -242,7 +243,7 @@ fn errors_take_each_providers_shape() {
     assert_eq!(anthropic["type"], json!("error"));
     assert_eq!(anthropic["error"]["type"], json!("invalid_request_error"));
     let gemini: Value = serde_json::from_str(&errors::body(
-        Some(Provider::Gemini),
+        Some(Format::Gemini),
         errors::Kind::NotFound,
         "x",
     ))
@@ -259,7 +260,7 @@ fn errors_take_each_providers_shape() {
 }
 
 /// The history field of a body `render::body` wrote for `messages`.
-fn rendered(provider: Provider, messages: &[crate::message::Message]) -> Value {
+fn rendered(provider: Format, messages: &[crate::message::Message]) -> Value {
     let body = crate::render::body(provider, "", messages, &[], 1000);
     serde_json::from_str::<Value>(&body).unwrap()[history_field(provider)].clone()
 }
@@ -272,13 +273,13 @@ fn anthropic_blocks_ctxd_does_not_model_go_back_as_they_came() {
     let text = json!({"type": "text", "text": "Found it."});
     let response =
         json!({"type": "message", "role": "assistant", "content": [search, results, text]});
-    let read = ingest::response(Provider::AnthropicMessages, &response.to_string()).unwrap();
+    let read = ingest::response(Format::AnthropicMessages, &response.to_string()).unwrap();
     let document = json!({"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "notes"}});
     let user =
         json!([{"role": "user", "content": [document, {"type": "text", "text": "Read this."}]}]);
-    let items = ingest::items(Provider::AnthropicMessages, &user.to_string()).unwrap();
+    let items = ingest::items(Format::AnthropicMessages, &user.to_string()).unwrap();
     let messages = [items.messages[0].clone(), read.messages[0].clone()];
-    let sent = rendered(Provider::AnthropicMessages, &messages);
+    let sent = rendered(Format::AnthropicMessages, &messages);
     assert_eq!(
         sent[0]["content"],
         json!([document, {"type": "text", "text": "Read this."}])
@@ -287,7 +288,7 @@ fn anthropic_blocks_ctxd_does_not_model_go_back_as_they_came() {
     // Counted like any other content, and a note for another format.
     let counter = crate::policy::Policy::default().counter();
     assert!(counter.message(&read.messages[0]) > counter.text("Found it.") + 20);
-    let chat = rendered(Provider::OpenAiChat, &messages).to_string();
+    let chat = rendered(Format::OpenAiChat, &messages).to_string();
     assert!(
         chat.contains("[anthropic web_search_tool_result kept by ctxd]"),
         "{chat}"
@@ -301,15 +302,15 @@ fn responses_custom_tool_calls_and_hosted_items_go_back_as_they_came() {
     let call = json!({"type": "custom_tool_call", "call_id": "call_1", "name": "apply_patch", "input": patch});
     let output = json!({"type": "custom_tool_call_output", "call_id": "call_1", "output": "Done!"});
     let history = json!([{"role": "user", "content": "Add a.txt."}, search, call, output]);
-    let read = ingest::items(Provider::OpenAiResponses, &history.to_string()).unwrap();
+    let read = ingest::items(Format::OpenAiResponses, &history.to_string()).unwrap();
     assert_eq!(read.messages.len(), 3);
     assert_eq!(read.messages[1].tool_calls[0].name, "apply_patch");
-    let sent = rendered(Provider::OpenAiResponses, &read.messages);
+    let sent = rendered(Format::OpenAiResponses, &read.messages);
     assert_eq!(sent[1], search);
     assert_eq!(sent[2], call);
     assert_eq!(sent[3], output);
     // Another format sees a function call and its result, paired.
-    let chat = rendered(Provider::OpenAiChat, &read.messages);
+    let chat = rendered(Format::OpenAiChat, &read.messages);
     assert_eq!(chat[1]["tool_calls"][0]["id"], "call_1");
     assert_eq!(chat[2]["tool_call_id"], "call_1");
 }
@@ -318,7 +319,7 @@ fn responses_custom_tool_calls_and_hosted_items_go_back_as_they_came() {
 fn a_client_that_caches_its_history_gets_a_breakpoint_at_the_end_of_the_built_one() {
     let body = json!({"model": "m", "max_tokens": 10, "messages": [
         {"role": "user", "content": [{"type": "text", "text": "task", "cache_control": {"type": "ephemeral"}}]}]});
-    let request = split(Provider::AnthropicMessages, &body.to_string(), false).unwrap();
+    let request = split(Format::AnthropicMessages, &body.to_string(), false).unwrap();
     assert!(request.caches_history);
     let built = json!({"messages": [
         {"role": "user", "content": "task"},
@@ -334,7 +335,7 @@ fn a_client_that_caches_its_history_gets_a_breakpoint_at_the_end_of_the_built_on
     // A client that marks none gets none.
     let plain =
         json!({"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "task"}]});
-    let request = split(Provider::AnthropicMessages, &plain.to_string(), false).unwrap();
+    let request = split(Format::AnthropicMessages, &plain.to_string(), false).unwrap();
     assert!(!merge(&request, &built.to_string(), None).contains("cache_control"));
 }
 
@@ -342,16 +343,16 @@ fn a_client_that_caches_its_history_gets_a_breakpoint_at_the_end_of_the_built_on
 fn developer_messages_go_back_as_developer_messages() {
     let history =
         json!([{"role": "developer", "content": "Be brief."}, {"role": "user", "content": "Hi."}]);
-    for provider in [Provider::OpenAiChat, Provider::OpenAiResponses] {
+    for provider in [Format::OpenAiChat, Format::OpenAiResponses] {
         let read = ingest::items(provider, &history.to_string()).unwrap();
         let sent = rendered(provider, &read.messages);
         assert_eq!(sent[0]["role"], "developer", "{provider:?}: {sent}");
         assert_eq!(sent[1]["role"], "user");
     }
     let system = json!([{"role": "system", "content": "Be brief."}]);
-    let read = ingest::items(Provider::OpenAiChat, &system.to_string()).unwrap();
+    let read = ingest::items(Format::OpenAiChat, &system.to_string()).unwrap();
     assert_eq!(
-        rendered(Provider::OpenAiChat, &read.messages)[0]["role"],
+        rendered(Format::OpenAiChat, &read.messages)[0]["role"],
         "system"
     );
 }

@@ -12,6 +12,7 @@
 //! renderers read them back.
 use thiserror::Error;
 
+use crate::format::Format;
 use crate::message::{Message, Part, Usage};
 
 mod anthropic;
@@ -108,15 +109,6 @@ fn add_text(message: &mut Message, text: &str) {
     }
 }
 
-/// A provider's JSON shape.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Provider {
-    OpenAiChat,
-    OpenAiResponses,
-    AnthropicMessages,
-    Gemini,
-}
-
 /// Messages read from a provider body, in order, with the path each came from.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Ingested {
@@ -146,18 +138,18 @@ impl IngestError {
 }
 
 /// A model's response body: the assistant message it holds, and its usage.
-pub fn response(provider: Provider, json: &str) -> Result<Ingested, IngestError> {
+pub fn response(provider: Format, json: &str) -> Result<Ingested, IngestError> {
     check_size(json)?;
     match provider {
-        Provider::OpenAiChat => openai_chat::response(json),
-        Provider::OpenAiResponses => openai_responses::response(json),
-        Provider::AnthropicMessages => anthropic::response(json),
-        Provider::Gemini => gemini::response(json),
+        Format::OpenAiChat => openai_chat::response(json),
+        Format::OpenAiResponses => openai_responses::response(json),
+        Format::AnthropicMessages => anthropic::response(json),
+        Format::Gemini => gemini::response(json),
     }
 }
 
 /// A JSON array of request items (tool results, user messages).
-pub fn items(provider: Provider, json: &str) -> Result<Ingested, IngestError> {
+pub fn items(provider: Format, json: &str) -> Result<Ingested, IngestError> {
     items_after(provider, json, &Ingested::default())
 }
 
@@ -165,16 +157,16 @@ pub fn items(provider: Provider, json: &str) -> Result<Ingested, IngestError> {
 /// same request): a Gemini `functionResponse` without an id answers the first call of
 /// its name in `response` (or in the items' own `model` contents) not yet answered.
 pub fn items_after(
-    provider: Provider,
+    provider: Format,
     json: &str,
     response: &Ingested,
 ) -> Result<Ingested, IngestError> {
     check_size(json)?;
     match provider {
-        Provider::OpenAiChat => openai_chat::items(json),
-        Provider::OpenAiResponses => openai_responses::items(json),
-        Provider::AnthropicMessages => anthropic::items(json),
-        Provider::Gemini => gemini::items(json, &response.messages),
+        Format::OpenAiChat => openai_chat::items(json),
+        Format::OpenAiResponses => openai_responses::items(json),
+        Format::AnthropicMessages => anthropic::items(json),
+        Format::Gemini => gemini::items(json, &response.messages),
     }
 }
 

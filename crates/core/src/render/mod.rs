@@ -16,28 +16,28 @@ pub use gemini::gemini;
 pub use openai_chat::openai_chat;
 pub use openai_responses::openai_responses;
 
-use crate::ingest::Provider;
+use crate::format::Format;
 use crate::message::Message;
 use crate::tokenize::ToolDefinition;
 
 /// The body `provider` takes for a built request: the system prompt, the messages, the
 /// tools, and the output reserve where the format has a field for it.
 pub fn body<'a>(
-    provider: Provider,
+    provider: Format,
     system_prompt: &'a str,
     messages: impl IntoIterator<Item = &'a Message>,
     tools: &'a [ToolDefinition],
     max_output_tokens: i64,
 ) -> String {
     match provider {
-        Provider::OpenAiChat => openai_chat(system_prompt, messages, tools),
-        Provider::OpenAiResponses => {
+        Format::OpenAiChat => openai_chat(system_prompt, messages, tools),
+        Format::OpenAiResponses => {
             openai_responses(system_prompt, messages, tools, max_output_tokens)
         }
-        Provider::AnthropicMessages => {
+        Format::AnthropicMessages => {
             anthropic_messages(system_prompt, messages, tools, max_output_tokens)
         }
-        Provider::Gemini => gemini(system_prompt, messages, tools, max_output_tokens),
+        Format::Gemini => gemini(system_prompt, messages, tools, max_output_tokens),
     }
 }
 
