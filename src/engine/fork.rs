@@ -174,7 +174,7 @@ fn fork_budget_status(
     at: i64,
     plan: &Plan,
     summary_tokens: i64,
-) -> i16 {
+) -> budget::Status {
     // The fork's row as it will be, for its budget status: nothing built yet, no
     // anchor, a view epoch of its own.
     let mut preview = source.clone();
@@ -187,11 +187,7 @@ fn fork_budget_status(
     preview.anchor_reported_tokens = 0;
     preview.last_build_system_tokens = 0;
     preview.last_build_tool_tokens = 0;
-    match row_report(policy, &preview).status {
-        budget::Status::Ok => 1,
-        budget::Status::Warn => 2,
-        budget::Status::Over => 3,
-    }
+    row_report(policy, &preview).status
 }
 
 /// The source's policy with `overrides` over it; the token counts of the shared

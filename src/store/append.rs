@@ -555,7 +555,7 @@ fn bind_effects<'q>(
                 .map(Json)
                 .collect::<Vec<Json<&EventDetail>>>(),
         )
-        .bind(write.budget_status)
+        .bind(write.budget_status.map(crate::budget::Status::code))
         .bind(idempotency.map(|(key, _, _)| *key))
         .bind(idempotency.map(|(_, hash, _)| *hash))
         .bind(idempotency.map(|(_, _, response)| Json(response)))

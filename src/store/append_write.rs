@@ -22,7 +22,7 @@ pub struct AppendWrite<'a> {
     pub update: SessionUpdate,
     pub events: Vec<EventDetail>,
     /// The session's new budget status, when it changed.
-    pub budget_status: Option<i16>,
+    pub budget_status: Option<crate::budget::Status>,
     /// Key, request hash and the response to replay for it.
     pub idempotency: Option<(&'a str, &'a [u8], serde_json::Value)>,
     /// A job to enqueue (none of its kind is pending), and whether to announce it.

@@ -65,12 +65,12 @@ impl SessionTx {
     }
 
     /// The budget status the session's latest event saw.
-    pub fn budget_status(&self) -> i16 {
+    pub fn budget_status(&self) -> crate::budget::Status {
         self.budget_status.unwrap_or(self.session.budget_status)
     }
 
     /// Records a new budget status (with the crossing event queued by the caller).
-    pub fn set_budget_status(&mut self, status: i16) {
+    pub fn set_budget_status(&mut self, status: crate::budget::Status) {
         self.budget_status = Some(status);
     }
 
@@ -84,7 +84,7 @@ impl SessionTx {
                 .bind(self.session.id)
                 .bind(kinds)
                 .bind(details)
-                .bind(self.budget_status)
+                .bind(self.budget_status.map(crate::budget::Status::code))
                 .bind(EVENTS_CHANNEL)
                 .execute(Conn::new(&mut self.tx, self.pooler))
                 .await?;

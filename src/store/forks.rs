@@ -47,7 +47,7 @@ pub struct NewFork<'a> {
     pub last_turn_tokens: i64,
     pub view_first_seq: i64,
     pub summary_tokens: i64,
-    pub budget_status: i16,
+    pub budget_status: crate::budget::Status,
     /// The source's summaries the fork starts with as its active ones.
     pub summaries: Vec<i64>,
     /// Messages back in the fork's view with a state of their own: (seq, state, tokens).
@@ -175,7 +175,7 @@ impl SessionTx {
             .bind(fork.event.kind() as i16)
             .bind(Json(&fork.event))
             .bind(EVENTS_CHANNEL)
-            .bind(fork.budget_status)
+            .bind(fork.budget_status.code())
             .fetch_one(self.conn())
             .await?;
         self.tx.commit().await?;

@@ -111,7 +111,7 @@ pub struct SessionTx {
     /// Events to write just before the commit.
     events: Vec<crate::events::EventDetail>,
     /// A budget status to record with them.
-    budget_status: Option<i16>,
+    budget_status: Option<crate::budget::Status>,
 }
 
 /// The settings of AppendTurn's connections: generic plans. With PostgreSQL's default,

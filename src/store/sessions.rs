@@ -113,7 +113,7 @@ impl From<SessionRow> for Session {
             summaries_written: row.summaries_written,
             compaction_failures: row.compaction_failures,
             event_seq: row.event_seq,
-            budget_status: row.budget_status,
+            budget_status: crate::budget::Status::from_code(row.budget_status),
             compaction_resume_log_tokens: row.compaction_resume_log_tokens,
             finished_at: row.finished_at,
             forked_from: row.forked_from,

@@ -195,7 +195,7 @@ async fn appends_with_events_and_jobs_are_written_in_the_batch(pool: PgPool) {
                             context_window: 100_000,
                         },
                     ];
-                    write.budget_status = Some(2);
+                    write.budget_status = Some(ctxd::budget::Status::Warn);
                     store.append(state, write).await
                 },
             ),

@@ -83,7 +83,7 @@ pub struct Plan<'a> {
     pub report: Report,
     pub evictions: Vec<Eviction>,
     /// The session's new budget status and its event, when the append moves it.
-    pub budget: Option<(i16, EventDetail)>,
+    pub budget: Option<(crate::budget::Status, EventDetail)>,
     /// Past the summarize threshold, and automatic compaction not paused or held: a
     /// model-backed session wants a summarization job.
     pub summarize_due: bool,

@@ -196,6 +196,26 @@ pub enum Status {
     Over,
 }
 
+impl Status {
+    /// The status as stored and announced (BUDGET_THRESHOLD_CROSSED): 1, 2, 3.
+    pub fn code(self) -> i16 {
+        match self {
+            Status::Ok => 1,
+            Status::Warn => 2,
+            Status::Over => 3,
+        }
+    }
+
+    /// A stored code read back; anything but 2 and 3 is OK (the column's default).
+    pub fn from_code(code: i16) -> Status {
+        match code {
+            2 => Status::Warn,
+            3 => Status::Over,
+            _ => Status::Ok,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Action {
     None,

@@ -37,18 +37,17 @@ pub fn row_report(policy: &Policy, row: &Session) -> Report {
 
 /// The session's new budget status and its BUDGET_THRESHOLD_CROSSED event, when
 /// `report` moves it off `previous`.
-pub fn budget_crossing(previous: i16, report: &Report) -> Option<(i16, EventDetail)> {
-    let status = match report.status {
-        budget::Status::Ok => 1,
-        budget::Status::Warn => 2,
-        budget::Status::Over => 3,
-    };
+pub fn budget_crossing(
+    previous: budget::Status,
+    report: &Report,
+) -> Option<(budget::Status, EventDetail)> {
+    let status = report.status;
     (status != previous).then(|| {
         (
             status,
             EventDetail::BudgetThresholdCrossed {
-                previous_status: i32::from(previous),
-                status: i32::from(status),
+                previous_status: i32::from(previous.code()),
+                status: i32::from(status.code()),
                 used_tokens: report.estimate.total_tokens,
                 context_window: report.context_window_tokens,
             },

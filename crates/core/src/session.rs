@@ -55,7 +55,8 @@ pub struct Session {
     pub summaries_written: i64,
     pub compaction_failures: i32,
     pub event_seq: i64,
-    pub budget_status: i16,
+    /// The budget status last announced.
+    pub budget_status: crate::budget::Status,
     /// After a revert, automatic compaction waits until `log_tokens` reaches this (0:
     /// no wait).
     pub compaction_resume_log_tokens: i64,

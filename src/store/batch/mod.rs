@@ -62,7 +62,7 @@ pub(super) struct Item {
     /// The events the append announces, in order.
     pub events: Vec<EventDetail>,
     /// The session's new budget status, when the append changes it.
-    pub budget_status: Option<i16>,
+    pub budget_status: Option<crate::budget::Status>,
     /// The job the append enqueues unless one of its kind is pending, and whether its
     /// enqueue announces itself (`NotifyGate`).
     pub job: Option<(NewJob, bool)>,

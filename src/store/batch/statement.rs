@@ -344,7 +344,7 @@ fn bind_rest<'q>(
         .bind(
             items
                 .iter()
-                .map(|item| item.budget_status)
+                .map(|item| item.budget_status.map(crate::budget::Status::code))
                 .collect::<Vec<Option<i16>>>(),
         )
 }
