@@ -184,7 +184,7 @@ fn fork_budget_status(
     preview.summary_tokens = summary_tokens;
     preview.last_turn_tokens = plan.last_turn_tokens;
     preview.view_epoch = 0;
-    preview.anchor_reported_tokens = 0;
+    preview.anchor = None;
     preview.last_build_system_tokens = 0;
     preview.last_build_tool_tokens = 0;
     row_report(policy, &preview).status

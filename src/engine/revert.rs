@@ -162,7 +162,9 @@ fn row_after(row: &Session, restored: &ViewAggregates, chain: &[CompactionRecord
     after.version = row.version + 1;
     // A request made on the view just before the oldest compaction saw what comes
     // back: its anchor and build record stay comparable.
-    after.anchor_view_epoch = restamped_epoch(row.anchor_view_epoch, chain, after.view_epoch);
+    if let Some(anchor) = &mut after.anchor {
+        anchor.view_epoch = restamped_epoch(anchor.view_epoch, chain, after.view_epoch);
+    }
     after.last_build_view_epoch =
         restamped_epoch(row.last_build_view_epoch, chain, after.view_epoch);
     after.compaction_resume_log_tokens = resume_log_tokens(
@@ -181,7 +183,7 @@ fn update_of(after: &Session) -> RevertUpdate {
         cleared_messages: after.cleared_messages,
         summaries_written: after.summaries_written,
         view_epoch: after.view_epoch,
-        anchor_view_epoch: after.anchor_view_epoch,
+        anchor_view_epoch: after.anchor.map(|anchor| anchor.view_epoch),
         last_build_view_epoch: after.last_build_view_epoch,
         resume_log_tokens: after.compaction_resume_log_tokens,
     }

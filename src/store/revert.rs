@@ -82,7 +82,8 @@ pub struct RevertUpdate {
     pub cleared_messages: i64,
     pub summaries_written: i64,
     pub view_epoch: i64,
-    pub anchor_view_epoch: i64,
+    /// The anchor's view epoch restamped, when the session has an anchor.
+    pub anchor_view_epoch: Option<i64>,
     pub last_build_view_epoch: i64,
     pub resume_log_tokens: i64,
 }

@@ -196,12 +196,7 @@ fn after(session: &Session, update: &SessionUpdate) -> Session {
     after.last_turn_tokens = update.last_turn_tokens;
     after.message_count = update.message_count;
     if let Some(AnchorUpdate { anchor, .. }) = &update.anchor {
-        after.anchor_reported_tokens = anchor.reported_tokens;
-        after.anchor_fixed_tokens = anchor.fixed_tokens;
-        after.anchor_history_tokens = anchor.history_tokens;
-        after.anchor_first_seq = anchor.first_seq;
-        after.anchor_last_seq = anchor.last_seq;
-        after.anchor_view_epoch = anchor.view_epoch;
+        after.anchor = Some(*anchor);
     }
     after
 }

@@ -32,13 +32,8 @@ pub struct Session {
     pub last_build_tool_tokens: i64,
     pub last_build_history_tokens: i64,
     pub last_build_estimate_tokens: i64,
-    pub anchor_reported_tokens: i64,
-    pub anchor_fixed_tokens: i64,
-    pub anchor_history_tokens: i64,
-    pub anchor_first_seq: i64,
-    pub anchor_last_seq: i64,
-    pub anchor_view_epoch: i64,
-    pub anchor_delta_ratio: f64,
+    /// The anchor of the session's last usage report, if it has reported.
+    pub anchor: Option<Anchor>,
     pub est_samples: i64,
     pub est_abs_err_sum: f64,
     pub est_max_abs_err: f64,
@@ -94,15 +89,7 @@ impl Session {
 
     /// The anchor of the session's last usage report, if it has reported.
     pub fn anchor(&self) -> Option<Anchor> {
-        (self.anchor_reported_tokens > 0).then_some(Anchor {
-            reported_tokens: self.anchor_reported_tokens,
-            fixed_tokens: self.anchor_fixed_tokens,
-            history_tokens: self.anchor_history_tokens,
-            first_seq: self.anchor_first_seq,
-            last_seq: self.anchor_last_seq,
-            view_epoch: self.anchor_view_epoch,
-            delta_ratio: self.anchor_delta_ratio,
-        })
+        self.anchor
     }
 }
 

@@ -31,7 +31,7 @@ pub(in crate::api) fn session_to_pb(info: &engine::SessionInfo) -> pb::Session {
             mean_abs_error_pct: mean * 100.0,
             max_abs_error_pct: row.est_max_abs_err * 100.0,
             last_error_pct: row.est_last_err * 100.0,
-            anchor_input_tokens: row.anchor_reported_tokens,
+            anchor_input_tokens: row.anchor.map_or(0, |anchor| anchor.reported_tokens),
         }),
         // The link is the tree's: `with_link` fills it in.
         parent_session_id: String::new(),
