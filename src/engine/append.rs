@@ -2,7 +2,7 @@
 //! then under the row lock), announce evictions and budget crossings.
 use std::collections::HashSet;
 
-use super::report::{policy_of, session_finished, session_not_found};
+use super::report::{session_finished, session_not_found};
 use super::request::count_messages;
 use super::{AppendOutcome, AppendRequest, Engine, JobReason, SUMMARIZE_JOB};
 use crate::append::{self, Batch, Eviction};
@@ -189,7 +189,7 @@ impl Engine {
         let (calls, answers) =
             check_tool_references(&state.known_calls, &request.messages, session.message_count)?;
 
-        let policy = policy_of(session)?;
+        let policy = session.policy.clone();
         if counted.is_none() {
             *counted = Some(count_messages(self.counter(&policy).await?, &request.messages).await?);
         }

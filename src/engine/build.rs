@@ -2,7 +2,7 @@
 //! CheckBudget.
 use super::build_work::Work;
 use super::clearing::tool_names;
-use super::report::{policy_of, session_report, summary_region};
+use super::report::{session_report, summary_region};
 use super::request::{count_messages, output_reserve};
 use super::sent::Chosen;
 use super::{BuildRequest, Built, CheckRequest, Engine, Trimmed};
@@ -22,7 +22,7 @@ use crate::validate::validate_message;
 impl Engine {
     pub async fn build_messages(&self, tenant_id: i64, request: BuildRequest) -> Result<Built> {
         let row = self.session_row(tenant_id, &request.session_id).await?;
-        let policy = policy_of(&row)?;
+        let policy = row.policy.clone();
         let reserve = output_reserve(&policy, request.max_output_tokens)?;
         let counter = self.counter(&policy).await?;
         let (system_tokens, tool_tokens, tool_definitions) = self
@@ -127,7 +127,7 @@ impl Engine {
 
     pub async fn check_budget(&self, tenant_id: i64, request: CheckRequest) -> Result<Report> {
         let row = self.session_row(tenant_id, &request.session_id).await?;
-        let policy = policy_of(&row)?;
+        let policy = row.policy.clone();
         let reserve = output_reserve(&policy, request.max_output_tokens)?;
         let counter = self.counter(&policy).await?;
         let (system_tokens, tool_tokens, _) = self

@@ -1,7 +1,7 @@
 //! Compact: clearing and/or summarization down to a target, as a dry run, an emergency
 //! pass, or a summarization job (optionally waited for).
 use super::clearing::{Cleared, apply_to_view, plan_clearing};
-use super::report::{policy_of, session_not_found};
+use super::report::session_not_found;
 use super::summary_pass::{MAX_SUMMARY_PASSES, PassOptions, ViewNow};
 use super::{CompactMode, CompactRequest, Compacted, Engine, JobReason};
 use crate::error::{Error, Result};
@@ -42,7 +42,7 @@ impl Engine {
             ));
         }
         let mut row = self.session_row(tenant_id, &request.session_id).await?;
-        let policy = policy_of(&row)?;
+        let policy = row.policy.clone();
         // A manual Compact lifts the wait of automatic compaction after a revert (before
         // its job is enqueued, which would otherwise find it held).
         if !request.dry_run && row.compaction_resume_log_tokens != 0 {

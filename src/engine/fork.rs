@@ -4,7 +4,7 @@
 //! statement with the events on both sides.
 use std::collections::BTreeMap;
 
-use super::report::{policy_of, row_report, summary_region};
+use super::report::{row_report, summary_region};
 use super::{Engine, SessionInfo};
 use crate::budget;
 use crate::error::{Error, Result, quoted};
@@ -72,7 +72,7 @@ impl Engine {
                 ),
             ));
         }
-        let policy = fork_policy(&policy_of(&source)?, request.overrides.clone())?;
+        let policy = fork_policy(&source.policy.clone(), request.overrides.clone())?;
         self.model_for(&policy)?;
         if at > 0 && source.inherits() && tx.lineage_depth().await? >= MAX_FORK_DEPTH {
             return Err(Error::FailedPrecondition {

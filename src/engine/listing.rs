@@ -1,6 +1,5 @@
 //! ListSessions: a page of the tenant's sessions under a filter; the page size and the
 //! token that continues a listing are the core's (`listing`).
-use super::report::policy_of;
 use super::{Engine, SessionInfo};
 use crate::error::{Error, Result, quoted};
 use crate::listing::{self, Cursor, MAX_METADATA_FILTERS};
@@ -58,7 +57,7 @@ impl Engine {
         };
         let mut sessions = Vec::with_capacity(listed.len());
         for entry in listed {
-            let policy = policy_of(&entry.session)?;
+            let policy = entry.session.policy.clone();
             let info = SessionInfo {
                 row: entry.session,
                 policy,

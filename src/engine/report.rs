@@ -1,14 +1,11 @@
 //! What the operations share about a session row: its policy, the budget status noted
 //! in a transaction, and the errors naming a missing or finished session. The budget
 //! of its next request is the core's (`crate::outlook`).
-use serde::Deserialize as _;
-
 use crate::budget::Report;
-use crate::error::{Error, Result, quoted};
+use crate::error::{Error, quoted};
 pub(super) use crate::outlook::{
     budget_crossing, row_report, session_report, summary_region, view_estimate,
 };
-use crate::policy::Policy;
 use crate::session::Session;
 
 /// Announces a move to another budget status (either way) with the transaction.
@@ -41,9 +38,4 @@ pub(super) fn session_finished(session: &Session) -> Error {
             quoted(&session.external_id)
         ),
     )
-}
-
-pub(super) fn policy_of(row: &Session) -> Result<Policy> {
-    // Read in place (every call reads it): no copy of the stored JSON.
-    Policy::deserialize(&row.policy).map_err(Error::internal)
 }

@@ -2,7 +2,7 @@
 //! transaction under the session's row lock, with its event; or, as a dry run, the same
 //! transaction rolled back.
 use super::Engine;
-use super::report::{note_budget, policy_of, row_report, session_not_found};
+use super::report::{note_budget, row_report, session_not_found};
 use crate::error::{Error, Result, quoted};
 use crate::events::{EventDetail, EventKind};
 use crate::policy::Policy;
@@ -100,7 +100,7 @@ impl Engine {
                 figures: vec![("reverted_by_event_seq", by)],
             });
         }
-        let policy = policy_of(&row)?;
+        let policy = row.policy.clone();
         let chain = tx.compactions_from(record.id).await?;
         let restored = ViewAggregates::of(&row)
             .reverted(&chain)

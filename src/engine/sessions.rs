@@ -1,7 +1,7 @@
 //! Sessions: create, get, view, delete.
 use std::collections::BTreeMap;
 
-use super::report::{policy_of, session_not_found, session_report};
+use super::report::{session_not_found, session_report};
 use super::{Engine, SessionInfo};
 use crate::budget::{Regions, Report};
 use crate::error::{Error, Result, quoted};
@@ -59,30 +59,22 @@ impl Engine {
         }
         let policy = Policy::resolve(&self.config.default_policy, overrides)?;
         self.model_for(&policy)?;
-        let policy_json = serde_json::to_value(&policy).map_err(Error::internal)?;
         let live_sessions = self.quotas.quotas(tenant_id).await?.live_sessions;
         let created = match (&parent, live_sessions) {
             (None, 0) => self
                 .store
-                .create_session(tenant_id, &session_id, &policy_json, &metadata)
+                .create_session(tenant_id, &session_id, &policy, &metadata)
                 .await
                 .map(|row| (Creation::Created(Box::new(row)), None)),
             // Counted under the tenant's row lock: exact across replicas.
             (None, quota) => self
                 .store
-                .create_session_within(tenant_id, &session_id, &policy_json, &metadata, quota)
+                .create_session_within(tenant_id, &session_id, &policy, &metadata, quota)
                 .await
                 .map(|creation| (creation, None)),
             (Some(parent), quota) => {
                 return self
-                    .create_child(
-                        tenant_id,
-                        &session_id,
-                        &policy_json,
-                        &metadata,
-                        parent,
-                        quota,
-                    )
+                    .create_child(tenant_id, &session_id, &policy, &metadata, parent, quota)
                     .await
                     .map(|(row, link)| (SessionInfo { row, policy }, Some(link)));
             }
@@ -101,7 +93,7 @@ impl Engine {
         &self,
         tenant_id: i64,
         session_id: &str,
-        policy_json: &serde_json::Value,
+        policy: &Policy,
         metadata: &BTreeMap<String, String>,
         parent: &tree::ParentRequest,
         live_sessions: u64,
@@ -135,7 +127,7 @@ impl Engine {
             ancestors,
         };
         let row = create
-            .insert(session_id, policy_json, metadata, Some(&new_link))
+            .insert(session_id, policy, metadata, Some(&new_link))
             .await
             .map_err(|error| taken(error, session_id))?;
         Ok((row, link))
@@ -143,7 +135,7 @@ impl Engine {
 
     pub async fn get_session(&self, tenant_id: i64, session_id: &str) -> Result<SessionInfo> {
         let row = self.session_row(tenant_id, session_id).await?;
-        let policy = policy_of(&row)?;
+        let policy = row.policy.clone();
         Ok(SessionInfo { row, policy })
     }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
-use super::report::{policy_of, session_not_found};
+use super::report::session_not_found;
 use super::summary_pass::{MAX_SUMMARY_PASSES, PassOptions, ViewNow};
 use super::{Engine, JobReason, SUMMARIZE_JOB};
 use crate::error::{Error, Result};
@@ -150,7 +150,7 @@ impl Engine {
         if row.id != job.session_id {
             return Err(session_not_found(&job.external_id));
         }
-        let policy = policy_of(&row)?;
+        let policy = row.policy.clone();
         let model = match self.model_for(&policy) {
             Ok(model) => model,
             Err(error) => {

@@ -16,7 +16,7 @@ pub(super) struct SessionRow {
     id: i64,
     tenant_id: i64,
     external_id: String,
-    policy: Json<serde_json::Value>,
+    policy: Json<crate::policy::Policy>,
     metadata: Json<std::collections::BTreeMap<String, String>>,
     version: i64,
     message_count: i64,
@@ -229,7 +229,7 @@ impl CreateTx {
     pub async fn insert(
         mut self,
         external_id: &str,
-        policy: &serde_json::Value,
+        policy: &crate::policy::Policy,
         metadata: &std::collections::BTreeMap<String, String>,
         link: Option<&NewLink>,
     ) -> StoreResult<Session> {
@@ -276,7 +276,7 @@ impl Store {
         &self,
         tenant_id: i64,
         external_id: &str,
-        policy: &serde_json::Value,
+        policy: &crate::policy::Policy,
         metadata: &std::collections::BTreeMap<String, String>,
     ) -> StoreResult<Session> {
         let row: SessionRow = sqlx::query_as(CREATE_SQL.as_str())
@@ -296,7 +296,7 @@ impl Store {
         &self,
         tenant_id: i64,
         external_id: &str,
-        policy: &serde_json::Value,
+        policy: &crate::policy::Policy,
         metadata: &std::collections::BTreeMap<String, String>,
         live_sessions: u64,
     ) -> StoreResult<Creation> {

@@ -697,7 +697,7 @@ async fn concurrent_rescues_announce_each_rescued_attempt_once(pool: PgPool) {
     use ctxd::store::{NewJob, NotifyGate, Store};
     let store = Store::new(pool.clone());
     let tenant = store.default_tenant().await.unwrap();
-    let policy = serde_json::to_value(Policy::default()).unwrap();
+    let policy = Policy::default();
     store
         .create_session(tenant, "rescued", &policy, &Default::default())
         .await
@@ -803,7 +803,7 @@ async fn a_batch_records_held_ends_and_claims_one_job_per_taker(pool: PgPool) {
     use ctxd::store::{JobEnding, NewJob, NotifyGate, Store};
     let store = Store::new(pool.clone());
     let tenant = store.default_tenant().await.unwrap();
-    let policy = serde_json::to_value(Policy::default()).unwrap();
+    let policy = Policy::default();
     let gate = NotifyGate::new(Duration::ZERO);
     let mut ids = Vec::new();
     for (index, priority) in [0_i16, 0, 10, 0].into_iter().enumerate() {

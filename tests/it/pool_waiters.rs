@@ -34,7 +34,12 @@ async fn waiters_are_counted(endpoints: Endpoints) {
         .unwrap();
     let tenant = store.default_tenant().await.unwrap();
     store
-        .create_session(tenant, "held", &serde_json::json!({}), &BTreeMap::new())
+        .create_session(
+            tenant,
+            "held",
+            &ctxd::policy::Policy::default(),
+            &BTreeMap::new(),
+        )
         .await
         .unwrap();
     assert_eq!(store.pool_sample().main.max, 1);

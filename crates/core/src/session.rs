@@ -13,8 +13,8 @@ pub struct Session {
     pub id: i64,
     pub tenant_id: i64,
     pub external_id: String,
-    /// The stored policy, as resolved at creation (read it with `Policy` serde).
-    pub policy: serde_json::Value,
+    /// The policy as resolved at creation (it never changes).
+    pub policy: crate::policy::Policy,
     pub metadata: BTreeMap<String, String>,
     pub version: i64,
     pub message_count: i64,
