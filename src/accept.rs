@@ -67,3 +67,56 @@ pub async fn serve_http1<I, S, B>(
         () = shutdown.cancelled() => connection.as_mut().graceful_shutdown(),
     }
 }
+
+/// How an HTTP/1.1 listener serves: at most `max_connections` at once (more are closed
+/// at once), `header_timeout` for a request head and a TLS handshake, `what` in logs.
+pub struct Http1 {
+    pub what: &'static str,
+    pub max_connections: usize,
+    pub header_timeout: Duration,
+}
+
+/// Serves HTTP/1.1 on `listener` (over TLS when `tls` is given) until `shutdown`, each
+/// request answered by `handle`.
+pub async fn serve_http1_listener<H, F, B>(
+    listener: TcpListener,
+    tls: Option<Arc<crate::tls::ServerTls>>,
+    shutdown: CancellationToken,
+    settings: Http1,
+    handle: H,
+) where
+    H: Fn(hyper::Request<hyper::body::Incoming>) -> F + Clone + Send + Sync + 'static,
+    F: std::future::Future<Output = hyper::Response<B>> + Send + 'static,
+    B: hyper::body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let slots = Arc::new(Semaphore::new(settings.max_connections));
+    let (what, max) = (settings.what, settings.max_connections);
+    while let Some((stream, slot)) = next_connection(&listener, &slots, max, what, &shutdown).await
+    {
+        let _ = stream.set_nodelay(true);
+        let shutdown = shutdown.clone();
+        let acceptor = tls.as_ref().map(|tls| tls.http1_acceptor());
+        let handle = handle.clone();
+        let timeout = settings.header_timeout;
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |request| {
+                let answer = handle(request);
+                async move { Ok::<_, std::convert::Infallible>(answer.await) }
+            });
+            match acceptor {
+                None => serve_http1(stream, service, timeout, what, &shutdown).await,
+                Some(acceptor) => {
+                    match tokio::time::timeout(timeout, acceptor.accept(stream)).await {
+                        Ok(Ok(stream)) => {
+                            serve_http1(stream, service, timeout, what, &shutdown).await
+                        }
+                        _ => tracing::debug!("{what}: TLS handshake failed"),
+                    }
+                }
+            }
+            drop(slot);
+        });
+    }
+}

@@ -21,6 +21,7 @@ pub mod client;
 pub mod codec;
 pub mod config;
 pub mod connections;
+pub mod console;
 pub mod engine;
 pub mod eval;
 pub mod fanout;

@@ -273,6 +273,7 @@ async fn serve_with_database(
     }
     warn_plaintext_keys(config, &store, tls.is_some()).await?;
     let proxy_listener = bind_http(config.proxy_listen, crate::proxy::bind).await?;
+    let console_listener = bind_http(config.console_listen, crate::console::bind).await?;
     let listener = TcpListener::bind(config.listen)
         .await
         .map_err(|source| ServeError::Listen {
@@ -317,6 +318,16 @@ async fn serve_with_database(
             config,
             &engine,
             proxy_listener,
+            tls.clone(),
+            stop_proxy.clone(),
+        )
+        .await?;
+    }
+    if let Some(console_listener) = console_listener {
+        start_console(
+            config,
+            &engine,
+            console_listener,
             tls.clone(),
             stop_proxy.clone(),
         )
@@ -419,7 +430,8 @@ fn check_anonymous_access(config: &Config) -> Result<(), ServeError> {
              (DATABASE_URL); --anonymous-access allow serves them as tenant `default`"
         );
     }
-    for addr in std::iter::once(config.listen).chain(config.proxy_listen) {
+    let http = config.proxy_listen.into_iter().chain(config.console_listen);
+    for addr in std::iter::once(config.listen).chain(http) {
         if !addr.ip().is_loopback() && config.anonymous_mode().serves(addr.ip()) && !config.insecure
         {
             return Err(ServeError::AnonymousOnNetwork(addr));
@@ -463,6 +475,34 @@ fn proxy_anonymous(config: &Config) -> bool {
     config
         .proxy_listen
         .is_some_and(|addr| config.anonymous_mode().serves(addr.ip()))
+}
+
+/// Starts the console on its listener, over `engine`; keyless calls only as the gRPC
+/// port would serve them from the console's own address.
+async fn start_console(
+    config: &Config,
+    engine: &Engine,
+    listener: TcpListener,
+    tls: Option<Arc<ServerTls>>,
+    stop: CancellationToken,
+) -> Result<(), ServeError> {
+    let anonymous = config
+        .console_listen
+        .is_some_and(|addr| config.anonymous_mode().serves(addr.ip()));
+    let auth = Auth::new(engine.store().clone(), anonymous)
+        .await
+        .map_err(|error| ServeError::Startup(error.to_string()))?;
+    let console = crate::console::Console::new(engine.clone(), Arc::new(auth));
+    if let Ok(addr) = listener.local_addr() {
+        tracing::info!(addr = %addr, tls = tls.is_some(), "serving the console");
+    }
+    tokio::spawn(crate::console::serve(
+        listener,
+        Arc::new(console),
+        tls,
+        stop,
+    ));
+    Ok(())
 }
 
 /// The engine's settings from the server's: summarizer profiles built, job settings.

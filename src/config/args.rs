@@ -37,6 +37,12 @@ pub struct ServeArgs {
     #[arg(long, env = "CTXD_PROXY_LISTEN")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proxy_listen: Option<SocketAddr>,
+    /// Address to serve the console on: a web page over this ctxd showing each session's
+    /// window, messages and compaction history (read-only; the same keys as gRPC; TLS
+    /// as for gRPC); unset serves none [default: unset].
+    #[arg(long, env = "CTXD_CONSOLE_LISTEN")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub console_listen: Option<SocketAddr>,
     /// Where the provider endpoint sends OpenAI requests (Chat Completions, Responses)
     /// [default: https://api.openai.com].
     #[arg(long, env = "CTXD_UPSTREAM_OPENAI")]

@@ -1,15 +1,13 @@
 //! Connections of the provider endpoint: HTTP/1.1, over TLS when the server has it,
 //! bounded in number, each given a time to send its request head.
-use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::Proxy;
+use crate::accept::{Http1, serve_http1_listener};
 use crate::tls::ServerTls;
 
 /// Connections served at once; more are closed at once.
@@ -38,38 +36,14 @@ pub async fn serve(
     tls: Option<Arc<ServerTls>>,
     shutdown: CancellationToken,
 ) {
-    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
-    let what = "provider endpoint";
-    while let Some((stream, slot)) =
-        crate::accept::next_connection(&listener, &slots, MAX_CONNECTIONS, what, &shutdown).await
-    {
-        let _ = stream.set_nodelay(true);
+    let settings = Http1 {
+        what: "provider endpoint",
+        max_connections: MAX_CONNECTIONS,
+        header_timeout: HEADER_TIMEOUT,
+    };
+    let handle = move |request| {
         let proxy = proxy.clone();
-        let shutdown = shutdown.clone();
-        let acceptor = tls.as_ref().map(|tls| tls.http1_acceptor());
-        tokio::spawn(async move {
-            match acceptor {
-                None => connection(stream, proxy, shutdown).await,
-                Some(acceptor) => {
-                    match tokio::time::timeout(HEADER_TIMEOUT, acceptor.accept(stream)).await {
-                        Ok(Ok(stream)) => connection(stream, proxy, shutdown).await,
-                        _ => tracing::debug!("provider endpoint: TLS handshake failed"),
-                    }
-                }
-            }
-            drop(slot);
-        });
-    }
-}
-
-async fn connection<S>(stream: S, proxy: Arc<Proxy>, shutdown: CancellationToken)
-where
-    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-{
-    let service = hyper::service::service_fn(move |request| {
-        let proxy = proxy.clone();
-        async move { Ok::<_, Infallible>(super::handler::handle(&proxy, request).await) }
-    });
-    let what = "provider endpoint";
-    crate::accept::serve_http1(stream, service, HEADER_TIMEOUT, what, &shutdown).await;
+        async move { super::handler::handle(&proxy, request).await }
+    };
+    serve_http1_listener(listener, tls, shutdown, settings, handle).await;
 }

@@ -8,6 +8,7 @@ mod caps;
 mod compaction;
 mod compose;
 mod connections;
+mod console;
 mod corpus;
 mod decode;
 mod eval;

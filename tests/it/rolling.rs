@@ -83,6 +83,7 @@ async fn a_rolling_upgrade_from_the_previous_binary_loses_nothing() {
     let record = load.stop().await;
     let acknowledged: usize = record.acknowledged.iter().map(Vec::len).sum();
     let (lost, doubled) = check(&addrs[0], &record).await;
+    let lost = lost.len();
     println!(
         "acknowledged {acknowledged}, lost {lost}, doubled {doubled}, INTERNAL {}",
         record.internal

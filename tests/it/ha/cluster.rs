@@ -532,8 +532,13 @@ async fn rest_status(port: u16, path: &str) -> u16 {
         .map_or(0, |response| response.status().as_u16())
 }
 
+/// A log file, appended to: a node started again keeps its earlier runs' lines.
 fn log(dir: &Path, name: &str) -> std::fs::File {
-    std::fs::File::create(dir.join(name)).unwrap()
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join(name))
+        .unwrap()
 }
 
 /// Standard base64 of `text` (etcd's JSON gateway takes keys so).

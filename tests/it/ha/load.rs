@@ -23,8 +23,9 @@ type Client = ContextServiceClient<Channel>;
 pub struct Record {
     /// When each append was acknowledged.
     pub acks: Vec<Instant>,
-    /// Per client, the messages acknowledged (in order).
+    /// Per client, the messages acknowledged (in order) and when.
     pub acknowledged: Vec<Vec<String>>,
+    pub acknowledged_at: Vec<Vec<Instant>>,
     pub internal: usize,
 }
 
@@ -53,6 +54,7 @@ impl Load {
     pub async fn start(addrs: &[String], clients: usize) -> Load {
         let record = Arc::new(Mutex::new(Record {
             acknowledged: vec![Vec::new(); clients],
+            acknowledged_at: vec![Vec::new(); clients],
             ..Record::default()
         }));
         let stop = Arc::new(AtomicBool::new(false));
@@ -142,7 +144,9 @@ async fn run_client(
             }
         }
         let mut record = record.lock().await;
-        record.acks.push(Instant::now());
+        let now = Instant::now();
+        record.acks.push(now);
+        record.acknowledged_at[index].extend(contents.iter().map(|_| now));
         record.acknowledged[index].extend(contents);
         turn += 1;
     }
@@ -164,15 +168,16 @@ fn turn_messages(index: usize, turn: usize) -> Vec<pb::Message> {
     vec![call, result(&id, &output)]
 }
 
-/// Acknowledged appends missing from their session, and messages stored more than once.
-pub async fn check(addr: &str, record: &Record) -> (usize, usize) {
+/// When each acknowledged append missing from its session was acknowledged, and how
+/// many messages are stored more than once.
+pub async fn check(addr: &str, record: &Record) -> (Vec<Instant>, usize) {
     let mut replica = client(addr);
-    let (mut lost, mut doubled) = (0, 0);
+    let (mut lost, mut doubled) = (Vec::new(), 0);
     for (index, acknowledged) in record.acknowledged.iter().enumerate() {
         let stored = contents(&mut replica, &session_id(index)).await;
-        for message in acknowledged {
+        for (message, at) in acknowledged.iter().zip(&record.acknowledged_at[index]) {
             match stored.iter().filter(|s| *s == message).count() {
-                0 => lost += 1,
+                0 => lost.push(*at),
                 1 => {}
                 _ => doubled += 1,
             }

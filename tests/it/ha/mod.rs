@@ -61,6 +61,11 @@ pub struct Figures {
     pub unready: bool,
     /// From the engine taking writes to every replica ready again.
     pub ready_again: Duration,
+    /// When the fault struck.
+    pub struck: Instant,
+    /// Acknowledged appends lost: acknowledged after the previous fault and before
+    /// this one (filled in by the final check).
+    pub lost: usize,
 }
 
 /// A replica: its process (killed however the test ends), its gRPC address and its
@@ -190,6 +195,8 @@ async fn trial(
         ctxd: resumed.saturating_duration_since(engine),
         unready,
         ready_again: ready.saturating_duration_since(engine),
+        struck,
+        lost: 0,
     }
 }
 
@@ -216,7 +223,15 @@ async fn run(faults: &[Fault], synchronous: bool) -> Vec<Figures> {
         figures.push(trial(&mut cluster, &load, &watch, *fault, synchronous).await);
     }
     let record = load.stop().await;
-    let (lost, doubled) = check(&addrs[0], &record).await;
+    let (lost_at, doubled) = check(&addrs[0], &record).await;
+    let lost = lost_at.len();
+    // A lost append was acknowledged before the fault that lost it: each is counted
+    // against the first fault struck after its acknowledgement.
+    for at in &lost_at {
+        if let Some(figure) = figures.iter_mut().find(|f| f.struck >= *at) {
+            figure.lost += 1;
+        }
+    }
     let (events, missing, repeated) = subscriber.finish(&addrs[0]).await;
     let jobs = jobs::settled(&cluster.url()).await;
     watch.stop();
@@ -303,7 +318,7 @@ async fn trials() {
 
 fn table(figures: &[Figures], synchronous: bool) -> String {
     let mut out = format!(
-        "replication: {}\n\n| fault | trials | outage median / max s | engine back median s | ctxd beyond the engine median / max s | every replica not ready | ready again after the engine median / max s |\n|---|---|---|---|---|---|---|\n",
+        "replication: {}\n\n| fault | trials | outage median / max s | engine back median s | ctxd beyond the engine median / max s | every replica not ready | ready again after the engine median / max s | acknowledged appends lost (trials with any) |\n|---|---|---|---|---|---|---|---|\n",
         if synchronous {
             "synchronous"
         } else {
@@ -330,8 +345,10 @@ fn table(figures: &[Figures], synchronous: bool) -> String {
         let (ctxd, ctxd_max) = secs(|f| f.ctxd);
         let (ready, ready_max) = secs(|f| f.ready_again);
         let unready = of.iter().filter(|f| f.unready).count();
+        let lost: usize = of.iter().map(|f| f.lost).sum();
+        let losing = of.iter().filter(|f| f.lost > 0).count();
         out.push_str(&format!(
-            "| {fault:?} | {} | {outage:.2} / {outage_max:.2} | {engine:.2} | {ctxd:.2} / {ctxd_max:.2} | {unready} of {} | {ready:.2} / {ready_max:.2} |\n",
+            "| {fault:?} | {} | {outage:.2} / {outage_max:.2} | {engine:.2} | {ctxd:.2} / {ctxd_max:.2} | {unready} of {} | {ready:.2} / {ready_max:.2} | {lost} ({losing}) |\n",
             of.len(),
             of.len()
         ));

@@ -1,0 +1,72 @@
+//! The context console (`--console-listen`): a web page over this ctxd that shows what
+//! the model sees — the tenant's sessions; one session's window as its last build
+//! counted it, with the thresholds; its messages with their view states, each opening
+//! its original; its compaction history from the event log. Read-only. Every API call
+//! passes the same tenant check as the RPCs (a ctxd key in the `x-ctxd-key` header, or
+//! none where the gRPC server serves calls without one). The page's files are compiled
+//! into the binary and render every value from a session as text, under a
+//! Content-Security-Policy that allows no inline script.
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::accept::{Http1, serve_http1_listener};
+use crate::auth::Auth;
+use crate::engine::Engine;
+use crate::tls::ServerTls;
+
+mod api;
+mod assets;
+mod http;
+
+/// Connections served at once; more are closed at once.
+const MAX_CONNECTIONS: usize = 256;
+/// Time a browser gets to send a request's head (and a TLS handshake).
+const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What the console answers from.
+pub struct Console {
+    engine: Engine,
+    auth: Arc<Auth>,
+}
+
+impl Console {
+    pub fn new(engine: Engine, auth: Arc<Auth>) -> Console {
+        Console { engine, auth }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("cannot listen for the console on {addr}: {source}")]
+pub struct ConsoleListenError {
+    addr: std::net::SocketAddr,
+    source: std::io::Error,
+}
+
+/// Binds `addr` (before the server reports itself ready).
+pub async fn bind(addr: std::net::SocketAddr) -> Result<TcpListener, ConsoleListenError> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|source| ConsoleListenError { addr, source })
+}
+
+/// Serves the console on `listener` until `shutdown`.
+pub async fn serve(
+    listener: TcpListener,
+    console: Arc<Console>,
+    tls: Option<Arc<ServerTls>>,
+    shutdown: CancellationToken,
+) {
+    let settings = Http1 {
+        what: "console",
+        max_connections: MAX_CONNECTIONS,
+        header_timeout: HEADER_TIMEOUT,
+    };
+    let handle = move |request| {
+        let console = console.clone();
+        async move { http::handle(&console, request).await }
+    };
+    serve_http1_listener(listener, tls, shutdown, settings, handle).await;
+}

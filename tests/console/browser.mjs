@@ -1,0 +1,111 @@
+// The console in Debian's headless Chromium (puppeteer-core), run by tests/it/console.rs:
+// opens the session list and one session, reads the window bar, opens an evicted
+// message's original, waits for an append made from outside, runs axe-core, and prints
+// what it saw as one JSON line. Console errors, failed requests and any dialog (a
+// script from a session running) are collected and printed too; the Rust test judges.
+//
+// Environment: CONSOLE_URL, SESSION, EVICTED_SEQ (a message the session evicted),
+// CHROMIUM (default /usr/bin/chromium), SCREENSHOTS (a directory, optional).
+// Protocol on stdin/stdout: prints "ready <seq>" when it waits on the page showing
+// message <seq - 1> last; the test appends and writes a line; then the final JSON.
+import { readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
+import { createRequire } from "node:module";
+import puppeteer from "puppeteer-core";
+
+const require = createRequire(import.meta.url);
+const url = process.env.CONSOLE_URL;
+const session = process.env.SESSION;
+const evictedSeq = Number(process.env.EVICTED_SEQ);
+const shots = process.env.SCREENSHOTS;
+const seen = { errors: [], dialogs: 0 };
+const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+
+const browser = await puppeteer.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  headless: true,
+  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+});
+try {
+  const page = await browser.newPage();
+  await page.setViewport({ width: 1280, height: 900 });
+  page.on("console", (message) => {
+    if (message.type() === "error") seen.errors.push("console: " + message.text());
+  });
+  page.on("pageerror", (error) => seen.errors.push("page: " + error.message));
+  page.on("requestfailed", (request) => seen.errors.push("request: " + request.url()));
+  page.on("dialog", async (dialog) => {
+    seen.dialogs += 1;
+    await dialog.dismiss();
+  });
+
+  // The session list.
+  await page.goto(url + "/#/", { waitUntil: "networkidle0" });
+  await page.waitForSelector("#sessions");
+  const listed = await page.$$eval("#sessions tbody a", (links) => links.map((a) => a.textContent));
+  if (shots) await page.screenshot({ path: shots + "/console-sessions.png" });
+
+  // One session: its window bar and its messages, timed.
+  const started = Date.now();
+  await page.goto(url + "/#/s/" + encodeURIComponent(session), { waitUntil: "domcontentloaded" });
+  await page.waitForSelector("#messages tbody tr");
+  const renderMs = Date.now() - started;
+  const segments = await page.$$eval("#window-bar .seg", (segs) =>
+    Object.fromEntries(segs.map((s) => [s.dataset.region, Number(s.dataset.tokens)])));
+  const thresholds = await page.$$eval("#window-bar .mark", (marks) => marks.map((m) => m.dataset.threshold));
+  if (shots) await page.screenshot({ path: shots + "/console-session.png", fullPage: false });
+
+  // The evicted message: what the model sees, then its original.
+  const from = Math.floor((evictedSeq - 1) / 100) * 100 + 1;
+  await page.goto(url + "/#/s/" + encodeURIComponent(session) + "/" + from, { waitUntil: "domcontentloaded" });
+  const row = `#messages tr[data-seq="${evictedSeq}"]`;
+  await page.waitForSelector(row);
+  const evictedState = await page.$eval(row + " .state", (s) => s.textContent);
+  const modelSees = await page.$eval(row + " td.text", (td) => td.textContent);
+  await page.click(row + " button");
+  await page.waitForSelector(`[data-original="${evictedSeq}"]`);
+  const original = await page.$eval(`[data-original="${evictedSeq}"]`, (d) => d.textContent);
+
+  // An append from outside shows without a reload.
+  const total = await page.evaluate(async (session) => {
+    const r = await fetch("/api/sessions/" + encodeURIComponent(session));
+    return (await r.json()).messages;
+  }, session);
+  const last = Math.floor((total - 1) / 100) * 100 + 1;
+  await page.goto(url + "/#/s/" + encodeURIComponent(session) + "/" + last, { waitUntil: "domcontentloaded" });
+  await page.waitForSelector(`#messages tr[data-seq="${total}"]`);
+  console.log("ready " + (total + 1));
+  await lines.next();
+  const appendedAt = Date.now();
+  let appearedMs = null;
+  try {
+    await page.waitForSelector(`#messages tr[data-seq="${total + 1}"]`, { timeout: 5000 });
+    appearedMs = Date.now() - appendedAt;
+  } catch {
+    appearedMs = null;
+  }
+  // Whatever a session held was shown as text: nothing it carried ran.
+  const ran = await page.evaluate(() => window.__ctxd_xss === true);
+  const scripts = await page.$$eval("#main script, #main img, #main iframe", (nodes) => nodes.length);
+
+  // axe-core on each page (its script added with the page's policy bypassed).
+  const axePage = await browser.newPage();
+  await axePage.setBypassCSP(true);
+  const axeSource = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+  const violations = [];
+  for (const hash of ["#/", "#/s/" + encodeURIComponent(session)]) {
+    await axePage.goto(url + "/" + hash, { waitUntil: "networkidle0" });
+    await axePage.waitForSelector("#main table");
+    await axePage.addScriptTag({ content: axeSource });
+    const result = await axePage.evaluate(async () => await window.axe.run(document));
+    for (const v of result.violations) {
+      if (v.impact === "serious" || v.impact === "critical") violations.push(hash + " " + v.id + ": " + v.help);
+    }
+  }
+  console.log(JSON.stringify({
+    listed, renderMs, segments, thresholds, evictedState, modelSees, original, appearedMs,
+    ran, scripts, violations, errors: seen.errors, dialogs: seen.dialogs,
+  }));
+} finally {
+  await browser.close();
+}

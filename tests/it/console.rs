@@ -1,0 +1,273 @@
+//! The console (`--console-listen`) in a real browser: a recorded session replayed into
+//! ctxd at a small window (so it evicts and compacts), hostile text appended, then
+//! Debian's headless Chromium (tests/console/browser.mjs, puppeteer-core) opens the
+//! session list and the session. Checked: the window bar's regions add up to what
+//! BuildMessages counted; an evicted message shows what the model sees and opens its
+//! original byte-exact; an append from outside shows within 2 s; nothing a session
+//! holds runs (no script, no dialog); no console error; no serious accessibility
+//! violation (axe-core). And over HTTP: the API is tenant-scoped like the RPCs, and
+//! every answer carries a Content-Security-Policy without inline script.
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+
+use ctxd::auth::Auth;
+use ctxd::console::Console;
+use ctxd::engine::{Engine, EngineConfig};
+use ctxd::pb;
+use ctxd::policy::Policy;
+use ctxd::store::Store;
+use sqlx::PgPool;
+use tokio_util::sync::CancellationToken;
+
+use crate::harness::*;
+use crate::recorded::{corpus_files, load};
+
+const SESSION: &str = "console-demo";
+const HOSTILE: &str = "<script>window.__ctxd_xss = true</script><img src=x onerror=\"window.__ctxd_xss = true\"> <a href=\"javascript:window.__ctxd_xss = true\">click</a> javascript:window.__ctxd_xss=true";
+
+/// The console on loopback, in this process, over `pool`; keyless calls served as the
+/// `default` tenant when `anonymous`.
+async fn start_console(pool: PgPool, anonymous: bool) -> (String, CancellationToken) {
+    let store = Store::new(pool);
+    let engine = Engine::new(
+        store.clone(),
+        EngineConfig::new(Policy::default(), 1024 * 1024),
+    );
+    let auth = Arc::new(Auth::new(store, anonymous).await.unwrap());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let shutdown = CancellationToken::new();
+    let console = Arc::new(Console::new(engine, auth));
+    tokio::spawn(ctxd::console::serve(
+        listener,
+        console,
+        None,
+        shutdown.clone(),
+    ));
+    (url, shutdown)
+}
+
+/// A recorded session's first messages, builds before its assistant turns, a large tool
+/// result evicted, and hostile text; the evicted result's seq and content.
+async fn replay(client: &mut Client) -> (i64, String) {
+    create(client, SESSION, window(24_000, 2_000)).await;
+    let recorded = load(&corpus_files()[0]);
+    for (message, usage) in recorded.messages.iter().take(60) {
+        if usage.is_some() {
+            build(client, SESSION, pb::OutputFormat::Neutral)
+                .await
+                .unwrap();
+        }
+        append(client, SESSION, vec![message.clone()])
+            .await
+            .unwrap();
+    }
+    let output: String = (0..400)
+        .map(|line| format!("line {line}: <b>bold</b> & \"quoted\" output\n"))
+        .collect();
+    let mut call = crate::harness::call(&["console-call"]);
+    call.content = HOSTILE.to_string();
+    let appended = append(client, SESSION, vec![call, result("console-call", &output)])
+        .await
+        .unwrap();
+    assert_eq!(appended.evicted_seqs.len(), 1, "{appended:?}");
+    append(client, SESSION, vec![user(HOSTILE)]).await.unwrap();
+    (appended.evicted_seqs[0], output)
+}
+
+type Client = pb::context_service_client::ContextServiceClient<tonic::transport::Channel>;
+
+#[sqlx::test]
+async fn the_console_shows_a_session_in_a_real_browser(pool: PgPool) {
+    let server = TestServer::start(pool.clone()).await;
+    let mut client = server.client.clone();
+    let (evicted, original) = replay(&mut client).await;
+    let built = build(&mut client, SESSION, pb::OutputFormat::Neutral)
+        .await
+        .unwrap();
+    let counted = built.budget.unwrap().breakdown.unwrap();
+    let (url, shutdown) = start_console(pool, true).await;
+
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/console/browser.mjs");
+    let mut browser = Command::new("node")
+        .arg(script)
+        .env("CONSOLE_URL", &url)
+        .env("SESSION", SESSION)
+        .env("EVICTED_SEQ", evicted.to_string())
+        .envs(std::env::var("CTXD_CONSOLE_SCREENSHOTS").map(|dir| ("SCREENSHOTS", dir)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("node (tests/console: npm ci, and Debian's chromium)");
+    let mut stdin = browser.stdin.take().unwrap();
+    let stdout = browser.stdout.take().unwrap();
+    let (said, mut lines) = tokio::sync::mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = said.send(line);
+        }
+    });
+    let ready = lines.recv().await.unwrap_or_default();
+    assert!(ready.starts_with("ready "), "the browser said {ready:?}");
+    append(&mut client, SESSION, vec![user("appended from outside")])
+        .await
+        .unwrap();
+    writeln!(stdin, "appended").unwrap();
+    let report = lines.recv().await.unwrap_or_default();
+    let status = tokio::task::spawn_blocking(move || browser.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    shutdown.cancel();
+    println!("browser: {report}");
+    assert!(status.success(), "the browser script failed: {report}");
+    let seen: serde_json::Value = serde_json::from_str(&report).unwrap();
+
+    assert!(
+        seen["listed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|id| id == SESSION)
+    );
+    // The bar's regions are what the last BuildMessages counted (the ledger's block with
+    // the system prompt there, with the summaries here: the sum is the same).
+    let segments = &seen["segments"];
+    let region = |name: &str| segments[name].as_i64().unwrap_or(0);
+    let bar: i64 = [
+        "system",
+        "tools",
+        "summaries",
+        "full",
+        "pinned",
+        "cleared",
+        "evicted",
+    ]
+    .iter()
+    .map(|name| region(name))
+    .sum();
+    let regions = counted.system_tokens
+        + counted.summary_tokens
+        + counted.history_tokens
+        + counted.tool_tokens;
+    assert_eq!(bar, regions, "{segments} against {counted:?}");
+    assert_eq!(region("reserve"), counted.output_reserve_tokens);
+    assert!(region("evicted") > 0, "{segments}");
+    assert_eq!(
+        seen["thresholds"],
+        serde_json::json!(["clear", "summarize", "limit"])
+    );
+    // The evicted result: the placeholder the model sees, then the original, byte-exact.
+    assert_eq!(seen["evictedState"], "evicted");
+    assert_ne!(seen["modelSees"].as_str().unwrap(), original);
+    assert_eq!(seen["original"].as_str().unwrap(), original);
+    let appeared = seen["appearedMs"].as_i64();
+    assert!(
+        appeared.is_some_and(|ms| ms <= 2_000),
+        "an append from outside showed after {appeared:?} ms"
+    );
+    // Nothing a session held ran, no script or image element came from it.
+    assert_eq!(seen["ran"], false);
+    assert_eq!(seen["scripts"], 0);
+    assert_eq!(seen["dialogs"], 0);
+    assert_eq!(seen["errors"], serde_json::json!([]));
+    assert_eq!(seen["violations"], serde_json::json!([]));
+    server.stop().await;
+}
+
+#[sqlx::test]
+async fn the_console_api_is_tenant_scoped_and_sends_a_strict_policy(pool: PgPool) {
+    let store = Store::new(pool.clone());
+    let (key_a, key_b) = (
+        ctxd::auth::generate_key().unwrap(),
+        ctxd::auth::generate_key().unwrap(),
+    );
+    for (tenant, key) in [("a", &key_a), ("b", &key_b)] {
+        store
+            .add_api_key(tenant, &ctxd::auth::hash_key(key), tenant)
+            .await
+            .unwrap();
+    }
+    let server = TestServer::start(pool.clone()).await;
+    let mut client = server.client.clone();
+    let mut request = tonic::Request::new(pb::CreateSessionRequest {
+        session_id: "b-only".into(),
+        ..Default::default()
+    });
+    request
+        .metadata_mut()
+        .insert("authorization", format!("Bearer {key_b}").parse().unwrap());
+    client.create_session(request).await.unwrap();
+    let (url, shutdown) = start_console(pool, false).await;
+    let http = reqwest::Client::new();
+    let get = |path: &str, key: Option<&str>| {
+        let mut request = http.get(format!("{url}{path}"));
+        if let Some(key) = key {
+            request = request.header("x-ctxd-key", key);
+        }
+        request.send()
+    };
+    let status = |response: reqwest::Response| response.status().as_u16();
+    assert_eq!(
+        status(get("/api/sessions/b-only", Some(&key_b)).await.unwrap()),
+        200
+    );
+    assert_eq!(
+        status(get("/api/sessions/b-only", Some(&key_a)).await.unwrap()),
+        404
+    );
+    assert_eq!(
+        status(
+            get("/api/sessions/b-only/messages", Some(&key_a))
+                .await
+                .unwrap()
+        ),
+        404
+    );
+    assert_eq!(
+        status(get("/api/sessions/b-only", Some("nonsense")).await.unwrap()),
+        401
+    );
+    // This console serves no keyless call (as a gRPC port on a configured database).
+    assert_eq!(status(get("/api/sessions", None).await.unwrap()), 401);
+    let listed = get("/api/sessions", Some(&key_a)).await.unwrap();
+    let listed: serde_json::Value = serde_json::from_str(&listed.text().await.unwrap()).unwrap();
+    assert_eq!(listed["sessions"], serde_json::json!([]));
+    // Bad input: a sentence naming the field; an unknown call; a method the console
+    // does not take.
+    let bad = get("/api/sessions/b-only/messages?limit=100000", Some(&key_b))
+        .await
+        .unwrap();
+    assert_eq!(bad.status().as_u16(), 400);
+    let said: serde_json::Value = serde_json::from_str(&bad.text().await.unwrap()).unwrap();
+    assert!(
+        said["error"]["message"].as_str().unwrap().contains("limit"),
+        "{said}"
+    );
+    assert_eq!(
+        status(get("/api/nothing", Some(&key_b)).await.unwrap()),
+        404
+    );
+    let posted = http
+        .post(format!("{url}/api/sessions"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(posted.status().as_u16(), 405);
+    for path in ["/", "/console.js", "/api/sessions"] {
+        let response = get(path, Some(&key_a)).await.unwrap();
+        let policy = response
+            .headers()
+            .get("content-security-policy")
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert!(policy.contains("script-src 'self'"), "{path}: {policy}");
+        assert!(!policy.contains("unsafe-inline"), "{path}: {policy}");
+        assert_eq!(response.headers()["x-content-type-options"], "nosniff");
+    }
+    shutdown.cancel();
+    server.stop().await;
+}
