@@ -2,8 +2,8 @@
 //!
 //! - `sessions?page_token=` — a page of the tenant's sessions, latest activity first;
 //! - `sessions/{id}` — the session, its window as its last build counted it (system
-//!   prompt with the ledger's block, tools, summaries, history by view state, output
-//!   reserve, headroom) and the thresholds;
+//!   prompt with the ledger's block, tools, summaries, the history it sent by view
+//!   state, output reserve, headroom) and the thresholds;
 //! - `sessions/{id}/messages?from=&limit=` — messages with seq, turn, role, tokens and
 //!   view state; a cleared or evicted one with the placeholder the model sees;
 //! - `sessions/{id}/messages/{seq}` — one original, whole (Expand);
@@ -80,10 +80,16 @@ async fn session(console: &Console, tenant: i64, id: &str) -> Result<Value> {
     let info = info(console, tenant, id).await?;
     let row = &info.row;
     let policy = &info.policy;
+    // The history the last build sent, by view state: the view's provider-valid
+    // messages (as the build keeps them) within the build's first and last seq.
     let view = view_of(console, tenant, &info).await?;
+    let sent = (row.last_build_first_seq, row.last_build_last_seq);
     let mut by_state: HashMap<&str, i64> = HashMap::new();
-    for message in &view {
-        *by_state.entry(state_name(message)).or_default() += message.view_tokens;
+    for index in crate::turns::provider_valid(&view) {
+        let message = &view[index];
+        if (sent.0..=sent.1).contains(&message.seq) {
+            *by_state.entry(state_name(message)).or_default() += message.view_tokens;
+        }
     }
     let view_report = console.engine.session_view(&info).await?.report;
     Ok(json!({

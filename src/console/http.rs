@@ -27,6 +27,10 @@ pub(super) async fn handle(console: &Console, request: Request<Incoming>) -> Res
     if let Some((_, kind, body)) = assets::FILES.iter().find(|(at, _, _)| *at == path) {
         return answer(StatusCode::OK, kind, Bytes::from_static(body.as_bytes()));
     }
+    if path == "/favicon.ico" {
+        // Browsers ask for it on their own; the console has none.
+        return answer(StatusCode::NO_CONTENT, "image/x-icon", Bytes::new());
+    }
     let Some(call) = path.strip_prefix("/api/") else {
         return json_error(StatusCode::NOT_FOUND, "no such page");
     };

@@ -19,7 +19,8 @@ const session = process.env.SESSION;
 const evictedSeq = Number(process.env.EVICTED_SEQ);
 const shots = process.env.SCREENSHOTS;
 const seen = { errors: [], dialogs: 0 };
-const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+const input = createInterface({ input: process.stdin });
+const lines = input[Symbol.asyncIterator]();
 
 const browser = await puppeteer.launch({
   executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
@@ -57,12 +58,13 @@ try {
 
   // The evicted message: what the model sees, then its original.
   const from = Math.floor((evictedSeq - 1) / 100) * 100 + 1;
-  await page.goto(url + "/#/s/" + encodeURIComponent(session) + "/" + from, { waitUntil: "domcontentloaded" });
-  const row = `#messages tr[data-seq="${evictedSeq}"]`;
+  const hash = "#/s/" + encodeURIComponent(session) + "/" + from;
+  await page.goto(url + "/" + hash, { waitUntil: "domcontentloaded" });
+  const row = `#main[data-route="${hash}"] #messages tr[data-seq="${evictedSeq}"]`;
   await page.waitForSelector(row);
   const evictedState = await page.$eval(row + " .state", (s) => s.textContent);
   const modelSees = await page.$eval(row + " td.text", (td) => td.textContent);
-  await page.click(row + " button");
+  await page.$eval(row + " button", (button) => button.click());
   await page.waitForSelector(`[data-original="${evictedSeq}"]`);
   const original = await page.$eval(`[data-original="${evictedSeq}"]`, (d) => d.textContent);
 
@@ -72,8 +74,9 @@ try {
     return (await r.json()).messages;
   }, session);
   const last = Math.floor((total - 1) / 100) * 100 + 1;
-  await page.goto(url + "/#/s/" + encodeURIComponent(session) + "/" + last, { waitUntil: "domcontentloaded" });
-  await page.waitForSelector(`#messages tr[data-seq="${total}"]`);
+  const lastHash = "#/s/" + encodeURIComponent(session) + "/" + last;
+  await page.goto(url + "/" + lastHash, { waitUntil: "domcontentloaded" });
+  await page.waitForSelector(`#main[data-route="${lastHash}"] #messages tr[data-seq="${total}"]`);
   console.log("ready " + (total + 1));
   await lines.next();
   const appendedAt = Date.now();
@@ -107,5 +110,6 @@ try {
     ran, scripts, violations, errors: seen.errors, dialogs: seen.dialogs,
   }));
 } finally {
+  input.close();
   await browser.close();
 }

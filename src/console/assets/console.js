@@ -34,6 +34,9 @@ async function api(path) {
 function show(...nodes) {
   const main = document.getElementById("main");
   main.replaceChildren(...nodes);
+  // Which page is shown (and when it was drawn): a new version redraws it.
+  main.dataset.route = location.hash || "#/";
+  main.dataset.drawn = String(Date.now());
 }
 
 function failed(error) {
