@@ -24,6 +24,7 @@ pub mod connections;
 pub mod console;
 pub mod engine;
 pub mod eval;
+pub mod events_cli;
 pub mod fanout;
 pub mod indexer;
 pub mod inspect;

@@ -681,3 +681,111 @@ async fn search_finds_what_compaction_took_out_of_the_view(pool: PgPool) {
     assert_eq!(violated_fields(&status), ["limit"]);
     server.stop().await;
 }
+
+/// A writer the test can read while `ctxd events --follow` writes to it.
+#[derive(Clone, Default)]
+struct Shared(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Shared {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Shared {
+    fn text(&self) -> String {
+        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+    }
+}
+
+#[sqlx::test]
+async fn ctxd_events_prints_the_backlog_resumes_after_a_cursor_and_follows(pool: PgPool) {
+    let server = TestServer::start(pool).await;
+    let mut client = server.client.clone();
+    create(&mut client, "printed", window(8_000, 1_000)).await;
+    let output: String = (0..300).map(|i| format!("line {i} of output\n")).collect();
+    append(
+        &mut client,
+        "printed",
+        vec![user("go"), call(&["c1"]), result("c1", &output)],
+    )
+    .await
+    .unwrap();
+    let addr = server.addr.to_string();
+    let tls = ctxd::client::ClientTls::default();
+    let options = |after: Option<&'static str>, follow: bool| ctxd::events_cli::Options {
+        addr: &addr,
+        tls: &tls,
+        api_key: None,
+        session_id: "printed",
+        after,
+        follow,
+    };
+    let mut backlog = Vec::new();
+    ctxd::events_cli::run(&options(None, false), &mut backlog)
+        .await
+        .unwrap();
+    let backlog = String::from_utf8(backlog).unwrap();
+    let lines: Vec<&str> = backlog.lines().collect();
+    assert!(!lines.is_empty(), "no event printed");
+    let evicted = lines
+        .iter()
+        .find(|line| line.contains("\tOUTPUT_EVICTED\t"))
+        .unwrap_or_else(|| panic!("{backlog}"));
+    assert!(evicted.contains("tool_name"), "{evicted}");
+    // Resumed after the last event printed: nothing more until something happens.
+    let last: &'static str = lines
+        .last()
+        .unwrap()
+        .split('\t')
+        .next()
+        .unwrap()
+        .to_string()
+        .leak();
+    let mut after = Vec::new();
+    ctxd::events_cli::run(&options(Some(last), false), &mut after)
+        .await
+        .unwrap();
+    assert!(after.is_empty(), "{}", String::from_utf8_lossy(&after));
+    // Following: a later eviction is printed as it happens.
+    let out = Shared::default();
+    let following = {
+        let (addr, out) = (addr.clone(), out.clone());
+        tokio::spawn(async move {
+            let tls = ctxd::client::ClientTls::default();
+            let options = ctxd::events_cli::Options {
+                addr: &addr,
+                tls: &tls,
+                api_key: None,
+                session_id: "printed",
+                after: Some(last),
+                follow: true,
+            };
+            let mut out = out;
+            ctxd::events_cli::run(&options, &mut out).await
+        })
+    };
+    append(
+        &mut client,
+        "printed",
+        vec![call(&["c2"]), result("c2", &output)],
+    )
+    .await
+    .unwrap();
+    let printed = crate::support::wait_until(|| {
+        let text = out.text();
+        async move { text.contains("\tOUTPUT_EVICTED\t") }
+    })
+    .await;
+    assert!(
+        printed,
+        "the followed eviction was not printed: {}",
+        out.text()
+    );
+    following.abort();
+    server.stop().await;
+}
