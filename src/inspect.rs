@@ -18,6 +18,7 @@ pub async fn run(
     tls: &ClientTls,
     api_key: Option<&str>,
     session_id: &str,
+    json: bool,
 ) -> Result<String, BoxError> {
     let channel = crate::client::connect(
         addr,
@@ -43,6 +44,9 @@ pub async fn run(
         .session
         .as_ref()
         .ok_or("the server returned no session")?;
+    if json {
+        return Ok(format!("{}\n", crate::inspect_json::report(&response)));
+    }
     let mut text = report(session, &response.summaries, response.budget.as_ref());
     text.push_str(&tree_report(&response));
     Ok(text)

@@ -28,6 +28,7 @@ pub mod events_cli;
 pub mod fanout;
 pub mod indexer;
 pub mod inspect;
+pub mod inspect_json;
 pub mod jobs;
 pub mod localpg;
 pub mod metrics;

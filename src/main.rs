@@ -47,6 +47,9 @@ enum Command {
     Inspect {
         /// The session id.
         session_id: String,
+        /// One JSON object instead of the text report.
+        #[arg(long)]
+        json: bool,
         /// The server's address.
         #[arg(long, default_value = "127.0.0.1:50051")]
         addr: String,
@@ -231,10 +234,11 @@ async fn run(cli: Cli) -> Result<(), BoxError> {
         }
         Some(Command::Inspect {
             session_id,
+            json,
             addr,
             api_key,
             tls,
-        }) => ctxd::inspect::run(&addr, &tls, api_key.as_deref(), &session_id)
+        }) => ctxd::inspect::run(&addr, &tls, api_key.as_deref(), &session_id, json)
             .await
             .map(|report| print!("{report}")),
         Some(Command::Events {

@@ -413,7 +413,8 @@ async fn compact_summarizes_whole_turns_and_condenses(pool: PgPool) {
 
     // `ctxd inspect` shows the same view, read-only.
     let version = session(&mut client, "s").await.version;
-    let report = ctxd::inspect::run(&server.addr.to_string(), &Default::default(), None, "s")
+    let addr = server.addr.to_string();
+    let report = ctxd::inspect::run(&addr, &Default::default(), None, "s", false)
         .await
         .unwrap();
     assert!(
@@ -432,6 +433,27 @@ async fn compact_summarizes_whole_turns_and_condenses(pool: PgPool) {
     assert!(
         report.contains(&format!("{} summaries written", stats.summaries_written)),
         "{report}"
+    );
+    // And as JSON: the same summaries and budget.
+    let json = ctxd::inspect::run(&addr, &Default::default(), None, "s", true)
+        .await
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        json["summaries"].as_array().unwrap().len(),
+        built.summaries.len()
+    );
+    assert!(
+        json["summaries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["id"] == condensed.summary_id && s["depth"] == condensed.depth)
+    );
+    assert_eq!(json["session"]["id"], "s");
+    assert!(
+        json["budget"]["total_tokens"].as_i64().unwrap() > 0,
+        "{json}"
     );
     assert_eq!(session(&mut client, "s").await.version, version);
     server.stop().await;

@@ -284,11 +284,11 @@ async fn forks_at_either_end_and_of_forks(pool: PgPool) {
     assert_eq!(second.forked_from_session_id, "mid");
     // `ctxd inspect` shows where a fork comes from, and nothing for one that is not.
     let address = server.addr.to_string();
-    let report = ctxd::inspect::run(&address, &Default::default(), None, "second")
+    let report = ctxd::inspect::run(&address, &Default::default(), None, "second", false)
         .await
         .unwrap();
     assert!(report.contains("forked from mid at seq 6"), "{report}");
-    let report = ctxd::inspect::run(&address, &Default::default(), None, "src")
+    let report = ctxd::inspect::run(&address, &Default::default(), None, "src", false)
         .await
         .unwrap();
     assert!(!report.contains("forked from"), "{report}");

@@ -118,7 +118,7 @@ async fn get_session_lists_parent_and_children_and_sums_the_subtree(pool: PgPool
     let inspect = |id: &'static str| {
         let addr = server.addr.to_string();
         async move {
-            ctxd::inspect::run(&addr, &Default::default(), None, id)
+            ctxd::inspect::run(&addr, &Default::default(), None, id, false)
                 .await
                 .unwrap()
         }
