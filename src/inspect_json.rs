@@ -41,7 +41,7 @@ pub fn report(response: &pb::GetSessionResponse) -> Value {
 }
 
 fn budget(budget: &pb::BudgetReport) -> Value {
-    let b = budget.breakdown.clone().unwrap_or_default();
+    let b = budget.breakdown.unwrap_or_default();
     let name = |text: &str, prefix: &str| text.trim_start_matches(prefix).to_lowercase();
     json!({
         "system_tokens": b.system_tokens,

@@ -86,7 +86,7 @@ async fn the_console_shows_a_session_in_a_real_browser(pool: PgPool) {
     let built = build(&mut client, SESSION, pb::OutputFormat::Neutral)
         .await
         .unwrap();
-    let counted = built.budget.clone().unwrap().breakdown.unwrap();
+    let counted = built.budget.unwrap().breakdown.unwrap();
     let (url, shutdown) = start_console(pool, true).await;
 
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/console/browser.mjs");
@@ -118,7 +118,11 @@ async fn the_console_shows_a_session_in_a_real_browser(pool: PgPool) {
             .unwrap_or_default()
     };
     let ready = said(&mut lines).await;
-    assert!(ready.starts_with("ready "), "the browser said {ready:?}");
+    if !ready.starts_with("ready ") {
+        let _ = browser.kill();
+        let _ = browser.wait();
+        panic!("the browser said {ready:?}");
+    }
     append(&mut client, SESSION, vec![user("appended from outside")])
         .await
         .unwrap();
