@@ -120,3 +120,22 @@ pub async fn serve_http1_listener<H, F, B>(
         });
     }
 }
+
+/// A listener that could not bind: what it was for, where, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot listen for the {what} on {addr}: {source}")]
+pub struct ListenError {
+    what: &'static str,
+    addr: std::net::SocketAddr,
+    source: std::io::Error,
+}
+
+/// Binds `addr` for `what` (before the server reports itself ready).
+pub async fn bind(
+    addr: std::net::SocketAddr,
+    what: &'static str,
+) -> Result<TcpListener, ListenError> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|source| ListenError { what, addr, source })
+}

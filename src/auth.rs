@@ -151,6 +151,21 @@ impl Auth {
         )))
     }
 
+    /// The tenant of an HTTP call that may carry a ctxd key in a header (its bytes):
+    /// without one, the anonymous tenant when keyless calls are served (`how` says how
+    /// to give a key).
+    pub async fn tenant_of_header(&self, key: Option<&[u8]>, how: &str) -> Result<i64> {
+        match key {
+            None => self.anonymous_tenant(how),
+            Some(bytes) => {
+                let key = std::str::from_utf8(bytes).map_err(|_| {
+                    Error::Unauthenticated("the x-ctxd-key header is not a ctxd key".into())
+                })?;
+                self.tenant_of_key(key.trim()).await
+            }
+        }
+    }
+
     /// The tenant `key` belongs to, when the key is active.
     pub async fn tenant_of_key(&self, key: &str) -> Result<i64> {
         let hash = hash_key(key);

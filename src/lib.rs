@@ -26,6 +26,7 @@ pub mod engine;
 pub mod eval;
 pub mod events_cli;
 pub mod fanout;
+pub mod front_doors;
 pub mod indexer;
 pub mod inspect;
 pub mod inspect_json;

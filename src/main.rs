@@ -21,6 +21,41 @@ struct Cli {
     serve: ServeArgs,
 }
 
+/// `ctxd events`'s arguments.
+#[derive(clap::Args)]
+struct EventsArgs {
+    /// The session id.
+    session_id: String,
+    /// Keep printing new events until interrupted.
+    #[arg(long)]
+    follow: bool,
+    /// Resume after this cursor (the first column of an earlier line).
+    #[arg(long)]
+    after: Option<String>,
+    /// The server's address.
+    #[arg(long, default_value = "127.0.0.1:50051")]
+    addr: String,
+    /// API key of the session's tenant (when the server has keys).
+    #[arg(long, env = "CTXD_API_KEY")]
+    api_key: Option<String>,
+    #[command(flatten)]
+    tls: ClientTls,
+}
+
+impl EventsArgs {
+    async fn run(self) -> Result<(), BoxError> {
+        let options = ctxd::events_cli::Options {
+            addr: &self.addr,
+            tls: &self.tls,
+            api_key: self.api_key.as_deref(),
+            session_id: &self.session_id,
+            after: self.after.as_deref(),
+            follow: self.follow,
+        };
+        ctxd::events_cli::run(&options, &mut std::io::stdout()).await
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Serve the gRPC API (the default).
@@ -61,24 +96,7 @@ enum Command {
     },
     /// Print a session's events (cursor, time, version, kind, what it says), one line
     /// each: the backlog, then with --follow new ones as they come.
-    Events {
-        /// The session id.
-        session_id: String,
-        /// Keep printing new events until interrupted.
-        #[arg(long)]
-        follow: bool,
-        /// Resume after this cursor (the first column of an earlier line).
-        #[arg(long)]
-        after: Option<String>,
-        /// The server's address.
-        #[arg(long, default_value = "127.0.0.1:50051")]
-        addr: String,
-        /// API key of the session's tenant (when the server has keys).
-        #[arg(long, env = "CTXD_API_KEY")]
-        api_key: Option<String>,
-        #[command(flatten)]
-        tls: ClientTls,
-    },
+    Events(EventsArgs),
     /// Drive recorded sessions (OpenAI chat histories as JSON, gzip or not) through a
     /// running server as an agent would, and report per session: tokens, compactions,
     /// estimate error, cache-stable builds, orphans, over-budget builds, RPC latency.
@@ -241,24 +259,7 @@ async fn run(cli: Cli) -> Result<(), BoxError> {
         }) => ctxd::inspect::run(&addr, &tls, api_key.as_deref(), &session_id, json)
             .await
             .map(|report| print!("{report}")),
-        Some(Command::Events {
-            session_id,
-            follow,
-            after,
-            addr,
-            api_key,
-            tls,
-        }) => {
-            let options = ctxd::events_cli::Options {
-                addr: &addr,
-                tls: &tls,
-                api_key: api_key.as_deref(),
-                session_id: &session_id,
-                after: after.as_deref(),
-                follow,
-            };
-            ctxd::events_cli::run(&options, &mut std::io::stdout()).await
-        }
+        Some(Command::Events(args)) => args.run().await,
         Some(Command::Tenant { command }) => {
             let args = command.serve_args().clone();
             with_store(&args, Migrations::Require, |store| async move {

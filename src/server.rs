@@ -272,8 +272,14 @@ async fn serve_with_database(
         crate::metrics::metrics().observe_pool(move || observed.pool_sample());
     }
     warn_plaintext_keys(config, &store, tls.is_some()).await?;
-    let proxy_listener = bind_http(config.proxy_listen, crate::proxy::bind).await?;
-    let console_listener = bind_http(config.console_listen, crate::console::bind).await?;
+    let proxy_listener = bind_http(config.proxy_listen, |addr| {
+        crate::accept::bind(addr, "provider endpoint")
+    })
+    .await?;
+    let console_listener = bind_http(config.console_listen, |addr| {
+        crate::accept::bind(addr, "console")
+    })
+    .await?;
     let listener = TcpListener::bind(config.listen)
         .await
         .map_err(|source| ServeError::Listen {
@@ -313,26 +319,13 @@ async fn serve_with_database(
         stop_jobs.clone(),
     );
     let stop_proxy = CancellationToken::new();
-    if let Some(proxy_listener) = proxy_listener {
-        start_proxy(
-            config,
-            &engine,
-            proxy_listener,
-            tls.clone(),
-            stop_proxy.clone(),
-        )
-        .await?;
-    }
-    if let Some(console_listener) = console_listener {
-        start_console(
-            config,
-            &engine,
-            console_listener,
-            tls.clone(),
-            stop_proxy.clone(),
-        )
-        .await?;
-    }
+    let listeners = crate::front_doors::Listeners {
+        proxy: proxy_listener,
+        console: console_listener,
+    };
+    crate::front_doors::start(config, &engine, listeners, tls.clone(), stop_proxy.clone())
+        .await
+        .map_err(ServeError::Startup)?;
     let result = serve(
         engine,
         listener,
@@ -437,71 +430,6 @@ fn check_anonymous_access(config: &Config) -> Result<(), ServeError> {
             return Err(ServeError::AnonymousOnNetwork(addr));
         }
     }
-    Ok(())
-}
-
-/// Starts the provider endpoint on its listener, in front of `engine`.
-async fn start_proxy(
-    config: &Config,
-    engine: &Engine,
-    listener: TcpListener,
-    tls: Option<Arc<ServerTls>>,
-    stop: CancellationToken,
-) -> Result<(), ServeError> {
-    let auth = Auth::new(engine.store().clone(), proxy_anonymous(config))
-        .await
-        .map_err(|error| ServeError::Startup(error.to_string()))?;
-    let upstreams = crate::proxy::Upstreams {
-        openai: config.upstream_openai.clone(),
-        anthropic: config.upstream_anthropic.clone(),
-        gemini: config.upstream_gemini.clone(),
-    };
-    let proxy = crate::proxy::Proxy::new(
-        engine.clone(),
-        Arc::new(auth),
-        upstreams,
-        config.proxy_max_body_bytes,
-    );
-    if let Ok(addr) = listener.local_addr() {
-        tracing::info!(addr = %addr, tls = tls.is_some(), "serving the provider endpoint");
-    }
-    tokio::spawn(crate::proxy::serve(listener, Arc::new(proxy), tls, stop));
-    Ok(())
-}
-
-/// Whether the provider endpoint serves calls without a ctxd key: as the gRPC port
-/// does, judged by the endpoint's own address.
-fn proxy_anonymous(config: &Config) -> bool {
-    config
-        .proxy_listen
-        .is_some_and(|addr| config.anonymous_mode().serves(addr.ip()))
-}
-
-/// Starts the console on its listener, over `engine`; keyless calls only as the gRPC
-/// port would serve them from the console's own address.
-async fn start_console(
-    config: &Config,
-    engine: &Engine,
-    listener: TcpListener,
-    tls: Option<Arc<ServerTls>>,
-    stop: CancellationToken,
-) -> Result<(), ServeError> {
-    let anonymous = config
-        .console_listen
-        .is_some_and(|addr| config.anonymous_mode().serves(addr.ip()));
-    let auth = Auth::new(engine.store().clone(), anonymous)
-        .await
-        .map_err(|error| ServeError::Startup(error.to_string()))?;
-    let console = crate::console::Console::new(engine.clone(), Arc::new(auth));
-    if let Ok(addr) = listener.local_addr() {
-        tracing::info!(addr = %addr, tls = tls.is_some(), "serving the console");
-    }
-    tokio::spawn(crate::console::serve(
-        listener,
-        Arc::new(console),
-        tls,
-        stop,
-    ));
     Ok(())
 }
 

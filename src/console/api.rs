@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use serde_json::{Value, json};
 
 use super::Console;
-use super::http::Query;
+use super::query::Query;
 use crate::compaction::Render;
 use crate::engine::{ExpandRequest, ExpandTarget, ListRequest, SessionInfo};
 use crate::error::{Error, Result};

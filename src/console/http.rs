@@ -6,6 +6,7 @@ use hyper::body::Incoming;
 use hyper::header::{HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 
+use super::query::Query;
 use super::{Console, api, assets};
 use crate::error::{Error, Result};
 
@@ -50,17 +51,9 @@ pub(super) async fn handle(console: &Console, request: Request<Incoming>) -> Res
 }
 
 async fn tenant(console: &Console, headers: &HeaderMap) -> Result<i64> {
-    match headers.get(KEY_HEADER) {
-        None => console
-            .auth
-            .anonymous_tenant("your ctxd key (the console asks for it)"),
-        Some(value) => {
-            let key = value.to_str().map_err(|_| {
-                Error::Unauthenticated("the x-ctxd-key header is not a ctxd key".into())
-            })?;
-            console.auth.tenant_of_key(key.trim()).await
-        }
-    }
+    let key = headers.get(KEY_HEADER).map(|value| value.as_bytes());
+    let how = "your ctxd key (the console asks for it)";
+    console.auth.tenant_of_header(key, how).await
 }
 
 /// An error as the RPCs would answer it (the same clipped, leak-free text), with the
@@ -99,64 +92,4 @@ fn answer(status: StatusCode, content_type: &str, body: Bytes) -> Response<Body>
     set(headers, "referrer-policy", "no-referrer");
     set(headers, "cache-control", "no-store");
     response
-}
-
-/// A request's query parameters (`a=1&b=2`), read as they came: the console's own
-/// values (numbers, ids, page tokens) need no percent-decoding, and one that has it is
-/// refused where it is read.
-pub(super) struct Query<'a> {
-    pairs: Vec<(&'a str, &'a str)>,
-}
-
-impl<'a> Query<'a> {
-    fn parse(query: &'a str) -> Query<'a> {
-        let pairs = query
-            .split('&')
-            .filter(|pair| !pair.is_empty())
-            .take(16)
-            .map(|pair| pair.split_once('=').unwrap_or((pair, "")))
-            .collect();
-        Query { pairs }
-    }
-
-    /// The parameter's value, if given; refused when it is over 512 bytes or
-    /// percent-encoded.
-    pub(super) fn text(&self, name: &str) -> Result<Option<&'a str>> {
-        let Some((_, value)) = self.pairs.iter().find(|(key, _)| *key == name) else {
-            return Ok(None);
-        };
-        if value.len() > 512 || value.contains('%') {
-            return Err(Error::invalid(
-                name,
-                "must be at most 512 characters, without percent-encoding",
-            ));
-        }
-        Ok(Some(value))
-    }
-
-    /// A whole number in `range`, or `default` when not given.
-    pub(super) fn number(
-        &self,
-        name: &str,
-        range: std::ops::RangeInclusive<i64>,
-        default: i64,
-    ) -> Result<i64> {
-        match self.text(name)? {
-            None => Ok(default),
-            Some(value) => value
-                .parse::<i64>()
-                .ok()
-                .filter(|number| range.contains(number))
-                .ok_or_else(|| {
-                    Error::invalid(
-                        name,
-                        format!(
-                            "must be a whole number from {} to {}",
-                            range.start(),
-                            range.end()
-                        ),
-                    )
-                }),
-        }
-    }
 }

@@ -20,6 +20,7 @@ use crate::tls::ServerTls;
 mod api;
 mod assets;
 mod http;
+mod query;
 
 /// Connections served at once; more are closed at once.
 const MAX_CONNECTIONS: usize = 256;
@@ -36,20 +37,6 @@ impl Console {
     pub fn new(engine: Engine, auth: Arc<Auth>) -> Console {
         Console { engine, auth }
     }
-}
-
-#[derive(Debug, thiserror::Error)]
-#[error("cannot listen for the console on {addr}: {source}")]
-pub struct ConsoleListenError {
-    addr: std::net::SocketAddr,
-    source: std::io::Error,
-}
-
-/// Binds `addr` (before the server reports itself ready).
-pub async fn bind(addr: std::net::SocketAddr) -> Result<TcpListener, ConsoleListenError> {
-    TcpListener::bind(addr)
-        .await
-        .map_err(|source| ConsoleListenError { addr, source })
 }
 
 /// Serves the console on `listener` until `shutdown`.

@@ -101,17 +101,9 @@ async fn answer(proxy: &Arc<Proxy>, request: Request<Incoming>) -> Response<Body
 }
 
 async fn tenant(proxy: &Proxy, headers: &HeaderMap) -> crate::error::Result<i64> {
-    match headers.get(KEY_HEADER) {
-        None => proxy
-            .auth
-            .anonymous_tenant("your ctxd key in the `x-ctxd-key` header"),
-        Some(value) => {
-            let key = value.to_str().map_err(|_| {
-                Error::Unauthenticated("the x-ctxd-key header is not a ctxd key".into())
-            })?;
-            proxy.auth.tenant_of_key(key.trim()).await
-        }
-    }
+    let key = headers.get(KEY_HEADER).map(|value| value.as_bytes());
+    let how = "your ctxd key in the `x-ctxd-key` header";
+    proxy.auth.tenant_of_header(key, how).await
 }
 
 /// A model call: the history reconciled, the session built, forwarded, the reply recorded.

@@ -15,20 +15,6 @@ const MAX_CONNECTIONS: usize = 4_096;
 /// Time a client gets to send a request's head (and a TLS handshake).
 const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 
-#[derive(Debug, thiserror::Error)]
-#[error("cannot listen for the provider endpoint on {addr}: {source}")]
-pub struct ProxyListenError {
-    addr: std::net::SocketAddr,
-    source: std::io::Error,
-}
-
-/// Binds `addr` (before the server reports itself ready).
-pub async fn bind(addr: std::net::SocketAddr) -> Result<TcpListener, ProxyListenError> {
-    TcpListener::bind(addr)
-        .await
-        .map_err(|source| ProxyListenError { addr, source })
-}
-
 /// Serves the endpoint on `listener` until `shutdown`.
 pub async fn serve(
     listener: TcpListener,

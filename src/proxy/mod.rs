@@ -27,7 +27,7 @@ mod listener;
 mod route;
 mod upstream;
 
-pub use listener::{ProxyListenError, bind, serve};
+pub use listener::serve;
 
 /// Where each provider format's requests go.
 #[derive(Debug, Clone)]
