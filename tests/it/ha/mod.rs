@@ -151,14 +151,15 @@ async fn engine_takes_writes(url: &str) -> Instant {
     }
 }
 
-/// Strikes `fault` under `load`, waits until appends resume, restores the cluster.
+/// Strikes `fault` under `load`, waits until appends resume, restores the cluster; an
+/// error when the cluster did not heal (the trial's figures are then not taken).
 async fn trial(
     cluster: &mut Cluster,
     load: &Load,
     watch: &Watch,
     fault: Fault,
     synchronous: bool,
-) -> Figures {
+) -> Result<Figures, String> {
     load.wait_acks(100).await;
     let leader = cluster.leader().await.expect("a leader before the fault");
     let struck = Instant::now();
@@ -186,9 +187,9 @@ async fn trial(
     if fault == Fault::NodeLost {
         cluster.start_node(leader);
     }
-    cluster.wait_healthy(synchronous).await;
+    cluster.wait_healthy(synchronous).await?;
     let (unready, ready) = watch.after(struck).await;
-    Figures {
+    Ok(Figures {
         fault,
         outage,
         engine: engine.saturating_duration_since(struck),
@@ -197,7 +198,7 @@ async fn trial(
         ready_again: ready.saturating_duration_since(engine),
         struck,
         lost: 0,
-    }
+    })
 }
 
 /// Runs `faults` in turn under load and checks nothing was lost, doubled or INTERNAL.
@@ -219,8 +220,21 @@ async fn run(faults: &[Fault], synchronous: bool) -> Vec<Figures> {
     let subscriber = Subscriber::start(&addrs);
     let load = Load::start(&addrs, CLIENTS).await;
     let mut figures = Vec::new();
+    // A cluster that does not heal ends the run early: what was done is still checked
+    // and reported, then the run fails with the reason.
+    let mut stopped = None;
     for fault in faults {
-        figures.push(trial(&mut cluster, &load, &watch, *fault, synchronous).await);
+        match trial(&mut cluster, &load, &watch, *fault, synchronous).await {
+            Ok(figure) => figures.push(figure),
+            Err(stuck) => {
+                stopped = Some(format!(
+                    "stopped after {} of {} faults: {stuck}",
+                    figures.len() + 1,
+                    faults.len()
+                ));
+                break;
+            }
+        }
     }
     let record = load.stop().await;
     let (lost_at, doubled) = check(&addrs[0], &record).await;
@@ -249,6 +263,9 @@ async fn run(faults: &[Fault], synchronous: bool) -> Vec<Figures> {
     );
     // The per-fault table first: it stands whatever the checks below say.
     println!("{}", table(&figures, synchronous));
+    if let Some(stopped) = &stopped {
+        println!("the run {stopped}");
+    }
     assert!(events > 0, "the load's evictions announce events");
     assert!(
         jobs.enqueued > 0,
@@ -270,6 +287,9 @@ async fn run(faults: &[Fault], synchronous: bool) -> Vec<Figures> {
         );
     }
     assert_eq!((jobs.lost, jobs.discarded), (0, 0), "{jobs:?}");
+    if let Some(stopped) = stopped {
+        panic!("the run {stopped}");
+    }
     figures
 }
 
