@@ -189,8 +189,9 @@ impl Regions {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Status {
+    #[default]
     Ok,
     Warn,
     Over,

@@ -8,7 +8,7 @@ use crate::summarize::Retention;
 
 /// A session: its identity, policy and metadata, and the aggregates kept with every
 /// change (counts, the view, the last build, the anchor, estimate accuracy, usage).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Session {
     pub id: i64,
     pub tenant_id: i64,
