@@ -469,6 +469,7 @@ bootstrap:
     retry_timeout: {retry_timeout}
     synchronous_mode: {synchronous}
     synchronous_mode_strict: {strict}
+    maximum_lag_on_failover: {max_lag}
     postgresql:
       use_pg_rewind: true
       parameters:
@@ -496,6 +497,12 @@ postgresql:
   parameters:
     unix_socket_directories: {dir}
 ",
+            // Patroni promotes no replica further behind than this (1 MB by default): with
+            // asynchronous replication under load every replica can be, and a lost leader
+            // then is never replaced. The asynchronous trials allow 256 MB (a failover
+            // that may lose that much rather than none at all); synchronous replication
+            // promotes only the synchronous standby whatever the setting.
+            max_lag = if synchronous { 1_048_576 } else { 268_435_456 },
             name = self.name,
             rest = self.rest_port,
             pg = self.pg_port,
