@@ -6,6 +6,7 @@
 //! and the tool results as the provider says to send them back.
 use std::collections::{BTreeSet, HashSet};
 
+use ctxd_core::format::Format;
 use ctxd_core::ingest::{self, ANTHROPIC_THINKING_SIGNATURE, GEMINI_THOUGHT_SIGNATURES};
 use ctxd_core::message::{Message, Part, Role, ToolCall};
 use ctxd_core::render::{anthropic_messages, gemini};

@@ -11,6 +11,7 @@
 //!   sending them back.
 use std::collections::HashSet;
 
+use ctxd_core::format::Format;
 use ctxd_core::ingest::{self, OPENAI_REASONING_ENCRYPTED, OPENAI_REASONING_ID};
 use ctxd_core::message::{Message, Part, Role, ToolCall};
 use ctxd_core::render::{openai_chat, openai_responses};
