@@ -139,7 +139,7 @@ async function sessionPage(id, from) {
       clearInterval(poll);
       failed(error);
     }
-  }, 1000);
+  }, 500);
 }
 
 function route() {
