@@ -79,10 +79,11 @@ async fn info(console: &Console, tenant: i64, id: &str) -> Result<SessionInfo> {
 async fn session(console: &Console, tenant: i64, id: &str) -> Result<Value> {
     let info = info(console, tenant, id).await?;
     let row = &info.row;
-    let policy = &info.policy;
+    let policy = &info.row.policy;
     // The history the last build sent, by view state: the view's provider-valid
     // messages (as the build keeps them) within the build's first and last seq.
-    let view = view_of(console, tenant, &info).await?;
+    // The view as builds read it (the replica's view cache).
+    let view = console.engine.store().view(row).await?;
     let sent = (row.last_build_first_seq, row.last_build_last_seq);
     let mut by_state: HashMap<&str, i64> = HashMap::new();
     for index in crate::turns::provider_valid(&view) {
@@ -124,30 +125,6 @@ async fn session(console: &Console, tenant: i64, id: &str) -> Result<Value> {
             "estimate": view_report.estimate.total_tokens,
         },
     }))
-}
-
-/// The messages in the session's view now (from its first seq on).
-async fn view_of(console: &Console, tenant: i64, info: &SessionInfo) -> Result<Vec<StoredMessage>> {
-    let row = &info.row;
-    if row.message_count < row.view_first_seq.max(1) {
-        return Ok(Vec::new());
-    }
-    let mut out = Vec::new();
-    let mut next = row.view_first_seq.max(1);
-    while next <= row.message_count {
-        let expanded = expand(console, tenant, &row.external_id, next, row.message_count).await?;
-        out.extend(
-            expanded
-                .messages
-                .into_iter()
-                .filter(|m| m.view_state != ViewState::Summarized),
-        );
-        next = match expanded.next_seq {
-            0 => row.message_count + 1,
-            seq => seq,
-        };
-    }
-    Ok(out)
 }
 
 async fn expand(
@@ -193,7 +170,7 @@ async fn messages(console: &Console, tenant: i64, id: &str, query: &Query<'_>) -
         .flat_map(|m| &m.message.tool_calls)
         .map(|call| (call.id.as_str(), call.name.as_str()))
         .collect();
-    let render = Render::new(&info.policy);
+    let render = Render::new(&info.row.policy);
     let view_first = info.row.view_first_seq;
     let listed: Vec<Value> = page
         .iter()

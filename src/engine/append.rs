@@ -189,7 +189,7 @@ impl Engine {
         let (calls, answers) =
             check_tool_references(&state.known_calls, &request.messages, session.message_count)?;
 
-        let policy = session.policy.clone();
+        let policy = &session.policy;
         if counted.is_none() {
             *counted = Some(count_messages(self.counter(&policy).await?, &request.messages).await?);
         }

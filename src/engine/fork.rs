@@ -72,7 +72,7 @@ impl Engine {
                 ),
             ));
         }
-        let policy = fork_policy(&source.policy.clone(), request.overrides.clone())?;
+        let policy = fork_policy(&source.policy, request.overrides.clone())?;
         self.model_for(&policy)?;
         if at > 0 && source.inherits() && tx.lineage_depth().await? >= MAX_FORK_DEPTH {
             return Err(Error::FailedPrecondition {
@@ -123,7 +123,7 @@ impl Engine {
             })
             .await;
         match created {
-            Ok(row) => Ok(SessionInfo { row, policy }),
+            Ok(row) => Ok(SessionInfo { row }),
             Err(error) if error.is_unique_violation() => Err(Error::AlreadyExists(format!(
                 "session_id: a session named {} already exists",
                 quoted(&session_id)

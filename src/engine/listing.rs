@@ -57,11 +57,7 @@ impl Engine {
         };
         let mut sessions = Vec::with_capacity(listed.len());
         for entry in listed {
-            let policy = entry.session.policy.clone();
-            let info = SessionInfo {
-                row: entry.session,
-                policy,
-            };
+            let info = SessionInfo { row: entry.session };
             sessions.push((info, entry.link));
         }
         Ok(Listing {

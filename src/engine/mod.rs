@@ -125,11 +125,10 @@ pub struct Engine {
     quotas: Arc<QuotaGate>,
 }
 
-/// A session and its effective policy.
+/// A session as an operation answers it (its policy is the row's).
 #[derive(Debug, Clone)]
 pub struct SessionInfo {
     pub row: Session,
-    pub policy: Policy,
 }
 
 /// Tools offered with a request.

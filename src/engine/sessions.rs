@@ -76,11 +76,11 @@ impl Engine {
                 return self
                     .create_child(tenant_id, &session_id, &policy, &metadata, parent, quota)
                     .await
-                    .map(|(row, link)| (SessionInfo { row, policy }, Some(link)));
+                    .map(|(row, link)| (SessionInfo { row }, Some(link)));
             }
         };
         match created {
-            Ok((Creation::Created(row), link)) => Ok((SessionInfo { row: *row, policy }, link)),
+            Ok((Creation::Created(row), link)) => Ok((SessionInfo { row: *row }, link)),
             Ok((Creation::Full { live }, _)) => Err(live_sessions_full(live, live_sessions)),
             Err(error) => Err(taken(error, &session_id)),
         }
@@ -135,8 +135,7 @@ impl Engine {
 
     pub async fn get_session(&self, tenant_id: i64, session_id: &str) -> Result<SessionInfo> {
         let row = self.session_row(tenant_id, session_id).await?;
-        let policy = row.policy.clone();
-        Ok(SessionInfo { row, policy })
+        Ok(SessionInfo { row })
     }
 
     /// The active summaries, the budget of the next request and the summaries reverts
@@ -155,8 +154,8 @@ impl Engine {
             tool_tokens: row.last_build_tool_tokens,
         };
         let report = session_report(
-            &info.policy,
-            info.policy.max_output_tokens,
+            &info.row.policy,
+            info.row.policy.max_output_tokens,
             row,
             regions,
             row.last_turn_tokens,

@@ -16,8 +16,8 @@ pub(in crate::api) fn session_to_pb(info: &engine::SessionInfo) -> pb::Session {
     };
     pb::Session {
         session_id: row.external_id.clone(),
-        policy: Some(policy_to_pb(&info.policy.in_force())),
-        requested_policy: Some(policy_to_pb(&info.policy)),
+        policy: Some(policy_to_pb(&info.row.policy.in_force())),
+        requested_policy: Some(policy_to_pb(&info.row.policy)),
         version: row.version,
         message_count: row.message_count,
         turn_count: row.turn_count,
@@ -57,7 +57,7 @@ pub(in crate::api) fn session_to_pb(info: &engine::SessionInfo) -> pb::Session {
             summaries_written: row.summaries_written,
             summary_tokens: row.summary_tokens,
             consecutive_failures: i64::from(row.compaction_failures),
-            paused: i64::from(row.compaction_failures) >= info.policy.compaction_failure_limit,
+            paused: i64::from(row.compaction_failures) >= info.row.policy.compaction_failure_limit,
             compaction_held: row.compaction_held(),
             resume_at_log_tokens: row.compaction_resume_log_tokens,
             cache_stable_pct: if row.builds > 1 {
