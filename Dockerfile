@@ -18,11 +18,11 @@ ARG DEBIAN_RELEASE=bookworm
 FROM rust:${RUST_VERSION}-${DEBIAN_RELEASE} AS builder
 WORKDIR /src
 
-# Only what the build reads: build.rs compiles proto/ with protox (no protoc needed),
-# sqlx::migrate!("./migrations") embeds migrations/ into the binary at compile time, and
-# Cargo.toml names benches/core.rs (cargo checks that the file exists) and the workspace
-# member crates/core (the pure core).
-COPY Cargo.toml Cargo.lock build.rs ./
+# Only what the build reads: crates/server/build.rs compiles proto/ with protox (no
+# protoc needed), sqlx::migrate!("../../migrations") embeds migrations/ into the binary at
+# compile time, and Cargo.toml names benches/core.rs (cargo checks that the file exists)
+# and the workspace's member crates (core, localpg, server, tools).
+COPY Cargo.toml Cargo.lock ./
 COPY benches/ benches/
 COPY proto/ proto/
 COPY migrations/ migrations/

@@ -2,7 +2,7 @@
 //! a newcomer reads at once. Reads the sources (no build needed). A function's length
 //! runs from its `fn` line to its closing brace, found by matching braces in the text
 //! with comments, strings and character literals blanked; test code (`tests.rs`,
-//! `*_tests.rs`, a `#[cfg(test)] mod … {` block) and generated code (`src/pb/`'s
+//! `*_tests.rs`, a `#[cfg(test)] mod … {` block) and generated code (`crates/server/src/pb/`'s
 //! included files live in the build directory) are left out.
 use std::path::{Path, PathBuf};
 

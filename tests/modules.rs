@@ -1,5 +1,5 @@
-//! No module cycles: the library's modules (one per file of `src/`) depend on each other
-//! one way. Reads the sources, no database, no build of the crate needed.
+//! No module cycles: in each crate of the workspace, the modules (one per file of its
+//! `src/`) depend on each other one way; and the crates themselves depend one way. Reads the sources, no database, no build of the crate needed.
 //!
 //! The graph is the one `modcycles.py` builds. A file's module is its path under `src/`
 //! (`foo/mod.rs` is `foo`, `lib.rs` the root; `main.rs` is the binary's own crate, which
@@ -375,36 +375,51 @@ fn closed_path(graph: &BTreeMap<String, BTreeSet<String>>, group: &[&str]) -> Ve
     unreachable!("a strongly connected group has a closed path")
 }
 
-#[test]
-fn the_library_has_no_module_cycles() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let files = read_crate(&src);
-    assert!(
-        files.iter().any(|(_, f, _)| f == "src/store/append.rs"),
-        "read the sources"
-    );
-    let found = cycles(&graph(&files));
-    assert!(
-        found.is_empty(),
-        "module cycles (see docs/architecture.md: dependencies point one way):\n{}",
-        found.join("\n")
-    );
-}
+/// Each crate of the workspace: its folder, and a file that must be read (so a move of
+/// the sources cannot leave the test reading nothing).
+const CRATES: &[(&str, &str)] = &[
+    ("crates/core/src", "src/budget.rs"),
+    ("crates/server/src", "src/store/append.rs"),
+    ("crates/tools/src", "src/replay.rs"),
+    ("crates/localpg/src", "src/spawn.rs"),
+    ("src", "src/lib.rs"),
+];
 
 #[test]
-fn the_core_has_no_module_cycles() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/core/src");
-    let files = read_crate(&src);
-    assert!(
-        files.iter().any(|(_, f, _)| f == "src/budget.rs"),
-        "read the core's sources"
-    );
-    let found = cycles(&graph(&files));
-    assert!(
-        found.is_empty(),
-        "module cycles in crates/core:\n{}",
-        found.join("\n")
-    );
+fn no_crate_has_module_cycles() {
+    for (folder, known) in CRATES {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(folder);
+        let files = read_crate(&src);
+        assert!(
+            files.iter().any(|(_, f, _)| f == known),
+            "read the sources of {folder}"
+        );
+        let found = cycles(&graph(&files));
+        assert!(
+            found.is_empty(),
+            "module cycles in {folder} (see docs/architecture.md: dependencies point one way):\n{}",
+            found.join("\n")
+        );
+    }
+}
+
+/// The crates depend on each other one way: the binary on the tools, the tools on the
+/// server, the server on the core and the launcher; the core and the launcher on no
+/// other crate of ctxd.
+#[test]
+fn the_crates_depend_one_way() {
+    let reaches = |package: &str, other: &str| dependency_tree(package).contains(other);
+    for (package, below) in [
+        ("ctxd-core", &["ctxd-localpg", "ctxd-server", "ctxd-tools"][..]),
+        ("ctxd-localpg", &["ctxd-core", "ctxd-server", "ctxd-tools"][..]),
+        ("ctxd-server", &["ctxd-tools"][..]),
+    ] {
+        for other in below {
+            assert!(!reaches(package, other), "{package} depends on {other}");
+        }
+    }
+    assert!(reaches("ctxd-tools", "ctxd-server"), "read the tree");
+    assert!(reaches("ctxd", "ctxd-tools"), "read the tree");
 }
 
 /// Crates that do I/O (network, database, async runtime, processes): none may reach the

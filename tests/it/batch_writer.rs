@@ -72,7 +72,7 @@ async fn the_batch_queued_behind_the_writer_runs_on_its_connection(pool: PgPool)
 
 /// A burst queued behind a lone append is written as two halves, not as one batch of
 /// all of it: otherwise a burst settles into alternating batches of one and of all the
-/// rest, whose round trips are mostly fixed (src/store/batch/mod.rs, `balanced`).
+/// rest, whose round trips are mostly fixed (crates/server/src/store/batch/mod.rs, `balanced`).
 #[sqlx::test]
 async fn a_burst_behind_a_lone_append_is_written_in_halves(pool: PgPool) {
     const BURST: usize = 20;

@@ -1,7 +1,7 @@
 //! A provider request as an unmodified agent sends it, taken apart and put back
 //! together around ctxd: the history it carries (read by `ingest`), the system text and
 //! tools it counts against the window, and everything else, kept verbatim for the
-//! upstream. Pure; the provider endpoint (`src/proxy/`) runs it.
+//! upstream. Pure; the provider endpoint (`crates/server/src/proxy/`) runs it.
 //!
 //! - [`split`] takes a request body apart; [`merge`] puts the body ctxd built back into
 //!   what the client sent, every non-message field as it came.

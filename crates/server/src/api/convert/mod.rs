@@ -17,7 +17,7 @@ pub(super) use messages::{
     message_to_pb, messages_from_pb, provider_of, stored_to_pb, tools_from_pb,
 };
 pub(super) use policy::overrides_from_pb;
-pub(crate) use policy::tokenizer_to_pb;
+pub use policy::tokenizer_to_pb;
 pub(super) use search::hit_to_pb;
 pub(super) use session::{
     child_to_pb, report_to_pb, session_to_pb, subtree_to_pb, summary_to_pb, with_link,

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
 
-use crate::tls::read_pem;
+use ctxd_server::tls::read_pem;
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -65,7 +65,7 @@ pub async fn connect(
         endpoint = endpoint.tls_config(config)?;
     }
     endpoint.connect().await.map_err(|error| {
-        format!("cannot connect to {addr}: {}", crate::error::chain(&error)).into()
+        format!("cannot connect to {addr}: {}", ctxd_server::error::chain(&error)).into()
     })
 }
 

@@ -4,9 +4,9 @@
 //! stream's first heartbeat); with it, it prints new events as they come until
 //! interrupted. `--after CURSOR` resumes after an event printed before.
 use crate::client::ClientTls;
-use crate::pb;
-use crate::pb::context_service_client::ContextServiceClient;
-use crate::pb::subscribe_events_response::Item;
+use ctxd_server::pb;
+use ctxd_server::pb::context_service_client::ContextServiceClient;
+use ctxd_server::pb::subscribe_events_response::Item;
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 

@@ -26,7 +26,7 @@ use crate::fanout::Hub;
 use crate::metrics::metrics;
 use crate::pb;
 
-pub(crate) use convert::tokenizer_to_pb;
+pub use convert::tokenizer_to_pb;
 pub use status::status;
 
 pub struct ContextApi {

@@ -111,7 +111,7 @@ mod tests {
 
     #[test]
     fn every_migration_expands_or_is_named_a_contract() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations");
         let mut checked = 0;
         for m in super::super::known() {
             let file = std::fs::read_dir(&dir)

@@ -5,7 +5,7 @@ use super::facts::{Checker, SessionFacts, collapse};
 use super::server::Client;
 use super::strategies::Build;
 use crate::client::with_key;
-use crate::pb;
+use ctxd_server::pb;
 use crate::replay::BoxError;
 
 /// Lost facts asked about per session and window, spread evenly over the lost ones.

@@ -6,8 +6,8 @@
 use std::fmt::Write as _;
 
 use crate::client::ClientTls;
-use crate::pb;
-use crate::pb::context_service_client::ContextServiceClient;
+use ctxd_server::pb;
+use ctxd_server::pb::context_service_client::ContextServiceClient;
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 

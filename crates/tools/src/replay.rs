@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::client::with_key;
-use crate::pb;
-use crate::pb::context_service_client::ContextServiceClient;
-use crate::policy::TokenizerKind;
+use ctxd_server::pb;
+use ctxd_server::pb::context_service_client::ContextServiceClient;
+use ctxd_server::policy::TokenizerKind;
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -249,7 +249,7 @@ pub async fn replay_one(
             context_window_tokens: Some(options.window),
             tokenizer: options
                 .tokenizer
-                .map(|tokenizer| crate::api::tokenizer_to_pb(tokenizer) as i32),
+                .map(|tokenizer| ctxd_server::api::tokenizer_to_pb(tokenizer) as i32),
             ..Default::default()
         }),
         ..Default::default()

@@ -8,8 +8,8 @@ use ctxd_core::message::{Message, Role, ToolCall};
 
 use super::strategies::Build;
 use crate::client::with_key;
-use crate::pb;
-use crate::pb::context_service_client::ContextServiceClient;
+use ctxd_server::pb;
+use ctxd_server::pb::context_service_client::ContextServiceClient;
 use crate::replay::BoxError;
 
 pub type Client = ContextServiceClient<tonic::transport::Channel>;

@@ -53,7 +53,7 @@ pub(in crate::api) fn overrides_from_pb(policy: pb::Policy) -> Result<PolicyOver
 }
 
 /// The proto value of a tokenizer.
-pub(crate) fn tokenizer_to_pb(tokenizer: TokenizerKind) -> pb::Tokenizer {
+pub fn tokenizer_to_pb(tokenizer: TokenizerKind) -> pb::Tokenizer {
     match tokenizer {
         TokenizerKind::O200kBase => pb::Tokenizer::O200kBase,
         TokenizerKind::Cl100kBase => pb::Tokenizer::Cl100kBase,

@@ -29,7 +29,7 @@ use futures::StreamExt as _;
 use ctxd_core::message::{Message, Role};
 use ctxd_core::tokenize::ToolDefinition;
 
-use crate::pb;
+use ctxd_server::pb;
 use crate::replay::BoxError;
 use facts::SessionFacts;
 use meter::{Meter, Totals};

@@ -5,7 +5,7 @@
 //! bug reports.
 use serde_json::{Value, json};
 
-use crate::pb;
+use ctxd_server::pb;
 
 /// The report of `response` (a GetSession with its view) as JSON.
 pub fn report(response: &pb::GetSessionResponse) -> Value {

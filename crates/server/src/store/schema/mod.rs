@@ -12,7 +12,7 @@ pub mod rule;
 pub use plan::{Applied, Assessment, Migration, assess, contracts_after};
 
 /// The migrations in `migrations/`.
-pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations");
 
 /// What connecting does about migrations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,7 +12,7 @@ use crate::config::Config;
 use crate::connections::ConnectionLimits;
 use crate::engine::{Engine, EngineConfig};
 use crate::jobs::WorkerConfig;
-use crate::localpg::LocalPostgres;
+use ctxd_localpg::LocalPostgres;
 use crate::pb;
 use crate::pb::context_service_server::ContextServiceServer;
 use crate::readiness::Readiness;
@@ -24,7 +24,7 @@ use crate::tls::ServerTls;
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
     #[error("{0}")]
-    LocalPostgres(#[from] crate::localpg::LocalPgError),
+    LocalPostgres(#[from] ctxd_localpg::LocalPgError),
     #[error("database error: {0}")]
     Database(#[from] StoreError),
     #[error("cannot connect to PostgreSQL at {url}: {source}")]

@@ -191,10 +191,10 @@ impl Engine {
 
         let policy = &session.policy;
         if counted.is_none() {
-            *counted = Some(count_messages(self.counter(&policy).await?, &request.messages).await?);
+            *counted = Some(count_messages(self.counter(policy).await?, &request.messages).await?);
         }
         let counts = counted.as_deref().unwrap_or_default();
-        let views = evictions(&policy, &request.messages, counts, session.message_count).await?;
+        let views = evictions(policy, &request.messages, counts, session.message_count).await?;
         let content_bytes =
             (self.config.limits).session_bytes_after(session.content_bytes, &request.messages)?;
         let batch = Batch {
@@ -204,11 +204,11 @@ impl Engine {
             usage: usage_index.zip(request.usage),
             content_bytes,
         };
-        let plan = append::plan(&policy, session, &batch);
+        let plan = append::plan(policy, session, &batch);
         // A model-backed session gets a summarization job, enqueued by this append's
         // write unless one is pending (the extractive summarizer runs within
         // BuildMessages instead: it is deterministic and takes about a millisecond).
-        let wants_job = plan.summarize_due && self.model_for(&policy)?.is_some();
+        let wants_job = plan.summarize_due && self.model_for(policy)?.is_some();
         if wants_job && state.assumed && !state.pending_known {
             // Whether a job is pending is not known: decide with a read.
             return Ok(None);
