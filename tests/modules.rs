@@ -410,8 +410,14 @@ fn no_crate_has_module_cycles() {
 fn the_crates_depend_one_way() {
     let reaches = |package: &str, other: &str| dependency_tree(package).contains(other);
     for (package, below) in [
-        ("ctxd-core", &["ctxd-localpg", "ctxd-server", "ctxd-tools"][..]),
-        ("ctxd-localpg", &["ctxd-core", "ctxd-server", "ctxd-tools"][..]),
+        (
+            "ctxd-core",
+            &["ctxd-localpg", "ctxd-server", "ctxd-tools"][..],
+        ),
+        (
+            "ctxd-localpg",
+            &["ctxd-core", "ctxd-server", "ctxd-tools"][..],
+        ),
         ("ctxd-server", &["ctxd-tools"][..]),
     ] {
         for other in below {

@@ -2,7 +2,7 @@
 //! data directory), health, API keys created with `ctxd tenant create`, who may call
 //! without a key, and a clean stop on SIGTERM that also stops the private PostgreSQL.
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ctxd::pb;
 use ctxd::pb::context_service_client::ContextServiceClient;
@@ -28,49 +28,35 @@ pub fn ctxd(data_dir: &std::path::Path) -> Command {
 pub async fn wait_serving(addr: &str, child: &mut Child) {
     use tonic_health::pb::health_check_response::ServingStatus;
     use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
-    let deadline = Instant::now() + Duration::from_secs(90);
-    loop {
+    let every = Duration::from_millis(100);
+    let serving = crate::support::poll(Duration::from_secs(90), every, async || {
         assert!(
             child.try_wait().unwrap().is_none(),
             "ctxd exited before serving"
         );
-        if let Ok(channel) = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
-            .unwrap()
-            .connect()
-            .await
-        {
-            let mut health = HealthClient::new(channel);
-            if let Ok(response) = health
-                .check(HealthCheckRequest {
-                    service: String::new(),
-                })
-                .await
-                && response.into_inner().status() == ServingStatus::Serving
-            {
-                return;
-            }
-        }
-        assert!(Instant::now() < deadline, "ctxd did not serve within 90 s");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+        let endpoint = tonic::transport::Endpoint::from_shared(format!("http://{addr}")).unwrap();
+        let mut health = HealthClient::new(endpoint.connect().await.ok()?);
+        let request = HealthCheckRequest {
+            service: String::new(),
+        };
+        let status = health.check(request).await.ok()?.into_inner().status();
+        (status == ServingStatus::Serving).then_some(())
+    })
+    .await;
+    assert!(serving.is_some(), "ctxd did not serve within 90 s");
 }
 
 pub async fn terminate(mut child: Child) {
     let pid = child.id() as i32;
     // SAFETY: kill(2) on a child we own.
     unsafe { libc::kill(pid, libc::SIGTERM) };
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            assert!(status.success(), "ctxd exited with {status} after SIGTERM");
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "ctxd did not stop within 60 s of SIGTERM"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let every = Duration::from_millis(50);
+    let status = crate::support::poll(Duration::from_secs(60), every, async || {
+        child.try_wait().unwrap()
+    })
+    .await
+    .expect("ctxd stopped within 60 s of SIGTERM");
+    assert!(status.success(), "ctxd exited with {status} after SIGTERM");
 }
 
 fn start(data_dir: &std::path::Path, addr: &str) -> Child {

@@ -605,22 +605,23 @@ async fn a_job_whose_worker_dies_on_its_last_attempt_ends_with_the_fallback(pool
     }
     let mut client = client_of(&holder.0).await;
     // Its end is announced to nobody (no Compact waits on it): read until it ends.
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    let ended = loop {
-        let ended = job(&mut client, job_id).await;
-        let finished = [
-            pb::JobState::Completed,
-            pb::JobState::Discarded,
-            pb::JobState::Cancelled,
-        ]
-        .iter()
-        .any(|state| ended.state == *state as i32);
-        if finished {
-            break ended;
-        }
-        assert!(std::time::Instant::now() < deadline, "{ended:?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let ended = crate::support::poll(
+        Duration::from_secs(60),
+        Duration::from_millis(20),
+        async || {
+            let ended = job(&mut client, job_id).await;
+            let finished = [
+                pb::JobState::Completed,
+                pb::JobState::Discarded,
+                pb::JobState::Cancelled,
+            ]
+            .iter()
+            .any(|state| ended.state == *state as i32);
+            finished.then_some(ended)
+        },
+    )
+    .await
+    .expect("the job ended within 60 s");
     assert_eq!(ended.state, pb::JobState::Discarded as i32, "{ended:?}");
     assert_eq!(ended.attempts, 2, "{ended:?}");
     assert!(ended.last_error.contains("lease expired"), "{ended:?}");

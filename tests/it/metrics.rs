@@ -3,7 +3,7 @@
 //! see the RPCs and the compactions an agent loop caused.
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ctxd::pb;
 use ctxd::pb::context_service_client::ContextServiceClient;
@@ -96,21 +96,18 @@ async fn wait_for(
     accept: impl Fn(f64) -> bool,
     dir: &Path,
 ) -> f64 {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let value = query(http, web, promql).await;
-        if let Some(value) = value
-            && accept(value)
-        {
-            return value;
-        }
-        if Instant::now() > deadline {
-            let log = std::fs::read_to_string(dir.join("prometheus.log")).unwrap_or_default();
-            let tail: Vec<&str> = log.lines().rev().take(20).collect();
-            panic!("{promql} stayed at {value:?}; prometheus log tail: {tail:#?}");
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let mut last = None;
+    let every = Duration::from_millis(200);
+    let accepted = crate::support::poll(Duration::from_secs(60), every, async || {
+        last = query(http, web, promql).await;
+        last.filter(|value| accept(*value))
+    })
+    .await;
+    accepted.unwrap_or_else(|| {
+        let log = std::fs::read_to_string(dir.join("prometheus.log")).unwrap_or_default();
+        let tail: Vec<&str> = log.lines().rev().take(20).collect();
+        panic!("{promql} stayed at {last:?}; prometheus log tail: {tail:#?}");
+    })
 }
 
 /// A turn whose tool output is about 600 tokens.
@@ -410,21 +407,19 @@ async fn dashboard_queries_work(http: &reqwest::Client, web: &str, dir: &Path) {
                 continue;
             }
             // Rates need two scrapes of the series: poll until the query has data.
-            let deadline = Instant::now() + Duration::from_secs(60);
-            loop {
-                let body = query_body(http, web, &promql).await;
-                if body["data"]["result"]
-                    .as_array()
+            let mut body = serde_json::Value::Null;
+            let every = Duration::from_millis(250);
+            let data = crate::support::poll(Duration::from_secs(60), every, async || {
+                body = query_body(http, web, &promql).await;
+                let result = body["data"]["result"].as_array();
+                result
                     .is_some_and(|result| !result.is_empty())
-                {
-                    break;
-                }
-                if Instant::now() > deadline {
-                    let log =
-                        std::fs::read_to_string(dir.join("prometheus.log")).unwrap_or_default();
-                    panic!("the dashboard's query {expr} has no data: {body}; log: {log}");
-                }
-                tokio::time::sleep(Duration::from_millis(250)).await;
+                    .then_some(())
+            })
+            .await;
+            if data.is_none() {
+                let log = std::fs::read_to_string(dir.join("prometheus.log")).unwrap_or_default();
+                panic!("the dashboard's query {expr} has no data: {body}; log: {log}");
             }
             checked += 1;
         }

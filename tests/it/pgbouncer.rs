@@ -8,7 +8,7 @@
 use std::collections::{BTreeSet, HashSet};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ctxd::pb;
 use sqlx::postgres::PgConnectOptions;
@@ -105,26 +105,22 @@ impl PgBouncer {
 
     /// Polls the admin console until it answers.
     async fn wait_ready(&mut self) {
-        let deadline = Instant::now() + PATIENCE;
-        loop {
+        let every = Duration::from_millis(50);
+        let options = self.admin_options();
+        let ready = crate::support::poll(PATIENCE, every, async || {
             if let Some(status) = self.child.try_wait().unwrap() {
                 panic!("pgbouncer exited with {status}:\n{}", self.log());
             }
-            if let Ok(mut admin) = PgConnection::connect_with(&self.admin_options()).await
-                && sqlx::raw_sql("SHOW VERSION")
-                    .execute(&mut admin)
-                    .await
-                    .is_ok()
-            {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "pgbouncer did not accept connections within {PATIENCE:?}:\n{}",
-                self.log()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+            let mut admin = PgConnection::connect_with(&options).await.ok()?;
+            let answered = sqlx::raw_sql("SHOW VERSION").execute(&mut admin).await;
+            answered.ok().map(|_| ())
+        })
+        .await;
+        assert!(
+            ready.is_some(),
+            "pgbouncer did not accept connections within {PATIENCE:?}:\n{}",
+            self.log()
+        );
     }
 
     /// The URL replicas connect to: the test database through PgBouncer.

@@ -2,7 +2,7 @@
 //! (`db.client.connection.pending_requests`): a store whose main pool has one
 //! connection, held by a transaction, while other requests wait for it.
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ctxd::store::{Endpoints, Pooler, Store};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
@@ -10,18 +10,16 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 /// Waits (polling the sample, up to a deadline) until the main pool counts `want`
 /// requests waiting for a connection.
 async fn pending_reaches(store: &Store, want: usize) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let pending = store.pool_sample().main.pending;
-        if pending == want {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the main pool counted {pending} waiting requests, never {want}"
-        );
-        tokio::task::yield_now().await;
-    }
+    let every = Duration::from_millis(1);
+    let reached = crate::support::poll(Duration::from_secs(10), every, async || {
+        (store.pool_sample().main.pending == want).then_some(())
+    })
+    .await;
+    let pending = store.pool_sample().main.pending;
+    assert!(
+        reached.is_some(),
+        "the main pool counted {pending} waiting requests, never {want}"
+    );
 }
 
 /// One connection held by a session's write transaction; a read (a statement on the

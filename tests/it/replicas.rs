@@ -730,8 +730,9 @@ async fn writers_of(pool: &PgPool, seq: i64) -> Vec<(String, String, String)> {
 
 /// Returns once a statement of the test's database waits for a lock (10 s at most).
 async fn wait_for_a_lock_waiter(pool: &PgPool) {
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
+    let patience = std::time::Duration::from_secs(10);
+    let every = std::time::Duration::from_millis(5);
+    let waited = crate::support::poll(patience, every, async || {
         let waiters: i64 = sqlx::query_scalar(
             "select count(*) from pg_stat_activity
              where datname = current_database() and wait_event_type = 'Lock'",
@@ -739,15 +740,10 @@ async fn wait_for_a_lock_waiter(pool: &PgPool) {
         .fetch_one(pool)
         .await
         .unwrap();
-        if waiters > 0 {
-            return;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no statement waited for the lock"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    }
+        (waiters > 0).then_some(())
+    })
+    .await;
+    assert!(waited.is_some(), "no statement waited for the lock");
 }
 
 /// A server, its client, a store on the same database and the default tenant, with

@@ -241,15 +241,15 @@ fn anchor_for(
 ) -> AnchorUpdate {
     let previous = session.anchor();
     let built_right_before =
-        session.last_build_first_seq > 0 && session.last_build_last_seq == assistant_seq - 1;
-    let fixed = session.last_build_system_tokens.max(REPLY_PRIMING)
-        + session.last_build_tool_tokens
+        session.builds.last.first_seq > 0 && session.builds.last.last_seq == assistant_seq - 1;
+    let fixed = session.builds.last.system_tokens.max(REPLY_PRIMING)
+        + session.builds.last.tool_tokens
         + session.summary_tokens;
     let (first_seq, history, predicted) = if built_right_before {
         (
-            session.last_build_first_seq,
-            session.last_build_history_tokens,
-            session.last_build_estimate_tokens,
+            session.builds.last.first_seq,
+            session.builds.last.history_tokens,
+            session.builds.last.estimate_tokens,
         )
     } else {
         let estimate = budget::estimate(
@@ -283,7 +283,7 @@ fn anchor_for(
         None => budget::first_delta_ratio(
             reported,
             fixed + history,
-            fixed + history - session.last_build_tool_tokens,
+            fixed + history - session.builds.last.tool_tokens,
         ),
     };
     AnchorUpdate {

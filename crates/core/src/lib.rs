@@ -31,6 +31,7 @@ pub mod fork;
 pub mod format;
 pub mod ingest;
 pub mod job;
+pub mod ladder;
 pub mod ledger;
 pub mod limits;
 pub mod listing;

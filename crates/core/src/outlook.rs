@@ -21,10 +21,10 @@ pub fn summary_region(summaries: &[Summary], policy: &Policy) -> i64 {
 /// and tools of the latest build, the summaries and the view.
 pub fn row_report(policy: &Policy, row: &Session) -> Report {
     let regions = Regions {
-        system_tokens: row.last_build_system_tokens.max(REPLY_PRIMING),
+        system_tokens: row.builds.last.system_tokens.max(REPLY_PRIMING),
         summary_tokens: row.summary_tokens,
         history_tokens: row.view_tokens,
-        tool_tokens: row.last_build_tool_tokens,
+        tool_tokens: row.builds.last.tool_tokens,
     };
     session_report(
         policy,

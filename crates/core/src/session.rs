@@ -26,12 +26,6 @@ pub struct Session {
     pub last_turn_tokens: i64,
     pub view_first_seq: i64,
     pub view_epoch: i64,
-    pub last_build_first_seq: i64,
-    pub last_build_last_seq: i64,
-    pub last_build_system_tokens: i64,
-    pub last_build_tool_tokens: i64,
-    pub last_build_history_tokens: i64,
-    pub last_build_estimate_tokens: i64,
     /// The anchor of the session's last usage report, if it has reported.
     pub anchor: Option<Anchor>,
     pub est_samples: i64,
@@ -43,9 +37,8 @@ pub struct Session {
     pub usage_cached_tokens: i64,
     pub cleared_messages: i64,
     pub evicted_messages: i64,
-    pub last_build_view_epoch: i64,
-    pub builds: i64,
-    pub extending_builds: i64,
+    /// Builds recorded, and the last one.
+    pub builds: Builds,
     pub summary_tokens: i64,
     pub summaries_written: i64,
     pub compaction_failures: i32,
@@ -108,4 +101,26 @@ pub struct Summary {
     pub facts: i32,
     pub facts_lost: i32,
     pub retention: Retention,
+}
+
+/// A session's builds: how many, how many extended the previous one's prefix (its
+/// provider's prompt cache survived), and what the last one sent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Builds {
+    pub count: i64,
+    pub extending: i64,
+    pub last: BuildRecord,
+}
+
+/// What a build sent, recorded with it: the seqs of the history, each region's tokens,
+/// the estimate of the whole request, and the view epoch it read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BuildRecord {
+    pub first_seq: i64,
+    pub last_seq: i64,
+    pub system_tokens: i64,
+    pub tool_tokens: i64,
+    pub history_tokens: i64,
+    pub estimate_tokens: i64,
+    pub view_epoch: i64,
 }

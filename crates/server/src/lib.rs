@@ -9,8 +9,8 @@
 //! crate; its modules are re-exported here under their own names (`message`, `policy`, ...).
 pub use ctxd_core::{
     append, budget, chunks, compaction, error, events, exchange, fit, fork, format, ingest, job,
-    ledger, limits, listing, message, outlook, policy, quota, render, revert, session, summarize,
-    tokenize, tree, turns, validate,
+    ladder, ledger, limits, listing, message, outlook, policy, quota, render, revert, session,
+    summarize, tokenize, tree, turns, validate,
 };
 
 pub mod accept;

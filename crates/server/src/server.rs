@@ -12,7 +12,6 @@ use crate::config::Config;
 use crate::connections::ConnectionLimits;
 use crate::engine::{Engine, EngineConfig};
 use crate::jobs::WorkerConfig;
-use ctxd_localpg::LocalPostgres;
 use crate::pb;
 use crate::pb::context_service_server::ContextServiceServer;
 use crate::readiness::Readiness;
@@ -20,6 +19,7 @@ use crate::store::schema::Assessment;
 use crate::store::{Endpoints, Migrations, NotifyGate, Store, StoreError};
 use crate::summarizer::model::{Api, ModelSummarizer};
 use crate::tls::ServerTls;
+use ctxd_localpg::LocalPostgres;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {

@@ -65,7 +65,11 @@ pub async fn connect(
         endpoint = endpoint.tls_config(config)?;
     }
     endpoint.connect().await.map_err(|error| {
-        format!("cannot connect to {addr}: {}", ctxd_server::error::chain(&error)).into()
+        format!(
+            "cannot connect to {addr}: {}",
+            ctxd_server::error::chain(&error)
+        )
+        .into()
     })
 }
 

@@ -12,15 +12,32 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = bool>,
 {
-    let deadline = Instant::now() + Duration::from_secs(30);
+    poll(
+        Duration::from_secs(30),
+        Duration::from_millis(20),
+        async || condition().await.then_some(()),
+    )
+    .await
+    .is_some()
+}
+
+/// Asks `probe` every `every` until it answers, for at most `patience`: its answer, or
+/// `None` when the patience ran out. The one poll-with-deadline loop of the tests, for
+/// what no event announces.
+pub async fn poll<T>(
+    patience: Duration,
+    every: Duration,
+    mut probe: impl AsyncFnMut() -> Option<T>,
+) -> Option<T> {
+    let deadline = Instant::now() + patience;
     loop {
-        if condition().await {
-            return true;
+        if let Some(answer) = probe().await {
+            return Some(answer);
         }
         if Instant::now() >= deadline {
-            return false;
+            return None;
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        tokio::time::sleep(every).await;
     }
 }
 

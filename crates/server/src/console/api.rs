@@ -84,7 +84,7 @@ async fn session(console: &Console, tenant: i64, id: &str) -> Result<Value> {
     // messages (as the build keeps them) within the build's first and last seq.
     // The view as builds read it (the replica's view cache).
     let view = console.engine.store().view(row).await?;
-    let sent = (row.last_build_first_seq, row.last_build_last_seq);
+    let sent = (row.builds.last.first_seq, row.builds.last.last_seq);
     let mut by_state: HashMap<&str, i64> = HashMap::new();
     for index in crate::turns::provider_valid(&view) {
         let message = &view[index];
@@ -108,12 +108,12 @@ async fn session(console: &Console, tenant: i64, id: &str) -> Result<Value> {
             "summarize_threshold": policy.summarize_threshold_tokens(),
         },
         "last_build": {
-            "system": row.last_build_system_tokens,
-            "tools": row.last_build_tool_tokens,
-            "history": row.last_build_history_tokens,
-            "estimate": row.last_build_estimate_tokens,
-            "first_seq": row.last_build_first_seq,
-            "last_seq": row.last_build_last_seq,
+            "system": row.builds.last.system_tokens,
+            "tools": row.builds.last.tool_tokens,
+            "history": row.builds.last.history_tokens,
+            "estimate": row.builds.last.estimate_tokens,
+            "first_seq": row.builds.last.first_seq,
+            "last_seq": row.builds.last.last_seq,
         },
         "summaries": row.summary_tokens,
         "history_by_state": by_state,

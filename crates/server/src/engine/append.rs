@@ -21,8 +21,6 @@ const MAX_IDEMPOTENCY_KEY_CHARS: usize = 200;
 /// Optimistic tries of an append racing other writers of its session before it reads
 /// under the row lock.
 const OPTIMISTIC_APPEND_ATTEMPTS: usize = 3;
-/// Tries of an append on the replica's cached row before it reads.
-const CACHED_APPEND_ATTEMPTS: usize = 2;
 
 impl Engine {
     pub async fn append_turn(
@@ -68,23 +66,14 @@ impl Engine {
                 .map(|m| m.tool_call_id.as_str())
                 .collect();
             // Not for a fork's batch that names a tool call: the write's checks of an
-            // assumed state see only the fork's own calls, not those it inherited. A
-            // second try when the first found the pending job it relied on gone (the
-            // replica then knows which is pending, and keeps the row).
-            for attempt in 0..CACHED_APPEND_ATTEMPTS {
-                let Some(state) = self
-                    .store
-                    .cached_append_state(tenant_id, &request.session_id, &answered)
-                    .filter(|state| !state.session.inherits() || referenced.is_empty())
-                    .filter(|state| attempt == 0 || state.pending_known)
-                else {
-                    break;
-                };
-                // Written, or the write refused (the row changed, a reference does not
-                // hold), or a verdict on the request that the cached row might explain:
-                // then a read below decides with what the database holds. Both verdicts
-                // come before the write; any other error may come after it committed, and
-                // is returned (deciding again could append twice).
+            // assumed state see only the fork's own calls, not those it inherited.
+            // Written, or the write refused (the row changed, a reference does not
+            // hold), or a verdict on the request that the cached row might explain: then
+            // a read below decides with what the database holds. Both verdicts come
+            // before the write; any other error may come after it committed.
+            let mut tries = self.store.cached_tries(tenant_id, &request.session_id);
+            let eligible = |state: &AppendState| !state.session.inherits() || referenced.is_empty();
+            while let Some(state) = tries.next(&answered, eligible) {
                 match self
                     .append_once(&request, usage_index, state, &mut counts)
                     .await
@@ -93,8 +82,7 @@ impl Engine {
                     Ok(None) => {}
                     Err(Error::InvalidArgument { .. } | Error::Conflict { .. }) => break,
                     Err(error) => {
-                        // Whatever went wrong, the next append reads.
-                        self.store.forget_cached_row(tenant_id, &request.session_id);
+                        tries.failed();
                         return Err(error);
                     }
                 }

@@ -107,7 +107,7 @@ impl Engine {
     /// Writes `record` unless it repeats the last (a retry, a second reader); whether it
     /// extends the last build's prefix.
     async fn record_build(&self, row: &Session, record: BuildRecord) -> Result<BuildKind> {
-        let previous = last_build(row);
+        let previous = row.builds.last;
         if record == previous {
             return Ok(BuildKind::Repeats);
         }
@@ -343,18 +343,6 @@ fn render_sent(
             (keep[at], rendered)
         })
         .collect()
-}
-
-fn last_build(row: &Session) -> BuildRecord {
-    BuildRecord {
-        view_epoch: row.last_build_view_epoch,
-        first_seq: row.last_build_first_seq,
-        last_seq: row.last_build_last_seq,
-        system_tokens: row.last_build_system_tokens,
-        tool_tokens: row.last_build_tool_tokens,
-        history_tokens: row.last_build_history_tokens,
-        estimate_tokens: row.last_build_estimate_tokens,
-    }
 }
 
 fn does_not_fit(policy: &Policy, reserve: i64, system: i64, tools: i64, newest_turn: i64) -> Error {

@@ -1,25 +1,18 @@
 //! What a BuildMessages works on — the session row, its policy, view, summaries and the
-//! task ledger's block — and the compaction a build runs when it is due: clearing past
-//! the clear threshold, then summaries down to the low-water mark (inline for an
-//! extractive session, as a fallback for a model-backed one whose request would not fit
-//! otherwise), and the failure count that pauses automatic compaction.
+//! task ledger's block — as its compaction (`ladder.rs`) changes it.
 use std::sync::Arc;
 
-use super::clearing::{apply_to_view, plan_clearing};
+use super::Engine;
 use super::ledger::ledger_block;
 use super::report::{summary_region, view_estimate};
-use super::summary_pass::{MAX_SUMMARY_PASSES, Pass, PassOptions};
-use super::{Engine, JobReason};
-use crate::compaction;
 use crate::error::Result;
-use crate::events::CompactionKind;
+use crate::ladder::Load;
 use crate::ledger::Entry;
 use crate::ledger::render::Block;
 use crate::policy::Policy;
 use crate::session::{Session, Summary};
 use crate::store::View;
 use crate::summarize;
-use crate::summarizer::Writer;
 use crate::tokenize::Counter;
 
 /// A build's session as read, changed as its compaction goes.
@@ -54,6 +47,16 @@ impl Work {
         })
     }
 
+    /// What the request weighs now, for the compaction ladder.
+    pub fn load(&self) -> Load {
+        let (total, with_ledger) = self.totals();
+        Load {
+            total,
+            with_ledger,
+            limit: self.limit(),
+        }
+    }
+
     /// System prompt, tools and summaries.
     fn fixed(&self) -> i64 {
         self.system_tokens + self.tool_tokens + summary_region(&self.summaries, &self.policy)
@@ -72,7 +75,7 @@ impl Work {
         )
     }
 
-    fn render_ledger(&mut self) {
+    pub fn render_ledger(&mut self) {
         self.ledger = ledger_block(
             &self.entries,
             &self.view,
@@ -86,7 +89,7 @@ impl Work {
     /// Loop guard: after repeated failures automatic compaction waits for a manual
     /// Compact or a new user message; after a revert, until the session has grown or a
     /// manual Compact (the fit still keeps the budget).
-    fn paused(&self) -> bool {
+    pub fn paused(&self) -> bool {
         i64::from(self.row.compaction_failures) >= self.policy.compaction_failure_limit
             || self.row.compaction_held()
     }
@@ -124,138 +127,5 @@ impl Engine {
         };
         work.render_ledger();
         Ok(work)
-    }
-
-    /// Clears and summarizes when due; counts a due compaction that took nothing off.
-    pub(super) async fn compact_for_build(&self, tenant_id: i64, work: &mut Work) -> Result<()> {
-        let paused = work.paused();
-        let cleared = !paused && self.clear_for_build(tenant_id, work).await?;
-        // A clearing that did not reach the low-water mark already cost the cached
-        // prefix: summarizing in the same build costs nothing more.
-        let inline = self.model_for(&work.policy)?.is_none();
-        let (due, summarized) = if paused {
-            (false, false)
-        } else {
-            self.summarize_for_build(tenant_id, work, cleared && inline, inline)
-                .await?
-        };
-        self.count_failures(work, due, summarized || cleared).await
-    }
-
-    /// Past the clearing threshold (or over the limit), old tool results become
-    /// placeholders, persisted: the next builds extend this view. Whether it cleared.
-    async fn clear_for_build(&self, tenant_id: i64, work: &mut Work) -> Result<bool> {
-        let (before, before_with_ledger) = work.totals();
-        let limit = work.limit();
-        if before <= work.policy.clear_threshold_tokens() && before_with_ledger <= limit {
-            return Ok(false);
-        }
-        let target = work.policy.clear_target_tokens();
-        // Over the limit the request cannot go out as it is: any saving helps.
-        let min_savings = if before_with_ledger > limit {
-            0
-        } else {
-            compaction::clear_min_savings(&work.policy)
-        };
-        let wanted = (before - target).max(before_with_ledger - limit);
-        let plan = plan_clearing(&work.policy, &work.view, wanted, min_savings);
-        if plan.cleared.is_empty() {
-            return Ok(false);
-        }
-        // When the session moved on meanwhile, the fit still keeps this build within
-        // budget; the next build clears.
-        let Ok(cleared) = self
-            .apply_clearing(tenant_id, &work.row, &work.policy, &plan)
-            .await?
-        else {
-            return Ok(false);
-        };
-        apply_to_view(work.view.to_mut(), &cleared);
-        work.row = cleared.row;
-        work.render_ledger();
-        Ok(true)
-    }
-
-    /// Past the summarize threshold, or still over the limit, the oldest turns outside
-    /// the fresh tail go into summaries, one chunk at a time, down to the clear target:
-    /// one deep compaction, then many builds that extend it (the provider's prompt cache
-    /// survives those), rather than a small one every turn. A model-backed session is
-    /// summarized by a job (enqueued at append); here only when the request would not
-    /// fit otherwise, deterministically, asking for a job in the same transaction.
-    /// Whether summarizing was due, and whether it took anything off.
-    async fn summarize_for_build(
-        &self,
-        tenant_id: i64,
-        work: &mut Work,
-        mut summarizing: bool,
-        inline: bool,
-    ) -> Result<(bool, bool)> {
-        let summarize_at = work.policy.summarize_threshold_tokens();
-        let low_water = work.policy.clear_target_tokens();
-        let mut progress = false;
-        for _ in 0..MAX_SUMMARY_PASSES {
-            let (total, with_ledger) = work.totals();
-            let over = with_ledger > work.limit();
-            summarizing |= (total > summarize_at && inline) || over;
-            if !summarizing || (total <= low_water && !over) {
-                break;
-            }
-            let options = PassOptions {
-                writer: Writer::Extractive,
-                forced: true,
-                dry_run: false,
-                emergency: false,
-                follow_up: (!inline).then(|| self.summarize_job(JobReason::Fallback, 0, false)),
-                compaction: if inline {
-                    CompactionKind::Summarize
-                } else {
-                    CompactionKind::Fallback
-                },
-                job_id: 0,
-                shed_tokens: total - low_water,
-            };
-            let pass = self
-                .summarize_chunk(
-                    tenant_id,
-                    &work.row,
-                    &work.policy,
-                    &work.view,
-                    &work.summaries,
-                    &options,
-                )
-                .await?;
-            let Pass::Done(pass) = pass else {
-                break;
-            };
-            work.view.to_mut().drain(pass.covered.clone());
-            work.row = pass.row;
-            work.summaries = pass.summaries;
-            work.render_ledger();
-            progress = true;
-        }
-        Ok((summarizing, progress))
-    }
-
-    /// A build where compaction was due but took nothing off is a failure; any progress
-    /// resets the count.
-    async fn count_failures(&self, work: &mut Work, due: bool, progress: bool) -> Result<()> {
-        let row = &mut work.row;
-        let failures = match (due, progress) {
-            (true, false) => row.compaction_failures.saturating_add(1),
-            (_, true) => 0,
-            (false, false) => row.compaction_failures,
-        };
-        if failures != row.compaction_failures {
-            self.store.set_compaction_failures(row.id, failures).await?;
-            if i64::from(failures) >= work.policy.compaction_failure_limit {
-                tracing::warn!(
-                    session_id = %row.external_id,
-                    failures,
-                    "automatic compaction paused after repeated failures"
-                );
-            }
-            row.compaction_failures = failures;
-        }
-        Ok(())
     }
 }

@@ -49,7 +49,7 @@ impl Engine {
         after.view_epoch += 1;
         after.version += 1;
         after.cleared_messages += plan.cleared.len() as i64;
-        let around = row.last_build_system_tokens.max(REPLY_PRIMING) + row.last_build_tool_tokens;
+        let around = row.builds.last.system_tokens.max(REPLY_PRIMING) + row.builds.last.tool_tokens;
         let tokens_before = around + row.summary_tokens + row.view_tokens;
         tx.add_event(EventDetail::ToolResultsCleared {
             seqs: plan.cleared.iter().map(|(seq, _)| *seq).collect(),

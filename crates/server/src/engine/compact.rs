@@ -49,7 +49,7 @@ impl Engine {
             self.store.lift_compaction_hold(row.id).await?;
             row.compaction_resume_log_tokens = 0;
         }
-        let around = row.last_build_system_tokens.max(REPLY_PRIMING) + row.last_build_tool_tokens;
+        let around = row.builds.last.system_tokens.max(REPLY_PRIMING) + row.builds.last.tool_tokens;
         let target = Some(request.target_tokens)
             .filter(|tokens| *tokens > 0)
             .unwrap_or_else(|| policy.clear_target_tokens());

@@ -185,8 +185,8 @@ fn fork_budget_status(
     preview.last_turn_tokens = plan.last_turn_tokens;
     preview.view_epoch = 0;
     preview.anchor = None;
-    preview.last_build_system_tokens = 0;
-    preview.last_build_tool_tokens = 0;
+    preview.builds.last.system_tokens = 0;
+    preview.builds.last.tool_tokens = 0;
     row_report(policy, &preview).status
 }
 

@@ -50,6 +50,7 @@ mod compact;
 mod expand;
 mod finish;
 mod fork;
+mod ladder;
 mod ledger;
 mod listing;
 mod report;

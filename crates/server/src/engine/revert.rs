@@ -165,8 +165,8 @@ fn row_after(row: &Session, restored: &ViewAggregates, chain: &[CompactionRecord
     if let Some(anchor) = &mut after.anchor {
         anchor.view_epoch = restamped_epoch(anchor.view_epoch, chain, after.view_epoch);
     }
-    after.last_build_view_epoch =
-        restamped_epoch(row.last_build_view_epoch, chain, after.view_epoch);
+    after.builds.last.view_epoch =
+        restamped_epoch(row.builds.last.view_epoch, chain, after.view_epoch);
     after.compaction_resume_log_tokens = resume_log_tokens(
         row.log_tokens,
         restored.view_tokens.saturating_add(restored.summary_tokens),
@@ -184,7 +184,7 @@ fn update_of(after: &Session) -> RevertUpdate {
         summaries_written: after.summaries_written,
         view_epoch: after.view_epoch,
         anchor_view_epoch: after.anchor.map(|anchor| anchor.view_epoch),
-        last_build_view_epoch: after.last_build_view_epoch,
+        last_build_view_epoch: after.builds.last.view_epoch,
         resume_log_tokens: after.compaction_resume_log_tokens,
     }
 }

@@ -148,10 +148,10 @@ impl Engine {
             .reverted_summaries(row.id, MAX_REVERTED_SUMMARIES)
             .await?;
         let regions = Regions {
-            system_tokens: row.last_build_system_tokens.max(REPLY_PRIMING),
+            system_tokens: row.builds.last.system_tokens.max(REPLY_PRIMING),
             summary_tokens: row.summary_tokens,
             history_tokens: row.view_tokens,
-            tool_tokens: row.last_build_tool_tokens,
+            tool_tokens: row.builds.last.tool_tokens,
         };
         let report = session_report(
             &info.row.policy,

@@ -107,7 +107,7 @@ async fn store_summaries(tx: &mut SessionTx, chunk: &Chunk, written: &Written) -
 
 fn sizes(pass: &PassCommit<'_>, chunk: &Chunk, summary_tokens: i64, summaries: usize) -> Sizes {
     let row = pass.row;
-    let around = row.last_build_system_tokens.max(REPLY_PRIMING) + row.last_build_tool_tokens;
+    let around = row.builds.last.system_tokens.max(REPLY_PRIMING) + row.builds.last.tool_tokens;
     let view_total: i64 = pass.view.iter().map(|m| m.view_tokens).sum();
     let (view, active) = (pass.view.len(), pass.active.len());
     Sizes {

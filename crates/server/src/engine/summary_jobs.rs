@@ -162,7 +162,7 @@ impl Engine {
         };
         let failure = Arc::new(std::sync::Mutex::new(job.fallback_failure()));
         let writer = job_writer(job, model, final_attempt, &failure);
-        let around = row.last_build_system_tokens.max(REPLY_PRIMING) + row.last_build_tool_tokens;
+        let around = row.builds.last.system_tokens.max(REPLY_PRIMING) + row.builds.last.tool_tokens;
         let mut state = self.view_now(row).await?;
         let tokens_before = state.total(around, &policy);
         let summarize_at = policy.summarize_threshold_tokens();

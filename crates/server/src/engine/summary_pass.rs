@@ -14,8 +14,7 @@ use crate::summarize;
 use crate::summarizer::{self, Condensation, Writer};
 use crate::turns;
 
-/// Summarization passes one build may run (each takes one chunk).
-pub(super) const MAX_SUMMARY_PASSES: usize = 16;
+pub(super) use crate::ladder::MAX_SUMMARY_PASSES;
 
 /// How a summarization pass runs.
 #[derive(Debug, Clone)]

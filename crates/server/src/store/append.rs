@@ -62,6 +62,48 @@ pub enum Appended {
     Raced,
 }
 
+/// Tries of an append on the replica's cached row before it reads.
+const CACHED_APPEND_ATTEMPTS: usize = 2;
+
+/// An append's tries on the session row this replica cached: at most
+/// [`CACHED_APPEND_ATTEMPTS`], the second only when the first lost a race and the replica
+/// then knows the session's pending jobs. After the tries (none left, or the caller
+/// stopped on a verdict the cached row might explain), the append reads and decides with
+/// what the database holds; after a failure that may have come after the write
+/// committed, the caller calls [`CachedTries::failed`] and returns it (deciding again
+/// could append twice).
+pub struct CachedTries<'a> {
+    store: &'a Store,
+    tenant_id: i64,
+    external_id: &'a str,
+    tried: usize,
+}
+
+impl CachedTries<'_> {
+    /// The next try's state, when there is one and `eligible` accepts it. `answered`:
+    /// the calls the batch answers that it does not make itself.
+    pub fn next(
+        &mut self,
+        answered: &[&str],
+        eligible: impl Fn(&AppendState) -> bool,
+    ) -> Option<AppendState> {
+        if self.tried == CACHED_APPEND_ATTEMPTS {
+            return None;
+        }
+        let first = self.tried == 0;
+        self.tried += 1;
+        self.store
+            .cached_append_state(self.tenant_id, self.external_id, answered)
+            .filter(|state| eligible(state) && (first || state.pending_known))
+    }
+
+    /// A try failed in a way that may have followed its write: the next append reads.
+    pub fn failed(&self) {
+        self.store
+            .forget_cached_row(self.tenant_id, self.external_id);
+    }
+}
+
 /// The session row with what an append needs.
 static STATE_SQL: LazyLock<String> =
     LazyLock::new(|| with_session_columns(include_str!("sql/append/state.sql")));
@@ -93,6 +135,17 @@ impl Store {
     /// Drops the session's cached row, so its next append reads.
     pub fn forget_cached_row(&self, tenant_id: i64, external_id: &str) {
         self.rows.forget(tenant_id, external_id);
+    }
+
+    /// The tries of an append on the session row this replica cached, without a read
+    /// ([`CachedTries`]).
+    pub fn cached_tries<'a>(&'a self, tenant_id: i64, external_id: &'a str) -> CachedTries<'a> {
+        CachedTries {
+            store: self,
+            tenant_id,
+            external_id,
+            tried: 0,
+        }
     }
 
     /// The append's read; `None` when the tenant has no such session. `call_ids`: the
@@ -567,7 +620,7 @@ fn bind_effects<'q>(
         .bind(write.job.is_some_and(|(_, notify)| notify))
         .bind(EVENTS_CHANNEL)
         .bind(JOBS_CHANNEL)
-        .bind(session.builds)
+        .bind(session.builds.count)
         .bind(write.update.content_bytes)
         .bind(Json(&ledger.entries))
         .bind(Json(&ledger.runs))

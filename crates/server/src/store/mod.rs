@@ -36,7 +36,7 @@ use sqlx::{PgPool, Postgres, Transaction};
 
 use crate::session::Session;
 
-pub use append::{AppendState, Appended};
+pub use append::{AppendState, Appended, CachedTries};
 pub use append_write::{AppendWrite, ChildFinish, NewMessage};
 pub use error::{StoreError, StoreResult};
 pub use events::EVENTS_CHANNEL;

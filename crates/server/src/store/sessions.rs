@@ -8,7 +8,7 @@ use sqlx::{FromRow, Row};
 use super::StoreResult;
 use super::pooler::Conn;
 use super::{SessionTx, Store, with_columns};
-use crate::session::Session;
+use crate::session::{Builds, Session};
 
 /// A session row as read: private to the store, which hands out [`Session`]s.
 #[derive(sqlx::FromRow)]
@@ -84,12 +84,6 @@ impl From<SessionRow> for Session {
             last_turn_tokens: row.last_turn_tokens,
             view_first_seq: row.view_first_seq,
             view_epoch: row.view_epoch,
-            last_build_first_seq: row.last_build_first_seq,
-            last_build_last_seq: row.last_build_last_seq,
-            last_build_system_tokens: row.last_build_system_tokens,
-            last_build_tool_tokens: row.last_build_tool_tokens,
-            last_build_history_tokens: row.last_build_history_tokens,
-            last_build_estimate_tokens: row.last_build_estimate_tokens,
             anchor: (row.anchor_reported_tokens > 0).then_some(crate::budget::Anchor {
                 reported_tokens: row.anchor_reported_tokens,
                 fixed_tokens: row.anchor_fixed_tokens,
@@ -108,9 +102,19 @@ impl From<SessionRow> for Session {
             usage_cached_tokens: row.usage_cached_tokens,
             cleared_messages: row.cleared_messages,
             evicted_messages: row.evicted_messages,
-            last_build_view_epoch: row.last_build_view_epoch,
-            builds: row.builds,
-            extending_builds: row.extending_builds,
+            builds: Builds {
+                count: row.builds,
+                extending: row.extending_builds,
+                last: BuildRecord {
+                    first_seq: row.last_build_first_seq,
+                    last_seq: row.last_build_last_seq,
+                    system_tokens: row.last_build_system_tokens,
+                    tool_tokens: row.last_build_tool_tokens,
+                    history_tokens: row.last_build_history_tokens,
+                    estimate_tokens: row.last_build_estimate_tokens,
+                    view_epoch: row.last_build_view_epoch,
+                },
+            },
             summary_tokens: row.summary_tokens,
             summaries_written: row.summaries_written,
             compaction_failures: row.compaction_failures,
@@ -129,17 +133,7 @@ impl From<SessionRow> for Session {
 
 pub use crate::append::{AnchorUpdate, SessionUpdate};
 
-/// What a BuildMessages sent, kept so the next usage report can anchor on it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BuildRecord {
-    pub first_seq: i64,
-    pub last_seq: i64,
-    pub system_tokens: i64,
-    pub tool_tokens: i64,
-    pub history_tokens: i64,
-    pub estimate_tokens: i64,
-    pub view_epoch: i64,
-}
+pub use crate::session::BuildRecord;
 
 /// What a clearing pass changes: (seq, tokens in the view as a placeholder) per message,
 /// and the session's new view total.

@@ -29,8 +29,8 @@ use futures::StreamExt as _;
 use ctxd_core::message::{Message, Role};
 use ctxd_core::tokenize::ToolDefinition;
 
-use ctxd_server::pb;
 use crate::replay::BoxError;
+use ctxd_server::pb;
 use facts::SessionFacts;
 use meter::{Meter, Totals};
 use strategies::{Setup, Strategy};

@@ -5,8 +5,8 @@ use super::facts::{Checker, SessionFacts, collapse};
 use super::server::Client;
 use super::strategies::Build;
 use crate::client::with_key;
-use ctxd_server::pb;
 use crate::replay::BoxError;
+use ctxd_server::pb;
 
 /// Lost facts asked about per session and window, spread evenly over the lost ones.
 pub const SAMPLE: usize = 30;

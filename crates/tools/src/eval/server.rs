@@ -8,9 +8,9 @@ use ctxd_core::message::{Message, Role, ToolCall};
 
 use super::strategies::Build;
 use crate::client::with_key;
+use crate::replay::BoxError;
 use ctxd_server::pb;
 use ctxd_server::pb::context_service_client::ContextServiceClient;
-use crate::replay::BoxError;
 
 pub type Client = ContextServiceClient<tonic::transport::Channel>;
 

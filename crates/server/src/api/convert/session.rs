@@ -52,16 +52,16 @@ pub(in crate::api) fn session_to_pb(info: &engine::SessionInfo) -> pb::Session {
         compaction: Some(pb::CompactionStats {
             cleared_messages: row.cleared_messages,
             evicted_messages: row.evicted_messages,
-            builds: row.builds,
-            extending_builds: row.extending_builds,
+            builds: row.builds.count,
+            extending_builds: row.builds.extending,
             summaries_written: row.summaries_written,
             summary_tokens: row.summary_tokens,
             consecutive_failures: i64::from(row.compaction_failures),
             paused: i64::from(row.compaction_failures) >= info.row.policy.compaction_failure_limit,
             compaction_held: row.compaction_held(),
             resume_at_log_tokens: row.compaction_resume_log_tokens,
-            cache_stable_pct: if row.builds > 1 {
-                row.extending_builds as f64 * 100.0 / (row.builds - 1) as f64
+            cache_stable_pct: if row.builds.count > 1 {
+                row.builds.extending as f64 * 100.0 / (row.builds.count - 1) as f64
             } else {
                 100.0
             },

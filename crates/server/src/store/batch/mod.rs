@@ -90,7 +90,7 @@ impl Item {
             session: session.id,
             row_version: row_version.to_string(),
             assumed,
-            builds: session.builds,
+            builds: session.builds.count,
             pending: write.pending,
             update: write.update.clone(),
             messages,
