@@ -4,7 +4,11 @@
 // what it saw as one JSON line. Console errors, failed requests and any dialog (a
 // script from a session running) are collected and printed too; the Rust test judges.
 //
+// Also: searches the list by id and by metadata, reads the tree's depths, opens a
+// summary's sources, and times a 2 000-message session's page.
+//
 // Environment: CONSOLE_URL, SESSION, EVICTED_SEQ (a message the session evicted),
+// SUMMARIZED (a session with summaries, metadata team=blue), LONG (2 000 messages),
 // CHROMIUM (default /usr/bin/chromium), SCREENSHOTS (a directory, optional).
 // Protocol on stdin/stdout: prints "ready <seq>" when it waits on the page showing
 // message <seq - 1> last; the test appends and writes a line; then the final JSON.
@@ -17,6 +21,8 @@ const require = createRequire(import.meta.url);
 const url = process.env.CONSOLE_URL;
 const session = process.env.SESSION;
 const evictedSeq = Number(process.env.EVICTED_SEQ);
+const summarized = process.env.SUMMARIZED;
+const long = process.env.LONG;
 const shots = process.env.SCREENSHOTS;
 const seen = { errors: [], dialogs: 0 };
 const input = createInterface({ input: process.stdin });
@@ -44,12 +50,49 @@ try {
   await page.goto(url + "/#/", { waitUntil: "networkidle0" });
   await page.waitForSelector("#sessions");
   const listed = await page.$$eval("#sessions tbody a", (links) => links.map((a) => a.textContent));
+  const depths = await page.$$eval("#sessions tbody tr", (rows) =>
+    Object.fromEntries(rows.map((r) => [r.dataset.session, Number(r.dataset.depth)])));
   if (shots) await page.screenshot({ path: shots + "/console-sessions.png" });
+
+  // Searched by id, then by metadata (the form's own hash).
+  const searched = async (query) => {
+    const hash = "#/?" + query;
+    await page.goto(url + "/" + hash, { waitUntil: "domcontentloaded" });
+    await page.waitForSelector(`#main[data-route="${hash}"] #sessions`);
+    return page.$$eval("#sessions tbody a", (links) => links.map((a) => a.textContent));
+  };
+  const byId = await searched("id=" + encodeURIComponent(summarized.slice(0, 10)));
+  const byMeta = await searched(new URLSearchParams({ meta: "team=blue" }).toString());
+
+  // A summary, and the messages it covers.
+  const summarizedHash = "#/s/" + encodeURIComponent(summarized);
+  await page.goto(url + "/" + summarizedHash, { waitUntil: "domcontentloaded" });
+  const firstSummary = `#main[data-route="${summarizedHash}"] #summaries > li`;
+  await page.waitForSelector(firstSummary);
+  const summary = await page.$eval(firstSummary, (li) =>
+    ({ id: Number(li.dataset.summary), first: Number(li.dataset.first), last: Number(li.dataset.last) }));
+  await page.$eval(firstSummary + " button", (button) => button.click());
+  await page.waitForSelector(`[data-sources="${summary.id}"] li`);
+  summary.sources = await page.$$eval(`[data-sources="${summary.id}"] li`, (items) =>
+    items.map((li) => Number(li.dataset.seq)));
+  if (shots) {
+    const first = await page.$(firstSummary);
+    await first.screenshot({ path: shots + "/console-summaries.png" });
+  }
+
+  // 2 000 messages: the page's first hundred, timed.
+  const longHash = "#/s/" + encodeURIComponent(long);
+  const longStarted = Date.now();
+  await page.goto(url + "/" + longHash, { waitUntil: "domcontentloaded" });
+  await page.waitForSelector(`#main[data-route="${longHash}"] #messages tbody tr`);
+  const longRenderMs = Date.now() - longStarted;
+  const longRows = await page.$$eval("#messages tbody tr", (rows) => rows.length);
 
   // One session: its window bar and its messages, timed.
   const started = Date.now();
-  await page.goto(url + "/#/s/" + encodeURIComponent(session), { waitUntil: "domcontentloaded" });
-  await page.waitForSelector("#messages tbody tr");
+  const sessionHash = "#/s/" + encodeURIComponent(session);
+  await page.goto(url + "/" + sessionHash, { waitUntil: "domcontentloaded" });
+  await page.waitForSelector(`#main[data-route="${sessionHash}"] #messages tbody tr`);
   const renderMs = Date.now() - started;
   const segments = await page.$$eval("#window-bar .seg", (segs) =>
     Object.fromEntries(segs.map((s) => [s.dataset.region, Number(s.dataset.tokens)])));
@@ -96,7 +139,7 @@ try {
   await axePage.setBypassCSP(true);
   const axeSource = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
   const violations = [];
-  for (const hash of ["#/", "#/s/" + encodeURIComponent(session)]) {
+  for (const hash of ["#/", "#/s/" + encodeURIComponent(session), summarizedHash]) {
     await axePage.goto(url + "/" + hash, { waitUntil: "networkidle0" });
     await axePage.waitForSelector("#main table");
     await axePage.addScriptTag({ content: axeSource });
@@ -106,7 +149,7 @@ try {
     }
   }
   console.log(JSON.stringify({
-    listed, renderMs, segments, thresholds, evictedState, modelSees, original, appearedMs,
+    listed, depths, byId, byMeta, summary, longRenderMs, longRows, renderMs, segments, thresholds, evictedState, modelSees, original, appearedMs,
     ran, scripts, violations, errors: seen.errors, dialogs: seen.dialogs,
   }));
 } finally {

@@ -24,6 +24,14 @@ use crate::harness::*;
 use crate::recorded::{corpus_files, load};
 
 const SESSION: &str = "console-demo";
+/// Compacted into summaries; metadata team=blue.
+const SUMMARIZED: &str = "console-summarized";
+/// A fork of SUMMARIZED; a subagent child of SESSION; 2 000 messages.
+const FORK: &str = "console-fork";
+const CHILD: &str = "console-child";
+/// CHILD's parent, whose open tool call started it.
+const PARENT: &str = "console-parent";
+const LONG: &str = "console-long";
 const HOSTILE: &str = "<script>window.__ctxd_xss = true</script><img src=x onerror=\"window.__ctxd_xss = true\"> <a href=\"javascript:window.__ctxd_xss = true\">click</a> javascript:window.__ctxd_xss=true";
 
 /// The console on loopback, in this process, over `pool`; keyless calls served as the
@@ -78,11 +86,66 @@ async fn replay(client: &mut Client) -> (i64, String) {
 
 type Client = pb::context_service_client::ContextServiceClient<tonic::transport::Channel>;
 
+/// The sessions around the demo: a recorded session compacted into summaries at a
+/// 16 000-token window (metadata team=blue), a fork of it, a subagent's session under
+/// the tool call that started it, and a session of 2 000 messages.
+async fn companions(client: &mut Client) {
+    let request = pb::CreateSessionRequest {
+        session_id: SUMMARIZED.into(),
+        policy: Some(window(16_000, 2_000)),
+        metadata: [("team".to_string(), "blue".to_string())].into(),
+        ..Default::default()
+    };
+    client.create_session(request).await.unwrap();
+    let recorded = load(&corpus_files()[1]);
+    for (message, usage) in recorded.messages.iter().take(200) {
+        if usage.is_some() {
+            build(client, SUMMARIZED, pb::OutputFormat::Neutral)
+                .await
+                .unwrap();
+        }
+        append(client, SUMMARIZED, vec![message.clone()])
+            .await
+            .unwrap();
+    }
+    build(client, SUMMARIZED, pb::OutputFormat::Neutral)
+        .await
+        .unwrap();
+    let fork = pb::ForkSessionRequest {
+        source_session_id: SUMMARIZED.into(),
+        at_seq: Some(10),
+        session_id: FORK.into(),
+        ..Default::default()
+    };
+    client.fork_session(fork).await.unwrap();
+    create(client, PARENT, window(200_000, 4_000)).await;
+    let task = vec![user("delegate"), crate::harness::call(&["console-task"])];
+    append(client, PARENT, task).await.unwrap();
+    let child = pb::CreateSessionRequest {
+        session_id: CHILD.into(),
+        parent_session_id: PARENT.into(),
+        parent_tool_call_id: "console-task".into(),
+        ..Default::default()
+    };
+    client.create_session(child).await.unwrap();
+    create(client, LONG, window(1_000_000, 4_000)).await;
+    for batch in 0..20 {
+        let messages = (0..100)
+            .map(|n| match n % 2 {
+                0 => user(&format!("question {batch}.{n}")),
+                _ => assistant(&format!("answer {batch}.{n}")),
+            })
+            .collect();
+        append(client, LONG, messages).await.unwrap();
+    }
+}
+
 #[sqlx::test]
 async fn the_console_shows_a_session_in_a_real_browser(pool: PgPool) {
     let server = TestServer::start(pool.clone()).await;
     let mut client = server.client.clone();
     let (evicted, original) = replay(&mut client).await;
+    companions(&mut client).await;
     let built = build(&mut client, SESSION, pb::OutputFormat::Neutral)
         .await
         .unwrap();
@@ -95,6 +158,8 @@ async fn the_console_shows_a_session_in_a_real_browser(pool: PgPool) {
         .env("CONSOLE_URL", &url)
         .env("SESSION", SESSION)
         .env("EVICTED_SEQ", evicted.to_string())
+        .env("SUMMARIZED", SUMMARIZED)
+        .env("LONG", LONG)
         .envs(std::env::var("CTXD_CONSOLE_SCREENSHOTS").map(|dir| ("SCREENSHOTS", dir)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -156,6 +221,39 @@ async fn the_console_shows_a_session_in_a_real_browser(pool: PgPool) {
             .iter()
             .any(|id| id == SESSION)
     );
+    // The list: searched by id and by metadata; forks and children under their source
+    // and parent.
+    assert_eq!(seen["byId"], serde_json::json!([SUMMARIZED]));
+    // The fork holds its source's metadata.
+    assert_eq!(seen["byMeta"], serde_json::json!([SUMMARIZED, FORK]));
+    let depths = &seen["depths"];
+    assert_eq!((&depths[PARENT], &depths[CHILD]), (&0.into(), &1.into()));
+    assert_eq!((&depths[SUMMARIZED], &depths[FORK]), (&0.into(), &1.into()));
+    // A summary's sources are the messages it covers: Expand of the summary.
+    let summary = &seen["summary"];
+    let expanded = client
+        .expand(pb::ExpandRequest {
+            session_id: SUMMARIZED.into(),
+            target: Some(pb::expand_request::Target::SummaryId(
+                summary["id"].as_i64().unwrap(),
+            )),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let seqs: Vec<i64> = expanded.messages.iter().map(|m| m.seq).collect();
+    assert!(!seqs.is_empty());
+    assert_eq!(summary["sources"], serde_json::json!(seqs));
+    assert_eq!(summary["first"].as_i64(), seqs.first().copied());
+    assert_eq!(summary["last"].as_i64(), seqs.last().copied());
+    // 2 000 messages: the page shows its first hundred within a second.
+    let long_ms = seen["longRenderMs"].as_i64().unwrap();
+    assert!(
+        long_ms < 1_000,
+        "a 2 000-message session rendered in {long_ms} ms"
+    );
+    assert_eq!(seen["longRows"], 100);
     // The bar's regions are what the last BuildMessages counted (the ledger's block with
     // the system prompt there, with the summaries here: the sum is the same).
     let segments = &seen["segments"];
@@ -258,6 +356,25 @@ async fn the_console_api_is_tenant_scoped_and_sends_a_strict_policy(pool: PgPool
         status(get("/api/sessions/b-only", Some("nonsense")).await.unwrap()),
         401
     );
+    // Its own tenant reads them (b-only has no summary 1: 404 there too).
+    for (call, own) in [
+        ("summaries", 200),
+        ("summaries/1/sources", 404),
+        ("ledger", 200),
+        ("events", 200),
+    ] {
+        let path = format!("/api/sessions/b-only/{call}");
+        assert_eq!(
+            status(get(&path, Some(&key_a)).await.unwrap()),
+            404,
+            "{call}"
+        );
+        assert_eq!(
+            status(get(&path, Some(&key_b)).await.unwrap()),
+            own,
+            "{call}"
+        );
+    }
     // This console serves no keyless call (as a gRPC port on a configured database).
     assert_eq!(status(get("/api/sessions", None).await.unwrap()), 401);
     let listed = get("/api/sessions", Some(&key_a)).await.unwrap();
@@ -274,6 +391,17 @@ async fn the_console_api_is_tenant_scoped_and_sends_a_strict_policy(pool: PgPool
         said["error"]["message"].as_str().unwrap().contains("limit"),
         "{said}"
     );
+    for (path, field) in [
+        ("/api/sessions?meta=no-pair", "meta"),
+        ("/api/sessions?id=%zz", "id"),
+        ("/api/sessions/b-only/summaries/x/sources", "summary"),
+    ] {
+        let bad = get(path, Some(&key_b)).await.unwrap();
+        assert_eq!(bad.status().as_u16(), 400, "{path}");
+        let said: serde_json::Value = serde_json::from_str(&bad.text().await.unwrap()).unwrap();
+        let message = said["error"]["message"].as_str().unwrap();
+        assert!(message.contains(field), "{path}: {said}");
+    }
     assert_eq!(
         status(get("/api/nothing", Some(&key_b)).await.unwrap()),
         404

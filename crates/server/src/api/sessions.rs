@@ -90,6 +90,7 @@ pub(super) async fn list_sessions(
         created_before: time("created_before", req.created_before)?,
         updated_after: time("updated_after", req.updated_after)?,
         updated_before: time("updated_before", req.updated_before)?,
+        id_prefix: None,
     };
     let request = engine::ListRequest {
         page_size: req.page_size,

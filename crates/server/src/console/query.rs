@@ -34,6 +34,35 @@ impl<'a> Query<'a> {
         Ok(Some(value))
     }
 
+    /// The parameter's value as a form encodes it (`%XX` escapes, `+` for a space),
+    /// decoded; refused when it is over 512 bytes, an escape is broken, or the bytes
+    /// are not UTF-8. For what a person types: a search's id and metadata.
+    pub(super) fn decoded(&self, name: &str) -> Result<Option<String>> {
+        let Some((_, value)) = self.pairs.iter().find(|(key, _)| *key == name) else {
+            return Ok(None);
+        };
+        let refused = || Error::invalid(name, "must be at most 512 bytes of form-encoded UTF-8");
+        if value.len() > 512 {
+            return Err(refused());
+        }
+        let mut bytes = Vec::with_capacity(value.len());
+        let mut rest = value.as_bytes();
+        while let Some((&byte, tail)) = rest.split_first() {
+            rest = tail;
+            match byte {
+                b'+' => bytes.push(b' '),
+                b'%' => {
+                    let hex = rest.get(..2).ok_or_else(refused)?;
+                    let hex = std::str::from_utf8(hex).map_err(|_| refused())?;
+                    bytes.push(u8::from_str_radix(hex, 16).map_err(|_| refused())?);
+                    rest = &rest[2..];
+                }
+                other => bytes.push(other),
+            }
+        }
+        String::from_utf8(bytes).map(Some).map_err(|_| refused())
+    }
+
     /// A whole number in `range`, or `default` when not given.
     pub(super) fn number(
         &self,
@@ -58,5 +87,24 @@ impl<'a> Query<'a> {
                     )
                 }),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Query;
+
+    #[test]
+    fn a_searched_value_is_decoded_as_a_form_encodes_it() {
+        let query = Query::parse("meta=team%3Dblue+one&id=caf%C3%A9&bad=%zz&cut=ab%4&raw=%e9");
+        assert_eq!(query.decoded("meta").unwrap().unwrap(), "team=blue one");
+        assert_eq!(query.decoded("id").unwrap().unwrap(), "café");
+        assert_eq!(query.decoded("none").unwrap(), None);
+        for name in ["bad", "cut", "raw"] {
+            let refused = query.decoded(name).unwrap_err().to_string();
+            assert!(refused.contains(name), "{refused}");
+        }
+        let long = format!("id={}", "a".repeat(513));
+        assert!(Query::parse(&long).decoded("id").is_err());
     }
 }

@@ -94,6 +94,7 @@ fn check_filter(filter: &SessionFilter) -> Result<()> {
     for (field, id) in [
         ("parent_session_id", &filter.parent),
         ("forked_from_session_id", &filter.forked_from),
+        ("id_prefix", &filter.id_prefix),
     ] {
         if let Some(id) = id {
             validate_session_id(id).map_err(|error| match error {
@@ -126,6 +127,7 @@ fn digest(filter: &SessionFilter) -> String {
         time(&filter.created_before),
         time(&filter.updated_after),
         time(&filter.updated_before),
+        filter.id_prefix.clone().unwrap_or_default(),
     ];
     let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
     listing::filter_digest(&parts)

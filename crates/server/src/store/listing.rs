@@ -22,6 +22,8 @@ pub struct SessionFilter {
     pub created_before: Option<DateTime<Utc>>,
     pub updated_after: Option<DateTime<Utc>>,
     pub updated_before: Option<DateTime<Utc>>,
+    /// Sessions whose id starts with this (the console's search).
+    pub id_prefix: Option<String>,
 }
 
 /// A listed session and its link to its parent, when it has one.
@@ -63,6 +65,7 @@ impl Store {
             .bind(limit)
             .bind(after.map(|(at, _)| at))
             .bind(after.map(|(_, id)| id))
+            .bind(&filter.id_prefix)
             .fetch_all(self.db())
             .await?;
         let sessions: Vec<Session> = rows.into_iter().map(Session::from).collect();

@@ -1,4 +1,5 @@
-// The ctxd console: the tenant's sessions, one session's window, messages and history.
+// The ctxd console: the tenant's sessions (searched, as a tree of forks and subagent
+// children), one session's window, messages, summaries, task ledger and history.
 // Every value from a session is set as text (textContent), never as markup.
 "use strict";
 
@@ -11,7 +12,7 @@ function el(tag, attrs, ...children) {
   for (const [name, value] of Object.entries(attrs || {})) {
     if (name === "class") node.className = value;
     // Through the CSSOM: the policy allows no inline style attribute.
-    else if (name === "width" || name === "left") node.style[name] = value;
+    else if (name === "width" || name === "left" || name === "paddingLeft") node.style[name] = value;
     else if (name === "text") node.textContent = String(value);
     else node.setAttribute(name, String(value));
   }
@@ -43,23 +44,69 @@ function failed(error) {
   show(el("p", { class: "error", role: "alert", text: error.message }));
 }
 
-async function listPage() {
-  const found = await api("sessions");
-  const rows = found.sessions.map((s) =>
-    el("tr", {},
-      el("td", {}, el("a", { href: "#/s/" + encodeURIComponent(s.id), text: s.id })),
+// The page's sessions as a tree: a subagent child under its parent, a fork under its
+// source, when that one is on the page too; each with its depth.
+function asTree(sessions) {
+  const byId = new Map(sessions.map((s) => [s.id, s]));
+  const children = new Map();
+  const roots = [];
+  for (const s of sessions) {
+    const above = s.parent || s.forked_from;
+    if (above && byId.has(above) && above !== s.id) {
+      if (!children.has(above)) children.set(above, []);
+      children.get(above).push(s);
+    } else {
+      roots.push(s);
+    }
+  }
+  const out = [];
+  const visit = (s, depth) => {
+    out.push([s, depth]);
+    for (const child of children.get(s.id) || []) visit(child, depth + 1);
+  };
+  roots.forEach((s) => visit(s, 0));
+  return out;
+}
+
+function searchForm(id, meta) {
+  const form = el("form", { id: "search", role: "search" },
+    el("label", { for: "search-id", text: "id starts with" }),
+    el("input", { id: "search-id", name: "id", type: "search", value: id }),
+    el("label", { for: "search-meta", text: "metadata key=value" }),
+    el("input", { id: "search-meta", name: "meta", type: "search", value: meta }),
+    el("button", { type: "submit", text: "Search" }));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const query = new URLSearchParams();
+    const wantId = document.getElementById("search-id").value.trim();
+    const wantMeta = document.getElementById("search-meta").value.trim();
+    if (wantId) query.set("id", wantId);
+    if (wantMeta) query.set("meta", wantMeta);
+    location.hash = "#/" + (query.toString() ? "?" + query : "");
+  });
+  return form;
+}
+
+async function listPage(search) {
+  const query = new URLSearchParams(search);
+  const found = await api("sessions?" + query);
+  const rows = asTree(found.sessions).map(([s, depth]) =>
+    el("tr", { "data-session": s.id, "data-depth": depth },
+      el("td", { paddingLeft: (8 + 20 * depth) + "px" },
+        depth ? (s.parent ? "↳ subagent " : "↳ fork ") : "",
+        el("a", { href: "#/s/" + encodeURIComponent(s.id), text: s.id })),
       el("td", {}, el("span", { class: "badge " + s.budget_status, text: s.budget_status })),
       el("td", { text: s.messages }),
       el("td", { text: s.parent || s.forked_from || "" }),
+      el("td", { text: Object.entries(s.metadata).map(([k, v]) => k + "=" + v).join(" ") }),
       el("td", { text: s.updated_at }),
     ));
   const table = el("table", { id: "sessions" },
     el("thead", {}, el("tr", {},
-      el("th", { scope: "col", text: "session" }), el("th", { scope: "col", text: "budget" }),
-      el("th", { scope: "col", text: "messages" }), el("th", { scope: "col", text: "parent or source" }),
-      el("th", { scope: "col", text: "last activity" }))),
+      ...["session", "budget", "messages", "parent or source", "metadata", "last activity"]
+        .map((t) => el("th", { scope: "col", text: t })))),
     el("tbody", {}, ...rows));
-  show(el("h2", { text: "Sessions" }), table);
+  show(el("h2", { text: "Sessions" }), searchForm(query.get("id") || "", query.get("meta") || ""), table);
 }
 
 // The window as the last build counted it: each region a segment, in tokens.
@@ -106,10 +153,44 @@ function messageRow(s, m) {
     cell, el("td", {}, open));
 }
 
+// The active summaries, each with its span and text; "sources" lists the messages it
+// covers.
+function summaryList(path, summaries) {
+  if (!summaries.length) return el("p", { text: "No summaries." });
+  return el("ol", { id: "summaries" }, ...summaries.map((m) => {
+    const sources = el("div", { class: "sources" });
+    const open = el("button", { class: "link", type: "button", text: "sources" });
+    open.addEventListener("click", async () => {
+      try {
+        const found = await api(path + "/summaries/" + m.id + "/sources");
+        sources.replaceChildren(el("ol", { "data-sources": m.id }, ...found.sources.map((src) =>
+          el("li", { "data-seq": src.seq }, src.seq + " " + src.role + " (" + src.tokens + " tokens): " + src.text))));
+      } catch (error) {
+        sources.replaceChildren(el("span", { class: "error", text: error.message }));
+      }
+    });
+    return el("li", { "data-summary": m.id, "data-first": m.first_seq, "data-last": m.last_seq },
+      el("p", {}, m.kind + " summary of seqs " + m.first_seq + "–" + m.last_seq + ": " +
+        m.source_tokens + " → " + m.tokens + " tokens, " + m.facts + " facts kept, " + m.facts_lost + " lost ", open),
+      el("div", { class: "original", text: m.content }), sources);
+  }));
+}
+
+function ledgerTable(entries) {
+  if (!entries.length) return el("p", { text: "The ledger is empty." });
+  return el("table", { id: "ledger" },
+    el("thead", {}, el("tr", {}, ...["kind", "entry", "status", "seqs", "exit codes"]
+      .map((t) => el("th", { scope: "col", text: t })))),
+    el("tbody", {}, ...entries.map((e) => el("tr", {},
+      el("td", { text: e.kind }), el("td", { class: "text", text: e.text }), el("td", { text: e.status || "" }),
+      el("td", { text: e.seqs.join(", ") }), el("td", { text: e.exit_codes.join(", ") })))));
+}
+
 async function sessionPage(id, from) {
   const path = "sessions/" + encodeURIComponent(id);
-  const [s, page, history] = await Promise.all([
+  const [s, page, history, summaries, ledger] = await Promise.all([
     api(path), api(path + "/messages?from=" + from + "&limit=" + PAGE), api(path + "/events"),
+    api(path + "/summaries"), api(path + "/ledger"),
   ]);
   const rows = page.messages.map((m) => messageRow(s, m));
   const nav = el("p", {});
@@ -125,6 +206,8 @@ async function sessionPage(id, from) {
       el("table", { id: "messages" }, el("thead", {}, el("tr", {},
         ...["seq", "turn", "role", "tokens", "state", "what the model sees", ""].map((t) => el("th", { scope: "col", text: t })))),
         el("tbody", {}, ...rows))),
+    el("section", {}, el("h3", { text: "Summaries" }), summaryList(path, summaries.summaries)),
+    el("section", {}, el("h3", { text: "Task ledger" }), ledgerTable(ledger.entries)),
     el("section", {}, el("h3", { text: "Compaction history" }), events),
   );
   // Live: a new version (an append, a compaction) shows without a reload.
@@ -146,7 +229,8 @@ function route() {
   if (poll) clearInterval(poll);
   const hash = location.hash.replace(/^#/, "");
   const session = hash.match(/^\/s\/([^/]+)(?:\/(\d+))?$/);
-  const page = session ? sessionPage(decodeURIComponent(session[1]), Number(session[2] || 1)) : listPage();
+  const search = hash.startsWith("/?") ? hash.slice(2) : "";
+  const page = session ? sessionPage(decodeURIComponent(session[1]), Number(session[2] || 1)) : listPage(search);
   page.catch(failed);
 }
 

@@ -16,6 +16,7 @@ where s.tenant_id = $1
   and ($7::timestamptz is null or s.created_at < $7)
   and ($8::timestamptz is null or s.updated_at >= $8)
   and ($9::timestamptz is null or s.updated_at < $9)
+  and ($13::text is null or starts_with(s.external_id, $13))
   and ($11::timestamptz is null or (s.updated_at, s.id) < ($11, $12))
 order by s.updated_at desc, s.id desc
 limit $10
