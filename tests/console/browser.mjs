@@ -5,7 +5,8 @@
 // script from a session running) are collected and printed too; the Rust test judges.
 //
 // Also: searches the list by id and by metadata, reads the tree's depths, opens a
-// summary's sources, and times a 2 000-message session's page.
+// summary's sources, times a 2 000-message session's page, and runs the actions (Compact,
+// a revert, a fork) through their confirmations.
 //
 // Environment: CONSOLE_URL, SESSION, EVICTED_SEQ (a message the session evicted),
 // SUMMARIZED (a session with summaries, metadata team=blue), LONG (2 000 messages),
@@ -111,6 +112,38 @@ try {
   await page.waitForSelector(`[data-original="${evictedSeq}"]`);
   const original = await page.$eval(`[data-original="${evictedSeq}"]`, (d) => d.textContent);
 
+  // Actions, each after its confirmation: Compact (its dry run said first), revert the
+  // newest compaction on the session's history, fork after message 5.
+  const demoHash = "#/s/" + encodeURIComponent(session);
+  const redrawn = async (before) => page.waitForFunction(
+    (d) => document.getElementById("main").dataset.drawn !== d && document.querySelector("#events"), {}, before);
+  const confirmed = async (button) => {
+    await page.goto(url + "/" + demoHash, { waitUntil: "domcontentloaded" });
+    await page.waitForSelector(`#main[data-route="${demoHash}"] #compact`);
+    const before = await page.$eval("#main", (m) => m.dataset.drawn);
+    const target = typeof button === "string" ? button : await button();
+    await page.click(target);
+    await page.waitForSelector("#action-confirm");
+    const said = await page.$eval("#action-said", (p) => p.textContent);
+    await page.click("#action-confirm");
+    await redrawn(before);
+    return said;
+  };
+  const compactSaid = await confirmed("#compact");
+  let revertedEvent = null;
+  const revertSaid = await confirmed(async () => {
+    revertedEvent = await page.$$eval("#events button[data-revert]", (b) => b.length ? b[b.length - 1].dataset.revert : null);
+    return `#events button[data-revert="${revertedEvent}"]`;
+  });
+  await page.goto(url + "/" + demoHash, { waitUntil: "domcontentloaded" });
+  await page.waitForSelector(`#main[data-route="${demoHash}"] button[data-fork="5"]`);
+  await page.click(`button[data-fork="5"]`);
+  await page.waitForSelector("#fork-id");
+  await page.$eval("#fork-id", (input) => { input.value = "console-forked"; });
+  await page.click("#action-confirm");
+  await page.waitForSelector(`#main[data-route="#/s/console-forked"] #messages tbody tr`);
+  const forkedRows = await page.$$eval("#messages tbody tr", (rows) => rows.length);
+
   // An append from outside shows without a reload.
   const total = await page.evaluate(async (session) => {
     const r = await fetch("/api/sessions/" + encodeURIComponent(session));
@@ -149,7 +182,7 @@ try {
     }
   }
   console.log(JSON.stringify({
-    listed, depths, byId, byMeta, summary, longRenderMs, longRows, renderMs, segments, thresholds, evictedState, modelSees, original, appearedMs,
+    listed, depths, byId, byMeta, summary, compactSaid, revertSaid, revertedEvent, forkedRows, longRenderMs, longRows, renderMs, segments, thresholds, evictedState, modelSees, original, appearedMs,
     ran, scripts, violations, errors: seen.errors, dialogs: seen.dialogs,
   }));
 } finally {

@@ -206,7 +206,6 @@ async fn the_console_shows_a_session_in_a_real_browser(pool: PgPool) {
     })
     .await
     .unwrap();
-    shutdown.cancel();
     println!("browser: {report}");
     assert!(
         status.is_some_and(|status| status.success()),
@@ -247,6 +246,49 @@ async fn the_console_shows_a_session_in_a_real_browser(pool: PgPool) {
     assert_eq!(summary["sources"], serde_json::json!(seqs));
     assert_eq!(summary["first"].as_i64(), seqs.first().copied());
     assert_eq!(summary["last"].as_i64(), seqs.last().copied());
+    // The actions ran through their confirmations: a compaction, its revert, a fork.
+    let said = seen["compactSaid"].as_str().unwrap();
+    assert!(
+        said.starts_with("Compact would take the request from"),
+        "{said}"
+    );
+    let said = seen["revertSaid"].as_str().unwrap();
+    // (A compaction and every later one in force: Compact may have cleared and then
+    // summarized.)
+    assert!(said.starts_with("Reverting would undo "), "{said}");
+    assert!(!said.starts_with("Reverting would undo 0 "), "{said}");
+    let history = reqwest::get(format!("{url}/api/sessions/{SESSION}/events"))
+        .await
+        .unwrap();
+    let history: serde_json::Value = serde_json::from_str(&history.text().await.unwrap()).unwrap();
+    let kinds: Vec<&str> = history["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|event| event["kind"].as_str().unwrap())
+        .collect();
+    // In order: the compaction, its revert, then the fork (announced on the source).
+    let at = |kind: &str| kinds.iter().rposition(|k| *k == kind);
+    assert!(
+        at("CompactionCompleted") < at("CompactionReverted"),
+        "{kinds:?}"
+    );
+    assert_eq!(kinds.last(), Some(&"SessionForked"), "{kinds:?}");
+    let forked = client
+        .get_session(pb::GetSessionRequest {
+            session_id: "console-forked".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .session
+        .unwrap();
+    assert_eq!(forked.forked_from_session_id, SESSION);
+    assert_eq!(
+        (forked.message_count, seen["forkedRows"].as_i64()),
+        (5, Some(5))
+    );
     // 2 000 messages: the page shows its first hundred within a second.
     let long_ms = seen["longRenderMs"].as_i64().unwrap();
     assert!(
@@ -300,6 +342,7 @@ async fn the_console_shows_a_session_in_a_real_browser(pool: PgPool) {
     assert_eq!(seen["dialogs"], 0);
     assert_eq!(seen["errors"], serde_json::json!([]));
     assert_eq!(seen["violations"], serde_json::json!([]));
+    shutdown.cancel();
     server.stop().await;
 }
 
@@ -412,6 +455,49 @@ async fn the_console_api_is_tenant_scoped_and_sends_a_strict_policy(pool: PgPool
         .await
         .unwrap();
     assert_eq!(posted.status().as_u16(), 405);
+    // An action: only from the console's own page, for the caller's tenant, a dry run
+    // unless told otherwise.
+    let act = |path: &str, key: &str, headers: &[(&str, &str)]| {
+        let mut request = http
+            .post(format!("{url}/api/sessions/b-only/actions/{path}"))
+            .header("x-ctxd-key", key);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.send()
+    };
+    let page = ("x-ctxd-console", "action");
+    for (headers, named) in [
+        (vec![], "x-ctxd-console"),
+        (vec![page, ("origin", "http://elsewhere.example")], "origin"),
+        (
+            vec![page, ("sec-fetch-site", "cross-site")],
+            "sec-fetch-site",
+        ),
+    ] {
+        let refused = act("compact", &key_b, &headers).await.unwrap();
+        assert_eq!(refused.status().as_u16(), 403, "{headers:?}");
+        let said = refused.text().await.unwrap();
+        assert!(said.contains(named), "{headers:?}: {said}");
+    }
+    let own_origin = ("origin", url.as_str());
+    let other_tenant = act("compact", &key_a, &[page, own_origin]).await.unwrap();
+    assert_eq!(other_tenant.status().as_u16(), 404);
+    let dry = act("compact", &key_b, &[page, own_origin]).await.unwrap();
+    assert_eq!(dry.status().as_u16(), 200);
+    let dry: serde_json::Value = serde_json::from_str(&dry.text().await.unwrap()).unwrap();
+    assert_eq!(dry["applied"], false, "{dry}");
+    assert_eq!(
+        act("nothing", &key_b, &[page])
+            .await
+            .unwrap()
+            .status()
+            .as_u16(),
+        405
+    );
+    let unnamed = act("fork", &key_b, &[page]).await.unwrap();
+    assert_eq!(unnamed.status().as_u16(), 400);
+    assert!(unnamed.text().await.unwrap().contains("at"));
     for path in ["/", "/console.js", "/api/sessions"] {
         let response = get(path, Some(&key_a)).await.unwrap();
         let policy = response

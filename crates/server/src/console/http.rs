@@ -1,5 +1,6 @@
-//! One request to the console: the page's files, or a JSON API call under the tenant's
-//! key; every answer with the headers that keep a page from running what a session holds.
+//! One request to the console: the page's files, a JSON API call under the tenant's
+//! key, or (POST) a session's action from the console's own page; every answer with the
+//! headers that keep a page from running what a session holds.
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
@@ -12,19 +13,25 @@ use crate::error::{Error, Result};
 
 /// The header carrying a ctxd API key.
 const KEY_HEADER: &str = "x-ctxd-key";
+/// The header the page sends with an action (`action`).
+const ACTION_HEADER: &str = "x-ctxd-console";
 /// No inline script or style, nothing from elsewhere, no framing.
 const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 pub(super) type Body = Full<Bytes>;
 
 pub(super) async fn handle(console: &Console, request: Request<Incoming>) -> Response<Body> {
-    if request.method() != Method::GET {
+    let path = request.uri().path().to_string();
+    let action = request.method() == Method::POST && api::is_action(&path);
+    if request.method() != Method::GET && !action {
         return json_error(
             StatusCode::METHOD_NOT_ALLOWED,
-            "the console answers GET only",
+            "the console answers GET, and POST for a session's actions",
         );
     }
-    let path = request.uri().path().to_string();
+    if action && let Err(refusal) = same_origin(request.headers()) {
+        return json_error(StatusCode::FORBIDDEN, &refusal);
+    }
     if let Some((_, kind, body)) = assets::FILES.iter().find(|(at, _, _)| *at == path) {
         return answer(StatusCode::OK, kind, Bytes::from_static(body.as_bytes()));
     }
@@ -37,6 +44,7 @@ pub(super) async fn handle(console: &Console, request: Request<Incoming>) -> Res
     };
     let query = Query::parse(request.uri().query().unwrap_or(""));
     let answered = match tenant(console, request.headers()).await {
+        Ok(tenant) if action => api::act(console, tenant, call, &query).await,
         Ok(tenant) => api::call(console, tenant, call, &query).await,
         Err(error) => Err(error),
     };
@@ -48,6 +56,31 @@ pub(super) async fn handle(console: &Console, request: Request<Incoming>) -> Res
         ),
         Err(error) => failure(error),
     }
+}
+
+/// An action comes from the console's own page: it carries the page's header (which a
+/// page elsewhere cannot send without a CORS preflight the console never grants), and
+/// whatever the browser says of its origin names this console.
+fn same_origin(headers: &HeaderMap) -> std::result::Result<(), String> {
+    let text = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
+    if text(ACTION_HEADER) != Some("action") {
+        return Err(format!(
+            "{ACTION_HEADER}: an action needs the console page's header"
+        ));
+    }
+    if let Some(site) = text("sec-fetch-site")
+        && site != "same-origin"
+    {
+        return Err("sec-fetch-site: actions come from the console's own page".to_string());
+    }
+    if let Some(origin) = text("origin") {
+        let host = text("host").unwrap_or("");
+        let own = [format!("http://{host}"), format!("https://{host}")];
+        if !own.iter().any(|own| own == origin) {
+            return Err("origin: actions come from the console's own page".to_string());
+        }
+    }
+    Ok(())
 }
 
 async fn tenant(console: &Console, headers: &HeaderMap) -> Result<i64> {

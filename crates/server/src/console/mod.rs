@@ -1,7 +1,9 @@
 //! The context console (`--console-listen`): a web page over this ctxd that shows what
 //! the model sees — the tenant's sessions; one session's window as its last build
 //! counted it, with the thresholds; its messages with their view states, each opening
-//! its original; its compaction history from the event log. Read-only. Every API call
+//! its original; its summaries and task ledger; its compaction history from the event
+//! log; and, each behind a confirmation, Compact, RevertCompaction and ForkSession
+//! (POST from the page only, `http.rs`). Every API call
 //! passes the same tenant check as the RPCs (a ctxd key in the `x-ctxd-key` header, or
 //! none where the gRPC server serves calls without one). The page's files are compiled
 //! into the binary and render every value from a session as text, under a

@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use super::Console;
 use super::query::Query;
 
+mod actions;
 mod history;
 mod messages;
 mod window;
@@ -54,6 +55,8 @@ pub(super) async fn call(
         _ => Err(Error::not_found("no such console API call")),
     }
 }
+
+pub(super) use actions::{act, is_action};
 
 async fn sessions(console: &Console, tenant: i64, query: &Query<'_>) -> Result<Value> {
     let metadata = match query.decoded("meta")?.filter(|meta| !meta.is_empty()) {

@@ -22,11 +22,13 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
-async function api(path) {
+async function api(path, post) {
   const headers = {};
   const key = sessionStorage.getItem(KEY);
   if (key) headers["x-ctxd-key"] = key;
-  const response = await fetch("/api/" + path, { headers });
+  // An action: the console's own header (a page elsewhere cannot send it).
+  if (post) headers["x-ctxd-console"] = "action";
+  const response = await fetch("/api/" + path, { headers, method: post ? "POST" : "GET" });
   const body = await response.json();
   if (!response.ok) throw new Error(body.error ? body.error.message : "HTTP " + response.status);
   return body;
@@ -136,7 +138,7 @@ function windowBar(s) {
   return [bar, legend];
 }
 
-function messageRow(s, m) {
+function messageRow(s, m, path) {
   const open = el("button", { class: "link", type: "button", text: "original" });
   const cell = el("td", { class: "text" }, m.model_sees === null ? m.text : m.model_sees);
   open.addEventListener("click", async () => {
@@ -150,7 +152,74 @@ function messageRow(s, m) {
   return el("tr", { "data-seq": m.seq },
     el("td", { text: m.seq }), el("td", { text: m.turn }), el("td", { text: m.role }),
     el("td", { text: m.tokens }), el("td", {}, el("span", { class: "state", text: m.state })),
-    cell, el("td", {}, open));
+    cell, el("td", {}, open, " ", forkButton(path, s.id, m.seq)));
+}
+
+// An action behind a confirmation: `ask` (a dry run, or nothing) says what would
+// happen in the page's action area; "Confirm" runs `apply`, "Cancel" clears it.
+async function confirmAction(what, ask, apply) {
+  const area = document.getElementById("action");
+  try {
+    const said = await ask();
+    const confirm = el("button", { type: "button", id: "action-confirm", text: "Confirm " + what });
+    const cancel = el("button", { type: "button", text: "Cancel" });
+    cancel.addEventListener("click", () => area.replaceChildren());
+    confirm.addEventListener("click", async () => {
+      confirm.disabled = true;
+      try {
+        await apply();
+      } catch (error) {
+        area.replaceChildren(el("p", { class: "error", role: "alert", text: error.message }));
+      }
+    });
+    area.replaceChildren(el("p", { id: "action-said", text: said }), confirm, " ", cancel);
+    confirm.focus();
+  } catch (error) {
+    area.replaceChildren(el("p", { class: "error", role: "alert", text: error.message }));
+  }
+}
+
+function compactButton(path) {
+  const button = el("button", { type: "button", id: "compact", text: "Compact…" });
+  button.addEventListener("click", () => confirmAction("compact", async () => {
+    const dry = await api(path + "/actions/compact?dry_run=true", true);
+    const summarized = dry.summarized ? ", seqs " + dry.summarized[0] + "–" + dry.summarized[1] + " summarized" : "";
+    return "Compact would take the request from " + dry.tokens_before + " to " + dry.tokens_after +
+      " tokens (" + dry.cleared + " tool results cleared" + summarized + ").";
+  }, async () => {
+    await api(path + "/actions/compact?dry_run=false", true);
+    route();
+  }));
+  return button;
+}
+
+function revertButton(path, event) {
+  const button = el("button", { class: "link", type: "button", "data-revert": event.seq, text: "revert…" });
+  button.addEventListener("click", () => confirmAction("revert", async () => {
+    const dry = await api(path + "/actions/revert?dry_run=true&event=" + event.seq, true);
+    return "Reverting would undo " + dry.compactions + " compaction(s) and restore " + dry.restored +
+      " message(s): " + dry.tokens_before + " → " + dry.tokens_after + " tokens.";
+  }, async () => {
+    await api(path + "/actions/revert?dry_run=false&event=" + event.seq, true);
+    route();
+  }));
+  return button;
+}
+
+function forkButton(path, id, seq) {
+  const button = el("button", { class: "link", type: "button", "data-fork": seq, text: "fork here" });
+  button.addEventListener("click", () => {
+    const name = el("input", { id: "fork-id", type: "text", value: id + "-at-" + seq });
+    confirmAction("fork", async () => "Fork the session after message " + seq + " as:", async () => {
+      const query = new URLSearchParams({ at: String(seq), id: name.value.trim() });
+      const forked = await api(path + "/actions/fork?" + query, true);
+      location.hash = "#/s/" + encodeURIComponent(forked.id);
+    }).then(() => {
+      const said = document.getElementById("action-said");
+      if (said) said.after(el("label", { for: "fork-id", text: "new session id " }), name, " ");
+    });
+  });
+  return button;
 }
 
 // The active summaries, each with its span and text; "sources" lists the messages it
@@ -192,16 +261,20 @@ async function sessionPage(id, from) {
     api(path), api(path + "/messages?from=" + from + "&limit=" + PAGE), api(path + "/events"),
     api(path + "/summaries"), api(path + "/ledger"),
   ]);
-  const rows = page.messages.map((m) => messageRow(s, m));
+  const rows = page.messages.map((m) => messageRow(s, m, path));
   const nav = el("p", {});
   if (from > 1) nav.append(el("a", { href: "#/s/" + encodeURIComponent(id) + "/" + Math.max(1, from - PAGE), text: "earlier" }), " ");
   if (from + PAGE <= page.total) nav.append(el("a", { href: "#/s/" + encodeURIComponent(id) + "/" + (from + PAGE), text: "later" }));
+  const revertible = ["CompactionCompleted", "ToolResultsCleared"];
   const events = el("ol", { id: "events" }, ...history.events.map((e) =>
-    el("li", {}, e.at + " " + e.kind + " " + JSON.stringify(e.detail))));
+    el("li", { "data-event": e.seq, "data-kind": e.kind }, e.at + " " + e.kind + " " + JSON.stringify(e.detail) + " ",
+      ...(revertible.includes(e.kind) ? [revertButton(path, e)] : []))));
   show(
     el("h2", { text: "Session " + s.id }),
     el("p", { id: "summary", text: s.messages + " messages, " + s.turns + " turns, version " + s.version + ", budget " + s.budget_status }),
     el("section", {}, el("h3", { text: "The window (last build)" }), ...windowBar(s)),
+    el("section", {}, el("h3", { text: "Actions" }), compactButton(path),
+      el("div", { id: "action", "aria-live": "polite" })),
     el("section", {}, el("h3", { text: "Messages" }), nav,
       el("table", { id: "messages" }, el("thead", {}, el("tr", {},
         ...["seq", "turn", "role", "tokens", "state", "what the model sees", ""].map((t) => el("th", { scope: "col", text: t })))),
