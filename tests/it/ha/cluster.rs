@@ -208,8 +208,13 @@ impl Cluster {
     /// Patroni 3.0.2 can leave the synchronous-replication key naming a former leader: a
     /// switchover whose old leader took the lock back for a moment writes it, and the new
     /// leader then never replaces a key another leader wrote, so no standby is ever
-    /// synchronous again. After `STUCK_SYNC` without one, the harness deletes the key as
-    /// an operator would (the leader writes a fresh one at once) and counts it. A replica
+    /// synchronous again. After `STUCK_SYNC` without one, the harness writes the key anew
+    /// naming the current leader and no standby, as the leader's own first write would,
+    /// and counts it; the leader then names its standby. It never deletes the key: with
+    /// the key empty Patroni lets any healthy replica promote (`ha.py`, "only last known
+    /// primary and sync standby are allowed to promote" holds only for a non-empty key),
+    /// which can lose commits only the synchronous standby had; a key naming the leader
+    /// alone lets no replica promote until the leader has named one. A replica
     /// still off the leader's timeline then (its WAL diverged past the fork and Patroni
     /// did not rewind it) is reinitialized from the leader (`patronictl reinit`), as an
     /// operator would, and counted; once more 30 s later if it is still off (a base
@@ -223,7 +228,7 @@ impl Cluster {
         while !(self.leader().await.is_some() && self.settled(synchronous).await) {
             if repairs < 2 && started.elapsed() > STUCK_SYNC * (repairs + 1) {
                 repairs += 1;
-                if repairs == 1 && synchronous && self.delete_sync_key().await {
+                if synchronous && self.rewrite_sync_key().await {
                     self.stale_sync_keys.fetch_add(1, Ordering::Relaxed);
                 }
                 for name in self.off_timeline().await {
@@ -296,14 +301,19 @@ impl Cluster {
         );
     }
 
-    /// Deletes Patroni's synchronous-replication key through etcd's v3 JSON gateway.
-    async fn delete_sync_key(&self) -> bool {
-        let body = serde_json::json!({"key": base64("/service/ctxd-ha/sync")});
+    /// Writes Patroni's synchronous-replication key through etcd's v3 JSON gateway:
+    /// the current leader, no standby. Whether it was written.
+    async fn rewrite_sync_key(&self) -> bool {
+        let Some(leader) = self.leader().await else {
+            return false;
+        };
+        let state = serde_json::json!({"leader": self.nodes[leader].name, "sync_standby": null});
+        let body = serde_json::json!({
+            "key": base64("/service/ctxd-ha/sync"),
+            "value": base64(&state.to_string()),
+        });
         reqwest::Client::new()
-            .post(format!(
-                "http://127.0.0.1:{}/v3/kv/deleterange",
-                self.etcd_port
-            ))
+            .post(format!("http://127.0.0.1:{}/v3/kv/put", self.etcd_port))
             .header("content-type", "application/json")
             .body(body.to_string())
             .send()

@@ -258,7 +258,7 @@ async fn run(faults: &[Fault], synchronous: bool) -> Vec<Figures> {
         .load(std::sync::atomic::Ordering::Relaxed);
     let reinits = cluster.reinits.load(std::sync::atomic::Ordering::Relaxed);
     println!(
-        "{acknowledged} appends acknowledged: {lost} lost, {doubled} doubled, {} INTERNAL; {events} events on the tenant stream, of them on the resumed subscription {missing} missing, {repeated} delivered twice; {jobs:?}; the harness deleted {stale} stale synchronous-replication keys and reinitialized {reinits} replicas",
+        "{acknowledged} appends acknowledged: {lost} lost, {doubled} doubled, {} INTERNAL; {events} events on the tenant stream, of them on the resumed subscription {missing} missing, {repeated} delivered twice; {jobs:?}; the harness rewrote {stale} stale synchronous-replication keys and reinitialized {reinits} replicas",
         record.internal
     );
     // The per-fault table first: it stands whatever the checks below say.
