@@ -8,6 +8,7 @@ asyncio client.
 """
 
 import asyncio
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -17,6 +18,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import grpc  # noqa: E402
 
 import ctxd  # noqa: E402
 from ctxd import pb  # noqa: E402
@@ -350,6 +353,86 @@ class Listing(unittest.TestCase):
                 return [s.session_id async for s in client.sessions(metadata={"team": team})]
 
         self.assertEqual(asyncio.run(listed_async()), listed)
+
+
+class OtlpReceiver(grpc.GenericRpcHandler):
+    """An OTLP/gRPC receiver on loopback: every export request kept as the bytes it
+    came as (a span's trace and span ids are in them verbatim), each answered with the
+    empty response."""
+
+    def __init__(self):
+        self.traces = []
+        self.server = grpc.server(concurrent.futures.ThreadPoolExecutor(max_workers=2))
+        self.server.add_generic_rpc_handlers((self,))
+        self.port = self.server.add_insecure_port("127.0.0.1:0")
+        self.server.start()
+
+    def service(self, handler_call_details):
+        method = handler_call_details.method
+        if not method.startswith("/opentelemetry.proto.collector."):
+            return None
+
+        def export(request, _context):
+            if ".trace." in method:
+                self.traces.append(request)
+            return b""
+
+        return grpc.unary_unary_rpc_method_handler(export)
+
+    def saw(self, trace_id, parent_span_id):
+        want_trace, want_parent = trace_id.to_bytes(16, "big"), parent_span_id.to_bytes(8, "big")
+        return any(want_trace in raw and want_parent in raw for raw in self.traces)
+
+
+class Tracing(unittest.TestCase):
+    """With OpenTelemetry installed, a call carries the caller's current trace (W3C
+    traceparent): ctxd's span for it, exported to an OTLP receiver, is in that trace,
+    a child of the caller's span; sync and asyncio alike. Without a current span,
+    nothing is added."""
+
+    def setUp(self):
+        self.receiver = OtlpReceiver()
+        endpoint = f"http://127.0.0.1:{self.receiver.port}"
+        self.server = Server(
+            env_extra={
+                "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+                "OTEL_BSP_SCHEDULE_DELAY": "200",
+                "OTEL_METRIC_EXPORT_INTERVAL": "60000",
+            }
+        )
+        self.server.start()
+
+    def tearDown(self):
+        self.server.close()
+        self.receiver.server.stop(None)
+
+    @staticmethod
+    def in_a_span(call):
+        from opentelemetry import context, trace
+        from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+
+        trace_id = int.from_bytes(os.urandom(16), "big") | 1
+        span_id = int.from_bytes(os.urandom(8), "big") | 1
+        span = NonRecordingSpan(SpanContext(trace_id, span_id, False, TraceFlags(TraceFlags.SAMPLED)))
+        token = context.attach(trace.set_span_in_context(span))
+        try:
+            call()
+        finally:
+            context.detach(token)
+        return trace_id, span_id
+
+    def test_ctxds_span_joins_the_callers_trace(self):
+        self.assertEqual(ctxd.requests.with_trace((("a", "b"),)), (("a", "b"),))
+        with ctxd.Client(self.server.addr) as client:
+            ids = self.in_a_span(lambda: client.create_session())
+        wait_until(lambda: self.receiver.saw(*ids), "ctxd's span in the caller's trace")
+
+        async def call_async():
+            async with ctxd.AsyncClient(self.server.addr) as client:
+                await client.create_session()
+
+        ids = self.in_a_span(lambda: asyncio.run(call_async()))
+        wait_until(lambda: self.receiver.saw(*ids), "ctxd's span of the async call in the caller's trace")
 
 
 class Native(unittest.TestCase):

@@ -51,7 +51,8 @@ export declare class Transport {
     makeSession(method: 'CreateSession' | 'ForkSession', request: object, id: string | undefined, madeBefore: (existing: Session__Output) => boolean): Promise<Session__Output>;
     /** Closes the channel; calls in flight fail. */
     close(): void;
-    /** @internal The call's metadata: the API key. */
+    /** @internal The call's metadata: the API key, and the caller's trace when
+     * OpenTelemetry is installed. */
     metadata(): grpc.Metadata;
     /** @internal One unary call, retried on UNAVAILABLE unless told not to. */
     call<Res>(method: string, request: object, options?: CallOptions): Promise<Res>;

@@ -2,10 +2,22 @@
 // every call, one unary call with its retries, and the making of a session (CreateSession
 // or ForkSession, retried safely). The client is one; session handles and event streams
 // call through it.
+import { createRequire } from 'node:module';
 import * as grpc from '@grpc/grpc-js';
 import { AlreadyExistsError, CtxdError, fromServiceError } from './errors.js';
 import { contextServiceClient } from './proto.js';
 import { retryPolicy, withRetries } from './retry.js';
+/** OpenTelemetry is optional: with `@opentelemetry/api` installed (and, as an
+ * OpenTelemetry SDK sets up, a propagator and a context manager), every call carries the
+ * caller's current trace (W3C `traceparent`, `tracestate`), so ctxd's spans join it. */
+const openTelemetry = (() => {
+    try {
+        return createRequire(import.meta.url)('@opentelemetry/api');
+    }
+    catch {
+        return null;
+    }
+})();
 const LOOPBACK = /^(?:dns:\/*)?(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d+)?$/i;
 export class Transport {
     target;
@@ -85,11 +97,21 @@ export class Transport {
     close() {
         this.stub.close();
     }
-    /** @internal The call's metadata: the API key. */
+    /** @internal The call's metadata: the API key, and the caller's trace when
+     * OpenTelemetry is installed. */
     metadata() {
         const md = new grpc.Metadata();
         if (this.apiKey)
             md.set('authorization', `Bearer ${this.apiKey}`);
+        if (openTelemetry) {
+            const carrier = {};
+            openTelemetry.propagation.inject(openTelemetry.context.active(), carrier);
+            for (const name of ['traceparent', 'tracestate']) {
+                const value = carrier[name];
+                if (value)
+                    md.set(name, value);
+            }
+        }
         return md;
     }
     /** @internal One unary call, retried on UNAVAILABLE unless told not to. */

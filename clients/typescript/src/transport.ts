@@ -2,6 +2,8 @@
 // every call, one unary call with its retries, and the making of a session (CreateSession
 // or ForkSession, retried safely). The client is one; session handles and event streams
 // call through it.
+import { createRequire } from 'node:module';
+
 import * as grpc from '@grpc/grpc-js';
 
 import { AlreadyExistsError, CtxdError, fromServiceError } from './errors.js';
@@ -12,6 +14,23 @@ import type { GetSessionResponse__Output } from './gen/ctxd/v1/GetSessionRespons
 import type { Session__Output } from './gen/ctxd/v1/Session.js';
 import { contextServiceClient } from './proto.js';
 import { retryPolicy, withRetries, type RetryOptions, type RetryPolicy } from './retry.js';
+
+/** What the SDK uses of `@opentelemetry/api`, when the application has it installed. */
+interface OpenTelemetryApi {
+  context: { active(): unknown };
+  propagation: { inject(context: unknown, carrier: Record<string, string>): void };
+}
+
+/** OpenTelemetry is optional: with `@opentelemetry/api` installed (and, as an
+ * OpenTelemetry SDK sets up, a propagator and a context manager), every call carries the
+ * caller's current trace (W3C `traceparent`, `tracestate`), so ctxd's spans join it. */
+const openTelemetry: OpenTelemetryApi | null = (() => {
+  try {
+    return createRequire(import.meta.url)('@opentelemetry/api') as OpenTelemetryApi;
+  } catch {
+    return null;
+  }
+})();
 
 /** TLS settings: `true` for the system's roots, or PEM material. */
 export interface TlsOptions {
@@ -131,10 +150,19 @@ export class Transport {
     this.stub.close();
   }
 
-  /** @internal The call's metadata: the API key. */
+  /** @internal The call's metadata: the API key, and the caller's trace when
+   * OpenTelemetry is installed. */
   metadata(): grpc.Metadata {
     const md = new grpc.Metadata();
     if (this.apiKey) md.set('authorization', `Bearer ${this.apiKey}`);
+    if (openTelemetry) {
+      const carrier: Record<string, string> = {};
+      openTelemetry.propagation.inject(openTelemetry.context.active(), carrier);
+      for (const name of ['traceparent', 'tracestate']) {
+        const value = carrier[name];
+        if (value) md.set(name, value);
+      }
+    }
     return md;
   }
 

@@ -40,6 +40,8 @@ export class Server {
     const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('CTXD_')));
     // On the suite's database (DATABASE_URL) ctxd refuses calls without a key unless told.
     env.CTXD_ANONYMOUS_ACCESS = 'allow';
+    // What a test adds (e.g. an OTLP endpoint).
+    Object.assign(env, this.env ?? {});
     const log = fs.openSync(this.logPath, 'a');
     const child = spawn(process.env.CTXD_BIN, ['serve', '--listen', this.addr, '--data-dir', path.join(this.tmp, 'data'), ...this.args], {
       env,

@@ -93,7 +93,7 @@ class AsyncClient:
         retried = False
         while True:
             try:
-                response: R = await method(request, timeout=timeout_s or self.timeout_s, metadata=self._metadata)
+                response: R = await method(request, timeout=timeout_s or self.timeout_s, metadata=requests.with_trace(self._metadata))
                 return response
             except grpc.RpcError as rpc_error:
                 error = from_rpc_error(rpc_error)
@@ -335,7 +335,7 @@ class AsyncClient:
             request = requests.subscribe(
                 session_id, kinds, cursor, from_now, heartbeat_interval_ms, tree_root_session_id
             )
-            call = method(request, metadata=self._metadata)
+            call = method(request, metadata=requests.with_trace(self._metadata))
             try:
                 async for item in call:
                     delays = retry.delays()

@@ -92,7 +92,7 @@ class Client:
         retried = False
         while True:
             try:
-                response: R = method(request, timeout=timeout_s or self.timeout_s, metadata=self._metadata)
+                response: R = method(request, timeout=timeout_s or self.timeout_s, metadata=requests.with_trace(self._metadata))
                 return response
             except grpc.RpcError as rpc_error:
                 error = from_rpc_error(rpc_error)
@@ -334,7 +334,7 @@ class Client:
             request = requests.subscribe(
                 session_id, kinds, cursor, from_now, heartbeat_interval_ms, tree_root_session_id
             )
-            call = method(request, metadata=self._metadata)
+            call = method(request, metadata=requests.with_trace(self._metadata))
             try:
                 for item in call:
                     delays = retry.delays()

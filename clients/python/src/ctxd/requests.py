@@ -4,6 +4,7 @@ sync and the asyncio client), and the connection settings (TLS, API key)."""
 from __future__ import annotations
 
 import datetime
+import importlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -14,6 +15,18 @@ import grpc
 from . import convert
 from .convert import Format, MessageLike, ToolsLike
 from .v1 import ctxd_pb2 as pb
+
+
+
+def _find_propagate() -> Any:
+    """OpenTelemetry's propagation API, when installed (it is optional)."""
+    try:
+        return importlib.import_module("opentelemetry.propagate")
+    except ImportError:
+        return None
+
+
+_propagate: Any = _find_propagate()
 
 SERVICE = "/ctxd.v1.ContextService/"
 
@@ -48,6 +61,22 @@ def credentials(tls: TlsLike) -> Any:
 
 def metadata(api_key: Optional[str]) -> tuple[tuple[str, str], ...]:
     return (("authorization", f"Bearer {api_key}"),) if api_key else ()
+
+
+# The W3C trace-context headers a call carries.
+_TRACE_HEADERS = ("traceparent", "tracestate")
+
+
+def with_trace(base: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """A call's metadata with the current OpenTelemetry context (W3C `traceparent` and
+    `tracestate`) when OpenTelemetry is installed and a span is current: ctxd's spans
+    for the call join the caller's trace. Without OpenTelemetry, `base` as it is."""
+    if _propagate is None:
+        return base
+    carrier: dict[str, str] = {}
+    _propagate.inject(carrier)
+    found = tuple((name.lower(), value) for name, value in carrier.items() if name.lower() in _TRACE_HEADERS)
+    return base + found if found else base
 
 
 def create_session(
