@@ -9,6 +9,7 @@ asyncio client.
 
 import asyncio
 import concurrent.futures
+import datetime
 import json
 import os
 import subprocess
@@ -193,6 +194,13 @@ class Helpers(unittest.TestCase):
         hits = session.search("README")
         self.assertEqual([(h.session_id, h.seq) for h in hits], [(session.id, 3)])
         self.assertEqual(self.client.search("README", session_id=session.id)[0].seq, 3)
+        # Within a time range: what was written since an hour ago, nothing since an hour
+        # from now or before an hour ago.
+        hour = datetime.timedelta(hours=1)
+        now = datetime.datetime.now(datetime.timezone.utc)
+        self.assertEqual([h.seq for h in session.search("README", since=now - hour)], [3])
+        self.assertEqual(session.search("README", since=now + hour), [])
+        self.assertEqual(self.client.search("README", session_id=session.id, until=now - hour), [])
 
         dry = session.compact(pb.COMPACT_MODE_CLEAR_TOOL_RESULTS, dry_run=True)
         self.assertFalse(dry.applied)
@@ -353,6 +361,38 @@ class Listing(unittest.TestCase):
                 return [s.session_id async for s in client.sessions(metadata={"team": team})]
 
         self.assertEqual(asyncio.run(listed_async()), listed)
+
+
+class Environment(unittest.TestCase):
+    """The address and the key from CTXD_ADDRESS and CTXD_API_KEY when not passed, sync
+    and asyncio alike; no address at all is a ValueError naming both."""
+
+    def setUp(self):
+        self.saved = {name: os.environ.pop(name, None) for name in ("CTXD_ADDRESS", "CTXD_API_KEY")}
+
+    def tearDown(self):
+        for name, value in self.saved.items():
+            os.environ.pop(name, None)
+            if value is not None:
+                os.environ[name] = value
+
+    def test_address_and_key_from_the_environment(self):
+        with self.assertRaisesRegex(ValueError, "CTXD_ADDRESS"):
+            ctxd.Client()
+        os.environ["CTXD_ADDRESS"] = server().addr
+        with ctxd.Client() as client:
+            client.create_session()
+        os.environ["CTXD_API_KEY"] = "ctxd_not_a_key_this_server_knows"
+        with ctxd.Client() as client:
+            with self.assertRaises(ctxd.Unauthenticated):
+                client.create_session()
+
+        async def with_the_environment_key():
+            async with ctxd.AsyncClient() as client:
+                await client.create_session()
+
+        with self.assertRaises(ctxd.Unauthenticated):
+            asyncio.run(with_the_environment_key())
 
 
 class OtlpReceiver(grpc.GenericRpcHandler):

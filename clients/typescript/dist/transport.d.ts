@@ -13,7 +13,7 @@ export interface TlsOptions {
     serverName?: string;
 }
 export interface ClientOptions {
-    /** Sent as `authorization: Bearer <apiKey>` on every call. */
+    /** Sent as `authorization: Bearer <apiKey>` on every call (default: CTXD_API_KEY). */
     apiKey?: string;
     /**
      * TLS: `true`, `false`, or settings. Default: off for a loopback target (localhost,
@@ -41,7 +41,9 @@ export declare class Transport {
     readonly retry: RetryPolicy;
     private readonly apiKey;
     private readonly timeoutMs;
-    constructor(target: string, options?: ClientOptions);
+    /** `target` and `options.apiKey` default to the CTXD_ADDRESS and CTXD_API_KEY
+     * environment variables. */
+    constructor(target?: string | undefined, options?: ClientOptions);
     /**
      * The session a CreateSession or ForkSession call made. Retried on UNAVAILABLE only
      * when the id is given: a retry that finds the id taken reads the session there and

@@ -27,12 +27,14 @@ export class Transport {
     retry;
     apiKey;
     timeoutMs;
-    constructor(target, options = {}) {
+    /** `target` and `options.apiKey` default to the CTXD_ADDRESS and CTXD_API_KEY
+     * environment variables. */
+    constructor(target = process.env.CTXD_ADDRESS, options = {}) {
         if (typeof target !== 'string' || target.length === 0 || target.length > 1024) {
-            throw new TypeError('target must be a host:port of at most 1024 characters');
+            throw new TypeError('target must be a host:port of at most 1024 characters (or set CTXD_ADDRESS)');
         }
         this.target = target;
-        this.apiKey = options.apiKey;
+        this.apiKey = options.apiKey ?? (process.env.CTXD_API_KEY || undefined);
         this.retry = retryPolicy(options.retry);
         this.timeoutMs = options.timeoutMs ?? 30_000;
         if (!Number.isFinite(this.timeoutMs) || this.timeoutMs <= 0)

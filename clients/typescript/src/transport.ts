@@ -44,7 +44,7 @@ export interface TlsOptions {
 }
 
 export interface ClientOptions {
-  /** Sent as `authorization: Bearer <apiKey>` on every call. */
+  /** Sent as `authorization: Bearer <apiKey>` on every call (default: CTXD_API_KEY). */
   apiKey?: string;
   /**
    * TLS: `true`, `false`, or settings. Default: off for a loopback target (localhost,
@@ -77,12 +77,14 @@ export class Transport {
   private readonly apiKey: string | undefined;
   private readonly timeoutMs: number;
 
-  constructor(target: string, options: ClientOptions = {}) {
+  /** `target` and `options.apiKey` default to the CTXD_ADDRESS and CTXD_API_KEY
+   * environment variables. */
+  constructor(target: string | undefined = process.env.CTXD_ADDRESS, options: ClientOptions = {}) {
     if (typeof target !== 'string' || target.length === 0 || target.length > 1024) {
-      throw new TypeError('target must be a host:port of at most 1024 characters');
+      throw new TypeError('target must be a host:port of at most 1024 characters (or set CTXD_ADDRESS)');
     }
     this.target = target;
-    this.apiKey = options.apiKey;
+    this.apiKey = options.apiKey ?? (process.env.CTXD_API_KEY || undefined);
     this.retry = retryPolicy(options.retry);
     this.timeoutMs = options.timeoutMs ?? 30_000;
     if (!Number.isFinite(this.timeoutMs) || this.timeoutMs <= 0) throw new RangeError('timeoutMs must be positive');

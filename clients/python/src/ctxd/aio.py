@@ -28,13 +28,14 @@ class AsyncClient:
 
     `target` is host:port; `api_key` is sent as `authorization: Bearer <key>`; `tls` is
     False/None (plaintext), True (the system's CAs), a `ctxd.Tls` or grpc channel
-    credentials. Calls that fail with UNAVAILABLE are retried under `retry`; `timeout_s`
+    credentials. `target` and `api_key` default to the CTXD_ADDRESS and CTXD_API_KEY
+    environment variables. Calls that fail with UNAVAILABLE are retried under `retry`; `timeout_s`
     bounds each attempt. Use as a context manager or call close().
     """
 
     def __init__(
         self,
-        target: str,
+        target: Optional[str] = None,
         api_key: Optional[str] = None,
         *,
         tls: TlsLike = None,
@@ -42,6 +43,7 @@ class AsyncClient:
         timeout_s: float = 30.0,
         options: Sequence[tuple[str, Any]] = (),
     ) -> None:
+        target = requests.address(target)
         creds = requests.credentials(tls)
         all_options = list(CHANNEL_OPTIONS) + list(options)
         self._channel: Any = (
@@ -49,7 +51,7 @@ class AsyncClient:
             if creds is not None
             else grpc.aio.insecure_channel(target, options=all_options)
         )
-        self._metadata = requests.metadata(api_key)
+        self._metadata = requests.metadata(requests.api_key_or_env(api_key))
         self.retry = retry
         self.timeout_s = timeout_s
         self._methods: dict[str, Any] = {}
@@ -304,10 +306,13 @@ class AsyncClient:
         scope: int = pb.SEARCH_SCOPE_BOTH,
         limit: int = 0,
         tree_root_session_id: str = "",
+        since: Optional[datetime.datetime] = None,
+        until: Optional[datetime.datetime] = None,
     ) -> list[pb.SearchHit]:
         """Full-text search over one session (session_id), one tree (tree_root_session_id:
-        that session and its descendants) or all of the tenant's."""
-        request = requests.search(session_id, query, roles, scope, limit, tree_root_session_id)
+        that session and its descendants) or all of the tenant's; only what was written
+        at or after `since` and before `until` when given."""
+        request = requests.search(session_id, query, roles, scope, limit, tree_root_session_id, since, until)
         return list((await self._call("Search", request, pb.SearchResponse)).hits)
 
     async def events(
@@ -577,9 +582,18 @@ class AsyncSession:
         return await self.client.expand(request)
 
     async def search(
-        self, query: str, *, roles: Sequence[int] = (), scope: int = pb.SEARCH_SCOPE_BOTH, limit: int = 0
+        self,
+        query: str,
+        *,
+        roles: Sequence[int] = (),
+        scope: int = pb.SEARCH_SCOPE_BOTH,
+        limit: int = 0,
+        since: Optional[datetime.datetime] = None,
+        until: Optional[datetime.datetime] = None,
     ) -> list[pb.SearchHit]:
-        return await self.client.search(query, session_id=self.id, roles=roles, scope=scope, limit=limit)
+        return await self.client.search(
+            query, session_id=self.id, roles=roles, scope=scope, limit=limit, since=since, until=until
+        )
 
     async def events(
         self,

@@ -27,13 +27,14 @@ class Client:
 
     `target` is host:port; `api_key` is sent as `authorization: Bearer <key>`; `tls` is
     False/None (plaintext), True (the system's CAs), a `ctxd.Tls` or grpc channel
-    credentials. Calls that fail with UNAVAILABLE are retried under `retry`; `timeout_s`
+    credentials. `target` and `api_key` default to the CTXD_ADDRESS and CTXD_API_KEY
+    environment variables. Calls that fail with UNAVAILABLE are retried under `retry`; `timeout_s`
     bounds each attempt. Use as a context manager or call close().
     """
 
     def __init__(
         self,
-        target: str,
+        target: Optional[str] = None,
         api_key: Optional[str] = None,
         *,
         tls: TlsLike = None,
@@ -41,6 +42,7 @@ class Client:
         timeout_s: float = 30.0,
         options: Sequence[tuple[str, Any]] = (),
     ) -> None:
+        target = requests.address(target)
         creds = requests.credentials(tls)
         all_options = list(CHANNEL_OPTIONS) + list(options)
         self._channel: Any = (
@@ -48,7 +50,7 @@ class Client:
             if creds is not None
             else grpc.insecure_channel(target, options=all_options)
         )
-        self._metadata = requests.metadata(api_key)
+        self._metadata = requests.metadata(requests.api_key_or_env(api_key))
         self.retry = retry
         self.timeout_s = timeout_s
         self._methods: dict[str, Any] = {}
@@ -303,10 +305,13 @@ class Client:
         scope: int = pb.SEARCH_SCOPE_BOTH,
         limit: int = 0,
         tree_root_session_id: str = "",
+        since: Optional[datetime.datetime] = None,
+        until: Optional[datetime.datetime] = None,
     ) -> list[pb.SearchHit]:
         """Full-text search over one session (session_id), one tree (tree_root_session_id:
-        that session and its descendants) or all of the tenant's."""
-        request = requests.search(session_id, query, roles, scope, limit, tree_root_session_id)
+        that session and its descendants) or all of the tenant's; only what was written
+        at or after `since` and before `until` when given."""
+        request = requests.search(session_id, query, roles, scope, limit, tree_root_session_id, since, until)
         return list(self._call("Search", request, pb.SearchResponse).hits)
 
     def events(
@@ -576,9 +581,18 @@ class Session:
         return self.client.expand(request)
 
     def search(
-        self, query: str, *, roles: Sequence[int] = (), scope: int = pb.SEARCH_SCOPE_BOTH, limit: int = 0
+        self,
+        query: str,
+        *,
+        roles: Sequence[int] = (),
+        scope: int = pb.SEARCH_SCOPE_BOTH,
+        limit: int = 0,
+        since: Optional[datetime.datetime] = None,
+        until: Optional[datetime.datetime] = None,
     ) -> list[pb.SearchHit]:
-        return self.client.search(query, session_id=self.id, roles=roles, scope=scope, limit=limit)
+        return self.client.search(
+            query, session_id=self.id, roles=roles, scope=scope, limit=limit, since=since, until=until
+        )
 
     def events(
         self,

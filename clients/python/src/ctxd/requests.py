@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 import importlib
+import os
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -57,6 +58,19 @@ def credentials(tls: TlsLike) -> Any:
             certificate_chain=tls.certificate_chain,
         )
     return tls
+
+
+def address(target: Optional[str]) -> str:
+    """The server's address: `target`, else the CTXD_ADDRESS environment variable."""
+    chosen = target or os.environ.get("CTXD_ADDRESS", "")
+    if not chosen:
+        raise ValueError("target: pass the server's host:port, or set CTXD_ADDRESS")
+    return chosen
+
+
+def api_key_or_env(api_key: Optional[str]) -> Optional[str]:
+    """The API key: `api_key`, else the CTXD_API_KEY environment variable, else none."""
+    return api_key or os.environ.get("CTXD_API_KEY") or None
 
 
 def metadata(api_key: Optional[str]) -> tuple[tuple[str, str], ...]:
@@ -269,9 +283,16 @@ def expand(
 
 
 def search(
-    session_id: str, query: str, roles: Sequence[int], scope: int, limit: int, tree_root_session_id: str = ""
+    session_id: str,
+    query: str,
+    roles: Sequence[int],
+    scope: int,
+    limit: int,
+    tree_root_session_id: str = "",
+    since: Optional[datetime.datetime] = None,
+    until: Optional[datetime.datetime] = None,
 ) -> pb.SearchRequest:
-    return pb.SearchRequest(
+    request = pb.SearchRequest(
         session_id=session_id,
         query=query,
         roles=list(roles),  # type: ignore[arg-type]
@@ -279,6 +300,10 @@ def search(
         limit=limit,
         tree_root_session_id=tree_root_session_id,
     )
+    for field, at in (("since", since), ("until", until)):
+        if at is not None:
+            getattr(request, field).FromDatetime(at)
+    return request
 
 
 def list_sessions(
