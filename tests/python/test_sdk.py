@@ -363,6 +363,33 @@ class Listing(unittest.TestCase):
         self.assertEqual(asyncio.run(listed_async()), listed)
 
 
+class Ledger(unittest.TestCase):
+    """UpdateLedger through the helpers: todos and notes as mappings, a done todo kept
+    done, a bad status refused before any call; sync and asyncio alike."""
+
+    def test_todos_and_notes(self):
+        with ctxd.Client(server().addr) as client:
+            session = client.create_session()
+            set_ = session.update_ledger(
+                todos=[{"id": "t1", "text": "write the tests", "status": "in_progress"}],
+                notes=[{"id": "n1", "text": "the fixture is slow"}],
+            )
+            texts = sorted(entry.text for entry in set_.entries)
+            self.assertEqual(texts, ["the fixture is slow", "write the tests"])
+            session.update_ledger(todos=[pb.LedgerTodo(id="t1", status=pb.TODO_STATUS_DONE)])
+            reopened = client.update_ledger(session.id, todos=[{"id": "t1", "status": "pending"}])
+            self.assertEqual(list(reopened.kept_done_todo_ids), ["t1"])
+            with self.assertRaisesRegex(ValueError, r"todos\[0\]\.status"):
+                session.update_ledger(todos=[{"id": "t2", "text": "x", "status": "later"}])
+
+        async def noted():
+            async with ctxd.AsyncClient(server().addr) as client:
+                session = await client.create_session()
+                return await session.update_ledger(notes=[{"id": "n", "text": "async note"}])
+
+        self.assertEqual([e.text for e in asyncio.run(noted()).entries], ["async note"])
+
+
 class Environment(unittest.TestCase):
     """The address and the key from CTXD_ADDRESS and CTXD_API_KEY when not passed, sync
     and asyncio alike; no address at all is a ValueError naming both."""

@@ -4,6 +4,7 @@ import type { GetSessionResponse__Output } from './gen/ctxd/v1/GetSessionRespons
 import type { Job__Output } from './gen/ctxd/v1/Job.js';
 import type { ListSessionsResponse__Output } from './gen/ctxd/v1/ListSessionsResponse.js';
 import type { Session__Output } from './gen/ctxd/v1/Session.js';
+import { type LedgerUpdate, type UpdateLedgerResponse } from './ledger.js';
 import { type ListSessionsOptions } from './listing.js';
 import type { CreateSessionOptions, FinishOptions, ForkSessionOptions, RequestDefaults } from './options.js';
 import { type SearchHit, type SearchOptions } from './search.js';
@@ -36,6 +37,12 @@ export declare class CtxdClient extends Transport {
      * the session's `finishedAt` says whether it was.
      */
     finishSession(sessionId: string, finalAnswer?: string, options?: FinishOptions): Promise<FinishSessionResponse__Output>;
+    /**
+     * Sets the client's part of a session's task ledger: todos (a done one stays done; the
+     * response's `keptDoneTodoIds` names those a request asked to reopen) and notes (empty
+     * text removes one). All or nothing; retried on UNAVAILABLE (setting twice is the same).
+     */
+    updateLedger(sessionId: string, update: LedgerUpdate): Promise<UpdateLedgerResponse>;
     /**
      * A session's place in its tree: `session` (parentSessionId, depth, finishedAt),
      * `children` (id, tool call, finished), `childrenTotal` and `subtree` (sessions, log

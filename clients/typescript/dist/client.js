@@ -1,6 +1,7 @@
 // The client: a connection to a ctxd server (transport.ts) and what is asked of it beyond
 // one session: making sessions, listing, search, events and jobs.
 import { EventStream } from './events.js';
+import { ledgerRequest } from './ledger.js';
 import { listRequest } from './listing.js';
 import { searchRequest } from './search.js';
 import { Session, createSession, finishSession, forkSession } from './session.js';
@@ -39,6 +40,14 @@ export class CtxdClient extends Transport {
      */
     finishSession(sessionId, finalAnswer = '', options = {}) {
         return finishSession(this, sessionId, finalAnswer, options);
+    }
+    /**
+     * Sets the client's part of a session's task ledger: todos (a done one stays done; the
+     * response's `keptDoneTodoIds` names those a request asked to reopen) and notes (empty
+     * text removes one). All or nothing; retried on UNAVAILABLE (setting twice is the same).
+     */
+    updateLedger(sessionId, update) {
+        return this.call('UpdateLedger', ledgerRequest(sessionId, update));
     }
     /**
      * A session's place in its tree: `session` (parentSessionId, depth, finishedAt),

@@ -4,6 +4,7 @@ export type { CallOptions, ClientOptions, TlsOptions } from './transport.js';
 export { AlreadyExistsError, ConflictError, CtxdError, DoesNotFitError, FailedPreconditionError, InvalidArgumentError, NotFoundError, OutOfRangeError, ResourceExhaustedError, UnauthenticatedError, UnavailableError, type ErrorInfo, type FieldViolation, type PreconditionViolation, type QuotaViolation, type StatusDetails, } from './errors.js';
 export { EventStream, type Event, type EventsOptions } from './events.js';
 export type { RetryOptions } from './retry.js';
+export type { LedgerNote, LedgerTodo, LedgerUpdate, UpdateLedgerResponse } from './ledger.js';
 export type { SearchHit, SearchOptions } from './search.js';
 export type { ListSessionsOptions } from './listing.js';
 export { Session, type AppendOptions, type AppendResponseOptions, type AppendTurnOptions, type BuildOptions, type Built, type CheckOptions, type CompactModeName, type CompactOptions, type ExpandTarget, type NativeOptions, type RevertOptions, type RevertTarget, type SpawnOptions, } from './session.js';

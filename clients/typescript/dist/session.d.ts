@@ -12,6 +12,7 @@ import type { RevertCompactionResponse__Output } from './gen/ctxd/v1/RevertCompa
 import type { Session__Output } from './gen/ctxd/v1/Session.js';
 import type { Usage } from './gen/ctxd/v1/Usage.js';
 import type { CreateSessionOptions, FinishOptions, ForkSessionOptions, RequestDefaults } from './options.js';
+import { type LedgerUpdate, type UpdateLedgerResponse } from './ledger.js';
 import { type SearchHit, type SearchOptions } from './search.js';
 import type { Transport } from './transport.js';
 import { type Format, type JsonFormat, type MessageInput, type ToolsInput } from './types.js';
@@ -142,6 +143,8 @@ export declare class Session {
      * spawned it (see `CtxdClient.finishSession`).
      */
     finish(finalAnswer?: string, options?: FinishOptions): Promise<FinishSessionResponse__Output>;
+    /** Sets this session's todos and notes (see `CtxdClient.updateLedger`). */
+    updateLedger(update: LedgerUpdate): Promise<UpdateLedgerResponse>;
     /** This session's parent, children and subtree totals (see `CtxdClient.tree`). */
     tree(): Promise<GetSessionResponse__Output>;
     /** The original messages, byte-exact, whatever the view shows of them. */

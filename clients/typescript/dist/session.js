@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { CtxdError } from './errors.js';
 import { EventStream } from './events.js';
+import { ledgerRequest } from './ledger.js';
 import { searchRequest } from './search.js';
 import { jsonFormat, nativeItems, outputFormat, toJsonText, toPbMessage, toPbTools, } from './types.js';
 const COMPACT_MODES = {
@@ -166,6 +167,10 @@ export class Session {
      */
     finish(finalAnswer = '', options = {}) {
         return finishSession(this.client, this.id, finalAnswer, options);
+    }
+    /** Sets this session's todos and notes (see `CtxdClient.updateLedger`). */
+    updateLedger(update) {
+        return this.client.call('UpdateLedger', ledgerRequest(this.id, update));
     }
     /** This session's parent, children and subtree totals (see `CtxdClient.tree`). */
     tree() {

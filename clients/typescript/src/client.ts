@@ -6,6 +6,7 @@ import type { GetSessionResponse__Output } from './gen/ctxd/v1/GetSessionRespons
 import type { Job__Output } from './gen/ctxd/v1/Job.js';
 import type { ListSessionsResponse__Output } from './gen/ctxd/v1/ListSessionsResponse.js';
 import type { Session__Output } from './gen/ctxd/v1/Session.js';
+import { ledgerRequest, type LedgerUpdate, type UpdateLedgerResponse } from './ledger.js';
 import { listRequest, type ListSessionsOptions } from './listing.js';
 import type { CreateSessionOptions, FinishOptions, ForkSessionOptions, RequestDefaults } from './options.js';
 import { searchRequest, type SearchHit, type SearchOptions } from './search.js';
@@ -49,6 +50,15 @@ export class CtxdClient extends Transport {
    */
   finishSession(sessionId: string, finalAnswer = '', options: FinishOptions = {}): Promise<FinishSessionResponse__Output> {
     return finishSession(this, sessionId, finalAnswer, options);
+  }
+
+  /**
+   * Sets the client's part of a session's task ledger: todos (a done one stays done; the
+   * response's `keptDoneTodoIds` names those a request asked to reopen) and notes (empty
+   * text removes one). All or nothing; retried on UNAVAILABLE (setting twice is the same).
+   */
+  updateLedger(sessionId: string, update: LedgerUpdate): Promise<UpdateLedgerResponse> {
+    return this.call('UpdateLedger', ledgerRequest(sessionId, update));
   }
 
   /**

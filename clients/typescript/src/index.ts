@@ -22,6 +22,7 @@ export {
 } from './errors.js';
 export { EventStream, type Event, type EventsOptions } from './events.js';
 export type { RetryOptions } from './retry.js';
+export type { LedgerNote, LedgerTodo, LedgerUpdate, UpdateLedgerResponse } from './ledger.js';
 export type { SearchHit, SearchOptions } from './search.js';
 export type { ListSessionsOptions } from './listing.js';
 export {

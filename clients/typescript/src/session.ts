@@ -22,6 +22,7 @@ import type { RevertCompactionResponse__Output } from './gen/ctxd/v1/RevertCompa
 import type { Session__Output } from './gen/ctxd/v1/Session.js';
 import type { Usage } from './gen/ctxd/v1/Usage.js';
 import type { CreateSessionOptions, FinishOptions, ForkSessionOptions, RequestDefaults } from './options.js';
+import { ledgerRequest, type LedgerUpdate, type UpdateLedgerResponse } from './ledger.js';
 import { searchRequest, type SearchHit, type SearchOptions } from './search.js';
 import type { Transport } from './transport.js';
 import {
@@ -283,6 +284,11 @@ export class Session {
    */
   finish(finalAnswer = '', options: FinishOptions = {}): Promise<FinishSessionResponse__Output> {
     return finishSession(this.client, this.id, finalAnswer, options);
+  }
+
+  /** Sets this session's todos and notes (see `CtxdClient.updateLedger`). */
+  updateLedger(update: LedgerUpdate): Promise<UpdateLedgerResponse> {
+    return this.client.call('UpdateLedger', ledgerRequest(this.id, update));
   }
 
   /** This session's parent, children and subtree totals (see `CtxdClient.tree`). */

@@ -258,6 +258,18 @@ class AsyncClient:
         request = requests.finish_session(session_id, final_answer, append_to_parent)
         return await self._call("FinishSession", request, pb.FinishSessionResponse, retry=False)
 
+    async def update_ledger(
+        self,
+        session_id: str,
+        todos: Sequence[requests.LedgerTodoLike] = (),
+        notes: Sequence[requests.LedgerNoteLike] = (),
+    ) -> pb.UpdateLedgerResponse:
+        """Sets the client's part of the task ledger: todos (a done one stays done; the
+        response's `kept_done_todo_ids` names those a request asked to reopen) and notes
+        (empty text removes one). All or nothing; retried (setting twice is the same)."""
+        request = requests.update_ledger(session_id, todos, notes)
+        return await self._call("UpdateLedger", request, pb.UpdateLedgerResponse)
+
     async def tree(self, session_id: str) -> pb.GetSessionResponse:
         """A session's place in its tree: `session` (parent_session_id, depth,
         finished_at), `children` (id, tool call, finished), `children_total` and `subtree`
@@ -413,6 +425,12 @@ class AsyncSession:
         """Ends this session; a `final_answer` becomes the parent's tool result (see
         AsyncClient.finish_session)."""
         return await self.client.finish_session(self.id, final_answer, append_to_parent=append_to_parent)
+
+    async def update_ledger(
+        self, todos: Sequence[requests.LedgerTodoLike] = (), notes: Sequence[requests.LedgerNoteLike] = ()
+    ) -> pb.UpdateLedgerResponse:
+        """Sets this session's todos and notes (see AsyncClient.update_ledger)."""
+        return await self.client.update_ledger(self.id, todos, notes)
 
     async def tree(self) -> pb.GetSessionResponse:
         """This session's parent, children and subtree totals (see AsyncClient.tree)."""

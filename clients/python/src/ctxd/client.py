@@ -257,6 +257,18 @@ class Client:
         request = requests.finish_session(session_id, final_answer, append_to_parent)
         return self._call("FinishSession", request, pb.FinishSessionResponse, retry=False)
 
+    def update_ledger(
+        self,
+        session_id: str,
+        todos: Sequence[requests.LedgerTodoLike] = (),
+        notes: Sequence[requests.LedgerNoteLike] = (),
+    ) -> pb.UpdateLedgerResponse:
+        """Sets the client's part of the task ledger: todos (a done one stays done; the
+        response's `kept_done_todo_ids` names those a request asked to reopen) and notes
+        (empty text removes one). All or nothing; retried (setting twice is the same)."""
+        request = requests.update_ledger(session_id, todos, notes)
+        return self._call("UpdateLedger", request, pb.UpdateLedgerResponse)
+
     def tree(self, session_id: str) -> pb.GetSessionResponse:
         """A session's place in its tree: `session` (parent_session_id, depth,
         finished_at), `children` (id, tool call, finished), `children_total` and `subtree`
@@ -412,6 +424,12 @@ class Session:
         """Ends this session; a `final_answer` becomes the parent's tool result (see
         Client.finish_session)."""
         return self.client.finish_session(self.id, final_answer, append_to_parent=append_to_parent)
+
+    def update_ledger(
+        self, todos: Sequence[requests.LedgerTodoLike] = (), notes: Sequence[requests.LedgerNoteLike] = ()
+    ) -> pb.UpdateLedgerResponse:
+        """Sets this session's todos and notes (see Client.update_ledger)."""
+        return self.client.update_ledger(self.id, todos, notes)
 
     def tree(self) -> pb.GetSessionResponse:
         """This session's parent, children and subtree totals (see Client.tree)."""

@@ -306,6 +306,46 @@ def search(
     return request
 
 
+# A todo's status by name, as UpdateLedger takes it.
+TODO_STATUSES = {
+    "pending": pb.TODO_STATUS_PENDING,
+    "in_progress": pb.TODO_STATUS_IN_PROGRESS,
+    "done": pb.TODO_STATUS_DONE,
+}
+
+LedgerTodoLike = Union[pb.LedgerTodo, Mapping[str, Any]]
+LedgerNoteLike = Union[pb.LedgerNote, Mapping[str, Any]]
+
+
+def _todo(value: LedgerTodoLike, where: str) -> pb.LedgerTodo:
+    if isinstance(value, pb.LedgerTodo):
+        return value
+    status = value.get("status", 0)
+    if isinstance(status, str):
+        if status not in TODO_STATUSES:
+            raise ValueError(f"{where}.status: one of {', '.join(TODO_STATUSES)}, got {status[:64]!r}")
+        status = TODO_STATUSES[status]
+    return pb.LedgerTodo(id=str(value.get("id", "")), text=str(value.get("text", "")), status=status)
+
+
+def _note(value: LedgerNoteLike) -> pb.LedgerNote:
+    if isinstance(value, pb.LedgerNote):
+        return value
+    return pb.LedgerNote(id=str(value.get("id", "")), text=str(value.get("text", "")))
+
+
+def update_ledger(
+    session_id: str, todos: Sequence[LedgerTodoLike], notes: Sequence[LedgerNoteLike]
+) -> pb.UpdateLedgerRequest:
+    """An UpdateLedger request; a todo or note as its message or a mapping (`id`, `text`,
+    and a todo's `status` as its enum value or "pending", "in_progress", "done")."""
+    return pb.UpdateLedgerRequest(
+        session_id=session_id,
+        todos=[_todo(todo, f"todos[{index}]") for index, todo in enumerate(todos)],
+        notes=[_note(note) for note in notes],
+    )
+
+
 def list_sessions(
     page_size: int,
     page_token: str,
