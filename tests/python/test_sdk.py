@@ -390,6 +390,34 @@ class Ledger(unittest.TestCase):
         self.assertEqual([e.text for e in asyncio.run(noted()).entries], ["async note"])
 
 
+class Quotas(unittest.TestCase):
+    """A rate quota's refusal (RESOURCE_EXHAUSTED with RetryInfo) is waited out and the
+    call tried again; with retries off it reaches the caller with the server's delay."""
+
+    def setUp(self):
+        self.server = Server(env_extra={"CTXD_QUOTA_REQUESTS_PER_SEC": "2", "CTXD_QUOTA_REQUESTS_BURST": "1"})
+        self.server.start()
+
+    def tearDown(self):
+        self.server.close()
+
+    def test_a_rate_quota_is_waited_out(self):
+        with ctxd.Client(self.server.addr, retry=ctxd.NO_RETRY) as client:
+            with self.assertRaises(ctxd.ResourceExhausted) as refused:
+                for _ in range(3):
+                    client.list_sessions(page_size=1)
+            self.assertIsNotNone(refused.exception.retry_delay_s)
+        with ctxd.Client(self.server.addr) as client:
+            pages = [client.list_sessions(page_size=1) for _ in range(4)]
+        self.assertEqual(len(pages), 4)
+
+        async def listed():
+            async with ctxd.AsyncClient(self.server.addr) as client:
+                return [await client.list_sessions(page_size=1) for _ in range(3)]
+
+        self.assertEqual(len(asyncio.run(listed())), 3)
+
+
 class Environment(unittest.TestCase):
     """The address and the key from CTXD_ADDRESS and CTXD_API_KEY when not passed, sync
     and asyncio alike; no address at all is a ValueError naming both."""

@@ -16,5 +16,12 @@ export declare function retryPolicy(options: RetryOptions | undefined): RetryPol
 /** The wait before attempt `attempt + 1` (attempt counts from 1). */
 export declare function backoffMs(policy: RetryPolicy, attempt: number): number;
 export declare const sleep: (ms: number) => Promise<void>;
-/** Runs `attempt` until it succeeds, fails with anything but UNAVAILABLE, or the attempts run out. */
+/**
+ * The wait before trying again after attempt `n` failed with `error`, or null: not
+ * retried. UNAVAILABLE: the backoff. RESOURCE_EXHAUSTED with the server's RetryInfo: its
+ * delay, when that is at most maxBackoffMs (a longer wait is the caller's to decide);
+ * without RetryInfo (a limit, not a rate) it is not retried.
+ */
+export declare function retryWaitMs(policy: RetryPolicy, error: unknown, n: number): number | null;
+/** Runs `attempt` until it succeeds, fails in a way that is not retried, or the attempts run out. */
 export declare function withRetries<T>(policy: RetryPolicy, attempt: (n: number) => Promise<T>): Promise<T>;

@@ -1,7 +1,9 @@
 // Retries on UNAVAILABLE: exponential backoff with full jitter, a bounded number of
-// attempts. Callers that append pass the same idempotency key to every attempt.
+// attempts; and on RESOURCE_EXHAUSTED that carries the server's RetryInfo (a rate quota
+// that will have room soon), after the delay it names. Callers that append pass the same
+// idempotency key to every attempt.
 import * as grpc from '@grpc/grpc-js';
-import { CtxdError } from './errors.js';
+import { CtxdError, ResourceExhaustedError } from './errors.js';
 export function retryPolicy(options) {
     const policy = {
         maxAttempts: options?.maxAttempts ?? 5,
@@ -24,17 +26,33 @@ export function backoffMs(policy, attempt) {
     return Math.random() * ceiling;
 }
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-/** Runs `attempt` until it succeeds, fails with anything but UNAVAILABLE, or the attempts run out. */
+/**
+ * The wait before trying again after attempt `n` failed with `error`, or null: not
+ * retried. UNAVAILABLE: the backoff. RESOURCE_EXHAUSTED with the server's RetryInfo: its
+ * delay, when that is at most maxBackoffMs (a longer wait is the caller's to decide);
+ * without RetryInfo (a limit, not a rate) it is not retried.
+ */
+export function retryWaitMs(policy, error, n) {
+    if (!(error instanceof CtxdError) || n >= policy.maxAttempts)
+        return null;
+    if (error.code === grpc.status.UNAVAILABLE)
+        return backoffMs(policy, n);
+    const delay = error instanceof ResourceExhaustedError ? error.retryDelayMs : undefined;
+    if (delay !== undefined && delay >= 0 && delay <= policy.maxBackoffMs)
+        return delay;
+    return null;
+}
+/** Runs `attempt` until it succeeds, fails in a way that is not retried, or the attempts run out. */
 export async function withRetries(policy, attempt) {
     for (let n = 1;; n++) {
         try {
             return await attempt(n);
         }
         catch (error) {
-            if (!(error instanceof CtxdError) || error.code !== grpc.status.UNAVAILABLE || n >= policy.maxAttempts) {
+            const wait = retryWaitMs(policy, error, n);
+            if (wait === null)
                 throw error;
-            }
-            await sleep(backoffMs(policy, n));
+            await sleep(wait);
         }
     }
 }

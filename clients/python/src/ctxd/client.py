@@ -102,13 +102,12 @@ class Client:
                 answer = on_retry_error(error)
                 if answer is not None:
                     return answer
-            if not self.retry.retries(error.code):
-                raise error
             delay = next(delays, None)
-            if delay is None:
+            wait = None if delay is None else self.retry.wait(error, delay)
+            if wait is None:
                 raise error
             retried = True
-            time.sleep(delay)
+            time.sleep(wait)
 
     # --- sessions -------------------------------------------------------------------
 

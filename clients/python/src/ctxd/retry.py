@@ -1,5 +1,7 @@
 """When a call is tried again: on UNAVAILABLE (the server restarting, a dropped
-connection, the database briefly away), with exponential backoff and full jitter.
+connection, the database briefly away), with exponential backoff and full jitter; and on
+RESOURCE_EXHAUSTED that carries the server's RetryInfo (a rate quota that will have room
+soon), after the delay it names.
 
 Appends are retried safely: the client gives every logical AppendTurn / AppendNative
 call an idempotency key once and sends the same key on each retry, so an append the
@@ -13,7 +15,7 @@ import random
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Iterator, Optional
+from typing import Any, Iterator, Optional
 
 import grpc
 
@@ -24,9 +26,9 @@ class RetryPolicy:
     whole call, retries included. Events streams reconnect under the same backoff, with
     `max_attempts` counted from the last item received."""
 
-    max_attempts: int = 6
+    max_attempts: int = 5
     initial_backoff_s: float = 0.1
-    max_backoff_s: float = 3.0
+    max_backoff_s: float = 5.0
     multiplier: float = 2.0
     max_elapsed_s: float = 30.0
     codes: frozenset[grpc.StatusCode] = field(default_factory=lambda: frozenset({grpc.StatusCode.UNAVAILABLE}))
@@ -45,6 +47,19 @@ class RetryPolicy:
 
     def retries(self, code: Optional[grpc.StatusCode]) -> bool:
         return code in self.codes
+
+    def wait(self, error: Any, backoff: float) -> Optional[float]:
+        """The pause before trying `error`'s call again, or None: not retried. A code of
+        the policy (UNAVAILABLE): `backoff`. RESOURCE_EXHAUSTED with the server's
+        RetryInfo: its delay, when that is at most max_backoff_s (a longer wait is the
+        caller's to decide); without RetryInfo (a limit, not a rate) it is not retried."""
+        code = getattr(error, "code", None)
+        if code in self.codes:
+            return backoff
+        delay = getattr(error, "retry_delay_s", None)
+        if code == grpc.StatusCode.RESOURCE_EXHAUSTED and delay is not None and 0 <= delay <= self.max_backoff_s:
+            return float(delay)
+        return None
 
 
 def stream_reset(code: Optional[grpc.StatusCode], message: str) -> bool:
