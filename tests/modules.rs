@@ -403,6 +403,52 @@ fn no_crate_has_module_cycles() {
     }
 }
 
+/// A file's room: the top-level module it belongs to (`src/store/batch/mod.rs` and
+/// `src/store.rs` alike → `store`); `src/lib.rs` is the crate's root.
+fn room(file: &str) -> String {
+    let inner = file.trim_start_matches("src/");
+    let top = inner.split('/').next().unwrap_or(inner);
+    top.trim_end_matches(".rs").to_string()
+}
+
+/// The file graph collapsed to rooms: an edge between two rooms when a file of one
+/// names a file of the other.
+fn rooms(graph: &BTreeMap<String, BTreeSet<String>>) -> BTreeMap<String, BTreeSet<String>> {
+    let mut rooms: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (file, targets) in graph {
+        let from = room(file);
+        let edges = rooms.entry(from.clone()).or_default();
+        edges.extend(targets.iter().map(|t| room(t)).filter(|to| *to != from));
+    }
+    rooms
+}
+
+/// No loop between folders either (one the file graph cannot show: `store/x.rs` naming
+/// `events/y.rs` while `events/z.rs` names `store/w.rs`).
+#[test]
+fn no_crate_has_folder_cycles() {
+    for (folder, _) in CRATES {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(folder);
+        let found = cycles(&rooms(&graph(&read_crate(&src))));
+        assert!(
+            found.is_empty(),
+            "cycles between the folders of {folder}:\n{}",
+            found.join("\n")
+        );
+    }
+    // The check itself: two folders that name each other through different files.
+    let files = synthetic(&[
+        ("src/lib.rs", "pub mod store;\npub mod events;\n"),
+        ("src/store/mod.rs", "mod x;\n"),
+        ("src/store/x.rs", "use crate::events::y::Y;\n"),
+        ("src/events/mod.rs", "pub mod y;\npub mod z;\n"),
+        ("src/events/y.rs", "pub struct Y;\n"),
+        ("src/events/z.rs", "use crate::store::x;\n"),
+    ]);
+    assert!(cycles(&graph(&files)).is_empty(), "no file cycle");
+    assert_eq!(cycles(&rooms(&graph(&files))).len(), 1, "a folder cycle");
+}
+
 /// The crates depend on each other one way: the binary on the tools, the tools on the
 /// server, the server on the core and the launcher; the core and the launcher on no
 /// other crate of ctxd.

@@ -27,6 +27,7 @@ pub mod front_doors;
 pub mod indexer;
 pub mod jobs;
 pub mod metrics;
+pub mod ops_http;
 pub mod pb;
 pub mod proxy;
 pub mod quotas;

@@ -265,7 +265,7 @@ async fn serve_with_database(
     check_anonymous_access(config)?;
     let pipeline = crate::metrics::MetricsPipeline::from_env(config.metrics_listen.is_some())
         .map_err(|error| ServeError::Startup(error.to_string()))?;
-    let metrics_listener = bind_http(config.metrics_listen, crate::metrics::bind_endpoint).await?;
+    let metrics_listener = bind_http(config.metrics_listen, crate::ops_http::bind).await?;
     if let Some(pipeline) = &pipeline {
         crate::metrics::install(&pipeline.meter());
         let observed = store.clone();
@@ -403,7 +403,7 @@ fn start_metrics(
         if let Ok(addr) = listener.local_addr() {
             tracing::info!(addr = %addr, "serving metrics on GET /metrics, probes on /livez and /readyz");
         }
-        let serving = crate::metrics::serve_metrics(
+        let serving = crate::ops_http::serve_metrics(
             listener,
             reader.clone(),
             readiness.clone(),

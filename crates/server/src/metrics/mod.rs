@@ -2,7 +2,7 @@
 //! metrics SDK. `provider.rs` builds the SDK's meter provider (OTLP export when
 //! OTEL_EXPORTER_OTLP_ENDPOINT is set, a pull reader when `--metrics-listen` is set),
 //! `exposition.rs` renders what the pull reader collects in Prometheus' text format and
-//! `endpoint.rs` serves it on `GET /metrics`.
+//! `ops_http.rs` (beside this folder) serves it on `GET /metrics`.
 //!
 //! The instruments are process-wide, like OpenTelemetry's own global meter provider:
 //! the places that know a figure (the gRPC edge, the engine, the store, the job
@@ -11,7 +11,6 @@
 //! offline subcommands) they are no-ops. Attribute sets on the hot paths (BuildMessages,
 //! AppendTurn) are built once, here, or are arrays of static strings on the stack: no
 //! allocation per recording.
-mod endpoint;
 mod exposition;
 mod provider;
 mod sampled;
@@ -22,7 +21,6 @@ use std::time::Duration;
 use opentelemetry::KeyValue;
 use opentelemetry::metrics::{Counter, Histogram, Meter, MeterProvider as _, ObservableGauge};
 
-pub use endpoint::{MetricsEndpointError, bind as bind_endpoint, serve_metrics};
 pub use exposition::CONTENT_TYPE;
 pub use exposition::render;
 pub use provider::{MetricsPipeline, MetricsSetupError, PrometheusReader};

@@ -1,5 +1,6 @@
-//! `GET /metrics` over HTTP/1.1 on `--metrics-listen`, for Prometheus to scrape, and the
-//! probes `GET /livez` and `GET /readyz` (`readiness`). Every
+//! The operations port: `GET /metrics` over HTTP/1.1 on `--metrics-listen`, for
+//! Prometheus to scrape, and the probes `GET /livez` and `GET /readyz` (`readiness`).
+//! Apart from `metrics/`, which the store records into: the probes read the store. Every
 //! other path is 404, every other method 405. Connections are bounded (at most
 //! [`MAX_CONNECTIONS`] at once, more are closed at once) and a client gets
 //! [`HEADER_TIMEOUT`] to send its request head, so a silent or flooding client cannot
@@ -16,8 +17,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use super::PrometheusReader;
-use super::exposition::CONTENT_TYPE;
+use crate::metrics::{CONTENT_TYPE, PrometheusReader};
 use crate::readiness::Readiness;
 
 /// Scrape connections served at once.
