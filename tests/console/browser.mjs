@@ -76,6 +76,18 @@ try {
   await page.waitForSelector(`[data-sources="${summary.id}"] li`);
   summary.sources = await page.$$eval(`[data-sources="${summary.id}"] li`, (items) =>
     items.map((li) => Number(li.dataset.seq)));
+  // A condensed summary, opened to the summaries it was made of.
+  const condensedItem = `#main[data-route="${summarizedHash}"] #summaries > li[data-kind="condensed"]`;
+  let condensed = null;
+  if (await page.$(condensedItem)) {
+    condensed = await page.$eval(condensedItem, (li) =>
+      ({ id: Number(li.dataset.summary), first: Number(li.dataset.first), last: Number(li.dataset.last) }));
+    await page.click(`${condensedItem} button[data-below="${condensed.id}"]`);
+    const children = `${condensedItem} .below > ol > li`;
+    await page.waitForSelector(children);
+    condensed.children = await page.$$eval(children, (items) =>
+      items.map((li) => [Number(li.dataset.first), Number(li.dataset.last)]));
+  }
   if (shots) {
     const first = await page.$(firstSummary);
     await first.screenshot({ path: shots + "/console-summaries.png" });
@@ -182,7 +194,7 @@ try {
     }
   }
   console.log(JSON.stringify({
-    listed, depths, byId, byMeta, summary, compactSaid, revertSaid, revertedEvent, forkedRows, longRenderMs, longRows, renderMs, segments, thresholds, evictedState, modelSees, original, appearedMs,
+    listed, depths, byId, byMeta, summary, condensed, compactSaid, revertSaid, revertedEvent, forkedRows, longRenderMs, longRows, renderMs, segments, thresholds, evictedState, modelSees, original, appearedMs,
     ran, scripts, violations, errors: seen.errors, dialogs: seen.dialogs,
   }));
 } finally {

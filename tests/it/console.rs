@@ -90,9 +90,14 @@ type Client = pb::context_service_client::ContextServiceClient<tonic::transport:
 /// 16 000-token window (metadata team=blue), a fork of it, a subagent's session under
 /// the tool call that started it, and a session of 2 000 messages.
 async fn companions(client: &mut Client) {
+    // Two summaries condense into one: the tree has a condensed level to open.
+    let policy = pb::Policy {
+        condense_fanin: Some(2),
+        ..window(16_000, 2_000)
+    };
     let request = pb::CreateSessionRequest {
         session_id: SUMMARIZED.into(),
-        policy: Some(window(16_000, 2_000)),
+        policy: Some(policy),
         metadata: [("team".to_string(), "blue".to_string())].into(),
         ..Default::default()
     };
@@ -289,6 +294,26 @@ async fn the_console_shows_a_session_in_a_real_browser(pool: PgPool) {
         (forked.message_count, seen["forkedRows"].as_i64()),
         (5, Some(5))
     );
+    // A condensed summary opens to the summaries it was made of: they cover its span,
+    // one after the other.
+    let condensed = &seen["condensed"];
+    let spans: Vec<(i64, i64)> = condensed["children"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no condensed summary opened: {condensed}"))
+        .iter()
+        .map(|span| (span[0].as_i64().unwrap(), span[1].as_i64().unwrap()))
+        .collect();
+    assert!(spans.len() >= 2, "{condensed}");
+    assert_eq!(Some(spans[0].0), condensed["first"].as_i64(), "{condensed}");
+    assert_eq!(
+        spans.last().map(|s| s.1),
+        condensed["last"].as_i64(),
+        "{condensed}"
+    );
+    assert!(
+        spans.windows(2).all(|w| w[1].0 == w[0].1 + 1),
+        "{condensed}"
+    );
     // 2 000 messages: the page shows its first hundred within a second.
     let long_ms = seen["longRenderMs"].as_i64().unwrap();
     assert!(
@@ -403,6 +428,7 @@ async fn the_console_api_is_tenant_scoped_and_sends_a_strict_policy(pool: PgPool
     for (call, own) in [
         ("summaries", 200),
         ("summaries/1/sources", 404),
+        ("summaries/1/children", 404),
         ("ledger", 200),
         ("events", 200),
     ] {

@@ -108,6 +108,22 @@ impl Store {
         active(self.db(), session_id).await
     }
 
+    /// The summaries directly under `parents` in the session's tree (those condensed
+    /// into them), oldest span first. The caller names parents of this session's tree:
+    /// the children of a summary are in the same tree.
+    pub async fn summary_children(
+        &self,
+        session_id: i64,
+        parents: &[i64],
+    ) -> StoreResult<Vec<Summary>> {
+        let rows: Vec<SummaryRow> = sqlx::query_as(CHILDREN_SQL.as_str())
+            .bind(session_id)
+            .bind(parents)
+            .fetch_all(self.db())
+            .await?;
+        Ok(rows.into_iter().map(Summary::from).collect())
+    }
+
     /// One summary of a session: its own, or one it inherits (an ancestor's, written
     /// before the fork and within the inherited range).
     pub async fn summary(&self, session_id: i64, id: i64) -> StoreResult<Option<Summary>> {

@@ -1,7 +1,8 @@
 //! What happened to a session: `events?after=` (its compaction history, polled for what
 //! is new), `summaries` (the active summaries, leaf and condensed),
-//! `summaries/{id}/sources` (the messages a summary covers) and `ledger` (the task
-//! ledger: todos, notes, files, commands, errors).
+//! `summaries/{id}/sources` (the messages a summary covers), `summaries/{id}/children`
+//! (the summaries a condensed one was made of) and `ledger` (the task ledger: todos,
+//! notes, files, commands, errors).
 use serde_json::{Value, json};
 
 use super::{Console, MAX_PAGE, Query, clip, info, role_name};
@@ -33,13 +34,59 @@ pub(super) async fn events(
     Ok(json!({"events": listed, "version": info.row.version, "messages": info.row.message_count}))
 }
 
+/// Levels of the summary tree a lookup walks down at most.
+const MAX_TREE_DEPTH: usize = 16;
+
 /// The active summaries, oldest span first: each with its span, level (leaf or
 /// condensed), depth, tokens, the tokens of what it covers, and its text.
 pub(super) async fn summaries(console: &Console, tenant: i64, id: &str) -> Result<Value> {
     let info = info(console, tenant, id).await?;
     let mut summaries = console.engine.store().active_summaries(info.row.id).await?;
     summaries.sort_by_key(|summary| summary.first_seq);
-    let listed: Vec<Value> = summaries
+    Ok(json!({"summaries": listed(&summaries)}))
+}
+
+/// The summaries a condensed one was made of, found by walking down from the session's
+/// active summaries (so only a summary of this session's tree is opened).
+pub(super) async fn children(
+    console: &Console,
+    tenant: i64,
+    id: &str,
+    summary: &str,
+) -> Result<Value> {
+    let info = info(console, tenant, id).await?;
+    let wanted = summary_id(summary)?;
+    let store = console.engine.store();
+    let mut level: Vec<i64> = store
+        .active_summaries(info.row.id)
+        .await?
+        .iter()
+        .map(|summary| summary.id)
+        .collect();
+    for _ in 0..MAX_TREE_DEPTH {
+        if level.is_empty() {
+            break;
+        }
+        if level.contains(&wanted) {
+            let children = store.summary_children(info.row.id, &[wanted]).await?;
+            return Ok(json!({"summary": wanted, "summaries": listed(&children)}));
+        }
+        let below = store.summary_children(info.row.id, &level).await?;
+        level = below.iter().map(|summary| summary.id).collect();
+    }
+    Err(Error::not_found(format!("summary {wanted}")))
+}
+
+fn summary_id(summary: &str) -> Result<i64> {
+    summary
+        .parse()
+        .ok()
+        .filter(|summary| *summary >= 1)
+        .ok_or_else(|| Error::invalid("summary", "must be a whole number from 1"))
+}
+
+fn listed(summaries: &[crate::session::Summary]) -> Vec<Value> {
+    summaries
         .iter()
         .map(|summary| {
             json!({
@@ -55,8 +102,7 @@ pub(super) async fn summaries(console: &Console, tenant: i64, id: &str) -> Resul
                 "content": summary.content,
             })
         })
-        .collect();
-    Ok(json!({"summaries": listed}))
+        .collect()
 }
 
 /// The messages a summary covers (Expand of the summary), a line each.
@@ -67,11 +113,7 @@ pub(super) async fn sources(
     summary: &str,
 ) -> Result<Value> {
     let info = info(console, tenant, id).await?;
-    let summary_id: i64 = summary
-        .parse()
-        .ok()
-        .filter(|summary| *summary >= 1)
-        .ok_or_else(|| Error::invalid("summary", "must be a whole number from 1"))?;
+    let summary_id = summary_id(summary)?;
     let request = ExpandRequest {
         session_id: info.row.external_id.clone(),
         target: ExpandTarget::Summary(summary_id),

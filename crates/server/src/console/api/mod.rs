@@ -51,6 +51,9 @@ pub(super) async fn call(
         ["sessions", id, "summaries", summary, "sources"] => {
             history::sources(console, tenant, id, summary).await
         }
+        ["sessions", id, "summaries", summary, "children"] => {
+            history::children(console, tenant, id, summary).await
+        }
         ["sessions", id, "ledger"] => history::ledger(console, tenant, id).await,
         _ => Err(Error::not_found("no such console API call")),
     }

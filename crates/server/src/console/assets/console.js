@@ -223,10 +223,11 @@ function forkButton(path, id, seq) {
 }
 
 // The active summaries, each with its span and text; "sources" lists the messages it
-// covers.
-function summaryList(path, summaries) {
+// covers, and "summaries below" (a condensed one) the summaries it was made of, in turn
+// opened the same way.
+function summaryList(path, summaries, id) {
   if (!summaries.length) return el("p", { text: "No summaries." });
-  return el("ol", { id: "summaries" }, ...summaries.map((m) => {
+  return el("ol", { class: "summaries", ...(id ? { id } : {}) }, ...summaries.map((m) => {
     const sources = el("div", { class: "sources" });
     const open = el("button", { class: "link", type: "button", text: "sources" });
     open.addEventListener("click", async () => {
@@ -238,10 +239,24 @@ function summaryList(path, summaries) {
         sources.replaceChildren(el("span", { class: "error", text: error.message }));
       }
     });
-    return el("li", { "data-summary": m.id, "data-first": m.first_seq, "data-last": m.last_seq },
+    const below = el("div", { class: "below" });
+    const buttons = [open];
+    if (m.kind === "condensed") {
+      const openBelow = el("button", { class: "link", type: "button", "data-below": m.id, text: "summaries below" });
+      openBelow.addEventListener("click", async () => {
+        try {
+          const found = await api(path + "/summaries/" + m.id + "/children");
+          below.replaceChildren(summaryList(path, found.summaries));
+        } catch (error) {
+          below.replaceChildren(el("span", { class: "error", text: error.message }));
+        }
+      });
+      buttons.push(" ", openBelow);
+    }
+    return el("li", { "data-summary": m.id, "data-kind": m.kind, "data-first": m.first_seq, "data-last": m.last_seq },
       el("p", {}, m.kind + " summary of seqs " + m.first_seq + "–" + m.last_seq + ": " +
-        m.source_tokens + " → " + m.tokens + " tokens, " + m.facts + " facts kept, " + m.facts_lost + " lost ", open),
-      el("div", { class: "original", text: m.content }), sources);
+        m.source_tokens + " → " + m.tokens + " tokens, " + m.facts + " facts kept, " + m.facts_lost + " lost ", ...buttons),
+      el("div", { class: "original", text: m.content }), sources, below);
   }));
 }
 
@@ -279,7 +294,7 @@ async function sessionPage(id, from) {
       el("table", { id: "messages" }, el("thead", {}, el("tr", {},
         ...["seq", "turn", "role", "tokens", "state", "what the model sees", ""].map((t) => el("th", { scope: "col", text: t })))),
         el("tbody", {}, ...rows))),
-    el("section", {}, el("h3", { text: "Summaries" }), summaryList(path, summaries.summaries)),
+    el("section", {}, el("h3", { text: "Summaries" }), summaryList(path, summaries.summaries, "summaries")),
     el("section", {}, el("h3", { text: "Task ledger" }), ledgerTable(ledger.entries)),
     el("section", {}, el("h3", { text: "Compaction history" }), events),
   );
