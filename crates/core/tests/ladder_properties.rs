@@ -2,7 +2,7 @@
 //! climbs: layers cheapest first, none asked while the request is within its threshold
 //! and the limit, every layer asked while the request is over the limit, and the failure
 //! count a climb leaves.
-use ctxd_core::ladder::{Climb, LADDER, Layer, Load, failures_after};
+use ctxd_core::ladder::{Clear, Climb, LADDER, Layer, LayerKind, Load, Summarize, failures_after};
 use ctxd_core::policy::Policy;
 use proptest::prelude::*;
 
@@ -63,8 +63,8 @@ fn case(over: bool) -> impl Strategy<Value = (Policy, Load, Climb)> {
 fn the_ladder_is_cheapest_first_and_names_each_layer_once() {
     let costs: Vec<u8> = LADDER.iter().map(|layer| layer.cost()).collect();
     assert!(costs.windows(2).all(|pair| pair[0] < pair[1]), "{costs:?}");
-    for layer in [Layer::Clear, Layer::Summarize] {
-        assert_eq!(LADDER.iter().filter(|l| **l == layer).count(), 1);
+    for kind in [LayerKind::Clear, LayerKind::Summarize] {
+        assert_eq!(LADDER.iter().filter(|l| l.kind() == kind).count(), 1);
     }
 }
 
@@ -76,12 +76,12 @@ proptest! {
     #[test]
     fn over_the_limit_every_layer_is_asked((policy, load, climb) in case(true)) {
         prop_assert!(load.over());
-        for &layer in LADDER {
+        for layer in LADDER {
             let ask = layer.ask(&policy, &load, &climb);
-            prop_assert!(ask.is_some(), "{layer:?} not asked at {load:?}");
+            prop_assert!(ask.is_some(), "{:?} not asked at {load:?}", layer.kind());
             let ask = ask.unwrap();
             prop_assert_eq!(ask.min_savings, 0);
-            if layer == Layer::Clear {
+            if layer.kind() == LayerKind::Clear {
                 prop_assert!(ask.wanted >= load.with_ledger - load.limit);
             }
         }
@@ -93,13 +93,13 @@ proptest! {
     #[test]
     fn within_the_limit_a_layer_waits_for_its_threshold((policy, load, climb) in case(false)) {
         prop_assert!(!load.over());
-        let clear = Layer::Clear.ask(&policy, &load, &climb);
+        let clear = Clear.ask(&policy, &load, &climb);
         prop_assert_eq!(clear.is_some(), load.total > policy.clear_threshold_tokens());
         if let Some(ask) = clear {
             prop_assert_eq!(ask.wanted, load.total - policy.clear_target_tokens());
             prop_assert_eq!(ask.min_savings, ctxd_core::compaction::clear_min_savings(&policy));
         }
-        let summarize = Layer::Summarize.ask(&policy, &load, &climb);
+        let summarize = Summarize.ask(&policy, &load, &climb);
         let above = load.total > policy.summarize_threshold_tokens() && climb.inline;
         let carried = climb.due || (climb.progress && climb.inline);
         let room = load.total > policy.clear_target_tokens();
@@ -116,7 +116,7 @@ proptest! {
         (policy, load, climb) in any::<bool>().prop_flat_map(case)
     ) {
         let climb = Climb { inline: false, due: false, ..climb };
-        prop_assert_eq!(Layer::Summarize.ask(&policy, &load, &climb).is_some(), load.over());
+        prop_assert_eq!(Summarize.ask(&policy, &load, &climb).is_some(), load.over());
     }
 
     /// Progress resets the failure count; a due layer that took nothing off adds one;

@@ -1,4 +1,4 @@
-//! The compaction a build runs when it is due: the core's ladder (`ladder.rs` in
+//! The compaction a build runs when it is due: the core's ladder (`ladder/` in
 //! ctxd-core) climbed cheapest layer first, each due layer's pass executed here, and the
 //! failure count that pauses automatic compaction. A new layer's pass is one function
 //! here and one arm in [`Engine::run_layer`].
@@ -8,7 +8,7 @@ use super::summary_pass::{Pass, PassOptions};
 use super::{Engine, JobReason};
 use crate::error::Result;
 use crate::events::CompactionKind;
-use crate::ladder::{Ask, Climb, LADDER, Layer, failures_after};
+use crate::ladder::{Ask, Climb, LADDER, LayerKind, failures_after};
 use crate::summarizer::Writer;
 
 impl Engine {
@@ -22,13 +22,16 @@ impl Engine {
         if work.paused() {
             return Ok(());
         }
-        for &layer in LADDER {
+        for layer in LADDER {
             for _ in 0..layer.max_passes() {
                 let Some(ask) = layer.ask(&work.policy, &work.load(), &climb) else {
                     break;
                 };
                 climb.due |= layer.must_progress();
-                if !self.run_layer(layer, tenant_id, work, &ask, &climb).await? {
+                if !self
+                    .run_layer(layer.kind(), tenant_id, work, &ask, &climb)
+                    .await?
+                {
                     break;
                 }
                 climb.progress = true;
@@ -40,15 +43,15 @@ impl Engine {
     /// One pass of a layer; whether it took anything off.
     async fn run_layer(
         &self,
-        layer: Layer,
+        layer: LayerKind,
         tenant_id: i64,
         work: &mut Work,
         ask: &Ask,
         climb: &Climb,
     ) -> Result<bool> {
         match layer {
-            Layer::Clear => self.clear_pass(tenant_id, work, ask).await,
-            Layer::Summarize => {
+            LayerKind::Clear => self.clear_pass(tenant_id, work, ask).await,
+            LayerKind::Summarize => {
                 self.summarize_pass(tenant_id, work, ask, climb.inline)
                     .await
             }
