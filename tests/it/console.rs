@@ -371,6 +371,33 @@ async fn the_console_shows_a_session_in_a_real_browser(pool: PgPool) {
     server.stop().await;
 }
 
+/// A keyless console answers a page at an address or localhost, never at a name: a page
+/// whose own name was rebound to the console's address (DNS rebinding) is same-origin
+/// with it, so only the Host it was asked by tells the two apart.
+#[sqlx::test]
+async fn a_keyless_console_answers_no_rebound_name(pool: PgPool) {
+    let (url, shutdown) = start_console(pool, true).await;
+    let port = url.rsplit(':').next().unwrap();
+    let http = reqwest::Client::new();
+    for (host, status) in [
+        (format!("127.0.0.1:{port}"), 200),
+        (format!("localhost:{port}"), 200),
+        (format!("evil.example:{port}"), 401),
+    ] {
+        let answer = http
+            .get(format!("{url}/api/sessions"))
+            .header("host", &host)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status().as_u16(), status, "{host}");
+        if status == 401 {
+            assert!(answer.text().await.unwrap().contains("host"), "{host}");
+        }
+    }
+    shutdown.cancel();
+}
+
 #[sqlx::test]
 async fn the_console_api_is_tenant_scoped_and_sends_a_strict_policy(pool: PgPool) {
     let store = Store::new(pool.clone());

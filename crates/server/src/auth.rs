@@ -153,9 +153,18 @@ impl Auth {
 
     /// The tenant of an HTTP call that may carry a ctxd key in a header (its bytes):
     /// without one, the anonymous tenant when keyless calls are served (`how` says how
-    /// to give a key).
-    pub async fn tenant_of_header(&self, key: Option<&[u8]>, how: &str) -> Result<i64> {
+    /// to give a key) and the call's `Host` names an IP address or localhost — a page
+    /// whose own name was rebound to this address (DNS rebinding) is refused.
+    pub async fn tenant_of_header(
+        &self,
+        key: Option<&[u8]>,
+        host: Option<&[u8]>,
+        how: &str,
+    ) -> Result<i64> {
         match key {
+            None if !keyless_host(host) => Err(Error::Unauthenticated(format!(
+                "host: keyless calls are served only at an IP address or localhost: send {how}"
+            ))),
             None => self.anonymous_tenant(how),
             Some(bytes) => {
                 let key = std::str::from_utf8(bytes).map_err(|_| {
@@ -206,9 +215,57 @@ fn unknown_key() -> Error {
     Error::Unauthenticated("the API key is not valid, was revoked or has expired".into())
 }
 
+/// Whether an HTTP call's `Host` (its bytes) may be served without a key: absent, an
+/// IP address (v4, or v6 in brackets) or `localhost`, with or without a port — never a
+/// name a web page could have rebound to this address.
+pub fn keyless_host(host: Option<&[u8]>) -> bool {
+    let Some(host) = host else {
+        return true;
+    };
+    let Ok(host) = std::str::from_utf8(host) else {
+        return false;
+    };
+    let name = match host.strip_prefix('[') {
+        Some(rest) => match rest.split_once(']') {
+            Some((inside, port)) if port.is_empty() || port.starts_with(':') => inside,
+            _ => return false,
+        },
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    name.eq_ignore_ascii_case("localhost") || name.parse::<std::net::IpAddr>().is_ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keyless_calls_are_served_at_addresses_and_localhost_not_at_names() {
+        for host in [
+            "127.0.0.1:8081",
+            "127.0.0.1",
+            "10.1.2.3:80",
+            "[::1]:8081",
+            "[::1]",
+            "localhost:8081",
+            "LOCALHOST",
+        ] {
+            assert!(keyless_host(Some(host.as_bytes())), "{host}");
+        }
+        for host in [
+            "evil.example:8081",
+            "evil.example",
+            "127.0.0.1.evil.example",
+            "localhost.evil.example:80",
+            "[::1",
+            "[::1]x",
+            "",
+        ] {
+            assert!(!keyless_host(Some(host.as_bytes())), "{host}");
+        }
+        assert!(!keyless_host(Some(b"\xff")));
+        assert!(keyless_host(None));
+    }
 
     #[test]
     fn loopback_serves_anonymous_calls_only_on_loopback_addresses() {

@@ -86,7 +86,10 @@ fn same_origin(headers: &HeaderMap) -> std::result::Result<(), String> {
 async fn tenant(console: &Console, headers: &HeaderMap) -> Result<i64> {
     let key = headers.get(KEY_HEADER).map(|value| value.as_bytes());
     let how = "your ctxd key (the console asks for it)";
-    console.auth.tenant_of_header(key, how).await
+    console
+        .auth
+        .tenant_of_header(key, headers.get("host").map(|v| v.as_bytes()), how)
+        .await
 }
 
 /// An error as the RPCs would answer it (the same clipped, leak-free text), with the

@@ -103,7 +103,10 @@ async fn answer(proxy: &Arc<Proxy>, request: Request<Incoming>) -> Response<Body
 async fn tenant(proxy: &Proxy, headers: &HeaderMap) -> crate::error::Result<i64> {
     let key = headers.get(KEY_HEADER).map(|value| value.as_bytes());
     let how = "your ctxd key in the `x-ctxd-key` header";
-    proxy.auth.tenant_of_header(key, how).await
+    proxy
+        .auth
+        .tenant_of_header(key, headers.get("host").map(|v| v.as_bytes()), how)
+        .await
 }
 
 /// A model call: the history reconciled, the session built, forwarded, the reply recorded.
