@@ -371,9 +371,9 @@ async fn the_console_shows_a_session_in_a_real_browser(pool: PgPool) {
     server.stop().await;
 }
 
-/// A keyless console answers a page at an address or localhost, never at a name: a page
-/// whose own name was rebound to the console's address (DNS rebinding) is same-origin
-/// with it, so only the Host it was asked by tells the two apart.
+/// A keyless console answers a page at an address or a one-label name, never at a dotted
+/// name: a page whose own name was rebound to the console's address (DNS rebinding) is
+/// same-origin with it, so only the Host it was asked by tells the two apart.
 #[sqlx::test]
 async fn a_keyless_console_answers_no_rebound_name(pool: PgPool) {
     let (url, shutdown) = start_console(pool, true).await;

@@ -153,8 +153,9 @@ impl Auth {
 
     /// The tenant of an HTTP call that may carry a ctxd key in a header (its bytes):
     /// without one, the anonymous tenant when keyless calls are served (`how` says how
-    /// to give a key) and the call's `Host` names an IP address or localhost — a page
-    /// whose own name was rebound to this address (DNS rebinding) is refused.
+    /// to give a key) and the call's `Host` is an IP address or a one-label name
+    /// (`localhost`, a container's name) — a page whose own dotted name was rebound to
+    /// this address (DNS rebinding) is refused.
     pub async fn tenant_of_header(
         &self,
         key: Option<&[u8]>,
@@ -163,7 +164,7 @@ impl Auth {
     ) -> Result<i64> {
         match key {
             None if !keyless_host(host) => Err(Error::Unauthenticated(format!(
-                "host: keyless calls are served only at an IP address or localhost: send {how}"
+                "host: keyless calls are served only at an IP address or a one-label name such as localhost: send {how}"
             ))),
             None => self.anonymous_tenant(how),
             Some(bytes) => {
@@ -216,8 +217,9 @@ fn unknown_key() -> Error {
 }
 
 /// Whether an HTTP call's `Host` (its bytes) may be served without a key: absent, an
-/// IP address (v4, or v6 in brackets) or `localhost`, with or without a port — never a
-/// name a web page could have rebound to this address.
+/// IP address (v4, or v6 in brackets), or a name of one label (`localhost`, a
+/// container's or host's short name), with or without a port — never a dotted name, as
+/// a web page's own would be, that it could have rebound to this address.
 pub fn keyless_host(host: Option<&[u8]>) -> bool {
     let Some(host) = host else {
         return true;
@@ -232,7 +234,11 @@ pub fn keyless_host(host: Option<&[u8]>) -> bool {
         },
         None => host.rsplit_once(':').map_or(host, |(name, _)| name),
     };
-    name.eq_ignore_ascii_case("localhost") || name.parse::<std::net::IpAddr>().is_ok()
+    let one_label = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    one_label || name.parse::<std::net::IpAddr>().is_ok()
 }
 
 #[cfg(test)]
@@ -240,7 +246,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn keyless_calls_are_served_at_addresses_and_localhost_not_at_names() {
+    fn keyless_calls_are_served_at_addresses_and_short_names_not_at_dotted_names() {
         for host in [
             "127.0.0.1:8081",
             "127.0.0.1",
@@ -249,6 +255,8 @@ mod tests {
             "[::1]",
             "localhost:8081",
             "LOCALHOST",
+            "ctxd:8080",
+            "build-runner",
         ] {
             assert!(keyless_host(Some(host.as_bytes())), "{host}");
         }
@@ -260,6 +268,8 @@ mod tests {
             "[::1",
             "[::1]x",
             "",
+            ":8080",
+            "host name",
         ] {
             assert!(!keyless_host(Some(host.as_bytes())), "{host}");
         }
