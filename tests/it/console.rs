@@ -272,12 +272,23 @@ async fn the_console_shows_a_session_in_a_real_browser(pool: PgPool) {
         .iter()
         .map(|event| event["kind"].as_str().unwrap())
         .collect();
-    // In order: the compaction, its revert, then the fork (announced on the source).
-    let at = |kind: &str| kinds.iter().rposition(|k| *k == kind);
+    // In order: the compaction the page reverted (a clearing or a summary), its revert,
+    // then the fork (announced on the source).
+    let events = history["events"].as_array().unwrap();
+    let reverted_seq: i64 = seen["revertedEvent"].as_str().unwrap().parse().unwrap();
+    let reverted = events
+        .iter()
+        .find(|event| event["seq"] == reverted_seq)
+        .unwrap_or_else(|| panic!("no event {reverted_seq}: {kinds:?}"));
     assert!(
-        at("CompactionCompleted") < at("CompactionReverted"),
-        "{kinds:?}"
+        ["CompactionCompleted", "ToolResultsCleared"].contains(&reverted["kind"].as_str().unwrap()),
+        "{reverted}"
     );
+    let revert = events
+        .iter()
+        .find(|event| event["kind"] == "CompactionReverted")
+        .unwrap_or_else(|| panic!("no CompactionReverted: {kinds:?}"));
+    assert!(revert["seq"].as_i64().unwrap() > reverted_seq, "{kinds:?}");
     assert_eq!(kinds.last(), Some(&"SessionForked"), "{kinds:?}");
     let forked = client
         .get_session(pb::GetSessionRequest {

@@ -5,7 +5,7 @@
 //! (ForkSession at a message). A dry run is the default: only `dry_run=false` applies.
 use serde_json::{Value, json};
 
-use super::{Console, Query, info};
+use super::{Console, Query};
 use crate::engine::{CompactMode, CompactRequest, ForkRequest, RevertRequest, RevertTarget};
 use crate::error::{Error, Result};
 
@@ -27,8 +27,8 @@ pub(crate) async fn act(
     let ["sessions", id, "actions", name] = parts.as_slice() else {
         return Err(Error::not_found("no such console action"));
     };
-    let info = info(console, tenant, id).await?;
-    let id = info.row.external_id;
+    // The engine checks the id and the tenant, as for the RPCs.
+    let id = id.to_string();
     match *name {
         "compact" => compact(console, tenant, id, dry_run(query)?).await,
         "revert" => revert(console, tenant, id, query).await,

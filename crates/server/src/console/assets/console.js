@@ -156,7 +156,8 @@ function messageRow(s, m, path) {
 }
 
 // An action behind a confirmation: `ask` (a dry run, or nothing) says what would
-// happen in the page's action area; "Confirm" runs `apply`, "Cancel" clears it.
+// happen — text, or text and the inputs the action takes — in the page's action area;
+// "Confirm" runs `apply`, "Cancel" clears it.
 async function confirmAction(what, ask, apply) {
   const area = document.getElementById("action");
   try {
@@ -172,7 +173,8 @@ async function confirmAction(what, ask, apply) {
         area.replaceChildren(el("p", { class: "error", role: "alert", text: error.message }));
       }
     });
-    area.replaceChildren(el("p", { id: "action-said", text: said }), confirm, " ", cancel);
+    const [text, ...inputs] = Array.isArray(said) ? said : [said];
+    area.replaceChildren(el("p", { id: "action-said", text }), ...inputs, confirm, " ", cancel);
     confirm.focus();
   } catch (error) {
     area.replaceChildren(el("p", { class: "error", role: "alert", text: error.message }));
@@ -210,13 +212,11 @@ function forkButton(path, id, seq) {
   const button = el("button", { class: "link", type: "button", "data-fork": seq, text: "fork here" });
   button.addEventListener("click", () => {
     const name = el("input", { id: "fork-id", type: "text", value: id + "-at-" + seq });
-    confirmAction("fork", async () => "Fork the session after message " + seq + " as:", async () => {
+    const label = el("label", { for: "fork-id", text: "new session id " });
+    confirmAction("fork", async () => ["Fork the session after message " + seq + " as:", label, name, " "], async () => {
       const query = new URLSearchParams({ at: String(seq), id: name.value.trim() });
       const forked = await api(path + "/actions/fork?" + query, true);
       location.hash = "#/s/" + encodeURIComponent(forked.id);
-    }).then(() => {
-      const said = document.getElementById("action-said");
-      if (said) said.after(el("label", { for: "fork-id", text: "new session id " }), name, " ");
     });
   });
   return button;
