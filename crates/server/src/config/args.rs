@@ -38,8 +38,9 @@ pub struct ServeArgs {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proxy_listen: Option<SocketAddr>,
     /// Address to serve the console on: a web page over this ctxd showing each session's
-    /// window, messages and compaction history (read-only; the same keys as gRPC; TLS
-    /// as for gRPC); unset serves none [default: unset].
+    /// window, messages, summaries, ledger and compaction history, with Compact, revert
+    /// and fork behind confirmations (the same keys as gRPC; TLS as for gRPC); unset
+    /// serves none [default: unset].
     #[arg(long, env = "CTXD_CONSOLE_LISTEN")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub console_listen: Option<SocketAddr>,

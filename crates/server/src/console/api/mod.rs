@@ -1,4 +1,5 @@
-//! The console's JSON API, read-only, each call for the caller's tenant:
+//! The console's JSON API, each call for the caller's tenant (GET; the session actions
+//! by POST, `actions.rs`):
 //!
 //! - `sessions?id=&meta=&page_token=` — a page of the tenant's sessions, latest
 //!   activity first; those whose id starts with `id`, whose metadata holds `meta`
