@@ -56,6 +56,81 @@ impl EventsArgs {
     }
 }
 
+/// Where `ctxd session` finds the server.
+#[derive(clap::Args)]
+struct ServerArgs {
+    /// The server's address.
+    #[arg(long, env = "CTXD_ADDRESS", default_value = "127.0.0.1:50051")]
+    addr: String,
+    /// API key of the session's tenant (when the server has keys).
+    #[arg(long, env = "CTXD_API_KEY")]
+    api_key: Option<String>,
+    #[command(flatten)]
+    tls: ClientTls,
+}
+
+/// `ctxd session`'s commands.
+#[derive(Subcommand)]
+enum SessionCommand {
+    /// Write a session's file (ExportSession: JSON lines, versioned, with a digest) to
+    /// standard output.
+    Export {
+        /// The session id.
+        session_id: String,
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+    /// Create a session from a file ExportSession wrote (`-`: standard input), on this
+    /// server or another.
+    Import {
+        file: std::path::PathBuf,
+        /// Import it under this id instead of the file's.
+        #[arg(long = "as")]
+        as_id: Option<String>,
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+}
+
+impl SessionCommand {
+    async fn run(self) -> Result<(), BoxError> {
+        use ctxd::session_file::{Server, export, import};
+        match self {
+            SessionCommand::Export { session_id, server } => {
+                let server = Server {
+                    addr: &server.addr,
+                    tls: &server.tls,
+                    api_key: server.api_key.as_deref(),
+                };
+                export(&server, &session_id, &mut std::io::stdout()).await
+            }
+            SessionCommand::Import {
+                file,
+                as_id,
+                server,
+            } => {
+                let server = Server {
+                    addr: &server.addr,
+                    tls: &server.tls,
+                    api_key: server.api_key.as_deref(),
+                };
+                let mut input: Box<dyn std::io::Read> = if file.as_os_str() == "-" {
+                    Box::new(std::io::stdin())
+                } else {
+                    Box::new(
+                        std::fs::File::open(&file)
+                            .map_err(|error| format!("{}: {error}", file.display()))?,
+                    )
+                };
+                let said =
+                    import(&server, as_id.as_deref().unwrap_or_default(), &mut input).await?;
+                print!("{said}");
+                Ok(())
+            }
+        }
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Serve the gRPC API (the default).
@@ -97,6 +172,11 @@ enum Command {
     /// Print a session's events (cursor, time, version, kind, what it says), one line
     /// each: the backlog, then with --follow new ones as they come.
     Events(EventsArgs),
+    /// Move a session between servers: export it to a file, import a file.
+    Session {
+        #[command(subcommand)]
+        command: SessionCommand,
+    },
     /// Drive recorded sessions (OpenAI chat histories as JSON, gzip or not) through a
     /// running server as an agent would, and report per session: tokens, compactions,
     /// estimate error, cache-stable builds, orphans, over-budget builds, RPC latency.
@@ -260,6 +340,7 @@ async fn run(cli: Cli) -> Result<(), BoxError> {
             .await
             .map(|report| print!("{report}")),
         Some(Command::Events(args)) => args.run().await,
+        Some(Command::Session { command }) => command.run().await,
         Some(Command::Tenant { command }) => {
             let args = command.serve_args().clone();
             with_store(&args, Migrations::Require, |store| async move {

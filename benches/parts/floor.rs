@@ -205,6 +205,22 @@ impl ContextService for Floor {
         no_work()
     }
 
+    type ExportSessionStream = futures::stream::Empty<Result<pb::ExportSessionChunk, Status>>;
+
+    async fn export_session(
+        &self,
+        _: Request<pb::ExportSessionRequest>,
+    ) -> Result<Response<Self::ExportSessionStream>, Status> {
+        no_work()
+    }
+
+    async fn import_session(
+        &self,
+        _: Request<tonic::Streaming<pb::ImportSessionChunk>>,
+    ) -> Result<Response<pb::ImportSessionResponse>, Status> {
+        no_work()
+    }
+
     type SubscribeEventsStream =
         futures::stream::Empty<Result<pb::SubscribeEventsResponse, Status>>;
 

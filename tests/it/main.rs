@@ -14,6 +14,7 @@ mod decode;
 mod eval;
 mod events;
 mod expand;
+mod export;
 mod fork;
 mod ha;
 mod hardening;

@@ -6,7 +6,7 @@ use crate::policy::Policy;
 
 /// The provider's reported input tokens for one request, and ctxd's own count of that
 /// same request, so later requests can be estimated from it.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Anchor {
     pub reported_tokens: i64,
     /// System prompt, tools and framing of the anchored request, by the tokenizer.

@@ -26,6 +26,7 @@ pub mod compaction;
 pub mod error;
 pub mod events;
 pub mod exchange;
+pub mod export;
 pub mod fit;
 pub mod fork;
 pub mod format;

@@ -114,7 +114,7 @@ pub struct Builds {
 
 /// What a build sent, recorded with it: the seqs of the history, each region's tokens,
 /// the estimate of the whole request, and the view epoch it read.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BuildRecord {
     pub first_seq: i64,
     pub last_seq: i64,

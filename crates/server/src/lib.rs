@@ -8,8 +8,8 @@
 //! rows stay inside it). The pure core is its own crate, `ctxd-core`, without any I/O
 //! crate; its modules are re-exported here under their own names (`message`, `policy`, ...).
 pub use ctxd_core::{
-    append, budget, chunks, compaction, error, events, exchange, fit, fork, format, ingest, job,
-    ladder, ledger, limits, listing, message, outlook, policy, quota, render, revert, session,
+    append, budget, chunks, compaction, error, events, exchange, export, fit, fork, format, ingest,
+    job, ladder, ledger, limits, listing, message, outlook, policy, quota, render, revert, session,
     summarize, tokenize, tree, turns, validate,
 };
 

@@ -2,9 +2,11 @@
 //! and wraps every RPC in a span that records the session and the outcome.
 //!
 //! Each RPC's handler is in the file of its group (`sessions`, `turns`, `compaction`,
-//! `revert` for RevertCompaction, `search`, `subscribe`, `native` for AppendNative); the proto ⇄ core conversions are in `convert/`.
+//! `revert` for RevertCompaction, `search`, `subscribe`, `native` for AppendNative,
+//! `export` for ExportSession and ImportSession); the proto ⇄ core conversions are in `convert/`.
 mod compaction;
 mod convert;
+mod export;
 mod ledger;
 mod native;
 mod revert;
@@ -109,6 +111,32 @@ where
 #[tonic::async_trait]
 impl pb::context_service_server::ContextService for ContextApi {
     type SubscribeEventsStream = EventStream;
+    type ExportSessionStream = export::ExportStream;
+
+    async fn export_session(
+        &self,
+        request: Request<pb::ExportSessionRequest>,
+    ) -> std::result::Result<Response<export::ExportStream>, Status> {
+        let session_id = request.get_ref().session_id.clone();
+        rpc(
+            self,
+            "ExportSession",
+            &session_id,
+            request,
+            |tenant, req| export::export_session(self, tenant, req),
+        )
+        .await
+    }
+
+    async fn import_session(
+        &self,
+        request: Request<tonic::Streaming<pb::ImportSessionChunk>>,
+    ) -> std::result::Result<Response<pb::ImportSessionResponse>, Status> {
+        rpc(self, "ImportSession", "", request, |tenant, stream| {
+            export::import_session(self, tenant, stream)
+        })
+        .await
+    }
 
     async fn subscribe_events(
         &self,

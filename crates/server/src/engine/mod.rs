@@ -32,6 +32,7 @@ use crate::store::{NotifyGate, Store};
 use crate::summarizer::model::ModelSummarizer;
 use crate::tokenize::{TextCounts, ToolDefinition};
 pub use crate::validate::validate_session_id;
+pub use export::Imported;
 pub use finish::{FinishOutcome, FinishRequest, SUBAGENT_SESSION_KEY};
 pub use fork::ForkRequest;
 pub use ledger::{LedgerUpdate, LedgerUpdated};
@@ -48,6 +49,7 @@ mod build_work;
 mod clearing;
 mod compact;
 mod expand;
+mod export;
 mod finish;
 mod fork;
 mod ladder;
@@ -329,6 +331,11 @@ impl Engine {
 
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// The server's size limits.
+    pub fn limits(&self) -> Limits {
+        self.config.limits
     }
 
     /// The tenants' quotas (the API layer admits each RPC there).

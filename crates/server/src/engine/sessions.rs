@@ -194,7 +194,7 @@ impl Engine {
 }
 
 /// ALREADY_EXISTS when a create found the id taken; any other store error as it is.
-fn taken(error: StoreError, session_id: &str) -> Error {
+pub(super) fn taken(error: StoreError, session_id: &str) -> Error {
     if error.is_unique_violation() {
         return Error::AlreadyExists(format!(
             "session_id: a session named {} already exists",

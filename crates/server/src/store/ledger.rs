@@ -177,7 +177,8 @@ impl Store {
 
     /// The session's ledger, in order of creation.
     pub async fn ledger(&self, session_id: i64) -> StoreResult<Vec<Entry>> {
-        let rows: Vec<EntryRow> = sqlx::query_as(SELECT)
+        let sql = format!("{SELECT} order by id");
+        let rows: Vec<EntryRow> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(session_id)
             .fetch_all(self.db())
             .await?;

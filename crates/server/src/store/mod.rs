@@ -7,6 +7,7 @@ mod batch;
 mod deletion;
 mod error;
 mod events;
+mod export;
 mod forks;
 mod jobs;
 mod keys;
