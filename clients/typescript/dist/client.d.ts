@@ -1,6 +1,7 @@
 import { EventStream, type EventsOptions } from './events.js';
 import type { FinishSessionResponse__Output } from './gen/ctxd/v1/FinishSessionResponse.js';
 import type { GetSessionResponse__Output } from './gen/ctxd/v1/GetSessionResponse.js';
+import type { ImportSessionResponse__Output } from './gen/ctxd/v1/ImportSessionResponse.js';
 import type { Job__Output } from './gen/ctxd/v1/Job.js';
 import type { ListSessionsResponse__Output } from './gen/ctxd/v1/ListSessionsResponse.js';
 import type { Session__Output } from './gen/ctxd/v1/Session.js';
@@ -56,6 +57,17 @@ export declare class CtxdClient extends Transport {
     listSessions(options?: ListSessionsOptions): Promise<ListSessionsResponse__Output>;
     /** Every session of a listing, page after page. */
     sessions(options?: Omit<ListSessionsOptions, 'pageToken'>): AsyncGenerator<Session__Output>;
+    /**
+     * The session as a file (ExportSession: JSON lines, versioned, with a SHA-256), to
+     * import on this server or another. Retried on UNAVAILABLE.
+     */
+    exportSession(sessionId: string): Promise<Buffer>;
+    /**
+     * Creates a session from an exported file, as `sessionId` (default: the file's id);
+     * it expands and builds as the original. A damaged or changed file is
+     * InvalidArgumentError naming the record, and nothing is written. Not retried.
+     */
+    importSession(file: Uint8Array, sessionId?: string): Promise<ImportSessionResponse__Output>;
     /** Full-text search over every session of the tenant. */
     search(query: string, options?: SearchOptions): Promise<SearchHit[]>;
     /** Every session's events, resumed after a disconnect (see EventStream). */

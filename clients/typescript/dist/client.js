@@ -1,10 +1,12 @@
 // The client: a connection to a ctxd server (transport.ts) and what is asked of it beyond
-// one session: making sessions, listing, search, events and jobs.
+// one session: making sessions, listing, moving them (export, import), search, events
+// and jobs.
 import { EventStream } from './events.js';
 import { ledgerRequest } from './ledger.js';
 import { listRequest } from './listing.js';
 import { searchRequest } from './search.js';
 import { Session, createSession, finishSession, forkSession } from './session.js';
+import { exportSession, importSession } from './transfer.js';
 import { Transport } from './transport.js';
 export class CtxdClient extends Transport {
     /** A handle on an existing session (no call is made), with defaults for build and check. */
@@ -72,6 +74,21 @@ export class CtxdClient extends Transport {
             yield* page.sessions;
             pageToken = page.nextPageToken;
         } while (pageToken !== '');
+    }
+    /**
+     * The session as a file (ExportSession: JSON lines, versioned, with a SHA-256), to
+     * import on this server or another. Retried on UNAVAILABLE.
+     */
+    exportSession(sessionId) {
+        return exportSession(this, sessionId);
+    }
+    /**
+     * Creates a session from an exported file, as `sessionId` (default: the file's id);
+     * it expands and builds as the original. A damaged or changed file is
+     * InvalidArgumentError naming the record, and nothing is written. Not retried.
+     */
+    importSession(file, sessionId = '') {
+        return importSession(this, file, sessionId);
     }
     /** Full-text search over every session of the tenant. */
     async search(query, options = {}) {

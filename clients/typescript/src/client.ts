@@ -1,8 +1,10 @@
 // The client: a connection to a ctxd server (transport.ts) and what is asked of it beyond
-// one session: making sessions, listing, search, events and jobs.
+// one session: making sessions, listing, moving them (export, import), search, events
+// and jobs.
 import { EventStream, type EventsOptions } from './events.js';
 import type { FinishSessionResponse__Output } from './gen/ctxd/v1/FinishSessionResponse.js';
 import type { GetSessionResponse__Output } from './gen/ctxd/v1/GetSessionResponse.js';
+import type { ImportSessionResponse__Output } from './gen/ctxd/v1/ImportSessionResponse.js';
 import type { Job__Output } from './gen/ctxd/v1/Job.js';
 import type { ListSessionsResponse__Output } from './gen/ctxd/v1/ListSessionsResponse.js';
 import type { Session__Output } from './gen/ctxd/v1/Session.js';
@@ -11,6 +13,7 @@ import { listRequest, type ListSessionsOptions } from './listing.js';
 import type { CreateSessionOptions, FinishOptions, ForkSessionOptions, RequestDefaults } from './options.js';
 import { searchRequest, type SearchHit, type SearchOptions } from './search.js';
 import { Session, createSession, finishSession, forkSession } from './session.js';
+import { exportSession, importSession } from './transfer.js';
 import { Transport } from './transport.js';
 
 export class CtxdClient extends Transport {
@@ -86,6 +89,23 @@ export class CtxdClient extends Transport {
       yield* page.sessions;
       pageToken = page.nextPageToken;
     } while (pageToken !== '');
+  }
+
+  /**
+   * The session as a file (ExportSession: JSON lines, versioned, with a SHA-256), to
+   * import on this server or another. Retried on UNAVAILABLE.
+   */
+  exportSession(sessionId: string): Promise<Buffer> {
+    return exportSession(this, sessionId);
+  }
+
+  /**
+   * Creates a session from an exported file, as `sessionId` (default: the file's id);
+   * it expands and builds as the original. A damaged or changed file is
+   * InvalidArgumentError naming the record, and nothing is written. Not retried.
+   */
+  importSession(file: Uint8Array, sessionId = ''): Promise<ImportSessionResponse__Output> {
+    return importSession(this, file, sessionId);
   }
 
   /** Full-text search over every session of the tenant. */

@@ -28,6 +28,8 @@ import type { EstimatorStats as _ctxd_v1_EstimatorStats, EstimatorStats__Output 
 import type { Event as _ctxd_v1_Event, Event__Output as _ctxd_v1_Event__Output } from './ctxd/v1/Event.js';
 import type { ExpandRequest as _ctxd_v1_ExpandRequest, ExpandRequest__Output as _ctxd_v1_ExpandRequest__Output } from './ctxd/v1/ExpandRequest.js';
 import type { ExpandResponse as _ctxd_v1_ExpandResponse, ExpandResponse__Output as _ctxd_v1_ExpandResponse__Output } from './ctxd/v1/ExpandResponse.js';
+import type { ExportSessionChunk as _ctxd_v1_ExportSessionChunk, ExportSessionChunk__Output as _ctxd_v1_ExportSessionChunk__Output } from './ctxd/v1/ExportSessionChunk.js';
+import type { ExportSessionRequest as _ctxd_v1_ExportSessionRequest, ExportSessionRequest__Output as _ctxd_v1_ExportSessionRequest__Output } from './ctxd/v1/ExportSessionRequest.js';
 import type { FinishSessionRequest as _ctxd_v1_FinishSessionRequest, FinishSessionRequest__Output as _ctxd_v1_FinishSessionRequest__Output } from './ctxd/v1/FinishSessionRequest.js';
 import type { FinishSessionResponse as _ctxd_v1_FinishSessionResponse, FinishSessionResponse__Output as _ctxd_v1_FinishSessionResponse__Output } from './ctxd/v1/FinishSessionResponse.js';
 import type { ForkSessionRequest as _ctxd_v1_ForkSessionRequest, ForkSessionRequest__Output as _ctxd_v1_ForkSessionRequest__Output } from './ctxd/v1/ForkSessionRequest.js';
@@ -36,6 +38,8 @@ import type { GetJobRequest as _ctxd_v1_GetJobRequest, GetJobRequest__Output as 
 import type { GetSessionRequest as _ctxd_v1_GetSessionRequest, GetSessionRequest__Output as _ctxd_v1_GetSessionRequest__Output } from './ctxd/v1/GetSessionRequest.js';
 import type { GetSessionResponse as _ctxd_v1_GetSessionResponse, GetSessionResponse__Output as _ctxd_v1_GetSessionResponse__Output } from './ctxd/v1/GetSessionResponse.js';
 import type { Heartbeat as _ctxd_v1_Heartbeat, Heartbeat__Output as _ctxd_v1_Heartbeat__Output } from './ctxd/v1/Heartbeat.js';
+import type { ImportSessionChunk as _ctxd_v1_ImportSessionChunk, ImportSessionChunk__Output as _ctxd_v1_ImportSessionChunk__Output } from './ctxd/v1/ImportSessionChunk.js';
+import type { ImportSessionResponse as _ctxd_v1_ImportSessionResponse, ImportSessionResponse__Output as _ctxd_v1_ImportSessionResponse__Output } from './ctxd/v1/ImportSessionResponse.js';
 import type { Job as _ctxd_v1_Job, Job__Output as _ctxd_v1_Job__Output } from './ctxd/v1/Job.js';
 import type { LedgerEntry as _ctxd_v1_LedgerEntry, LedgerEntry__Output as _ctxd_v1_LedgerEntry__Output } from './ctxd/v1/LedgerEntry.js';
 import type { LedgerNote as _ctxd_v1_LedgerNote, LedgerNote__Output as _ctxd_v1_LedgerNote__Output } from './ctxd/v1/LedgerNote.js';
@@ -116,6 +120,8 @@ export interface ProtoGrpcType {
             EventKind: EnumTypeDefinition;
             ExpandRequest: MessageTypeDefinition<_ctxd_v1_ExpandRequest, _ctxd_v1_ExpandRequest__Output>;
             ExpandResponse: MessageTypeDefinition<_ctxd_v1_ExpandResponse, _ctxd_v1_ExpandResponse__Output>;
+            ExportSessionChunk: MessageTypeDefinition<_ctxd_v1_ExportSessionChunk, _ctxd_v1_ExportSessionChunk__Output>;
+            ExportSessionRequest: MessageTypeDefinition<_ctxd_v1_ExportSessionRequest, _ctxd_v1_ExportSessionRequest__Output>;
             FinishSessionRequest: MessageTypeDefinition<_ctxd_v1_FinishSessionRequest, _ctxd_v1_FinishSessionRequest__Output>;
             FinishSessionResponse: MessageTypeDefinition<_ctxd_v1_FinishSessionResponse, _ctxd_v1_FinishSessionResponse__Output>;
             ForkSessionRequest: MessageTypeDefinition<_ctxd_v1_ForkSessionRequest, _ctxd_v1_ForkSessionRequest__Output>;
@@ -124,6 +130,8 @@ export interface ProtoGrpcType {
             GetSessionRequest: MessageTypeDefinition<_ctxd_v1_GetSessionRequest, _ctxd_v1_GetSessionRequest__Output>;
             GetSessionResponse: MessageTypeDefinition<_ctxd_v1_GetSessionResponse, _ctxd_v1_GetSessionResponse__Output>;
             Heartbeat: MessageTypeDefinition<_ctxd_v1_Heartbeat, _ctxd_v1_Heartbeat__Output>;
+            ImportSessionChunk: MessageTypeDefinition<_ctxd_v1_ImportSessionChunk, _ctxd_v1_ImportSessionChunk__Output>;
+            ImportSessionResponse: MessageTypeDefinition<_ctxd_v1_ImportSessionResponse, _ctxd_v1_ImportSessionResponse__Output>;
             Job: MessageTypeDefinition<_ctxd_v1_Job, _ctxd_v1_Job__Output>;
             JobState: EnumTypeDefinition;
             LedgerEntry: MessageTypeDefinition<_ctxd_v1_LedgerEntry, _ctxd_v1_LedgerEntry__Output>;

@@ -15,6 +15,8 @@ import type { DeleteSessionRequest as _ctxd_v1_DeleteSessionRequest, DeleteSessi
 import type { DeleteSessionResponse as _ctxd_v1_DeleteSessionResponse, DeleteSessionResponse__Output as _ctxd_v1_DeleteSessionResponse__Output } from '../../ctxd/v1/DeleteSessionResponse.js';
 import type { ExpandRequest as _ctxd_v1_ExpandRequest, ExpandRequest__Output as _ctxd_v1_ExpandRequest__Output } from '../../ctxd/v1/ExpandRequest.js';
 import type { ExpandResponse as _ctxd_v1_ExpandResponse, ExpandResponse__Output as _ctxd_v1_ExpandResponse__Output } from '../../ctxd/v1/ExpandResponse.js';
+import type { ExportSessionChunk as _ctxd_v1_ExportSessionChunk, ExportSessionChunk__Output as _ctxd_v1_ExportSessionChunk__Output } from '../../ctxd/v1/ExportSessionChunk.js';
+import type { ExportSessionRequest as _ctxd_v1_ExportSessionRequest, ExportSessionRequest__Output as _ctxd_v1_ExportSessionRequest__Output } from '../../ctxd/v1/ExportSessionRequest.js';
 import type { FinishSessionRequest as _ctxd_v1_FinishSessionRequest, FinishSessionRequest__Output as _ctxd_v1_FinishSessionRequest__Output } from '../../ctxd/v1/FinishSessionRequest.js';
 import type { FinishSessionResponse as _ctxd_v1_FinishSessionResponse, FinishSessionResponse__Output as _ctxd_v1_FinishSessionResponse__Output } from '../../ctxd/v1/FinishSessionResponse.js';
 import type { ForkSessionRequest as _ctxd_v1_ForkSessionRequest, ForkSessionRequest__Output as _ctxd_v1_ForkSessionRequest__Output } from '../../ctxd/v1/ForkSessionRequest.js';
@@ -22,6 +24,8 @@ import type { ForkSessionResponse as _ctxd_v1_ForkSessionResponse, ForkSessionRe
 import type { GetJobRequest as _ctxd_v1_GetJobRequest, GetJobRequest__Output as _ctxd_v1_GetJobRequest__Output } from '../../ctxd/v1/GetJobRequest.js';
 import type { GetSessionRequest as _ctxd_v1_GetSessionRequest, GetSessionRequest__Output as _ctxd_v1_GetSessionRequest__Output } from '../../ctxd/v1/GetSessionRequest.js';
 import type { GetSessionResponse as _ctxd_v1_GetSessionResponse, GetSessionResponse__Output as _ctxd_v1_GetSessionResponse__Output } from '../../ctxd/v1/GetSessionResponse.js';
+import type { ImportSessionChunk as _ctxd_v1_ImportSessionChunk, ImportSessionChunk__Output as _ctxd_v1_ImportSessionChunk__Output } from '../../ctxd/v1/ImportSessionChunk.js';
+import type { ImportSessionResponse as _ctxd_v1_ImportSessionResponse, ImportSessionResponse__Output as _ctxd_v1_ImportSessionResponse__Output } from '../../ctxd/v1/ImportSessionResponse.js';
 import type { Job as _ctxd_v1_Job, Job__Output as _ctxd_v1_Job__Output } from '../../ctxd/v1/Job.js';
 import type { ListSessionsRequest as _ctxd_v1_ListSessionsRequest, ListSessionsRequest__Output as _ctxd_v1_ListSessionsRequest__Output } from '../../ctxd/v1/ListSessionsRequest.js';
 import type { ListSessionsResponse as _ctxd_v1_ListSessionsResponse, ListSessionsResponse__Output as _ctxd_v1_ListSessionsResponse__Output } from '../../ctxd/v1/ListSessionsResponse.js';
@@ -172,6 +176,26 @@ export interface ContextServiceClient extends grpc.Client {
     expand(argument: _ctxd_v1_ExpandRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_ExpandResponse__Output>): grpc.ClientUnaryCall;
     expand(argument: _ctxd_v1_ExpandRequest, callback: grpc.requestCallback<_ctxd_v1_ExpandResponse__Output>): grpc.ClientUnaryCall;
     /**
+     * The session as a file (chunks of bytes, in order), to move it to another server or
+     * hand it to a bug report: JSON lines in a versioned, self-describing format — a
+     * header, the session (policy, metadata, the state its builds read), every message of
+     * its log with its view state, the summaries it sees with their tree, its task ledger,
+     * and an end record with a SHA-256 of the rest (docs/api.md, "Export and import").
+     * Its events, jobs, idempotency keys and revert records stay behind.
+     */
+    ExportSession(argument: _ctxd_v1_ExportSessionRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_ctxd_v1_ExportSessionChunk__Output>;
+    ExportSession(argument: _ctxd_v1_ExportSessionRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_ctxd_v1_ExportSessionChunk__Output>;
+    /**
+     * The session as a file (chunks of bytes, in order), to move it to another server or
+     * hand it to a bug report: JSON lines in a versioned, self-describing format — a
+     * header, the session (policy, metadata, the state its builds read), every message of
+     * its log with its view state, the summaries it sees with their tree, its task ledger,
+     * and an end record with a SHA-256 of the rest (docs/api.md, "Export and import").
+     * Its events, jobs, idempotency keys and revert records stay behind.
+     */
+    exportSession(argument: _ctxd_v1_ExportSessionRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_ctxd_v1_ExportSessionChunk__Output>;
+    exportSession(argument: _ctxd_v1_ExportSessionRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_ctxd_v1_ExportSessionChunk__Output>;
+    /**
      * Ends a session, typically a subagent's (created with parent_session_id): it takes
      * no more appends (AppendTurn, AppendNative: FAILED_PRECONDITION), and, with
      * append_to_parent, its final answer becomes the result of the parent's tool call
@@ -257,6 +281,28 @@ export interface ContextServiceClient extends grpc.Client {
     getSession(argument: _ctxd_v1_GetSessionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_GetSessionResponse__Output>): grpc.ClientUnaryCall;
     getSession(argument: _ctxd_v1_GetSessionRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_GetSessionResponse__Output>): grpc.ClientUnaryCall;
     getSession(argument: _ctxd_v1_GetSessionRequest, callback: grpc.requestCallback<_ctxd_v1_GetSessionResponse__Output>): grpc.ClientUnaryCall;
+    /**
+     * Creates a session from an ExportSession file (streamed in chunks, in order): on any
+     * server, it gives the same Expand, byte for byte, and the same builds. Every record
+     * is checked before anything is written: a file that is damaged, changed, cut short
+     * or of another version is INVALID_ARGUMENT naming the record (`record 12
+     * (message).role`), and nothing is written. An id already taken is ALREADY_EXISTS.
+     */
+    ImportSession(metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_ImportSessionResponse__Output>): grpc.ClientWritableStream<_ctxd_v1_ImportSessionChunk>;
+    ImportSession(metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_ImportSessionResponse__Output>): grpc.ClientWritableStream<_ctxd_v1_ImportSessionChunk>;
+    ImportSession(options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_ImportSessionResponse__Output>): grpc.ClientWritableStream<_ctxd_v1_ImportSessionChunk>;
+    ImportSession(callback: grpc.requestCallback<_ctxd_v1_ImportSessionResponse__Output>): grpc.ClientWritableStream<_ctxd_v1_ImportSessionChunk>;
+    /**
+     * Creates a session from an ExportSession file (streamed in chunks, in order): on any
+     * server, it gives the same Expand, byte for byte, and the same builds. Every record
+     * is checked before anything is written: a file that is damaged, changed, cut short
+     * or of another version is INVALID_ARGUMENT naming the record (`record 12
+     * (message).role`), and nothing is written. An id already taken is ALREADY_EXISTS.
+     */
+    importSession(metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_ImportSessionResponse__Output>): grpc.ClientWritableStream<_ctxd_v1_ImportSessionChunk>;
+    importSession(metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_ImportSessionResponse__Output>): grpc.ClientWritableStream<_ctxd_v1_ImportSessionChunk>;
+    importSession(options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_ImportSessionResponse__Output>): grpc.ClientWritableStream<_ctxd_v1_ImportSessionChunk>;
+    importSession(callback: grpc.requestCallback<_ctxd_v1_ImportSessionResponse__Output>): grpc.ClientWritableStream<_ctxd_v1_ImportSessionChunk>;
     /**
      * Lists the caller's sessions, most recently active (updated) first, a page at a
      * time (AIP-158), filtered by metadata, parent, fork source, finished, and created
@@ -410,6 +456,15 @@ export interface ContextServiceHandlers extends grpc.UntypedServiceImplementatio
      */
     Expand: grpc.handleUnaryCall<_ctxd_v1_ExpandRequest__Output, _ctxd_v1_ExpandResponse>;
     /**
+     * The session as a file (chunks of bytes, in order), to move it to another server or
+     * hand it to a bug report: JSON lines in a versioned, self-describing format — a
+     * header, the session (policy, metadata, the state its builds read), every message of
+     * its log with its view state, the summaries it sees with their tree, its task ledger,
+     * and an end record with a SHA-256 of the rest (docs/api.md, "Export and import").
+     * Its events, jobs, idempotency keys and revert records stay behind.
+     */
+    ExportSession: grpc.handleServerStreamingCall<_ctxd_v1_ExportSessionRequest__Output, _ctxd_v1_ExportSessionChunk>;
+    /**
      * Ends a session, typically a subagent's (created with parent_session_id): it takes
      * no more appends (AppendTurn, AppendNative: FAILED_PRECONDITION), and, with
      * append_to_parent, its final answer becomes the result of the parent's tool call
@@ -440,6 +495,14 @@ export interface ContextServiceHandlers extends grpc.UntypedServiceImplementatio
      * place in its tree (parent, children, sums over its subtree).
      */
     GetSession: grpc.handleUnaryCall<_ctxd_v1_GetSessionRequest__Output, _ctxd_v1_GetSessionResponse>;
+    /**
+     * Creates a session from an ExportSession file (streamed in chunks, in order): on any
+     * server, it gives the same Expand, byte for byte, and the same builds. Every record
+     * is checked before anything is written: a file that is damaged, changed, cut short
+     * or of another version is INVALID_ARGUMENT naming the record (`record 12
+     * (message).role`), and nothing is written. An id already taken is ALREADY_EXISTS.
+     */
+    ImportSession: grpc.handleClientStreamingCall<_ctxd_v1_ImportSessionChunk__Output, _ctxd_v1_ImportSessionResponse>;
     /**
      * Lists the caller's sessions, most recently active (updated) first, a page at a
      * time (AIP-158), filtered by metadata, parent, fork source, finished, and created
@@ -489,10 +552,12 @@ export interface ContextServiceDefinition extends grpc.ServiceDefinition {
     CreateSession: MethodDefinition<_ctxd_v1_CreateSessionRequest, _ctxd_v1_CreateSessionResponse, _ctxd_v1_CreateSessionRequest__Output, _ctxd_v1_CreateSessionResponse__Output>;
     DeleteSession: MethodDefinition<_ctxd_v1_DeleteSessionRequest, _ctxd_v1_DeleteSessionResponse, _ctxd_v1_DeleteSessionRequest__Output, _ctxd_v1_DeleteSessionResponse__Output>;
     Expand: MethodDefinition<_ctxd_v1_ExpandRequest, _ctxd_v1_ExpandResponse, _ctxd_v1_ExpandRequest__Output, _ctxd_v1_ExpandResponse__Output>;
+    ExportSession: MethodDefinition<_ctxd_v1_ExportSessionRequest, _ctxd_v1_ExportSessionChunk, _ctxd_v1_ExportSessionRequest__Output, _ctxd_v1_ExportSessionChunk__Output>;
     FinishSession: MethodDefinition<_ctxd_v1_FinishSessionRequest, _ctxd_v1_FinishSessionResponse, _ctxd_v1_FinishSessionRequest__Output, _ctxd_v1_FinishSessionResponse__Output>;
     ForkSession: MethodDefinition<_ctxd_v1_ForkSessionRequest, _ctxd_v1_ForkSessionResponse, _ctxd_v1_ForkSessionRequest__Output, _ctxd_v1_ForkSessionResponse__Output>;
     GetJob: MethodDefinition<_ctxd_v1_GetJobRequest, _ctxd_v1_Job, _ctxd_v1_GetJobRequest__Output, _ctxd_v1_Job__Output>;
     GetSession: MethodDefinition<_ctxd_v1_GetSessionRequest, _ctxd_v1_GetSessionResponse, _ctxd_v1_GetSessionRequest__Output, _ctxd_v1_GetSessionResponse__Output>;
+    ImportSession: MethodDefinition<_ctxd_v1_ImportSessionChunk, _ctxd_v1_ImportSessionResponse, _ctxd_v1_ImportSessionChunk__Output, _ctxd_v1_ImportSessionResponse__Output>;
     ListSessions: MethodDefinition<_ctxd_v1_ListSessionsRequest, _ctxd_v1_ListSessionsResponse, _ctxd_v1_ListSessionsRequest__Output, _ctxd_v1_ListSessionsResponse__Output>;
     RevertCompaction: MethodDefinition<_ctxd_v1_RevertCompactionRequest, _ctxd_v1_RevertCompactionResponse, _ctxd_v1_RevertCompactionRequest__Output, _ctxd_v1_RevertCompactionResponse__Output>;
     Search: MethodDefinition<_ctxd_v1_SearchRequest, _ctxd_v1_SearchResponse, _ctxd_v1_SearchRequest__Output, _ctxd_v1_SearchResponse__Output>;

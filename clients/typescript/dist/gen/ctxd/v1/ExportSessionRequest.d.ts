@@ -1,0 +1,6 @@
+export interface ExportSessionRequest {
+    'sessionId'?: (string);
+}
+export interface ExportSessionRequest__Output {
+    'sessionId': (string);
+}

@@ -1,0 +1,24 @@
+export interface ImportSessionChunk {
+    /**
+     * The id to import the session as; read from the first chunk only (empty: the id the
+     * file names).
+     */
+    'sessionId'?: (string);
+    /**
+     * The next bytes of the file. The whole file is at most the server's
+     * max_session_bytes x 4 + 16 MiB (RESOURCE_EXHAUSTED beyond, naming the setting).
+     */
+    'data'?: (Buffer | Uint8Array | string);
+}
+export interface ImportSessionChunk__Output {
+    /**
+     * The id to import the session as; read from the first chunk only (empty: the id the
+     * file names).
+     */
+    'sessionId': (string);
+    /**
+     * The next bytes of the file. The whole file is at most the server's
+     * max_session_bytes x 4 + 16 MiB (RESOURCE_EXHAUSTED beyond, naming the setting).
+     */
+    'data': (Buffer);
+}
