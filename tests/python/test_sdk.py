@@ -363,6 +363,35 @@ class Listing(unittest.TestCase):
         self.assertEqual(asyncio.run(listed_async()), listed)
 
 
+class Transfer(unittest.TestCase):
+    """ExportSession / ImportSession: a file imported under another id holds the same
+    messages; a changed one is refused naming its record and writes nothing; sync and
+    asyncio alike."""
+
+    def test_export_and_import(self):
+        with ctxd.Client(server().addr) as client:
+            session = client.create_session()
+            session.append(ctxd.user("Run the tests."), ctxd.assistant("They pass."))
+            file = client.export_session(session.id)
+            self.assertIn(b'"format":"ctxd.session"', file.split(b"\n")[0])
+            imported = client.import_session(file, session.id + "-copy")
+            self.assertEqual((imported.session.session_id, imported.messages), (session.id + "-copy", 2))
+            copy = client.export_session(session.id + "-copy")
+            self.assertEqual(copy.split(b"\n")[2:4], file.split(b"\n")[2:4])
+            changed = file.replace(b"They pass.", b"They fail.")
+            with self.assertRaisesRegex(ctxd.InvalidArgument, r"\(end\)\.sha256"):
+                client.import_session(changed, "changed")
+            with self.assertRaises(ctxd.NotFound):
+                client.get_session("changed")
+
+        async def moved():
+            async with ctxd.AsyncClient(server().addr) as client:
+                again = await client.export_session(session.id)
+                return await client.import_session(again, session.id + "-async")
+
+        self.assertEqual(asyncio.run(moved()).messages, 2)
+
+
 class Ledger(unittest.TestCase):
     """UpdateLedger through the helpers: todos and notes as mappings, a done todo kept
     done, a bad status refused before any call; sync and asyncio alike."""

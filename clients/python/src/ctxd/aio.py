@@ -275,6 +275,41 @@ class AsyncClient:
         (sessions, log tokens and reported usage of it and its descendants)."""
         return await self._call("GetSession", pb.GetSessionRequest(session_id=session_id), pb.GetSessionResponse)
 
+    async def export_session(self, session_id: str) -> bytes:
+        """The session as a file (ExportSession: JSON lines, versioned, with a SHA-256;
+        docs/api.md "Export and import"), to import on this server or another. Retried on
+        UNAVAILABLE."""
+        method = self._method("ExportSession", pb.ExportSessionChunk, stream=True)
+        request = pb.ExportSessionRequest(session_id=session_id)
+        delays = self.retry.delays()
+        while True:
+            try:
+                call = method(request, timeout=self.timeout_s, metadata=requests.with_trace(self._metadata))
+                return b"".join([chunk.data async for chunk in call])
+            except grpc.RpcError as rpc_error:
+                error = from_rpc_error(rpc_error)
+            delay = next(delays, None)
+            wait = None if delay is None else self.retry.wait(error, delay)
+            if wait is None:
+                raise error
+            await asyncio.sleep(wait)
+
+    async def import_session(self, file: bytes, session_id: str = "") -> pb.ImportSessionResponse:
+        """Creates a session from an exported file, as `session_id` (default: the file's
+        id); it expands and builds as the original. A damaged or changed file raises
+        InvalidArgument naming the record, and nothing is written. Not retried: a retry
+        after a lost answer would find the id taken (AlreadyExists)."""
+        method = requests.import_method(self._channel)
+        try:
+            response: pb.ImportSessionResponse = await method(
+                iter(requests.import_chunks(file, session_id)),
+                timeout=self.timeout_s,
+                metadata=requests.with_trace(self._metadata),
+            )
+            return response
+        except grpc.RpcError as rpc_error:
+            raise from_rpc_error(rpc_error) from None
+
     async def get_job(self, job_id: int) -> pb.Job:
         return await self._call("GetJob", pb.GetJobRequest(job_id=job_id), pb.Job)
 

@@ -31,6 +31,27 @@ _propagate: Any = _find_propagate()
 
 SERVICE = "/ctxd.v1.ContextService/"
 
+# Bytes of an exported file per ImportSession message (under gRPC's 4 MiB default).
+IMPORT_CHUNK_BYTES = 1 << 20
+
+
+def import_chunks(file: bytes, session_id: str) -> list[pb.ImportSessionChunk]:
+    """ImportSession's messages for `file`: the id to import as in the first."""
+    starts = range(0, max(len(file), 1), IMPORT_CHUNK_BYTES)
+    return [
+        pb.ImportSessionChunk(session_id=session_id if start == 0 else "", data=file[start : start + IMPORT_CHUNK_BYTES])
+        for start in starts
+    ]
+
+
+def import_method(channel: Any) -> Any:
+    """ImportSession on `channel` (sync or asyncio): a stream of chunks, one response."""
+    return channel.stream_unary(
+        SERVICE + "ImportSession",
+        request_serializer=lambda message: message.SerializeToString(),
+        response_deserializer=pb.ImportSessionResponse.FromString,
+    )
+
 
 @dataclass(frozen=True)
 class Tls:

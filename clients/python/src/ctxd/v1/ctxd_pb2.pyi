@@ -1307,3 +1307,35 @@ class SubscribeEventsResponse(_message.Message):
     event: Event
     heartbeat: Heartbeat
     def __init__(self, event: _Optional[_Union[Event, _Mapping]] = ..., heartbeat: _Optional[_Union[Heartbeat, _Mapping]] = ...) -> None: ...
+
+class ExportSessionRequest(_message.Message):
+    __slots__ = ("session_id",)
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
+
+class ExportSessionChunk(_message.Message):
+    __slots__ = ("data",)
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    data: bytes
+    def __init__(self, data: _Optional[bytes] = ...) -> None: ...
+
+class ImportSessionChunk(_message.Message):
+    __slots__ = ("session_id", "data")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    data: bytes
+    def __init__(self, session_id: _Optional[str] = ..., data: _Optional[bytes] = ...) -> None: ...
+
+class ImportSessionResponse(_message.Message):
+    __slots__ = ("session", "messages", "summaries", "ledger_entries")
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    SUMMARIES_FIELD_NUMBER: _ClassVar[int]
+    LEDGER_ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    session: Session
+    messages: int
+    summaries: int
+    ledger_entries: int
+    def __init__(self, session: _Optional[_Union[Session, _Mapping]] = ..., messages: _Optional[int] = ..., summaries: _Optional[int] = ..., ledger_entries: _Optional[int] = ...) -> None: ...

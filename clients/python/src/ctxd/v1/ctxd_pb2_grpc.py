@@ -120,6 +120,16 @@ class ContextServiceStub:
                 request_serializer=ctxd_dot_v1_dot_ctxd__pb2.UpdateLedgerRequest.SerializeToString,
                 response_deserializer=ctxd_dot_v1_dot_ctxd__pb2.UpdateLedgerResponse.FromString,
                 _registered_method=True)
+        self.ExportSession = channel.unary_stream(
+                '/ctxd.v1.ContextService/ExportSession',
+                request_serializer=ctxd_dot_v1_dot_ctxd__pb2.ExportSessionRequest.SerializeToString,
+                response_deserializer=ctxd_dot_v1_dot_ctxd__pb2.ExportSessionChunk.FromString,
+                _registered_method=True)
+        self.ImportSession = channel.stream_unary(
+                '/ctxd.v1.ContextService/ImportSession',
+                request_serializer=ctxd_dot_v1_dot_ctxd__pb2.ImportSessionChunk.SerializeToString,
+                response_deserializer=ctxd_dot_v1_dot_ctxd__pb2.ImportSessionResponse.FromString,
+                _registered_method=True)
 
 
 class ContextServiceServicer:
@@ -290,6 +300,29 @@ class ContextServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ExportSession(self, request, context):
+        """The session as a file (chunks of bytes, in order), to move it to another server or
+        hand it to a bug report: JSON lines in a versioned, self-describing format — a
+        header, the session (policy, metadata, the state its builds read), every message of
+        its log with its view state, the summaries it sees with their tree, its task ledger,
+        and an end record with a SHA-256 of the rest (docs/api.md, "Export and import").
+        Its events, jobs, idempotency keys and revert records stay behind.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ImportSession(self, request_iterator, context):
+        """Creates a session from an ExportSession file (streamed in chunks, in order): on any
+        server, it gives the same Expand, byte for byte, and the same builds. Every record
+        is checked before anything is written: a file that is damaged, changed, cut short
+        or of another version is INVALID_ARGUMENT naming the record (`record 12
+        (message).role`), and nothing is written. An id already taken is ALREADY_EXISTS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ContextServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -377,6 +410,16 @@ def add_ContextServiceServicer_to_server(servicer, server):
                     servicer.UpdateLedger,
                     request_deserializer=ctxd_dot_v1_dot_ctxd__pb2.UpdateLedgerRequest.FromString,
                     response_serializer=ctxd_dot_v1_dot_ctxd__pb2.UpdateLedgerResponse.SerializeToString,
+            ),
+            'ExportSession': grpc.unary_stream_rpc_method_handler(
+                    servicer.ExportSession,
+                    request_deserializer=ctxd_dot_v1_dot_ctxd__pb2.ExportSessionRequest.FromString,
+                    response_serializer=ctxd_dot_v1_dot_ctxd__pb2.ExportSessionChunk.SerializeToString,
+            ),
+            'ImportSession': grpc.stream_unary_rpc_method_handler(
+                    servicer.ImportSession,
+                    request_deserializer=ctxd_dot_v1_dot_ctxd__pb2.ImportSessionChunk.FromString,
+                    response_serializer=ctxd_dot_v1_dot_ctxd__pb2.ImportSessionResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -839,6 +882,60 @@ class ContextService:
             '/ctxd.v1.ContextService/UpdateLedger',
             ctxd_dot_v1_dot_ctxd__pb2.UpdateLedgerRequest.SerializeToString,
             ctxd_dot_v1_dot_ctxd__pb2.UpdateLedgerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExportSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/ctxd.v1.ContextService/ExportSession',
+            ctxd_dot_v1_dot_ctxd__pb2.ExportSessionRequest.SerializeToString,
+            ctxd_dot_v1_dot_ctxd__pb2.ExportSessionChunk.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ImportSession(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_unary(
+            request_iterator,
+            target,
+            '/ctxd.v1.ContextService/ImportSession',
+            ctxd_dot_v1_dot_ctxd__pb2.ImportSessionChunk.SerializeToString,
+            ctxd_dot_v1_dot_ctxd__pb2.ImportSessionResponse.FromString,
             options,
             channel_credentials,
             insecure,
