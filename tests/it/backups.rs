@@ -120,25 +120,7 @@ async fn write_sessions(client: &mut Client, range: std::ops::Range<usize>) {
         let recorded = load(&files[index]);
         let id = format!("recorded-{index}");
         create(client, &id, window(16_000, 2_000)).await;
-        for (message, usage) in recorded.messages.iter().take(120) {
-            if message.role == pb::Role::Assistant as i32 {
-                build(client, &id, pb::OutputFormat::OpenaiChat)
-                    .await
-                    .unwrap();
-            }
-            client
-                .append_turn(pb::AppendTurnRequest {
-                    session_id: id.clone(),
-                    messages: vec![message.clone()],
-                    usage: usage.map(|input_tokens| pb::Usage {
-                        input_tokens,
-                        ..Default::default()
-                    }),
-                    ..Default::default()
-                })
-                .await
-                .unwrap();
-        }
+        append_as_agent(client, &id, &recorded, 120).await;
         // Compacted as far as its next request needs: the snapshots' builds then write
         // nothing (a summary written after a recovery takes a new id, as PostgreSQL's
         // sequences continue past what they handed out before a crash or a recovery).

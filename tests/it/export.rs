@@ -88,25 +88,7 @@ async fn write_corpus(client: &mut Client) -> Vec<String> {
         let recorded = load(file);
         let id = format!("recorded-{index}");
         create(client, &id, window(16_000, 2_000)).await;
-        for (message, usage) in &recorded.messages {
-            if message.role == pb::Role::Assistant as i32 {
-                build(client, &id, pb::OutputFormat::OpenaiChat)
-                    .await
-                    .unwrap();
-            }
-            client
-                .append_turn(pb::AppendTurnRequest {
-                    session_id: id.clone(),
-                    messages: vec![message.clone()],
-                    usage: usage.map(|input_tokens| pb::Usage {
-                        input_tokens,
-                        ..Default::default()
-                    }),
-                    ..Default::default()
-                })
-                .await
-                .unwrap();
-        }
+        append_as_agent(client, &id, &recorded, usize::MAX).await;
         ids.push(id);
     }
     client

@@ -221,6 +221,36 @@ pub async fn build(
         .map(tonic::Response::into_inner)
 }
 
+/// Appends `recorded`'s first `limit` messages one at a time, building before each
+/// assistant message as an agent would (so the session compacts), each with its
+/// recorded usage.
+pub async fn append_as_agent(
+    client: &mut Client,
+    id: &str,
+    recorded: &ctxd::replay::Recorded,
+    limit: usize,
+) {
+    for (message, usage) in recorded.messages.iter().take(limit) {
+        if message.role == pb::Role::Assistant as i32 {
+            build(client, id, pb::OutputFormat::OpenaiChat)
+                .await
+                .unwrap();
+        }
+        client
+            .append_turn(pb::AppendTurnRequest {
+                session_id: id.into(),
+                messages: vec![message.clone()],
+                usage: usage.map(|input_tokens| pb::Usage {
+                    input_tokens,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+    }
+}
+
 pub fn window(window: i64, output: i64) -> pb::Policy {
     pb::Policy {
         context_window_tokens: Some(window),
