@@ -41,7 +41,11 @@ try {
     if (message.type() === "error") seen.errors.push("console: " + message.text());
   });
   page.on("pageerror", (error) => seen.errors.push("page: " + error.message));
-  page.on("requestfailed", (request) => seen.errors.push("request: " + request.url()));
+  page.on("requestfailed", (request) => {
+    // A live stream the page itself closed when it moved on is not a failure.
+    const closed = request.failure()?.errorText === "net::ERR_ABORTED" && /\/live\?after=/.test(request.url());
+    if (!closed) seen.errors.push("request: " + request.url() + " " + request.failure()?.errorText);
+  });
   page.on("dialog", async (dialog) => {
     seen.dialogs += 1;
     await dialog.dismiss();
@@ -175,6 +179,29 @@ try {
   } catch {
     appearedMs = null;
   }
+  // The live stream the page follows: resumed after a cursor, it starts with the next
+  // event (the first line read from each of two streams, the second after the first's).
+  const live = await page.evaluate(async (session) => {
+    const first = async (after) => {
+      const controller = new AbortController();
+      const response = await fetch("/api/sessions/" + encodeURIComponent(session) + "/live?after=" + after, { signal: controller.signal });
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      let buffered = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return null;
+        buffered += decoder.decode(value, { stream: true });
+        const end = buffered.indexOf("\n");
+        if (end < 0) continue;
+        controller.abort();
+        const line = JSON.parse(buffered.slice(0, end));
+        return line.event ? line.event.seq : "heartbeat";
+      }
+    };
+    const one = await first("0");
+    return [one, await first(String(one))];
+  }, session);
   // Whatever a session held was shown as text: nothing it carried ran.
   const ran = await page.evaluate(() => window.__ctxd_xss === true);
   const scripts = await page.$$eval("#main script, #main img, #main iframe", (nodes) => nodes.length);
@@ -194,7 +221,7 @@ try {
     }
   }
   console.log(JSON.stringify({
-    listed, depths, byId, byMeta, summary, condensed, compactSaid, revertSaid, revertedEvent, forkedRows, longRenderMs, longRows, renderMs, segments, thresholds, evictedState, modelSees, original, appearedMs,
+    listed, depths, byId, byMeta, summary, condensed, compactSaid, revertSaid, revertedEvent, forkedRows, longRenderMs, longRows, renderMs, segments, thresholds, evictedState, modelSees, original, appearedMs, live,
     ran, scripts, violations, errors: seen.errors, dialogs: seen.dialogs,
   }));
 } finally {

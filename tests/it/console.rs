@@ -3,7 +3,8 @@
 //! Debian's headless Chromium (tests/console/browser.mjs, puppeteer-core) opens the
 //! session list and the session. Checked: the window bar's regions add up to what
 //! BuildMessages counted; an evicted message shows what the model sees and opens its
-//! original byte-exact; an append from outside shows within 2 s; nothing a session
+//! original byte-exact; an append from outside shows within 2 s (the live stream, resumed
+//! by cursor, gives the next event); nothing a session
 //! holds runs (no script, no dialog); no console error; no serious accessibility
 //! violation (axe-core). And over HTTP: the API is tenant-scoped like the RPCs, and
 //! every answer carries a Content-Security-Policy without inline script.
@@ -46,7 +47,7 @@ async fn start_console(pool: PgPool, anonymous: bool) -> (String, CancellationTo
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let shutdown = CancellationToken::new();
-    let console = Arc::new(Console::new(engine, auth));
+    let console = Arc::new(Console::new(engine, auth, &shutdown));
     tokio::spawn(ctxd::console::serve(
         listener,
         console,
@@ -372,6 +373,8 @@ async fn the_console_shows_a_session_in_a_real_browser(pool: PgPool) {
         appeared.is_some_and(|ms| ms <= 2_000),
         "an append from outside showed after {appeared:?} ms"
     );
+    // The live stream, resumed by cursor: the first event, then the one after it.
+    assert_eq!(seen["live"], serde_json::json!([1, 2]));
     // Nothing a session held ran, no script or image element came from it.
     assert_eq!(seen["ran"], false);
     assert_eq!(seen["scripts"], 0);

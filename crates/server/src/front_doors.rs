@@ -86,7 +86,8 @@ async fn start_console(
     let anonymous = config
         .console_listen
         .is_some_and(|addr| config.anonymous_mode().serves(addr.ip()));
-    let console = crate::console::Console::new(engine.clone(), http_auth(engine, anonymous).await?);
+    let auth = http_auth(engine, anonymous).await?;
+    let console = crate::console::Console::new(engine.clone(), auth, &stop);
     if let Ok(addr) = listener.local_addr() {
         tracing::info!(addr = %addr, tls = tls.is_some(), "serving the console");
     }

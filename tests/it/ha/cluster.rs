@@ -128,7 +128,7 @@ impl Cluster {
             "haproxy"
         })
         .args(["-f", haproxy_cfg.to_str().unwrap()])
-        .stdout(Stdio::null())
+        .stdout(log(dir.path(), "haproxy.log"))
         .stderr(log(dir.path(), "haproxy.log"))
         .spawn()
         .expect("haproxy (Debian: apt install haproxy)");
@@ -527,7 +527,12 @@ fn haproxy_config(port: u16, nodes: &[Node]) -> String {
     let mut out = format!(
         "global
     maxconn 2000
+    # Each connection, when it closes: when it was accepted, the node it went to, how
+    # long it lasted (read beside a failed run's lost.txt).
+    log stdout format raw local0
 defaults
+    log global
+    option tcplog
     mode tcp
     timeout connect 2s
     timeout client 30m

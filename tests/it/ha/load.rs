@@ -168,16 +168,29 @@ fn turn_messages(index: usize, turn: usize) -> Vec<pb::Message> {
     vec![call, result(&id, &output)]
 }
 
-/// When each acknowledged append missing from its session was acknowledged, and how
-/// many messages are stored more than once.
-pub async fn check(addr: &str, record: &Record) -> (Vec<Instant>, usize) {
+/// An acknowledged append missing from its session: when it was acknowledged, by which
+/// client, what it was.
+#[derive(Debug, Clone)]
+pub struct Lost {
+    pub at: Instant,
+    pub client: usize,
+    pub message: String,
+}
+
+/// Each acknowledged append missing from its session, and how many messages are stored
+/// more than once.
+pub async fn check(addr: &str, record: &Record) -> (Vec<Lost>, usize) {
     let mut replica = client(addr);
     let (mut lost, mut doubled) = (Vec::new(), 0);
     for (index, acknowledged) in record.acknowledged.iter().enumerate() {
         let stored = contents(&mut replica, &session_id(index)).await;
         for (message, at) in acknowledged.iter().zip(&record.acknowledged_at[index]) {
             match stored.iter().filter(|s| *s == message).count() {
-                0 => lost.push(*at),
+                0 => lost.push(Lost {
+                    at: *at,
+                    client: index,
+                    message: message.clone(),
+                }),
                 1 => {}
                 _ => doubled += 1,
             }

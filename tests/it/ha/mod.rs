@@ -201,6 +201,26 @@ async fn trial(
     })
 }
 
+/// Writes each lost append, with the wall-clock time it was acknowledged, to `lost.txt`
+/// in the cluster's directory (kept when the run fails): to be read beside the nodes'
+/// and HAProxy's logs, which say who led and where each connection went.
+fn write_lost(dir: &std::path::Path, lost: &[load::Lost]) {
+    let (now, wall) = (Instant::now(), chrono::Utc::now());
+    let lines: String = lost
+        .iter()
+        .map(|append| {
+            let at = wall - (now - append.at);
+            format!(
+                "{} client {} {:?}\n",
+                at.format("%H:%M:%S%.3f"),
+                append.client,
+                append.message
+            )
+        })
+        .collect();
+    std::fs::write(dir.join("lost.txt"), lines).unwrap();
+}
+
 /// Runs `faults` in turn under load and checks nothing was lost, doubled or INTERNAL.
 async fn run(faults: &[Fault], synchronous: bool) -> Vec<Figures> {
     let missing = cluster::missing_tools();
@@ -237,15 +257,16 @@ async fn run(faults: &[Fault], synchronous: bool) -> Vec<Figures> {
         }
     }
     let record = load.stop().await;
-    let (lost_at, doubled) = check(&addrs[0], &record).await;
-    let lost = lost_at.len();
+    let (lost_appends, doubled) = check(&addrs[0], &record).await;
+    let lost = lost_appends.len();
     // A lost append was acknowledged before the fault that lost it: each is counted
     // against the first fault struck after its acknowledgement.
-    for at in &lost_at {
-        if let Some(figure) = figures.iter_mut().find(|f| f.struck >= *at) {
+    for append in &lost_appends {
+        if let Some(figure) = figures.iter_mut().find(|f| f.struck >= append.at) {
             figure.lost += 1;
         }
     }
+    write_lost(cluster.dir(), &lost_appends);
     let (events, missing, repeated) = subscriber.finish(&addrs[0]).await;
     let jobs = jobs::settled(&cluster.url()).await;
     watch.stop();

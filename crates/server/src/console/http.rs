@@ -2,7 +2,8 @@
 //! key, or (POST) a session's action from the console's own page; every answer with the
 //! headers that keep a page from running what a session holds.
 use bytes::Bytes;
-use http_body_util::Full;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt as _, Full, StreamBody};
 use hyper::body::Incoming;
 use hyper::header::{HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
@@ -18,7 +19,8 @@ const ACTION_HEADER: &str = "x-ctxd-console";
 /// No inline script or style, nothing from elsewhere, no framing.
 const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-pub(super) type Body = Full<Bytes>;
+/// A whole answer, or a live stream's lines as they come.
+pub(super) type Body = BoxBody<Bytes, std::convert::Infallible>;
 
 pub(super) async fn handle(console: &Console, request: Request<Incoming>) -> Response<Body> {
     let path = request.uri().path().to_string();
@@ -43,6 +45,16 @@ pub(super) async fn handle(console: &Console, request: Request<Incoming>) -> Res
         return json_error(StatusCode::NOT_FOUND, "no such page");
     };
     let query = Query::parse(request.uri().query().unwrap_or(""));
+    if let Some(id) = live_session(call) {
+        let opened = match tenant(console, request.headers()).await {
+            Ok(tenant) => super::live::open(console, tenant, id, &query).await,
+            Err(error) => Err(error),
+        };
+        return match opened {
+            Ok(lines) => streamed(lines),
+            Err(error) => failure(error),
+        };
+    }
     let answered = match tenant(console, request.headers()).await {
         Ok(tenant) if action => api::act(console, tenant, call, &query).await,
         Ok(tenant) => api::call(console, tenant, call, &query).await,
@@ -56,6 +68,25 @@ pub(super) async fn handle(console: &Console, request: Request<Incoming>) -> Res
         ),
         Err(error) => failure(error),
     }
+}
+
+/// The session of a live stream's path (`sessions/{id}/live`).
+fn live_session(call: &str) -> Option<&str> {
+    let id = call.strip_prefix("sessions/")?.strip_suffix("/live")?;
+    (!id.contains('/')).then_some(id)
+}
+
+/// A live stream's answer: its lines as they come, never cached or buffered by a proxy.
+fn streamed(lines: tokio::sync::mpsc::Receiver<Bytes>) -> Response<Body> {
+    use tokio_stream::StreamExt as _;
+    let frames = tokio_stream::wrappers::ReceiverStream::new(lines)
+        .map(|line| Ok(hyper::body::Frame::data(line)));
+    let mut response = answer(StatusCode::OK, "application/x-ndjson", Bytes::new());
+    *response.body_mut() = StreamBody::new(frames).boxed();
+    response
+        .headers_mut()
+        .insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
 }
 
 /// An action comes from the console's own page: it carries the page's header (which a
@@ -114,7 +145,7 @@ fn json_error(status: StatusCode, message: &str) -> Response<Body> {
 }
 
 fn answer(status: StatusCode, content_type: &str, body: Bytes) -> Response<Body> {
-    let mut response = Response::new(Full::new(body));
+    let mut response = Response::new(Full::new(body).boxed());
     *response.status_mut() = status;
     let headers = response.headers_mut();
     let set = |headers: &mut HeaderMap, name: &'static str, value: &str| {

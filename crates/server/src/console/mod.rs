@@ -2,7 +2,8 @@
 //! the model sees — the tenant's sessions; one session's window as its last build
 //! counted it, with the thresholds; its messages with their view states, each opening
 //! its original; its summaries and task ledger; its compaction history from the event
-//! log; and, each behind a confirmation, Compact, RevertCompaction and ForkSession
+//! log, kept current by a live stream of its events and version (`live.rs`); and, each
+//! behind a confirmation, Compact, RevertCompaction and ForkSession
 //! (POST from the page only, `http.rs`). Every API call
 //! passes the same tenant check as the RPCs (a ctxd key in the `x-ctxd-key` header, or
 //! none where the gRPC server serves calls without one). The page's files are compiled
@@ -17,11 +18,13 @@ use tokio_util::sync::CancellationToken;
 use crate::accept::{Http1, serve_http1_listener};
 use crate::auth::Auth;
 use crate::engine::Engine;
+use crate::fanout::Hub;
 use crate::tls::ServerTls;
 
 mod api;
 mod assets;
 mod http;
+mod live;
 mod query;
 
 /// Connections served at once; more are closed at once.
@@ -33,11 +36,20 @@ const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct Console {
     engine: Engine,
     auth: Arc<Auth>,
+    /// The events of the live streams (`live.rs`).
+    hub: Arc<Hub>,
 }
 
 impl Console {
-    pub fn new(engine: Engine, auth: Arc<Auth>) -> Console {
-        Console { engine, auth }
+    /// The console over `engine`; its live streams follow the events through a hub of
+    /// their own, until `stop`.
+    pub fn new(engine: Engine, auth: Arc<Auth>, stop: &CancellationToken) -> Console {
+        let hub = Hub::start(
+            engine.store().clone(),
+            engine.config().events.clone(),
+            stop.clone(),
+        );
+        Console { engine, auth, hub }
     }
 }
 

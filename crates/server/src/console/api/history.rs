@@ -19,19 +19,19 @@ pub(super) async fn events(
     let after = query.number("after", 0..=i64::MAX, 0)?;
     let store = console.engine.store();
     let events = store.session_events(info.row.id, after, MAX_PAGE).await?;
-    let listed: Vec<Value> = events
-        .iter()
-        .map(|event| {
-            json!({
-                "seq": event.session_seq,
-                "kind": format!("{:?}", event.detail.kind()),
-                "at": event.created_at.to_rfc3339(),
-                "version": event.session_version,
-                "detail": event.detail,
-            })
-        })
-        .collect();
+    let listed: Vec<Value> = events.iter().map(event_json).collect();
     Ok(json!({"events": listed, "version": info.row.version, "messages": info.row.message_count}))
+}
+
+/// One event as the page shows it (its `seq` is also the cursor of a session stream).
+pub(in crate::console) fn event_json(event: &crate::events::Event) -> Value {
+    json!({
+        "seq": event.session_seq,
+        "kind": format!("{:?}", event.detail.kind()),
+        "at": event.created_at.to_rfc3339(),
+        "version": event.session_version,
+        "detail": event.detail,
+    })
 }
 
 /// Levels of the summary tree a lookup walks down at most.

@@ -11,7 +11,9 @@
 //!   view state; a cleared or evicted one with the placeholder the model sees;
 //! - `sessions/{id}/messages/{seq}` — one original, whole (Expand);
 //! - `sessions/{id}/events?after=` — the session's events after a seq (its compaction
-//!   history; polled for what is new);
+//!   history);
+//! - `sessions/{id}/live?after=` — the same events as they commit, and the session's
+//!   version every second, as a stream of JSON lines (`console/live.rs`);
 //! - `sessions/{id}/summaries`, `sessions/{id}/summaries/{summary}/sources`,
 //!   `sessions/{id}/ledger` — its summaries, what one covers, its task ledger.
 
@@ -61,6 +63,7 @@ pub(super) async fn call(
 }
 
 pub(super) use actions::{act, is_action};
+pub(super) use history::event_json;
 
 async fn sessions(console: &Console, tenant: i64, query: &Query<'_>) -> Result<Value> {
     let metadata = match query.decoded("meta")?.filter(|meta| !meta.is_empty()) {

@@ -5,7 +5,8 @@
 
 const KEY = "ctxd-console-key";
 const PAGE = 100;
-let poll = null;
+// The open live stream of the session shown (aborted when the page changes).
+let live = null;
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -280,10 +281,7 @@ async function sessionPage(id, from) {
   const nav = el("p", {});
   if (from > 1) nav.append(el("a", { href: "#/s/" + encodeURIComponent(id) + "/" + Math.max(1, from - PAGE), text: "earlier" }), " ");
   if (from + PAGE <= page.total) nav.append(el("a", { href: "#/s/" + encodeURIComponent(id) + "/" + (from + PAGE), text: "later" }));
-  const revertible = ["CompactionCompleted", "ToolResultsCleared"];
-  const events = el("ol", { id: "events" }, ...history.events.map((e) =>
-    el("li", { "data-event": e.seq, "data-kind": e.kind }, e.at + " " + e.kind + " " + JSON.stringify(e.detail) + " ",
-      ...(revertible.includes(e.kind) ? [revertButton(path, e)] : []))));
+  const events = el("ol", { id: "events" }, ...history.events.map((e) => eventItem(path, e)));
   show(
     el("h2", { text: "Session " + s.id }),
     el("p", { id: "summary", text: s.messages + " messages, " + s.turns + " turns, version " + s.version + ", budget " + s.budget_status }),
@@ -298,23 +296,69 @@ async function sessionPage(id, from) {
     el("section", {}, el("h3", { text: "Task ledger" }), ledgerTable(ledger.entries)),
     el("section", {}, el("h3", { text: "Compaction history" }), events),
   );
-  // Live: a new version (an append, a compaction) shows without a reload.
-  poll = setInterval(async () => {
+  // Live: an event joins the history as it commits; a new version (an append, a
+  // compaction) redraws the page.
+  const last = history.events.length ? history.events[history.events.length - 1].seq : 0;
+  follow(path, String(last), (e) => events.append(eventItem(path, e)), (beat) => {
+    if (beat.version !== s.version) route();
+  });
+}
+
+function eventItem(path, e) {
+  const revertible = ["CompactionCompleted", "ToolResultsCleared"];
+  return el("li", { "data-event": e.seq, "data-kind": e.kind }, e.at + " " + e.kind + " " + JSON.stringify(e.detail) + " ",
+    ...(revertible.includes(e.kind) ? [revertButton(path, e)] : []));
+}
+
+// The session's live stream (JSON lines: events, and a heartbeat with the version every
+// second), read with fetch so the key goes as a header; opened again after the last
+// cursor when it breaks, until the page changes.
+async function follow(path, after, onEvent, onBeat) {
+  const controller = new AbortController();
+  live = controller;
+  let cursor = after;
+  while (!controller.signal.aborted) {
     try {
-      const now = await api(path + "/events?after=" + (history.events.length ? history.events[history.events.length - 1].seq : 0));
-      if (now.version !== s.version) {
-        clearInterval(poll);
-        route();
+      const headers = {};
+      const key = sessionStorage.getItem(KEY);
+      if (key) headers["x-ctxd-key"] = key;
+      const url = "/api/" + path + "/live?after=" + encodeURIComponent(cursor);
+      const response = await fetch(url, { headers, signal: controller.signal });
+      if (!response.ok) {
+        const body = await response.json();
+        failed(new Error(body.error ? body.error.message : "HTTP " + response.status));
+        return;
+      }
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      let buffered = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffered += decoder.decode(value, { stream: true });
+        for (let end = buffered.indexOf("\n"); end >= 0; end = buffered.indexOf("\n")) {
+          const line = JSON.parse(buffered.slice(0, end));
+          buffered = buffered.slice(end + 1);
+          if (line.event) {
+            cursor = String(line.event.seq);
+            onEvent(line.event);
+          } else if (line.heartbeat) {
+            cursor = line.heartbeat.cursor || cursor;
+            onBeat(line.heartbeat);
+          }
+        }
       }
     } catch (error) {
-      clearInterval(poll);
-      failed(error);
+      if (controller.signal.aborted) return;
     }
-  }, 500);
+    // The stream ended or broke (a restart, a dropped connection): resume after a pause.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
 }
 
 function route() {
-  if (poll) clearInterval(poll);
+  if (live) live.abort();
+  live = null;
   const hash = location.hash.replace(/^#/, "");
   const session = hash.match(/^\/s\/([^/]+)(?:\/(\d+))?$/);
   const search = hash.startsWith("/?") ? hash.slice(2) : "";
