@@ -114,7 +114,16 @@ try {
   const segments = await page.$$eval("#window-bar .seg", (segs) =>
     Object.fromEntries(segs.map((s) => [s.dataset.region, Number(s.dataset.tokens)])));
   const thresholds = await page.$$eval("#window-bar .mark", (marks) => marks.map((m) => m.dataset.threshold));
-  if (shots) await page.screenshot({ path: shots + "/console-session.png", fullPage: false });
+  const chart = await page.$eval("#budget-chart", (c) => ({
+    points: Number(c.dataset.points), lastEstimate: Number(c.dataset.lastEstimate),
+    circles: c.querySelectorAll("circle[data-build]").length,
+    marks: c.querySelectorAll("[data-compaction]").length,
+    windowLines: c.querySelectorAll('[data-line="window"]').length,
+  }));
+  if (shots) {
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: shots + "/console-session.png", fullPage: false });
+  }
 
   // The evicted message: what the model sees, then its original.
   const from = Math.floor((evictedSeq - 1) / 100) * 100 + 1;
@@ -131,12 +140,16 @@ try {
   // Actions, each after its confirmation: Compact (its dry run said first), revert the
   // newest compaction on the session's history, fork after message 5.
   const demoHash = "#/s/" + encodeURIComponent(session);
-  const redrawn = async (before) => page.waitForFunction(
-    (d) => document.getElementById("main").dataset.drawn !== d && document.querySelector("#events"), {}, before);
+  // Drawn again after the action finished (not by an earlier redraw the live stream made).
+  const redrawn = async (before) => page.waitForFunction((d) => {
+    const main = document.getElementById("main");
+    return main.dataset.acted && main.dataset.acted !== d.acted && Number(main.dataset.drawn) >= Number(main.dataset.acted)
+      && document.querySelector("#events");
+  }, {}, before);
   const confirmed = async (button) => {
     await page.goto(url + "/" + demoHash, { waitUntil: "domcontentloaded" });
     await page.waitForSelector(`#main[data-route="${demoHash}"] #compact`);
-    const before = await page.$eval("#main", (m) => m.dataset.drawn);
+    const before = await page.$eval("#main", (m) => ({ acted: m.dataset.acted || "" }));
     const target = typeof button === "string" ? button : await button();
     await page.click(target);
     await page.waitForSelector("#action-confirm");
@@ -221,7 +234,7 @@ try {
     }
   }
   console.log(JSON.stringify({
-    listed, depths, byId, byMeta, summary, condensed, compactSaid, revertSaid, revertedEvent, forkedRows, longRenderMs, longRows, renderMs, segments, thresholds, evictedState, modelSees, original, appearedMs, live,
+    listed, depths, byId, byMeta, summary, condensed, compactSaid, revertSaid, revertedEvent, forkedRows, longRenderMs, longRows, renderMs, segments, thresholds, evictedState, modelSees, original, appearedMs, live, chart,
     ran, scripts, violations, errors: seen.errors, dialogs: seen.dialogs,
   }));
 } finally {

@@ -373,6 +373,14 @@ async fn the_console_shows_a_session_in_a_real_browser(pool: PgPool) {
         appeared.is_some_and(|ms| ms <= 2_000),
         "an append from outside showed after {appeared:?} ms"
     );
+    // The chart of each build: one point per recorded build, the last one the estimate
+    // BuildMessages reported, the window drawn, the evictions and compactions marked.
+    let chart = &seen["chart"];
+    assert!(chart["points"].as_i64().unwrap() >= 2, "{chart}");
+    assert_eq!(chart["circles"], chart["points"]);
+    assert_eq!(chart["lastEstimate"], counted.total_tokens);
+    assert_eq!(chart["windowLines"], 1);
+    assert!(chart["marks"].as_i64().unwrap() >= 1, "{chart}");
     // The live stream, resumed by cursor: the first event, then the one after it.
     assert_eq!(seen["live"], serde_json::json!([1, 2]));
     // Nothing a session held ran, no script or image element came from it.

@@ -55,7 +55,10 @@ pub fn write(snapshot: &Snapshot, now: chrono::DateTime<chrono::Utc>) -> Vec<u8>
         }),
         &mut out,
     );
-    line(&Record::Session(snapshot.session.clone()), &mut out);
+    line(
+        &Record::Session(Box::new(snapshot.session.clone())),
+        &mut out,
+    );
     for message in &snapshot.messages {
         line(&Record::Message(message.clone()), &mut out);
     }

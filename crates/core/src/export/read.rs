@@ -41,7 +41,7 @@ pub fn read(file: &[u8], limits: Limits) -> Result<Import> {
     let header = lines.next_record()?;
     check_header(&header, lines.at)?;
     let session = match lines.next_record()? {
-        Record::Session(session) => session,
+        Record::Session(session) => *session,
         other => return Err(lines.misplaced(&other, "the session")),
     };
     check_session(&session, lines.at)?;

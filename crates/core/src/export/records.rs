@@ -16,7 +16,7 @@ use crate::summarize::Retention;
 #[serde(tag = "record", rename_all = "snake_case")]
 pub(super) enum Record {
     Header(Header),
-    Session(SessionRecord),
+    Session(Box<SessionRecord>),
     Message(MessageRecord),
     Summary(SummaryRecord),
     Ledger(LedgerRecord),

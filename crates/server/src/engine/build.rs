@@ -14,7 +14,7 @@ use crate::message::{Message, Role, StoredMessage, ViewState};
 use crate::metrics::{BuildFigures, BuildKind, metrics};
 use crate::policy::{Policy, SummaryPlacement};
 use crate::session::{Session, Summary};
-use crate::store::BuildRecord;
+use crate::store::{BuildRecord, ChartPoint};
 use crate::summarize;
 use crate::turns;
 use crate::validate::validate_message;
@@ -89,7 +89,12 @@ impl Engine {
             estimate_tokens: estimate.total_tokens,
             view_epoch: work.row.view_epoch,
         };
-        let kind = self.record_build(&work.row, record).await?;
+        let chart = ChartPoint {
+            ledger_tokens,
+            summary_tokens,
+            window_tokens: work.policy.context_window_tokens,
+        };
+        let kind = self.record_build(&work.row, record, chart).await?;
         metrics().build_finished(
             &BuildFigures {
                 system_tokens,
@@ -106,7 +111,12 @@ impl Engine {
 
     /// Writes `record` unless it repeats the last (a retry, a second reader); whether it
     /// extends the last build's prefix.
-    async fn record_build(&self, row: &Session, record: BuildRecord) -> Result<BuildKind> {
+    async fn record_build(
+        &self,
+        row: &Session,
+        record: BuildRecord,
+        chart: ChartPoint,
+    ) -> Result<BuildKind> {
         let previous = row.builds.last;
         if record == previous {
             return Ok(BuildKind::Repeats);
@@ -117,7 +127,9 @@ impl Engine {
             && record.last_seq >= previous.last_seq
             && record.system_tokens == previous.system_tokens
             && record.tool_tokens == previous.tool_tokens;
-        self.store.record_build(row.id, record, extends).await?;
+        self.store
+            .record_build(row.id, record, extends, chart)
+            .await?;
         Ok(if extends {
             BuildKind::Extends
         } else {

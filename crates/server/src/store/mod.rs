@@ -4,6 +4,7 @@
 mod append;
 mod append_write;
 mod batch;
+mod builds;
 mod deletion;
 mod error;
 mod events;
@@ -39,6 +40,7 @@ use crate::session::Session;
 
 pub use append::{AppendState, Appended, CachedTries};
 pub use append_write::{AppendWrite, ChildFinish, NewMessage};
+pub use builds::BuildPoint;
 pub use error::{StoreError, StoreResult};
 pub use events::EVENTS_CHANNEL;
 pub use forks::{LogSums, NewFork, Summarized};
@@ -52,7 +54,7 @@ pub use proxy::ProxyHead;
 pub use revert::{NewCompaction, Recount, RevertUpdate};
 pub use search::{SearchHit, SearchQuery};
 pub use sessions::{
-    AnchorUpdate, BuildRecord, Clearing, CreateTx, Creation, NewLink, SessionUpdate,
+    AnchorUpdate, BuildRecord, ChartPoint, Clearing, CreateTx, Creation, NewLink, SessionUpdate,
 };
 pub use summaries::{NewSummary, SummarizedUpdate};
 pub use tenants::TenantRecord;

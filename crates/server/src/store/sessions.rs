@@ -194,6 +194,15 @@ pub(super) async fn lock(
     )))
 }
 
+/// What the console's chart keeps of a build beside its record: the ledger's block (in
+/// the record's system tokens), the summaries' region with it, and the window.
+#[derive(Debug, Clone, Copy)]
+pub struct ChartPoint {
+    pub ledger_tokens: i64,
+    pub summary_tokens: i64,
+    pub window_tokens: i64,
+}
+
 /// A session's creation in progress (see [`Store::begin_create`]): nothing is written
 /// until [`CreateTx::insert`] commits; dropped, it writes nothing.
 pub struct CreateTx {
@@ -342,6 +351,7 @@ impl Store {
         session_id: i64,
         build: BuildRecord,
         extends_previous: bool,
+        chart: ChartPoint,
     ) -> StoreResult<()> {
         // One statement (its own transaction) with an asynchronous commit. The row it
         // leaves goes to the replica's row cache, so the session's next append here need
@@ -356,6 +366,9 @@ impl Store {
             .bind(build.tool_tokens)
             .bind(build.view_epoch)
             .bind(extends_previous)
+            .bind(chart.ledger_tokens)
+            .bind(chart.summary_tokens)
+            .bind(chart.window_tokens)
             .fetch_optional(self.db())
             .await?;
         if let Some(row) = row {

@@ -7,6 +7,8 @@
 //! - `sessions/{id}` — the session, its window as its last build counted it (system
 //!   prompt with the ledger's block, tools, summaries, the history it sent by view
 //!   state, output reserve, headroom) and the thresholds;
+//! - `sessions/{id}/builds` — the budget of its recorded builds (the newest 500), for the
+//!   chart of tokens against the window;
 //! - `sessions/{id}/messages?from=&limit=` — messages with seq, turn, role, tokens and
 //!   view state; a cleared or evicted one with the placeholder the model sees;
 //! - `sessions/{id}/messages/{seq}` — one original, whole (Expand);
@@ -49,6 +51,7 @@ pub(super) async fn call(
         ["sessions", id] => window::session(console, tenant, id).await,
         ["sessions", id, "messages"] => messages::messages(console, tenant, id, query).await,
         ["sessions", id, "messages", seq] => messages::original(console, tenant, id, seq).await,
+        ["sessions", id, "builds"] => window::builds(console, tenant, id).await,
         ["sessions", id, "events"] => history::events(console, tenant, id, query).await,
         ["sessions", id, "summaries"] => history::summaries(console, tenant, id).await,
         ["sessions", id, "summaries", summary, "sources"] => {

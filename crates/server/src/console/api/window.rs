@@ -57,3 +57,19 @@ pub(super) async fn session(console: &Console, tenant: i64, id: &str) -> Result<
         },
     }))
 }
+
+/// Builds the chart shows at most (the newest).
+const CHARTED_BUILDS: i64 = 500;
+
+/// `sessions/{id}/builds`: the budget of the session's recorded builds, oldest first —
+/// each with its regions, estimate and window (a build that repeated the last one is
+/// not recorded again).
+pub(super) async fn builds(console: &Console, tenant: i64, id: &str) -> Result<Value> {
+    let info = info(console, tenant, id).await?;
+    let points = console
+        .engine
+        .store()
+        .build_history(info.row.id, CHARTED_BUILDS)
+        .await?;
+    Ok(json!({"builds": points, "recorded": info.row.builds.count}))
+}

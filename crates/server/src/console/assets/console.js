@@ -7,6 +7,9 @@ const KEY = "ctxd-console-key";
 const PAGE = 100;
 // The open live stream of the session shown (aborted when the page changes).
 let live = null;
+// An action is being confirmed or run: the live stream does not redraw the page under
+// it (the action redraws it when done).
+let acting = false;
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -139,6 +142,47 @@ function windowBar(s) {
   return [bar, legend];
 }
 
+function svg(tag, attrs, ...children) {
+  const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [name, value] of Object.entries(attrs || {})) node.setAttribute(name, String(value));
+  node.append(...children);
+  return node;
+}
+
+// The budget of each recorded build over time: its estimate against the window (the
+// line at the top), a mark where a compaction, clearing, eviction or revert happened
+// between two builds.
+function budgetChart(builds, events) {
+  const points = builds.builds;
+  if (!points.length) return el("p", { id: "budget-chart-empty", text: "No build recorded yet." });
+  const [width, height, pad] = [640, 160, 4];
+  const top = Math.max(...points.map((p) => Math.max(p.window_tokens, p.estimate_tokens)));
+  const x = (i) => pad + (points.length === 1 ? 0 : i * (width - 2 * pad) / (points.length - 1));
+  const y = (tokens) => height - pad - tokens * (height - 2 * pad) / top;
+  const last = points[points.length - 1];
+  const chart = svg("svg", { id: "budget-chart", role: "img", viewBox: "0 0 " + width + " " + height,
+    width: "100%", height, "data-points": points.length, "data-last-estimate": last.estimate_tokens,
+    "aria-label": points.length + " builds; the last estimated " + last.estimate_tokens + " of " + last.window_tokens + " tokens" },
+    svg("title", {}, "Each build's estimate against the window"));
+  chart.append(svg("line", { x1: 0, x2: width, y1: y(last.window_tokens), y2: y(last.window_tokens),
+    stroke: "#b00", "stroke-dasharray": "4 3", "data-line": "window" }));
+  const compacting = ["CompactionCompleted", "ToolResultsCleared", "OutputEvicted", "CompactionReverted"];
+  const times = points.map((p) => Date.parse(p.at));
+  for (const e of events.filter((e) => compacting.includes(e.kind))) {
+    const after = times.findIndex((t) => t >= Date.parse(e.at));
+    if (after < 0) continue;
+    chart.append(svg("line", { x1: x(after), x2: x(after), y1: 0, y2: height, stroke: "#888",
+      "data-compaction": e.seq, "data-kind": e.kind }, svg("title", {}, e.kind + " (event " + e.seq + ")")));
+  }
+  chart.append(svg("polyline", { fill: "none", stroke: "#036", "stroke-width": 2,
+    points: points.map((p, i) => x(i) + "," + y(p.estimate_tokens)).join(" ") }));
+  for (const [i, p] of points.entries()) {
+    chart.append(svg("circle", { cx: x(i), cy: y(p.estimate_tokens), r: 2, fill: "#036", "data-build": p.build,
+      "data-estimate": p.estimate_tokens }, svg("title", {}, "build " + p.build + ": " + p.estimate_tokens + " of " + p.window_tokens + " tokens")));
+  }
+  return chart;
+}
+
 function messageRow(s, m, path) {
   const open = el("button", { class: "link", type: "button", text: "original" });
   const cell = el("td", { class: "text" }, m.model_sees === null ? m.text : m.model_sees);
@@ -161,17 +205,24 @@ function messageRow(s, m, path) {
 // "Confirm" runs `apply`, "Cancel" clears it.
 async function confirmAction(what, ask, apply) {
   const area = document.getElementById("action");
+  acting = true;
   try {
     const said = await ask();
     const confirm = el("button", { type: "button", id: "action-confirm", text: "Confirm " + what });
     const cancel = el("button", { type: "button", text: "Cancel" });
-    cancel.addEventListener("click", () => area.replaceChildren());
+    cancel.addEventListener("click", () => {
+      area.replaceChildren();
+      acting = false;
+    });
     confirm.addEventListener("click", async () => {
       confirm.disabled = true;
       try {
         await apply();
+        // Done (the page is being redrawn): when, for whoever waits on it.
+        document.getElementById("main").dataset.acted = String(Date.now());
       } catch (error) {
         area.replaceChildren(el("p", { class: "error", role: "alert", text: error.message }));
+        acting = false;
       }
     });
     const [text, ...inputs] = Array.isArray(said) ? said : [said];
@@ -179,6 +230,7 @@ async function confirmAction(what, ask, apply) {
     confirm.focus();
   } catch (error) {
     area.replaceChildren(el("p", { class: "error", role: "alert", text: error.message }));
+    acting = false;
   }
 }
 
@@ -273,9 +325,9 @@ function ledgerTable(entries) {
 
 async function sessionPage(id, from) {
   const path = "sessions/" + encodeURIComponent(id);
-  const [s, page, history, summaries, ledger] = await Promise.all([
+  const [s, page, history, summaries, ledger, builds] = await Promise.all([
     api(path), api(path + "/messages?from=" + from + "&limit=" + PAGE), api(path + "/events"),
-    api(path + "/summaries"), api(path + "/ledger"),
+    api(path + "/summaries"), api(path + "/ledger"), api(path + "/builds"),
   ]);
   const rows = page.messages.map((m) => messageRow(s, m, path));
   const nav = el("p", {});
@@ -286,6 +338,7 @@ async function sessionPage(id, from) {
     el("h2", { text: "Session " + s.id }),
     el("p", { id: "summary", text: s.messages + " messages, " + s.turns + " turns, version " + s.version + ", budget " + s.budget_status }),
     el("section", {}, el("h3", { text: "The window (last build)" }), ...windowBar(s)),
+    el("section", {}, el("h3", { text: "Each build against the window" }), budgetChart(builds, history.events)),
     el("section", {}, el("h3", { text: "Actions" }), compactButton(path),
       el("div", { id: "action", "aria-live": "polite" })),
     el("section", {}, el("h3", { text: "Messages" }), nav,
@@ -300,7 +353,7 @@ async function sessionPage(id, from) {
   // compaction) redraws the page.
   const last = history.events.length ? history.events[history.events.length - 1].seq : 0;
   follow(path, String(last), (e) => events.append(eventItem(path, e)), (beat) => {
-    if (beat.version !== s.version) route();
+    if (beat.version !== s.version && !acting) route();
   });
 }
 
@@ -359,6 +412,7 @@ async function follow(path, after, onEvent, onBeat) {
 function route() {
   if (live) live.abort();
   live = null;
+  acting = false;
   const hash = location.hash.replace(/^#/, "");
   const session = hash.match(/^\/s\/([^/]+)(?:\/(\d+))?$/);
   const search = hash.startsWith("/?") ? hash.slice(2) : "";
