@@ -12,6 +12,7 @@ import concurrent.futures
 import datetime
 import json
 import os
+import pathlib
 import subprocess
 import sys
 import threading
@@ -361,6 +362,67 @@ class Listing(unittest.TestCase):
                 return [s.session_id async for s in client.sessions(metadata={"team": team})]
 
         self.assertEqual(asyncio.run(listed_async()), listed)
+
+
+class Behaviour(unittest.TestCase):
+    """The behaviour table both SDKs pass (clients/behaviour.json; the TypeScript suite
+    reads the same file): TLS by default per target, the retry defaults, the error class
+    of each gRPC code, the environment variables."""
+
+    table = json.loads(pathlib.Path(REPO, "clients", "behaviour.json").read_text())
+
+    def test_tls_is_on_by_default_except_for_a_loopback_target(self):
+        from ctxd import requests as sdk_requests
+
+        for case in self.table["tls_by_default"]:
+            uses_tls = sdk_requests.credentials(None, case["target"]) is not None
+            self.assertEqual(uses_tls, case["tls"], case["target"])
+        self.assertIsNone(sdk_requests.credentials(False, "ctxd.example.com:443"))
+
+    def test_the_retry_defaults(self):
+        policy = ctxd.RetryPolicy()
+        retry = self.table["retry"]
+        self.assertEqual(
+            (policy.max_attempts, policy.initial_backoff_s, policy.max_backoff_s),
+            (retry["max_attempts"], retry["initial_backoff_s"], retry["max_backoff_s"]),
+        )
+        self.assertEqual({code.name for code in policy.codes}, set(retry["retried"]))
+
+    def test_each_grpc_code_has_its_error_class(self):
+        from ctxd.errors import from_rpc_error
+
+        class Failed(grpc.RpcError):
+            def __init__(self, code):
+                self._code = code
+
+            def code(self):
+                return self._code
+
+            def details(self):
+                return "m"
+
+            def trailing_metadata(self):
+                return ()
+
+        for code, name in self.table["errors"].items():
+            error = from_rpc_error(Failed(grpc.StatusCode[code]))
+            self.assertEqual(type(error).__name__, name, code)
+            self.assertIs(getattr(ctxd, name), type(error))
+
+    def test_the_address_and_key_come_from_the_environment(self):
+        env = self.table["environment"]
+        saved = dict(os.environ)
+        try:
+            os.environ.pop(env["address"], None)
+            with self.assertRaisesRegex(ValueError, env["address"]):
+                ctxd.Client()
+            os.environ[env["address"]] = "127.0.0.1:1"
+            os.environ[env["api_key"]] = "k"
+            with ctxd.Client() as client:
+                self.assertIn(("authorization", "Bearer k"), client._metadata)
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
 
 
 class Transfer(unittest.TestCase):

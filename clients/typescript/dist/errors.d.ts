@@ -86,6 +86,12 @@ export declare class UnavailableError extends CtxdError {
 /** OUT_OF_RANGE: e.g. events after the cursor were already pruned. */
 export declare class OutOfRangeError extends CtxdError {
 }
+/** PERMISSION_DENIED: the key may not do this. */
+export declare class PermissionDeniedError extends CtxdError {
+}
+/** DEADLINE_EXCEEDED: the call's deadline passed before an answer. */
+export declare class DeadlineExceededError extends CtxdError {
+}
 /** The details of the `grpc-status-details-bin` trailer; empty ones when absent or unreadable. */
 export declare function decodeStatusDetails(metadata: grpc.Metadata | undefined): StatusDetails;
 /** The CtxdError for a grpc-js failure. */

@@ -1,7 +1,7 @@
 export { CtxdClient } from './client.js';
 export type { CreateSessionOptions, FinishOptions, ForkSessionOptions, RequestDefaults } from './options.js';
 export type { CallOptions, ClientOptions, TlsOptions } from './transport.js';
-export { AlreadyExistsError, ConflictError, CtxdError, DoesNotFitError, FailedPreconditionError, InvalidArgumentError, NotFoundError, OutOfRangeError, ResourceExhaustedError, UnauthenticatedError, UnavailableError, type ErrorInfo, type FieldViolation, type PreconditionViolation, type QuotaViolation, type StatusDetails, } from './errors.js';
+export { AlreadyExistsError, ConflictError, CtxdError, DoesNotFitError, FailedPreconditionError, InvalidArgumentError, NotFoundError, OutOfRangeError, PermissionDeniedError, DeadlineExceededError, ResourceExhaustedError, UnauthenticatedError, UnavailableError, type ErrorInfo, type FieldViolation, type PreconditionViolation, type QuotaViolation, type StatusDetails, } from './errors.js';
 export { EventStream, type Event, type EventsOptions } from './events.js';
 export type { RetryOptions } from './retry.js';
 export type { LedgerNote, LedgerTodo, LedgerUpdate, UpdateLedgerResponse } from './ledger.js';

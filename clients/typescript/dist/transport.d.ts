@@ -33,6 +33,9 @@ export interface CallOptions {
     /** Retry on UNAVAILABLE (default true). */
     retry?: boolean;
 }
+/** @internal Whether a client uses TLS for `target` when not told: off for a loopback
+ * address, on otherwise (the Python client decides alike). */
+export declare function tlsByDefault(target: string): boolean;
 export declare class Transport {
     readonly target: string;
     /** @internal */

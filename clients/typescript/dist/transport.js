@@ -19,6 +19,11 @@ const openTelemetry = (() => {
     }
 })();
 const LOOPBACK = /^(?:dns:\/*)?(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d+)?$/i;
+/** @internal Whether a client uses TLS for `target` when not told: off for a loopback
+ * address, on otherwise (the Python client decides alike). */
+export function tlsByDefault(target) {
+    return !LOOPBACK.test(target);
+}
 export class Transport {
     target;
     /** @internal */
@@ -39,7 +44,7 @@ export class Transport {
         this.timeoutMs = options.timeoutMs ?? 30_000;
         if (!Number.isFinite(this.timeoutMs) || this.timeoutMs <= 0)
             throw new RangeError('timeoutMs must be positive');
-        const tls = options.tls ?? !LOOPBACK.test(target);
+        const tls = options.tls ?? tlsByDefault(target);
         const channelOptions = {
             // Come back quickly after a server restart: the default backoff reaches 120 s.
             'grpc.initial_reconnect_backoff_ms': 100,

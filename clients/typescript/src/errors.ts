@@ -125,6 +125,12 @@ export class UnavailableError extends CtxdError {}
 /** OUT_OF_RANGE: e.g. events after the cursor were already pruned. */
 export class OutOfRangeError extends CtxdError {}
 
+/** PERMISSION_DENIED: the key may not do this. */
+export class PermissionDeniedError extends CtxdError {}
+
+/** DEADLINE_EXCEEDED: the call's deadline passed before an answer. */
+export class DeadlineExceededError extends CtxdError {}
+
 function emptyDetails(): StatusDetails {
   return { badRequest: [], errorInfo: undefined, preconditionViolations: [], quotaViolations: [], retryDelayMs: undefined };
 }
@@ -193,6 +199,8 @@ const CLASSES: Partial<Record<grpc.status, typeof CtxdError>> = {
   [grpc.status.RESOURCE_EXHAUSTED]: ResourceExhaustedError,
   [grpc.status.UNAVAILABLE]: UnavailableError,
   [grpc.status.OUT_OF_RANGE]: OutOfRangeError,
+  [grpc.status.PERMISSION_DENIED]: PermissionDeniedError,
+  [grpc.status.DEADLINE_EXCEEDED]: DeadlineExceededError,
 };
 
 /** The CtxdError for a grpc-js failure. */

@@ -11,6 +11,8 @@ export {
   InvalidArgumentError,
   NotFoundError,
   OutOfRangeError,
+  PermissionDeniedError,
+  DeadlineExceededError,
   ResourceExhaustedError,
   UnauthenticatedError,
   UnavailableError,

@@ -26,8 +26,9 @@ class Client:
     """A connection to ctxd.
 
     `target` is host:port; `api_key` is sent as `authorization: Bearer <key>`; `tls` is
-    False/None (plaintext), True (the system's CAs), a `ctxd.Tls` or grpc channel
-    credentials. `target` and `api_key` default to the CTXD_ADDRESS and CTXD_API_KEY
+    False (plaintext), True (the system's CAs), a `ctxd.Tls` or grpc channel credentials;
+    unset, it is off for a loopback target and on otherwise, as in the TypeScript client.
+    `target` and `api_key` default to the CTXD_ADDRESS and CTXD_API_KEY
     environment variables. Calls that fail with UNAVAILABLE are retried under `retry`; `timeout_s`
     bounds each attempt. Use as a context manager or call close().
     """
@@ -43,7 +44,7 @@ class Client:
         options: Sequence[tuple[str, Any]] = (),
     ) -> None:
         target = requests.address(target)
-        creds = requests.credentials(tls)
+        creds = requests.credentials(tls, target)
         all_options = list(CHANNEL_OPTIONS) + list(options)
         self._channel: Any = (
             grpc.secure_channel(target, creds, options=all_options)

@@ -7,6 +7,7 @@ import datetime
 import importlib
 import os
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional, Union
@@ -66,9 +67,17 @@ class Tls:
 TlsLike = Union[bool, Tls, "grpc.ChannelCredentials", None]
 
 
-def credentials(tls: TlsLike) -> Any:
-    """Channel credentials for `tls` (None: plaintext)."""
-    if tls is None or tls is False:
+# A loopback target (TLS is off by default there, on elsewhere), as the TypeScript client
+# tells it.
+LOOPBACK = re.compile(r"^(?:dns:/*)?(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d+)?$", re.IGNORECASE)
+
+
+def credentials(tls: TlsLike, target: str) -> Any:
+    """Channel credentials for `tls` (None: plaintext). Unset, TLS with the system's CAs
+    unless `target` is a loopback address."""
+    if tls is None:
+        tls = not LOOPBACK.match(target)
+    if tls is False:
         return None
     if tls is True:
         return grpc.ssl_channel_credentials()
