@@ -63,9 +63,14 @@ pub struct Figures {
     pub ready_again: Duration,
     /// When the fault struck.
     pub struck: Instant,
-    /// Acknowledged appends lost: acknowledged after the previous fault and before
-    /// this one (filled in by the final check).
+    /// Acknowledged appends lost that were acknowledged before this fault struck (and
+    /// after the previous one): what this fault may have lost (filled in by the check).
     pub lost: usize,
+    /// Acknowledged appends lost that were acknowledged after this fault struck (and
+    /// before the next one): what a node took during this fault's aftermath — a stale
+    /// leader's writes. Each loss is in one fault's `lost` and the previous one's
+    /// `lost_after`; the nodes' and HAProxy's logs and `lost.txt` tell which it was.
+    pub lost_after: usize,
 }
 
 /// A replica: its process (killed however the test ends), its gRPC address and its
@@ -198,6 +203,7 @@ async fn trial(
         ready_again: ready.saturating_duration_since(engine),
         struck,
         lost: 0,
+        lost_after: 0,
     })
 }
 
@@ -264,6 +270,9 @@ async fn run(faults: &[Fault], synchronous: bool) -> Vec<Figures> {
     for append in &lost_appends {
         if let Some(figure) = figures.iter_mut().find(|f| f.struck >= append.at) {
             figure.lost += 1;
+        }
+        if let Some(figure) = figures.iter_mut().rev().find(|f| f.struck < append.at) {
+            figure.lost_after += 1;
         }
     }
     write_lost(cluster.dir(), &lost_appends);
@@ -359,7 +368,7 @@ async fn trials() {
 
 fn table(figures: &[Figures], synchronous: bool) -> String {
     let mut out = format!(
-        "replication: {}\n\n| fault | trials | outage median / max s | engine back median s | ctxd beyond the engine median / max s | every replica not ready | ready again after the engine median / max s | acknowledged appends lost (trials with any) |\n|---|---|---|---|---|---|---|---|\n",
+        "replication: {}\n\n| fault | trials | outage median / max s | engine back median s | ctxd beyond the engine median / max s | every replica not ready | ready again after the engine median / max s | acknowledged appends lost, acknowledged before it struck (trials with any) | … and after it, before the next fault (trials with any) |\n|---|---|---|---|---|---|---|---|---|\n",
         if synchronous {
             "synchronous"
         } else {
@@ -388,8 +397,10 @@ fn table(figures: &[Figures], synchronous: bool) -> String {
         let unready = of.iter().filter(|f| f.unready).count();
         let lost: usize = of.iter().map(|f| f.lost).sum();
         let losing = of.iter().filter(|f| f.lost > 0).count();
+        let after: usize = of.iter().map(|f| f.lost_after).sum();
+        let losing_after = of.iter().filter(|f| f.lost_after > 0).count();
         out.push_str(&format!(
-            "| {fault:?} | {} | {outage:.2} / {outage_max:.2} | {engine:.2} | {ctxd:.2} / {ctxd_max:.2} | {unready} of {} | {ready:.2} / {ready_max:.2} | {lost} ({losing}) |\n",
+            "| {fault:?} | {} | {outage:.2} / {outage_max:.2} | {engine:.2} | {ctxd:.2} / {ctxd_max:.2} | {unready} of {} | {ready:.2} / {ready_max:.2} | {lost} ({losing}) | {after} ({losing_after}) |\n",
             of.len(),
             of.len()
         ));
