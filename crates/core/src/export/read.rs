@@ -67,6 +67,7 @@ pub fn read(file: &[u8], limits: Limits) -> Result<Import> {
         }
     }
     let (calls, answers) = tool_calls(&messages)?;
+    check_counts(messages.len(), summaries.len(), ledger.len())?;
     check_summaries(&summaries, messages.len() as i64)?;
     check_ledger_keys(&ledger)?;
     let import = Import {
@@ -271,6 +272,26 @@ fn tool_calls(messages: &[StoredMessage]) -> Result<(Vec<CallSeq>, Vec<CallSeq>)
         }
         other => other,
     })
+}
+
+/// Summaries and ledger entries a log of `messages` can have made, at most: the trees in
+/// the view cover each message once (a leaf at least one message, a condensed one at
+/// least two summaries), an export carries at most 1 000 reverted trees besides, and an
+/// entry comes from a message or is one of the client's 600.
+fn check_counts(messages: usize, summaries: usize, ledger: usize) -> Result<()> {
+    if summaries > 2 * messages + 2_048 {
+        return Err(Error::invalid(
+            "summary",
+            format!("{summaries} summaries for {messages} messages: more than a session makes"),
+        ));
+    }
+    if ledger > 8 * messages + 600 {
+        return Err(Error::invalid(
+            "ledger",
+            format!("{ledger} entries for {messages} messages: more than a session makes"),
+        ));
+    }
+    Ok(())
 }
 
 fn check_summaries(summaries: &[SummaryRecord], message_count: i64) -> Result<()> {
