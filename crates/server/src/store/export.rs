@@ -53,14 +53,20 @@ const INSERT_CALLS_SQL: &str = "insert into tool_calls (session_id, call_id, cal
     select $1, r.call_id, r.call_seq, r.result_seq
     from jsonb_populate_recordset(null::tool_calls, $2) r";
 
-const INSERT_SUMMARY_SQL: &str = "insert into summaries (session_id, depth, first_seq, last_seq, \
-    content, token_count, level, source_tokens, facts, facts_lost, retention, reverted_at, \
-    created_at)
-    values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) returning id";
+/// Ids for `$1` new summaries, taken from the table's own sequence.
+const SUMMARY_IDS_SQL: &str =
+    "select nextval(pg_get_serial_sequence('summaries', 'id')) from generate_series(1, $1)";
 
-const SET_PARENTS_SQL: &str = "update summaries s set parent_id = p.parent
-    from unnest($2::bigint[], $3::bigint[]) as p(id, parent)
-    where s.session_id = $1 and s.id = p.id";
+/// The summaries, each with the id taken for it and its parent's (one statement: the
+/// parent references are checked at its end).
+const INSERT_SUMMARIES_SQL: &str = "insert into summaries (id, session_id, depth, first_seq, \
+    last_seq, content, token_count, level, source_tokens, facts, facts_lost, retention, \
+    reverted_at, created_at, parent_id)
+    overriding system value
+    select r.id, $1, r.depth, r.first_seq, r.last_seq, r.content, r.token_count, r.level, \
+        r.source_tokens, r.facts, r.facts_lost, r.retention, r.reverted_at, r.created_at, \
+        r.parent_id
+    from jsonb_populate_recordset(null::summaries, $2) r";
 
 const INSERT_LEDGER_SQL: &str = "insert into ledger_entries (session_id, kind, key, text, seqs, \
     run_seqs, run_codes, status)
@@ -182,40 +188,36 @@ impl CreateTx {
         Ok(session)
     }
 
-    /// Writes the summaries, then links each to its parent by the ids they got.
+    /// Writes the summaries under ids of this server's, each linked to its parent's.
     async fn insert_summaries(
         &mut self,
         session_id: i64,
         summaries: &[SummaryRecord],
     ) -> StoreResult<()> {
-        let mut ids = HashMap::new();
-        for s in summaries {
-            let new_id: i64 = sqlx::query_scalar(INSERT_SUMMARY_SQL)
-                .bind(session_id)
-                .bind(s.depth)
-                .bind(s.first_seq)
-                .bind(s.last_seq)
-                .bind(&s.content)
-                .bind(s.tokens)
-                .bind(s.level)
-                .bind(s.source_tokens)
-                .bind(s.facts)
-                .bind(s.facts_lost)
-                .bind(Json(&s.retention))
-                .bind(s.reverted_at)
-                .bind(s.created_at)
-                .fetch_one(self.conn())
-                .await?;
-            ids.insert(s.id, new_id);
+        if summaries.is_empty() {
+            return Ok(());
         }
-        let (children, parents): (Vec<i64>, Vec<i64>) = summaries
+        let taken: Vec<i64> = sqlx::query_scalar(SUMMARY_IDS_SQL)
+            .bind(summaries.len() as i64)
+            .fetch_all(self.conn())
+            .await?;
+        let ids: HashMap<i64, i64> = summaries.iter().map(|s| s.id).zip(taken).collect();
+        let rows: Vec<Value> = summaries
             .iter()
-            .filter_map(|s| Some((ids[&s.id], *ids.get(&s.parent?)?)))
-            .unzip();
-        sqlx::query(SET_PARENTS_SQL)
+            .map(|s| {
+                json!({
+                    "id": ids[&s.id], "parent_id": s.parent.and_then(|parent| ids.get(&parent)),
+                    "depth": s.depth, "first_seq": s.first_seq, "last_seq": s.last_seq,
+                    "content": s.content, "token_count": s.tokens, "level": s.level,
+                    "source_tokens": s.source_tokens, "facts": s.facts,
+                    "facts_lost": s.facts_lost, "retention": s.retention,
+                    "reverted_at": s.reverted_at, "created_at": s.created_at,
+                })
+            })
+            .collect();
+        sqlx::query(INSERT_SUMMARIES_SQL)
             .bind(session_id)
-            .bind(&children)
-            .bind(&parents)
+            .bind(Json(rows))
             .execute(self.conn())
             .await?;
         Ok(())
