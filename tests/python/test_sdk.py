@@ -408,6 +408,9 @@ class Behaviour(unittest.TestCase):
             error = from_rpc_error(Failed(grpc.StatusCode[code]))
             self.assertEqual(type(error).__name__, name, code)
             self.assertIs(getattr(ctxd, name), type(error))
+            suffixed = name if name == "CtxdError" else name + "Error"
+            self.assertIs(getattr(ctxd, suffixed), type(error), suffixed)
+        self.assertIs(getattr(ctxd, self.table["client"]), ctxd.Client)
 
     def test_the_address_and_key_come_from_the_environment(self):
         env = self.table["environment"]

@@ -33,6 +33,7 @@ test('each gRPC code has its error class', () => {
     assert.equal(error.constructor.name, expected, code);
     assert.ok(ctxd[expected], `${expected} is exported`);
   }
+  assert.equal(typeof ctxd[table.client], 'function');
 });
 
 test('the address and the key come from the environment variables', () => {

@@ -8,7 +8,8 @@ within the model's window, append what the provider answered.
         body = session.build(ctxd.Format.OPENAI_CHAT)   # add "model" and send
 
 `AsyncClient` is the same for asyncio. Errors are `CtxdError` subclasses (see
-ctxd.errors); the protocol's messages are in `ctxd.pb`.
+ctxd.errors); the protocol's messages are in `ctxd.pb`. The TypeScript client's names
+are here too: `CtxdClient` is `Client`, `NotFoundError` is `NotFound`, and so on.
 """
 
 from .aio import AsyncClient, AsyncSession
@@ -36,8 +37,41 @@ from .requests import Tls
 from .retry import NO_RETRY, RetryPolicy
 from .v1 import ctxd_pb2 as pb
 
+# The TypeScript client's names (and the providers' SDKs' convention of an `Error`
+# suffix), for code and readers that move between the two: the same classes.
+CtxdClient = Client
+AsyncCtxdClient = AsyncClient
+AbortedError = Aborted
+AlreadyExistsError = AlreadyExists
+ConflictError = Conflict
+DeadlineExceededError = DeadlineExceeded
+DoesNotFitError = DoesNotFit
+FailedPreconditionError = FailedPrecondition
+InvalidArgumentError = InvalidArgument
+NotFoundError = NotFound
+OutOfRangeError = OutOfRange
+PermissionDeniedError = PermissionDenied
+ResourceExhaustedError = ResourceExhausted
+UnauthenticatedError = Unauthenticated
+UnavailableError = Unavailable
+
 __all__ = [
     "Aborted",
+    "AbortedError",
+    "AlreadyExistsError",
+    "AsyncCtxdClient",
+    "ConflictError",
+    "CtxdClient",
+    "DeadlineExceededError",
+    "DoesNotFitError",
+    "FailedPreconditionError",
+    "InvalidArgumentError",
+    "NotFoundError",
+    "OutOfRangeError",
+    "PermissionDeniedError",
+    "ResourceExhaustedError",
+    "UnauthenticatedError",
+    "UnavailableError",
     "AlreadyExists",
     "AsyncClient",
     "AsyncSession",
