@@ -742,7 +742,9 @@ async fn health_and_reflection(pool: PgPool) {
             "GetJob",
             "Search",
             "SubscribeEvents",
-            "UpdateLedger"
+            "UpdateLedger",
+            "ExportSession",
+            "ImportSession"
         ]
     );
     server.stop().await;
