@@ -428,3 +428,27 @@ async fn a_subscription_costs_one_request_however_much_it_delivers(pool: PgPool)
     assert_eq!(refusal(&status).0, "quota_requests_per_sec");
     server.stop().await;
 }
+
+/// An import's text counts against the tenant's stored bytes as appends would: a second
+/// copy past the quota is refused, and nothing of it is written.
+#[sqlx::test]
+async fn stored_bytes_refuse_an_import_past_the_tenants_sum(pool: PgPool) {
+    let quotas = Quotas {
+        stored_bytes: 1_000,
+        ..Quotas::default()
+    };
+    let server = server_with(pool, quotas).await;
+    let mut client = server.client.clone();
+    create(&mut client, "a", window(100_000, 1_000)).await;
+    append(&mut client, "a", vec![user(&"a".repeat(600))])
+        .await
+        .unwrap();
+    let file = crate::export::export(&mut client, "a").await.unwrap();
+    let status = crate::export::import(&mut client, "a-copy", &file)
+        .await
+        .unwrap_err();
+    assert_eq!(refusal(&status), ("quota_stored_bytes".into(), None));
+    let found = client.get_session(get("a-copy")).await;
+    assert_eq!(found.unwrap_err().code(), Code::NotFound);
+    server.stop().await;
+}

@@ -75,6 +75,11 @@ impl Engine {
             session_id.to_string()
         };
         check_here(self, &import)?;
+        // The imported text counts as appended text: the tenant's stored bytes and bytes
+        // per minute admit it as they would the appends that wrote it.
+        self.quotas
+            .admit_append(tenant_id, import.session.state.content_bytes.max(0) as u64)
+            .await?;
         let live_sessions = self.quotas.quotas(tenant_id).await?.live_sessions;
         let create = self
             .store
