@@ -216,7 +216,7 @@ impl ContextService for Floor {
 
     async fn import_session(
         &self,
-        _: Request<tonic::Streaming<pb::ImportSessionChunk>>,
+        _: Request<tonic::Streaming<pb::ImportSessionRequest>>,
     ) -> Result<Response<pb::ImportSessionResponse>, Status> {
         no_work()
     }

@@ -62,10 +62,10 @@ pub async fn import(
     as_id: &str,
     file: &[u8],
 ) -> Result<pb::ImportSessionResponse, tonic::Status> {
-    let chunks: Vec<pb::ImportSessionChunk> = file
+    let chunks: Vec<pb::ImportSessionRequest> = file
         .chunks(64 * 1024)
         .enumerate()
-        .map(|(index, data)| pb::ImportSessionChunk {
+        .map(|(index, data)| pb::ImportSessionRequest {
             session_id: if index == 0 {
                 as_id.into()
             } else {

@@ -4,7 +4,7 @@ import type * as grpc from '@grpc/grpc-js';
 
 import { fromServiceError } from './errors.js';
 import type { ExportSessionChunk__Output } from './gen/ctxd/v1/ExportSessionChunk.js';
-import type { ImportSessionChunk } from './gen/ctxd/v1/ImportSessionChunk.js';
+import type { ImportSessionRequest } from './gen/ctxd/v1/ImportSessionRequest.js';
 import type { ImportSessionResponse__Output } from './gen/ctxd/v1/ImportSessionResponse.js';
 import { withRetries } from './retry.js';
 import type { Transport } from './transport.js';
@@ -41,7 +41,7 @@ export function importSession(
       else resolve(response as ImportSessionResponse__Output);
     });
     for (let start = 0; start === 0 || start < file.length; start += CHUNK_BYTES) {
-      const chunk: ImportSessionChunk = {
+      const chunk: ImportSessionRequest = {
         sessionId: start === 0 ? sessionId : '',
         data: Buffer.from(file.subarray(start, start + CHUNK_BYTES)),
       };

@@ -71,9 +71,9 @@ pub async fn import(
 ) -> Result<String, BoxError> {
     let mut file = Vec::new();
     input.read_to_end(&mut file)?;
-    let mut chunks: Vec<pb::ImportSessionChunk> = file
+    let mut chunks: Vec<pb::ImportSessionRequest> = file
         .chunks(CHUNK_BYTES)
-        .map(|data| pb::ImportSessionChunk {
+        .map(|data| pb::ImportSessionRequest {
             session_id: String::new(),
             data: data.to_vec(),
         })

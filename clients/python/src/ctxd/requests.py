@@ -36,11 +36,11 @@ SERVICE = "/ctxd.v1.ContextService/"
 IMPORT_CHUNK_BYTES = 1 << 20
 
 
-def import_chunks(file: bytes, session_id: str) -> list[pb.ImportSessionChunk]:
+def import_chunks(file: bytes, session_id: str) -> list[pb.ImportSessionRequest]:
     """ImportSession's messages for `file`: the id to import as in the first."""
     starts = range(0, max(len(file), 1), IMPORT_CHUNK_BYTES)
     return [
-        pb.ImportSessionChunk(session_id=session_id if start == 0 else "", data=file[start : start + IMPORT_CHUNK_BYTES])
+        pb.ImportSessionRequest(session_id=session_id if start == 0 else "", data=file[start : start + IMPORT_CHUNK_BYTES])
         for start in starts
     ]
 

@@ -38,7 +38,7 @@ import type { GetJobRequest as _ctxd_v1_GetJobRequest, GetJobRequest__Output as 
 import type { GetSessionRequest as _ctxd_v1_GetSessionRequest, GetSessionRequest__Output as _ctxd_v1_GetSessionRequest__Output } from './ctxd/v1/GetSessionRequest.js';
 import type { GetSessionResponse as _ctxd_v1_GetSessionResponse, GetSessionResponse__Output as _ctxd_v1_GetSessionResponse__Output } from './ctxd/v1/GetSessionResponse.js';
 import type { Heartbeat as _ctxd_v1_Heartbeat, Heartbeat__Output as _ctxd_v1_Heartbeat__Output } from './ctxd/v1/Heartbeat.js';
-import type { ImportSessionChunk as _ctxd_v1_ImportSessionChunk, ImportSessionChunk__Output as _ctxd_v1_ImportSessionChunk__Output } from './ctxd/v1/ImportSessionChunk.js';
+import type { ImportSessionRequest as _ctxd_v1_ImportSessionRequest, ImportSessionRequest__Output as _ctxd_v1_ImportSessionRequest__Output } from './ctxd/v1/ImportSessionRequest.js';
 import type { ImportSessionResponse as _ctxd_v1_ImportSessionResponse, ImportSessionResponse__Output as _ctxd_v1_ImportSessionResponse__Output } from './ctxd/v1/ImportSessionResponse.js';
 import type { Job as _ctxd_v1_Job, Job__Output as _ctxd_v1_Job__Output } from './ctxd/v1/Job.js';
 import type { LedgerEntry as _ctxd_v1_LedgerEntry, LedgerEntry__Output as _ctxd_v1_LedgerEntry__Output } from './ctxd/v1/LedgerEntry.js';
@@ -130,7 +130,7 @@ export interface ProtoGrpcType {
             GetSessionRequest: MessageTypeDefinition<_ctxd_v1_GetSessionRequest, _ctxd_v1_GetSessionRequest__Output>;
             GetSessionResponse: MessageTypeDefinition<_ctxd_v1_GetSessionResponse, _ctxd_v1_GetSessionResponse__Output>;
             Heartbeat: MessageTypeDefinition<_ctxd_v1_Heartbeat, _ctxd_v1_Heartbeat__Output>;
-            ImportSessionChunk: MessageTypeDefinition<_ctxd_v1_ImportSessionChunk, _ctxd_v1_ImportSessionChunk__Output>;
+            ImportSessionRequest: MessageTypeDefinition<_ctxd_v1_ImportSessionRequest, _ctxd_v1_ImportSessionRequest__Output>;
             ImportSessionResponse: MessageTypeDefinition<_ctxd_v1_ImportSessionResponse, _ctxd_v1_ImportSessionResponse__Output>;
             Job: MessageTypeDefinition<_ctxd_v1_Job, _ctxd_v1_Job__Output>;
             JobState: EnumTypeDefinition;

@@ -39,7 +39,7 @@ pub(super) async fn export_session(
 pub(super) async fn import_session(
     api: &ContextApi,
     tenant: i64,
-    mut stream: Streaming<pb::ImportSessionChunk>,
+    mut stream: Streaming<pb::ImportSessionRequest>,
 ) -> Result<pb::ImportSessionResponse> {
     let max_session_bytes = api.engine.limits().max_session_bytes;
     let limit = max_file_bytes(max_session_bytes);

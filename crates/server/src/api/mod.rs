@@ -130,7 +130,7 @@ impl pb::context_service_server::ContextService for ContextApi {
 
     async fn import_session(
         &self,
-        request: Request<tonic::Streaming<pb::ImportSessionChunk>>,
+        request: Request<tonic::Streaming<pb::ImportSessionRequest>>,
     ) -> std::result::Result<Response<pb::ImportSessionResponse>, Status> {
         rpc(self, "ImportSession", "", request, |tenant, stream| {
             export::import_session(self, tenant, stream)

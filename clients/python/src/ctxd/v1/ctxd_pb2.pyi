@@ -1320,7 +1320,7 @@ class ExportSessionChunk(_message.Message):
     data: bytes
     def __init__(self, data: _Optional[bytes] = ...) -> None: ...
 
-class ImportSessionChunk(_message.Message):
+class ImportSessionRequest(_message.Message):
     __slots__ = ("session_id", "data")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     DATA_FIELD_NUMBER: _ClassVar[int]

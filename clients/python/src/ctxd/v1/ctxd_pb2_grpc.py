@@ -127,7 +127,7 @@ class ContextServiceStub:
                 _registered_method=True)
         self.ImportSession = channel.stream_unary(
                 '/ctxd.v1.ContextService/ImportSession',
-                request_serializer=ctxd_dot_v1_dot_ctxd__pb2.ImportSessionChunk.SerializeToString,
+                request_serializer=ctxd_dot_v1_dot_ctxd__pb2.ImportSessionRequest.SerializeToString,
                 response_deserializer=ctxd_dot_v1_dot_ctxd__pb2.ImportSessionResponse.FromString,
                 _registered_method=True)
 
@@ -418,7 +418,7 @@ def add_ContextServiceServicer_to_server(servicer, server):
             ),
             'ImportSession': grpc.stream_unary_rpc_method_handler(
                     servicer.ImportSession,
-                    request_deserializer=ctxd_dot_v1_dot_ctxd__pb2.ImportSessionChunk.FromString,
+                    request_deserializer=ctxd_dot_v1_dot_ctxd__pb2.ImportSessionRequest.FromString,
                     response_serializer=ctxd_dot_v1_dot_ctxd__pb2.ImportSessionResponse.SerializeToString,
             ),
     }
@@ -934,7 +934,7 @@ class ContextService:
             request_iterator,
             target,
             '/ctxd.v1.ContextService/ImportSession',
-            ctxd_dot_v1_dot_ctxd__pb2.ImportSessionChunk.SerializeToString,
+            ctxd_dot_v1_dot_ctxd__pb2.ImportSessionRequest.SerializeToString,
             ctxd_dot_v1_dot_ctxd__pb2.ImportSessionResponse.FromString,
             options,
             channel_credentials,

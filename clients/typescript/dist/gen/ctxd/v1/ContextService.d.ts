@@ -24,7 +24,7 @@ import type { ForkSessionResponse as _ctxd_v1_ForkSessionResponse, ForkSessionRe
 import type { GetJobRequest as _ctxd_v1_GetJobRequest, GetJobRequest__Output as _ctxd_v1_GetJobRequest__Output } from '../../ctxd/v1/GetJobRequest.js';
 import type { GetSessionRequest as _ctxd_v1_GetSessionRequest, GetSessionRequest__Output as _ctxd_v1_GetSessionRequest__Output } from '../../ctxd/v1/GetSessionRequest.js';
 import type { GetSessionResponse as _ctxd_v1_GetSessionResponse, GetSessionResponse__Output as _ctxd_v1_GetSessionResponse__Output } from '../../ctxd/v1/GetSessionResponse.js';
-import type { ImportSessionChunk as _ctxd_v1_ImportSessionChunk, ImportSessionChunk__Output as _ctxd_v1_ImportSessionChunk__Output } from '../../ctxd/v1/ImportSessionChunk.js';
+import type { ImportSessionRequest as _ctxd_v1_ImportSessionRequest, ImportSessionRequest__Output as _ctxd_v1_ImportSessionRequest__Output } from '../../ctxd/v1/ImportSessionRequest.js';
 import type { ImportSessionResponse as _ctxd_v1_ImportSessionResponse, ImportSessionResponse__Output as _ctxd_v1_ImportSessionResponse__Output } from '../../ctxd/v1/ImportSessionResponse.js';
 import type { Job as _ctxd_v1_Job, Job__Output as _ctxd_v1_Job__Output } from '../../ctxd/v1/Job.js';
 import type { ListSessionsRequest as _ctxd_v1_ListSessionsRequest, ListSessionsRequest__Output as _ctxd_v1_ListSessionsRequest__Output } from '../../ctxd/v1/ListSessionsRequest.js';
@@ -288,10 +288,10 @@ export interface ContextServiceClient extends grpc.Client {
      * or of another version is INVALID_ARGUMENT naming the record (`record 12
      * (message).role`), and nothing is written. An id already taken is ALREADY_EXISTS.
      */
-    ImportSession(metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_ImportSessionResponse__Output>): grpc.ClientWritableStream<_ctxd_v1_ImportSessionChunk>;
-    ImportSession(metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_ImportSessionResponse__Output>): grpc.ClientWritableStream<_ctxd_v1_ImportSessionChunk>;
-    ImportSession(options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_ImportSessionResponse__Output>): grpc.ClientWritableStream<_ctxd_v1_ImportSessionChunk>;
-    ImportSession(callback: grpc.requestCallback<_ctxd_v1_ImportSessionResponse__Output>): grpc.ClientWritableStream<_ctxd_v1_ImportSessionChunk>;
+    ImportSession(metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_ImportSessionResponse__Output>): grpc.ClientWritableStream<_ctxd_v1_ImportSessionRequest>;
+    ImportSession(metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_ImportSessionResponse__Output>): grpc.ClientWritableStream<_ctxd_v1_ImportSessionRequest>;
+    ImportSession(options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_ImportSessionResponse__Output>): grpc.ClientWritableStream<_ctxd_v1_ImportSessionRequest>;
+    ImportSession(callback: grpc.requestCallback<_ctxd_v1_ImportSessionResponse__Output>): grpc.ClientWritableStream<_ctxd_v1_ImportSessionRequest>;
     /**
      * Creates a session from an ExportSession file (streamed in chunks, in order): on any
      * server, it gives the same Expand, byte for byte, and the same builds. Every record
@@ -299,10 +299,10 @@ export interface ContextServiceClient extends grpc.Client {
      * or of another version is INVALID_ARGUMENT naming the record (`record 12
      * (message).role`), and nothing is written. An id already taken is ALREADY_EXISTS.
      */
-    importSession(metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_ImportSessionResponse__Output>): grpc.ClientWritableStream<_ctxd_v1_ImportSessionChunk>;
-    importSession(metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_ImportSessionResponse__Output>): grpc.ClientWritableStream<_ctxd_v1_ImportSessionChunk>;
-    importSession(options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_ImportSessionResponse__Output>): grpc.ClientWritableStream<_ctxd_v1_ImportSessionChunk>;
-    importSession(callback: grpc.requestCallback<_ctxd_v1_ImportSessionResponse__Output>): grpc.ClientWritableStream<_ctxd_v1_ImportSessionChunk>;
+    importSession(metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_ImportSessionResponse__Output>): grpc.ClientWritableStream<_ctxd_v1_ImportSessionRequest>;
+    importSession(metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_ImportSessionResponse__Output>): grpc.ClientWritableStream<_ctxd_v1_ImportSessionRequest>;
+    importSession(options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_ImportSessionResponse__Output>): grpc.ClientWritableStream<_ctxd_v1_ImportSessionRequest>;
+    importSession(callback: grpc.requestCallback<_ctxd_v1_ImportSessionResponse__Output>): grpc.ClientWritableStream<_ctxd_v1_ImportSessionRequest>;
     /**
      * Lists the caller's sessions, most recently active (updated) first, a page at a
      * time (AIP-158), filtered by metadata, parent, fork source, finished, and created
@@ -502,7 +502,7 @@ export interface ContextServiceHandlers extends grpc.UntypedServiceImplementatio
      * or of another version is INVALID_ARGUMENT naming the record (`record 12
      * (message).role`), and nothing is written. An id already taken is ALREADY_EXISTS.
      */
-    ImportSession: grpc.handleClientStreamingCall<_ctxd_v1_ImportSessionChunk__Output, _ctxd_v1_ImportSessionResponse>;
+    ImportSession: grpc.handleClientStreamingCall<_ctxd_v1_ImportSessionRequest__Output, _ctxd_v1_ImportSessionResponse>;
     /**
      * Lists the caller's sessions, most recently active (updated) first, a page at a
      * time (AIP-158), filtered by metadata, parent, fork source, finished, and created
@@ -557,7 +557,7 @@ export interface ContextServiceDefinition extends grpc.ServiceDefinition {
     ForkSession: MethodDefinition<_ctxd_v1_ForkSessionRequest, _ctxd_v1_ForkSessionResponse, _ctxd_v1_ForkSessionRequest__Output, _ctxd_v1_ForkSessionResponse__Output>;
     GetJob: MethodDefinition<_ctxd_v1_GetJobRequest, _ctxd_v1_Job, _ctxd_v1_GetJobRequest__Output, _ctxd_v1_Job__Output>;
     GetSession: MethodDefinition<_ctxd_v1_GetSessionRequest, _ctxd_v1_GetSessionResponse, _ctxd_v1_GetSessionRequest__Output, _ctxd_v1_GetSessionResponse__Output>;
-    ImportSession: MethodDefinition<_ctxd_v1_ImportSessionChunk, _ctxd_v1_ImportSessionResponse, _ctxd_v1_ImportSessionChunk__Output, _ctxd_v1_ImportSessionResponse__Output>;
+    ImportSession: MethodDefinition<_ctxd_v1_ImportSessionRequest, _ctxd_v1_ImportSessionResponse, _ctxd_v1_ImportSessionRequest__Output, _ctxd_v1_ImportSessionResponse__Output>;
     ListSessions: MethodDefinition<_ctxd_v1_ListSessionsRequest, _ctxd_v1_ListSessionsResponse, _ctxd_v1_ListSessionsRequest__Output, _ctxd_v1_ListSessionsResponse__Output>;
     RevertCompaction: MethodDefinition<_ctxd_v1_RevertCompactionRequest, _ctxd_v1_RevertCompactionResponse, _ctxd_v1_RevertCompactionRequest__Output, _ctxd_v1_RevertCompactionResponse__Output>;
     Search: MethodDefinition<_ctxd_v1_SearchRequest, _ctxd_v1_SearchResponse, _ctxd_v1_SearchRequest__Output, _ctxd_v1_SearchResponse__Output>;

@@ -1,4 +1,8 @@
-export interface ImportSessionChunk {
+/**
+ * One chunk of the file (every message of the stream is one; the name says it is the
+ * client's, so an undecodable one is INVALID_ARGUMENT).
+ */
+export interface ImportSessionRequest {
     /**
      * The id to import the session as; read from the first chunk only (empty: the id the
      * file names).
@@ -10,7 +14,11 @@ export interface ImportSessionChunk {
      */
     'data'?: (Buffer | Uint8Array | string);
 }
-export interface ImportSessionChunk__Output {
+/**
+ * One chunk of the file (every message of the stream is one; the name says it is the
+ * client's, so an undecodable one is INVALID_ARGUMENT).
+ */
+export interface ImportSessionRequest__Output {
     /**
      * The id to import the session as; read from the first chunk only (empty: the id the
      * file names).
