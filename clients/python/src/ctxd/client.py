@@ -19,6 +19,7 @@ from .retry import CHANNEL_OPTIONS, EVENTS_RETRY, RetryPolicy, idempotency_key, 
 from .v1 import ctxd_pb2 as pb
 
 R = TypeVar("R", bound=ProtoMessage)
+T = TypeVar("T")
 JsonFormat = Literal[Format.OPENAI_CHAT, Format.ANTHROPIC_MESSAGES, Format.OPENAI_RESPONSES, Format.GEMINI]
 
 
@@ -91,12 +92,27 @@ class Client:
     ) -> R:
         """One logical call: the same request on every attempt, retried on UNAVAILABLE."""
         method = self._method(name, response_type)
+
+        def attempt() -> R:
+            response: R = method(request, timeout=timeout_s or self.timeout_s, metadata=requests.with_trace(self._metadata))
+            return response
+
+        return self._retrying(attempt, retry=retry, on_retry_error=on_retry_error)
+
+    def _retrying(
+        self,
+        attempt: Callable[[], T],
+        *,
+        retry: bool = True,
+        on_retry_error: Optional[Callable[[CtxdError], Optional[T]]] = None,
+    ) -> T:
+        """`attempt` until it answers, retried under `self.retry` (UNAVAILABLE, and a rate
+        quota's RetryInfo); `on_retry_error` may answer for a retry that failed."""
         delays = self.retry.delays() if retry else iter(())
         retried = False
         while True:
             try:
-                response: R = method(request, timeout=timeout_s or self.timeout_s, metadata=requests.with_trace(self._metadata))
-                return response
+                return attempt()
             except grpc.RpcError as rpc_error:
                 error = from_rpc_error(rpc_error)
             if retried and on_retry_error is not None:
@@ -281,18 +297,12 @@ class Client:
         UNAVAILABLE."""
         method = self._method("ExportSession", pb.ExportSessionChunk, stream=True)
         request = pb.ExportSessionRequest(session_id=session_id)
-        delays = self.retry.delays()
-        while True:
-            try:
-                call = method(request, timeout=self.timeout_s, metadata=requests.with_trace(self._metadata))
-                return b"".join(chunk.data for chunk in call)
-            except grpc.RpcError as rpc_error:
-                error = from_rpc_error(rpc_error)
-            delay = next(delays, None)
-            wait = None if delay is None else self.retry.wait(error, delay)
-            if wait is None:
-                raise error
-            time.sleep(wait)
+
+        def attempt() -> bytes:
+            call = method(request, timeout=self.timeout_s, metadata=requests.with_trace(self._metadata))
+            return b"".join(chunk.data for chunk in call)
+
+        return self._retrying(attempt)
 
     def import_session(self, file: bytes, session_id: str = "") -> pb.ImportSessionResponse:
         """Creates a session from an exported file, as `session_id` (default: the file's

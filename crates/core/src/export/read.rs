@@ -256,19 +256,16 @@ fn renamed(error: Error, from: &str, to: &str) -> Error {
 
 fn tool_calls(messages: &[StoredMessage]) -> Result<(Vec<CallSeq>, Vec<CallSeq>)> {
     let plain: Vec<_> = messages.iter().map(|m| m.message.clone()).collect();
-    // Record n + 2 holds message n (after the header and the session).
+    // The check names `messages[i].…`; message i is record i + 3 (after the header and
+    // the session), and the rest of the field is kept (`tool_call_id`, `tool_calls[0].id`).
     check_tool_references(&HashMap::new(), &plain, 0).map_err(|error| match error {
         Error::InvalidArgument { field, reason } => {
-            let index: usize = field
-                .trim_start_matches("messages[")
-                .split(']')
-                .next()
-                .and_then(|index| index.parse().ok())
-                .unwrap_or(0);
-            Error::invalid(
-                format!("record {} (message).tool_call_id", index + 3),
-                reason,
-            )
+            let (index, rest) = field
+                .strip_prefix("messages[")
+                .and_then(|tail| tail.split_once(']'))
+                .and_then(|(index, rest)| Some((index.parse::<usize>().ok()?, rest)))
+                .unwrap_or((0, ""));
+            Error::invalid(format!("record {} (message){rest}", index + 3), reason)
         }
         other => other,
     })
@@ -335,12 +332,7 @@ fn check_summaries(summaries: &[SummaryRecord], message_count: i64) -> Result<()
 }
 
 fn check_entry(record: &LedgerRecord, at: usize, before: usize) -> Result<Entry> {
-    let entry = record.to_entry(before as i64 + 1).map_err(|which| {
-        Error::invalid(
-            format!("record {at} (ledger).{which}"),
-            "names none of the values this format has",
-        )
-    })?;
+    let entry = record.to_entry(before as i64 + 1);
     if entry.key.is_empty() || entry.key.contains('\0') || entry.text.contains('\0') {
         return Err(Error::invalid(
             format!("record {at} (ledger).key"),

@@ -276,89 +276,45 @@ pub struct SummaryRecord {
     pub created_at: DateTime<Utc>,
 }
 
-/// A task ledger entry, in order of creation.
+/// A task ledger entry, in order of creation (the kind and a todo's status by the names
+/// the ledger's own types serialize to: `file`, `command`, …; `pending`, `in_progress`,
+/// `done`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LedgerRecord {
-    /// file, command, error, todo or note.
-    pub kind: String,
+    pub kind: Kind,
     pub key: String,
     pub text: String,
     pub seqs: Vec<i64>,
-    /// A command's runs whose result showed an exit status: [result seq, status].
+    /// A command's runs whose result showed an exit status.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub runs: Vec<(i64, i32)>,
-    /// A todo's status: pending, in_progress or done.
+    pub runs: Vec<Run>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<String>,
+    pub status: Option<TodoStatus>,
 }
-
-const KINDS: [(Kind, &str); 5] = [
-    (Kind::File, "file"),
-    (Kind::Command, "command"),
-    (Kind::Error, "error"),
-    (Kind::Todo, "todo"),
-    (Kind::Note, "note"),
-];
-const STATUSES: [(TodoStatus, &str); 3] = [
-    (TodoStatus::Pending, "pending"),
-    (TodoStatus::InProgress, "in_progress"),
-    (TodoStatus::Done, "done"),
-];
 
 impl LedgerRecord {
     pub fn from_entry(entry: &Entry) -> LedgerRecord {
-        let name = |kind| KINDS.iter().find(|(k, _)| *k == kind).map(|(_, n)| *n);
         LedgerRecord {
-            kind: name(entry.kind).unwrap_or("note").to_string(),
+            kind: entry.kind,
             key: entry.key.clone(),
             text: entry.text.clone(),
             seqs: entry.seqs.clone(),
-            runs: entry
-                .runs
-                .iter()
-                .map(|run| (run.result_seq, run.exit_code))
-                .collect(),
-            status: entry.status.and_then(|status| {
-                STATUSES
-                    .iter()
-                    .find(|(s, _)| *s == status)
-                    .map(|(_, n)| n.to_string())
-            }),
+            runs: entry.runs.clone(),
+            status: entry.status,
         }
     }
 
-    /// The entry (at `position`), or the field that names no kind or status.
-    pub fn to_entry(&self, position: i64) -> Result<Entry, &'static str> {
-        let (kind, _) = KINDS
-            .into_iter()
-            .find(|(_, name)| *name == self.kind)
-            .ok_or("kind")?;
-        let status = match &self.status {
-            None => None,
-            Some(status) => Some(
-                STATUSES
-                    .into_iter()
-                    .find(|(_, name)| name == status)
-                    .map(|(status, _)| status)
-                    .ok_or("status")?,
-            ),
-        };
-        Ok(Entry {
-            kind,
+    /// The entry, at `position` in the ledger.
+    pub fn to_entry(&self, position: i64) -> Entry {
+        Entry {
+            kind: self.kind,
             key: self.key.clone(),
             text: self.text.clone(),
             seqs: self.seqs.clone(),
-            runs: self
-                .runs
-                .iter()
-                .map(|&(result_seq, exit_code)| Run {
-                    result_seq,
-                    exit_code,
-                })
-                .collect(),
-            status,
+            runs: self.runs.clone(),
+            status: self.status,
             position,
-        })
+        }
     }
 }

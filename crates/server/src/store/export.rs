@@ -11,7 +11,6 @@ use super::sessions::{CreateTx, SessionRow, with_session_columns};
 use super::{Store, StoreResult};
 use crate::export::{Import, State, SummaryRecord};
 use crate::ledger::Entry;
-use crate::message::ViewState;
 use crate::session::{Session, Summary};
 
 /// The session columns an import sets from the file's state (the rest start as a new
@@ -281,15 +280,11 @@ fn message_rows(import: &Import) -> Vec<Value> {
                 "tool_call_id": m.tool_call_id, "name": m.name, "metadata": m.metadata,
                 "pinned": m.pinned, "token_count": stored.token_count,
                 "view_tokens": stored.view_tokens,
-                "view_state": view_state_code(stored.view_state),
+                "view_state": stored.view_state as i16,
                 "created_at": stored.created_at,
             })
         })
         .collect()
-}
-
-fn view_state_code(state: ViewState) -> i16 {
-    state as i16
 }
 
 fn call_rows(import: &Import) -> Vec<Value> {
