@@ -27,6 +27,19 @@ fn timings() -> (u64, u64, u64) {
     let loop_wait = (ttl / 10).max(1);
     (ttl, loop_wait, (ttl - loop_wait - 1) / 2)
 }
+/// Which etcd API Patroni uses: `etcd` (v2) unless CTXD_HA_ETCD3 is set. Patroni 3.0's
+/// etcd3 code refreshes the leader key with an unconditional put once its lease has
+/// expired, so a leader frozen past its TTL and resumed takes the key back from the
+/// leader that replaced it, and the new leader's commits are rewound away
+/// (docs/operations.md, "Traced"); its v2 code refreshes the key only if it still holds
+/// the node's name.
+fn dcs() -> &'static str {
+    if std::env::var_os("CTXD_HA_ETCD3").is_some() {
+        "etcd3"
+    } else {
+        "etcd"
+    }
+}
 /// Longest a cluster step may take before the test fails, not hangs.
 const PATIENCE: Duration = Duration::from_secs(120);
 /// How long the cluster may have no synchronous standby before the harness deletes a
@@ -98,6 +111,8 @@ impl Cluster {
                 &format!("--listen-peer-urls=http://127.0.0.1:{peer_port}"),
                 &format!("--initial-advertise-peer-urls=http://127.0.0.1:{peer_port}"),
                 &format!("--initial-cluster=e1=http://127.0.0.1:{peer_port}"),
+                // Patroni speaks etcd's v2 API unless CTXD_HA_ETCD3 is set (see `dcs`).
+                "--enable-v2=true",
             ])
             .stdout(Stdio::null())
             .stderr(log(dir.path(), "etcd.log"))
@@ -470,7 +485,7 @@ name: {name}
 restapi:
   listen: 127.0.0.1:{rest}
   connect_address: 127.0.0.1:{rest}
-etcd3:
+{dcs}:
   hosts: 127.0.0.1:{etcd_port}
 bootstrap:
   dcs:
@@ -513,6 +528,7 @@ postgresql:
             // that may lose that much rather than none at all); synchronous replication
             // promotes only the synchronous standby whatever the setting.
             max_lag = if synchronous { 1_048_576 } else { 268_435_456 },
+            dcs = dcs(),
             name = self.name,
             rest = self.rest_port,
             pg = self.pg_port,

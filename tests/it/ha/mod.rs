@@ -345,7 +345,8 @@ async fn a_lost_leader_and_a_switchover_lose_nothing() {
 }
 
 /// `scripts/ha-trials`: every fault CTXD_HA_TRIALS times (default 10), synchronous
-/// replication unless CTXD_HA_ASYNC is set; prints a Markdown table.
+/// replication unless CTXD_HA_ASYNC is set, only the faults CTXD_HA_FAULTS names
+/// (comma-separated, e.g. `Frozen,NodeLost`) if it is set; prints a Markdown table.
 #[tokio::test]
 #[ignore = "minutes long: run by scripts/ha-trials"]
 async fn trials() {
@@ -354,15 +355,18 @@ async fn trials() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(10);
     let synchronous = std::env::var_os("CTXD_HA_ASYNC").is_none();
-    let mut faults = Vec::new();
-    for _ in 0..trials {
-        faults.extend([
-            Fault::NodeLost,
-            Fault::PostmasterKilled,
-            Fault::Switchover,
-            Fault::Frozen,
-        ]);
-    }
+    let chosen = std::env::var("CTXD_HA_FAULTS").unwrap_or_default();
+    let kinds: Vec<Fault> = [
+        Fault::NodeLost,
+        Fault::PostmasterKilled,
+        Fault::Switchover,
+        Fault::Frozen,
+    ]
+    .into_iter()
+    .filter(|fault| chosen.is_empty() || chosen.split(',').any(|name| name == format!("{fault:?}")))
+    .collect();
+    assert!(!kinds.is_empty(), "CTXD_HA_FAULTS names no fault: {chosen}");
+    let faults: Vec<Fault> = (0..trials).flat_map(|_| kinds.iter().copied()).collect();
     run(&faults, synchronous).await;
 }
 
