@@ -3,6 +3,11 @@
     python clients/python/generate.py          # rewrite the shipped files
     python clients/python/generate.py --check  # exit 1 when they differ from proto/
 
+The generator is pinned: grpcio-tools GENERATOR writes protobuf gencode 5.26.1, which the
+protobuf runtime accepts from 5.26.1 through 7.x (a runtime refuses only gencode newer than
+itself), so the package supports protobuf 5, 6 and 7 — and its gRPC module asks for
+grpcio >= GENERATOR. Run it in a venv with tests/python/requirements-oldest.txt.
+
 The generated gRPC module imports the messages as `from ctxd.v1 import ctxd_pb2`; that
 line is made relative so the package imports as itself wherever it is installed (a
 directory of other stubs named `ctxd` on sys.path cannot shadow it).
@@ -21,6 +26,14 @@ PACKAGE = HERE / "src" / "ctxd" / "v1"
 FILES = ("ctxd_pb2.py", "ctxd_pb2.pyi", "ctxd_pb2_grpc.py")
 ABSOLUTE = "from ctxd.v1 import ctxd_pb2 as"
 RELATIVE = "from . import ctxd_pb2 as"
+# The grpcio-tools whose output is shipped (tests/python/requirements-oldest.txt pins it).
+GENERATOR = "1.64.1"
+
+
+def generator_version() -> str:
+    from importlib.metadata import version
+
+    return version("grpcio-tools")
 
 
 def generate() -> dict[str, str]:
@@ -51,6 +64,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare, do not write")
     args = parser.parse_args()
+    if generator_version() != GENERATOR:
+        print(
+            f"generate.py: grpcio-tools {generator_version()} is installed; the shipped code is "
+            f"grpcio-tools {GENERATOR}'s (see the docstring): run it in a venv with "
+            "tests/python/requirements-oldest.txt",
+            file=sys.stderr,
+        )
+        return 2
     generated = generate()
     if args.check:
         stale = [name for name, text in generated.items() if (PACKAGE / name).read_text() != text]

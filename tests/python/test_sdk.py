@@ -61,7 +61,17 @@ def tool_step(session, call_id):
 
 class Generated(unittest.TestCase):
     def test_shipped_stubs_match_the_proto(self):
-        """The generated modules in the package are what grpcio-tools makes of proto/ now."""
+        """The generated modules in the package are what grpcio-tools makes of proto/ now
+        (checked in the venv of the oldest supported versions, which has the generator)."""
+        from importlib.metadata import version
+
+        sys.path.insert(0, os.path.join(REPO, "clients", "python"))
+        try:
+            import generate
+        finally:
+            sys.path.pop(0)
+        if version("grpcio-tools") != generate.GENERATOR:
+            self.skipTest(f"grpcio-tools {generate.GENERATOR} is in requirements-oldest.txt's venv")
         check = subprocess.run(
             [sys.executable, os.path.join(REPO, "clients", "python", "generate.py"), "--check"],
             capture_output=True,

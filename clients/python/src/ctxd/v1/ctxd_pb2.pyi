@@ -1,12 +1,9 @@
-import datetime
-
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
-from collections.abc import Iterable as _Iterable, Mapping as _Mapping
-from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
@@ -286,7 +283,7 @@ class Message(_message.Message):
     view_state: ViewState
     created_at: _timestamp_pb2.Timestamp
     view_token_count: int
-    def __init__(self, role: _Optional[_Union[Role, str]] = ..., content: _Optional[str] = ..., parts: _Optional[_Iterable[_Union[ContentPart, _Mapping]]] = ..., reasoning: _Optional[str] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCall, _Mapping]]] = ..., tool_call_id: _Optional[str] = ..., name: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., pinned: _Optional[bool] = ..., seq: _Optional[int] = ..., turn: _Optional[int] = ..., token_count: _Optional[int] = ..., view_state: _Optional[_Union[ViewState, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., view_token_count: _Optional[int] = ...) -> None: ...
+    def __init__(self, role: _Optional[_Union[Role, str]] = ..., content: _Optional[str] = ..., parts: _Optional[_Iterable[_Union[ContentPart, _Mapping]]] = ..., reasoning: _Optional[str] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCall, _Mapping]]] = ..., tool_call_id: _Optional[str] = ..., name: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., pinned: bool = ..., seq: _Optional[int] = ..., turn: _Optional[int] = ..., token_count: _Optional[int] = ..., view_state: _Optional[_Union[ViewState, str]] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., view_token_count: _Optional[int] = ...) -> None: ...
 
 class ToolDefinition(_message.Message):
     __slots__ = ("name", "description", "parameters_json_schema")
@@ -428,7 +425,7 @@ class ListSessionsRequest(_message.Message):
     created_before: _timestamp_pb2.Timestamp
     updated_after: _timestamp_pb2.Timestamp
     updated_before: _timestamp_pb2.Timestamp
-    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., parent_session_id: _Optional[str] = ..., forked_from_session_id: _Optional[str] = ..., finished: _Optional[bool] = ..., created_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., parent_session_id: _Optional[str] = ..., forked_from_session_id: _Optional[str] = ..., finished: bool = ..., created_after: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., created_before: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., updated_after: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., updated_before: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ListSessionsResponse(_message.Message):
     __slots__ = ("sessions", "next_page_token")
@@ -444,7 +441,7 @@ class GetSessionRequest(_message.Message):
     INCLUDE_VIEW_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     include_view: bool
-    def __init__(self, session_id: _Optional[str] = ..., include_view: _Optional[bool] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., include_view: bool = ...) -> None: ...
 
 class GetSessionResponse(_message.Message):
     __slots__ = ("summaries", "reverted_summaries", "budget", "session", "ledger", "children", "children_total", "subtree")
@@ -534,7 +531,7 @@ class ChildSession(_message.Message):
     finished: bool
     finished_at: _timestamp_pb2.Timestamp
     created_at: _timestamp_pb2.Timestamp
-    def __init__(self, session_id: _Optional[str] = ..., parent_tool_call_id: _Optional[str] = ..., finished: _Optional[bool] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., parent_tool_call_id: _Optional[str] = ..., finished: bool = ..., finished_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class SubtreeTotals(_message.Message):
     __slots__ = ("sessions", "log_tokens", "usage_total")
@@ -554,7 +551,7 @@ class FinishSessionRequest(_message.Message):
     session_id: str
     final_answer: str
     append_to_parent: bool
-    def __init__(self, session_id: _Optional[str] = ..., final_answer: _Optional[str] = ..., append_to_parent: _Optional[bool] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., final_answer: _Optional[str] = ..., append_to_parent: bool = ...) -> None: ...
 
 class FinishSessionResponse(_message.Message):
     __slots__ = ("version", "parent_session_id", "parent_tool_call_id", "parent_append")
@@ -670,7 +667,7 @@ class Session(_message.Message):
     finished_at: _timestamp_pb2.Timestamp
     forked_from_session_id: str
     forked_at_seq: int
-    def __init__(self, session_id: _Optional[str] = ..., policy: _Optional[_Union[Policy, _Mapping]] = ..., version: _Optional[int] = ..., message_count: _Optional[int] = ..., turn_count: _Optional[int] = ..., log_tokens: _Optional[int] = ..., view_tokens: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., estimator: _Optional[_Union[EstimatorStats, _Mapping]] = ..., usage_total: _Optional[_Union[Usage, _Mapping]] = ..., compaction: _Optional[_Union[CompactionStats, _Mapping]] = ..., requested_policy: _Optional[_Union[Policy, _Mapping]] = ..., parent_session_id: _Optional[str] = ..., parent_tool_call_id: _Optional[str] = ..., depth: _Optional[int] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., forked_from_session_id: _Optional[str] = ..., forked_at_seq: _Optional[int] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., policy: _Optional[_Union[Policy, _Mapping]] = ..., version: _Optional[int] = ..., message_count: _Optional[int] = ..., turn_count: _Optional[int] = ..., log_tokens: _Optional[int] = ..., view_tokens: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., estimator: _Optional[_Union[EstimatorStats, _Mapping]] = ..., usage_total: _Optional[_Union[Usage, _Mapping]] = ..., compaction: _Optional[_Union[CompactionStats, _Mapping]] = ..., requested_policy: _Optional[_Union[Policy, _Mapping]] = ..., parent_session_id: _Optional[str] = ..., parent_tool_call_id: _Optional[str] = ..., depth: _Optional[int] = ..., finished_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., forked_from_session_id: _Optional[str] = ..., forked_at_seq: _Optional[int] = ...) -> None: ...
 
 class CompactionStats(_message.Message):
     __slots__ = ("cleared_messages", "evicted_messages", "builds", "extending_builds", "cache_stable_pct", "summaries_written", "summary_tokens", "consecutive_failures", "paused", "compaction_held", "resume_at_log_tokens")
@@ -696,7 +693,7 @@ class CompactionStats(_message.Message):
     paused: bool
     compaction_held: bool
     resume_at_log_tokens: int
-    def __init__(self, cleared_messages: _Optional[int] = ..., evicted_messages: _Optional[int] = ..., builds: _Optional[int] = ..., extending_builds: _Optional[int] = ..., cache_stable_pct: _Optional[float] = ..., summaries_written: _Optional[int] = ..., summary_tokens: _Optional[int] = ..., consecutive_failures: _Optional[int] = ..., paused: _Optional[bool] = ..., compaction_held: _Optional[bool] = ..., resume_at_log_tokens: _Optional[int] = ...) -> None: ...
+    def __init__(self, cleared_messages: _Optional[int] = ..., evicted_messages: _Optional[int] = ..., builds: _Optional[int] = ..., extending_builds: _Optional[int] = ..., cache_stable_pct: _Optional[float] = ..., summaries_written: _Optional[int] = ..., summary_tokens: _Optional[int] = ..., consecutive_failures: _Optional[int] = ..., paused: bool = ..., compaction_held: bool = ..., resume_at_log_tokens: _Optional[int] = ...) -> None: ...
 
 class BudgetBreakdown(_message.Message):
     __slots__ = ("system_tokens", "summary_tokens", "history_tokens", "tool_tokens", "output_reserve_tokens", "total_tokens", "context_window_tokens", "headroom_tokens", "estimate_source", "tokenizer_total_tokens")
@@ -762,7 +759,7 @@ class AppendTurnResponse(_message.Message):
     replayed: bool
     evicted_seqs: _containers.RepeatedScalarFieldContainer[int]
     summarization_job_id: int
-    def __init__(self, version: _Optional[int] = ..., seqs: _Optional[_Iterable[int]] = ..., budget: _Optional[_Union[BudgetReport, _Mapping]] = ..., replayed: _Optional[bool] = ..., evicted_seqs: _Optional[_Iterable[int]] = ..., summarization_job_id: _Optional[int] = ...) -> None: ...
+    def __init__(self, version: _Optional[int] = ..., seqs: _Optional[_Iterable[int]] = ..., budget: _Optional[_Union[BudgetReport, _Mapping]] = ..., replayed: bool = ..., evicted_seqs: _Optional[_Iterable[int]] = ..., summarization_job_id: _Optional[int] = ...) -> None: ...
 
 class AppendNativeRequest(_message.Message):
     __slots__ = ("session_id", "format", "response_json", "items_json", "expected_version", "idempotency_key")
@@ -922,7 +919,7 @@ class Summary(_message.Message):
     identifiers: int
     identifiers_lost: int
     reverted: bool
-    def __init__(self, summary_id: _Optional[int] = ..., depth: _Optional[int] = ..., first_seq: _Optional[int] = ..., last_seq: _Optional[int] = ..., content: _Optional[str] = ..., token_count: _Optional[int] = ..., source_tokens: _Optional[int] = ..., facts: _Optional[int] = ..., facts_lost: _Optional[int] = ..., paths: _Optional[int] = ..., paths_lost: _Optional[int] = ..., commands: _Optional[int] = ..., commands_lost: _Optional[int] = ..., identifiers: _Optional[int] = ..., identifiers_lost: _Optional[int] = ..., reverted: _Optional[bool] = ...) -> None: ...
+    def __init__(self, summary_id: _Optional[int] = ..., depth: _Optional[int] = ..., first_seq: _Optional[int] = ..., last_seq: _Optional[int] = ..., content: _Optional[str] = ..., token_count: _Optional[int] = ..., source_tokens: _Optional[int] = ..., facts: _Optional[int] = ..., facts_lost: _Optional[int] = ..., paths: _Optional[int] = ..., paths_lost: _Optional[int] = ..., commands: _Optional[int] = ..., commands_lost: _Optional[int] = ..., identifiers: _Optional[int] = ..., identifiers_lost: _Optional[int] = ..., reverted: bool = ...) -> None: ...
 
 class CompactRequest(_message.Message):
     __slots__ = ("session_id", "mode", "target_tokens", "dry_run", "wait", "wait_timeout_ms")
@@ -938,7 +935,7 @@ class CompactRequest(_message.Message):
     dry_run: bool
     wait: bool
     wait_timeout_ms: int
-    def __init__(self, session_id: _Optional[str] = ..., mode: _Optional[_Union[CompactMode, str]] = ..., target_tokens: _Optional[int] = ..., dry_run: _Optional[bool] = ..., wait: _Optional[bool] = ..., wait_timeout_ms: _Optional[int] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., mode: _Optional[_Union[CompactMode, str]] = ..., target_tokens: _Optional[int] = ..., dry_run: bool = ..., wait: bool = ..., wait_timeout_ms: _Optional[int] = ...) -> None: ...
 
 class CompactResponse(_message.Message):
     __slots__ = ("tokens_before", "tokens_after", "cleared_seqs", "summarized_first_seq", "summarized_last_seq", "version", "applied", "no_progress", "job_id", "job")
@@ -962,7 +959,7 @@ class CompactResponse(_message.Message):
     no_progress: bool
     job_id: int
     job: Job
-    def __init__(self, tokens_before: _Optional[int] = ..., tokens_after: _Optional[int] = ..., cleared_seqs: _Optional[_Iterable[int]] = ..., summarized_first_seq: _Optional[int] = ..., summarized_last_seq: _Optional[int] = ..., version: _Optional[int] = ..., applied: _Optional[bool] = ..., no_progress: _Optional[bool] = ..., job_id: _Optional[int] = ..., job: _Optional[_Union[Job, _Mapping]] = ...) -> None: ...
+    def __init__(self, tokens_before: _Optional[int] = ..., tokens_after: _Optional[int] = ..., cleared_seqs: _Optional[_Iterable[int]] = ..., summarized_first_seq: _Optional[int] = ..., summarized_last_seq: _Optional[int] = ..., version: _Optional[int] = ..., applied: bool = ..., no_progress: bool = ..., job_id: _Optional[int] = ..., job: _Optional[_Union[Job, _Mapping]] = ...) -> None: ...
 
 class RevertCompactionRequest(_message.Message):
     __slots__ = ("session_id", "event_cursor", "summary_id", "dry_run", "expected_version")
@@ -976,7 +973,7 @@ class RevertCompactionRequest(_message.Message):
     summary_id: int
     dry_run: bool
     expected_version: int
-    def __init__(self, session_id: _Optional[str] = ..., event_cursor: _Optional[str] = ..., summary_id: _Optional[int] = ..., dry_run: _Optional[bool] = ..., expected_version: _Optional[int] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., event_cursor: _Optional[str] = ..., summary_id: _Optional[int] = ..., dry_run: bool = ..., expected_version: _Optional[int] = ...) -> None: ...
 
 class RevertedCompaction(_message.Message):
     __slots__ = ("event_cursor", "kind", "compaction", "seqs", "summary_ids", "first_seq", "last_seq")
@@ -1016,7 +1013,7 @@ class RevertCompactionResponse(_message.Message):
     version: int
     applied: bool
     resume_at_log_tokens: int
-    def __init__(self, reverted: _Optional[_Iterable[_Union[RevertedCompaction, _Mapping]]] = ..., restored_seqs: _Optional[_Iterable[int]] = ..., view_first_seq: _Optional[int] = ..., summaries: _Optional[_Iterable[_Union[Summary, _Mapping]]] = ..., tokens_before: _Optional[int] = ..., tokens_after: _Optional[int] = ..., version: _Optional[int] = ..., applied: _Optional[bool] = ..., resume_at_log_tokens: _Optional[int] = ...) -> None: ...
+    def __init__(self, reverted: _Optional[_Iterable[_Union[RevertedCompaction, _Mapping]]] = ..., restored_seqs: _Optional[_Iterable[int]] = ..., view_first_seq: _Optional[int] = ..., summaries: _Optional[_Iterable[_Union[Summary, _Mapping]]] = ..., tokens_before: _Optional[int] = ..., tokens_after: _Optional[int] = ..., version: _Optional[int] = ..., applied: bool = ..., resume_at_log_tokens: _Optional[int] = ...) -> None: ...
 
 class GetJobRequest(_message.Message):
     __slots__ = ("job_id",)
@@ -1048,7 +1045,7 @@ class Job(_message.Message):
     result_json: str
     created_at: _timestamp_pb2.Timestamp
     finished_at: _timestamp_pb2.Timestamp
-    def __init__(self, job_id: _Optional[int] = ..., session_id: _Optional[str] = ..., kind: _Optional[str] = ..., state: _Optional[_Union[JobState, str]] = ..., attempts: _Optional[int] = ..., max_attempts: _Optional[int] = ..., run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_error: _Optional[str] = ..., result_json: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    def __init__(self, job_id: _Optional[int] = ..., session_id: _Optional[str] = ..., kind: _Optional[str] = ..., state: _Optional[_Union[JobState, str]] = ..., attempts: _Optional[int] = ..., max_attempts: _Optional[int] = ..., run_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., last_error: _Optional[str] = ..., result_json: _Optional[str] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class SearchRequest(_message.Message):
     __slots__ = ("session_id", "query", "roles", "since", "until", "scope", "limit", "tree_root_session_id")
@@ -1068,7 +1065,7 @@ class SearchRequest(_message.Message):
     scope: SearchScope
     limit: int
     tree_root_session_id: str
-    def __init__(self, session_id: _Optional[str] = ..., query: _Optional[str] = ..., roles: _Optional[_Iterable[_Union[Role, str]]] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., until: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., scope: _Optional[_Union[SearchScope, str]] = ..., limit: _Optional[int] = ..., tree_root_session_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., query: _Optional[str] = ..., roles: _Optional[_Iterable[_Union[Role, str]]] = ..., since: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., until: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., scope: _Optional[_Union[SearchScope, str]] = ..., limit: _Optional[int] = ..., tree_root_session_id: _Optional[str] = ...) -> None: ...
 
 class SearchHit(_message.Message):
     __slots__ = ("session_id", "seq", "summary_id", "depth", "role", "view_state", "first_seq", "last_seq", "snippet", "rank", "created_at", "ledger_kind", "ledger_key", "source_tokens")
@@ -1100,7 +1097,7 @@ class SearchHit(_message.Message):
     ledger_kind: LedgerEntryKind
     ledger_key: str
     source_tokens: int
-    def __init__(self, session_id: _Optional[str] = ..., seq: _Optional[int] = ..., summary_id: _Optional[int] = ..., depth: _Optional[int] = ..., role: _Optional[_Union[Role, str]] = ..., view_state: _Optional[_Union[ViewState, str]] = ..., first_seq: _Optional[int] = ..., last_seq: _Optional[int] = ..., snippet: _Optional[str] = ..., rank: _Optional[float] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ledger_kind: _Optional[_Union[LedgerEntryKind, str]] = ..., ledger_key: _Optional[str] = ..., source_tokens: _Optional[int] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., seq: _Optional[int] = ..., summary_id: _Optional[int] = ..., depth: _Optional[int] = ..., role: _Optional[_Union[Role, str]] = ..., view_state: _Optional[_Union[ViewState, str]] = ..., first_seq: _Optional[int] = ..., last_seq: _Optional[int] = ..., snippet: _Optional[str] = ..., rank: _Optional[float] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., ledger_kind: _Optional[_Union[LedgerEntryKind, str]] = ..., ledger_key: _Optional[str] = ..., source_tokens: _Optional[int] = ...) -> None: ...
 
 class SearchResponse(_message.Message):
     __slots__ = ("hits",)
@@ -1158,7 +1155,7 @@ class CompactionFailed(_message.Message):
     job_id: int
     attempt: int
     will_retry: bool
-    def __init__(self, compaction: _Optional[_Union[CompactionKind, str]] = ..., error: _Optional[str] = ..., job_id: _Optional[int] = ..., attempt: _Optional[int] = ..., will_retry: _Optional[bool] = ...) -> None: ...
+    def __init__(self, compaction: _Optional[_Union[CompactionKind, str]] = ..., error: _Optional[str] = ..., job_id: _Optional[int] = ..., attempt: _Optional[int] = ..., will_retry: bool = ...) -> None: ...
 
 class ToolResultsCleared(_message.Message):
     __slots__ = ("seqs", "tokens_before", "tokens_after")
@@ -1274,7 +1271,7 @@ class Event(_message.Message):
     compaction_reverted: CompactionReverted
     session_finished: SessionFinished
     session_forked: SessionForked
-    def __init__(self, event_id: _Optional[int] = ..., cursor: _Optional[str] = ..., session_id: _Optional[str] = ..., session_seq: _Optional[int] = ..., kind: _Optional[_Union[EventKind, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., session_version: _Optional[int] = ..., compaction_started: _Optional[_Union[CompactionStarted, _Mapping]] = ..., compaction_completed: _Optional[_Union[CompactionCompleted, _Mapping]] = ..., compaction_failed: _Optional[_Union[CompactionFailed, _Mapping]] = ..., tool_results_cleared: _Optional[_Union[ToolResultsCleared, _Mapping]] = ..., output_evicted: _Optional[_Union[OutputEvicted, _Mapping]] = ..., budget_threshold_crossed: _Optional[_Union[BudgetThresholdCrossed, _Mapping]] = ..., session_deleted: _Optional[_Union[SessionDeleted, _Mapping]] = ..., compaction_reverted: _Optional[_Union[CompactionReverted, _Mapping]] = ..., session_finished: _Optional[_Union[SessionFinished, _Mapping]] = ..., session_forked: _Optional[_Union[SessionForked, _Mapping]] = ...) -> None: ...
+    def __init__(self, event_id: _Optional[int] = ..., cursor: _Optional[str] = ..., session_id: _Optional[str] = ..., session_seq: _Optional[int] = ..., kind: _Optional[_Union[EventKind, str]] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., session_version: _Optional[int] = ..., compaction_started: _Optional[_Union[CompactionStarted, _Mapping]] = ..., compaction_completed: _Optional[_Union[CompactionCompleted, _Mapping]] = ..., compaction_failed: _Optional[_Union[CompactionFailed, _Mapping]] = ..., tool_results_cleared: _Optional[_Union[ToolResultsCleared, _Mapping]] = ..., output_evicted: _Optional[_Union[OutputEvicted, _Mapping]] = ..., budget_threshold_crossed: _Optional[_Union[BudgetThresholdCrossed, _Mapping]] = ..., session_deleted: _Optional[_Union[SessionDeleted, _Mapping]] = ..., compaction_reverted: _Optional[_Union[CompactionReverted, _Mapping]] = ..., session_finished: _Optional[_Union[SessionFinished, _Mapping]] = ..., session_forked: _Optional[_Union[SessionForked, _Mapping]] = ...) -> None: ...
 
 class SubscribeEventsRequest(_message.Message):
     __slots__ = ("session_id", "kinds", "after", "from_now", "heartbeat_interval_ms", "tree_root_session_id")
@@ -1290,7 +1287,7 @@ class SubscribeEventsRequest(_message.Message):
     from_now: bool
     heartbeat_interval_ms: int
     tree_root_session_id: str
-    def __init__(self, session_id: _Optional[str] = ..., kinds: _Optional[_Iterable[_Union[EventKind, str]]] = ..., after: _Optional[str] = ..., from_now: _Optional[bool] = ..., heartbeat_interval_ms: _Optional[int] = ..., tree_root_session_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., kinds: _Optional[_Iterable[_Union[EventKind, str]]] = ..., after: _Optional[str] = ..., from_now: bool = ..., heartbeat_interval_ms: _Optional[int] = ..., tree_root_session_id: _Optional[str] = ...) -> None: ...
 
 class Heartbeat(_message.Message):
     __slots__ = ("time", "cursor")
@@ -1298,7 +1295,7 @@ class Heartbeat(_message.Message):
     CURSOR_FIELD_NUMBER: _ClassVar[int]
     time: _timestamp_pb2.Timestamp
     cursor: str
-    def __init__(self, time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., cursor: _Optional[str] = ...) -> None: ...
+    def __init__(self, time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., cursor: _Optional[str] = ...) -> None: ...
 
 class SubscribeEventsResponse(_message.Message):
     __slots__ = ("event", "heartbeat")

@@ -5,8 +5,10 @@ import warnings
 
 from . import ctxd_pb2 as ctxd_dot_v1_dot_ctxd__pb2
 
-GRPC_GENERATED_VERSION = '1.85.1'
+GRPC_GENERATED_VERSION = '1.64.1'
 GRPC_VERSION = grpc.__version__
+EXPECTED_ERROR_RELEASE = '1.65.0'
+SCHEDULED_RELEASE_DATE = 'June 25, 2024'
 _version_not_supported = False
 
 try:
@@ -16,16 +18,19 @@ except ImportError:
     _version_not_supported = True
 
 if _version_not_supported:
-    raise RuntimeError(
+    warnings.warn(
         f'The grpc package installed is at version {GRPC_VERSION},'
-        + ' but the generated code in ctxd/v1/ctxd_pb2_grpc.py depends on'
+        + f' but the generated code in ctxd/v1/ctxd_pb2_grpc.py depends on'
         + f' grpcio>={GRPC_GENERATED_VERSION}.'
         + f' Please upgrade your grpc module to grpcio>={GRPC_GENERATED_VERSION}'
         + f' or downgrade your generated code using grpcio-tools<={GRPC_VERSION}.'
+        + f' This warning will become an error in {EXPECTED_ERROR_RELEASE},'
+        + f' scheduled for release on {SCHEDULED_RELEASE_DATE}.',
+        RuntimeWarning
     )
 
 
-class ContextServiceStub:
+class ContextServiceStub(object):
     """The context service. One request/response pair per RPC.
     """
 
@@ -132,7 +137,7 @@ class ContextServiceStub:
                 _registered_method=True)
 
 
-class ContextServiceServicer:
+class ContextServiceServicer(object):
     """The context service. One request/response pair per RPC.
     """
 
@@ -429,7 +434,7 @@ def add_ContextServiceServicer_to_server(servicer, server):
 
 
  # This class is part of an EXPERIMENTAL API.
-class ContextService:
+class ContextService(object):
     """The context service. One request/response pair per RPC.
     """
 
