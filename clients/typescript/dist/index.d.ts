@@ -4,6 +4,7 @@ export type { CallOptions, ClientOptions, TlsOptions } from './transport.js';
 export { AlreadyExistsError, ConflictError, CtxdError, DoesNotFitError, FailedPreconditionError, InvalidArgumentError, NotFoundError, OutOfRangeError, PermissionDeniedError, DeadlineExceededError, ResourceExhaustedError, UnauthenticatedError, UnavailableError, type ErrorInfo, type FieldViolation, type PreconditionViolation, type QuotaViolation, type StatusDetails, } from './errors.js';
 export { EventStream, type Event, type EventsOptions } from './events.js';
 export type { RetryOptions } from './retry.js';
+export type { AnthropicBlock, AnthropicMessagesBody, Bodies, BodyOf, GeminiBody, GeminiPart, NativeBlock, OpenAIChatBody, OpenAIChatMessage, OpenAIResponsesBody, ResponsesItem, } from './bodies.js';
 export type { LedgerNote, LedgerTodo, LedgerUpdate, UpdateLedgerResponse } from './ledger.js';
 export type { SearchHit, SearchOptions } from './search.js';
 export type { ListSessionsOptions } from './listing.js';

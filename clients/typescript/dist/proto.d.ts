@@ -1,8 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 import type { ContextServiceClient } from './gen/ctxd/v1/ContextService.js';
-/** The package's proto/ folder (next to dist/ and src/). */
-export declare const PROTO_DIR: string;
 /** The generated client constructor for ctxd.v1.ContextService. */
 export declare function contextServiceClient(): new (address: string, credentials: grpc.ChannelCredentials, options?: grpc.ChannelOptions) => ContextServiceClient;
 /** google.rpc.Status and the error details (BadRequest, ErrorInfo, ...). */

@@ -1,13 +1,10 @@
-// The ctxd service and the google.rpc error details, loaded at run time from the .proto
-// files shipped in the package's proto/ folder. Their TypeScript types are generated from
-// the same files at build time (src/gen/).
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+// The ctxd service and the google.rpc error details, made from descriptors generated at
+// build time from proto/ (src/gen/descriptors.ts), as are their TypeScript types: nothing
+// reads a file at run time, so the package bundles like any other code.
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import protobuf from 'protobufjs';
-/** The package's proto/ folder (next to dist/ and src/). */
-export const PROTO_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'proto');
+import { CTXD, ERROR_DETAILS } from './gen/descriptors.js';
 // The options the generated types were made for (scripts/build.mjs): camelCase fields,
 // 64-bit integers as numbers, enums as their names, defaults filled in, oneof names set.
 const LOAD_OPTIONS = {
@@ -16,24 +13,19 @@ const LOAD_OPTIONS = {
     enums: String,
     defaults: true,
     oneofs: true,
-    includeDirs: [PROTO_DIR],
 };
 let service;
 /** The generated client constructor for ctxd.v1.ContextService. */
 export function contextServiceClient() {
-    service ??= grpc.loadPackageDefinition(protoLoader.loadSync('ctxd/v1/ctxd.proto', LOAD_OPTIONS));
+    service ??= grpc.loadPackageDefinition(protoLoader.fromJSON(CTXD, LOAD_OPTIONS));
     return service.ctxd.v1.ContextService;
 }
 let details;
 /** google.rpc.Status and the error details (BadRequest, ErrorInfo, ...). */
 export function errorDetailsRoot() {
     if (!details) {
-        const root = new protobuf.Root();
-        // google/protobuf/{any,duration}.proto are built into protobufjs.
-        root.resolvePath = (_origin, target) => (target.startsWith('google/protobuf/') ? target : path.join(PROTO_DIR, target));
-        root.loadSync(['google/rpc/status.proto', 'google/rpc/error_details.proto']);
-        root.resolveAll();
-        details = root;
+        details = protobuf.Root.fromJSON(ERROR_DETAILS);
+        details.resolveAll();
     }
     return details;
 }

@@ -16,6 +16,7 @@ import { type LedgerUpdate, type UpdateLedgerResponse } from './ledger.js';
 import { type SearchHit, type SearchOptions } from './search.js';
 import type { Transport } from './transport.js';
 import { type Format, type JsonFormat, type MessageInput, type ToolsInput } from './types.js';
+import type { BodyOf } from './bodies.js';
 export interface BuildOptions<F extends Format = Format> {
     /** The request's shape (default neutral). */
     format?: F;
@@ -26,8 +27,9 @@ export interface BuildOptions<F extends Format = Format> {
 }
 /** What BuildMessages returned; `body` is the provider request body for the JSON formats. */
 export interface Built<F extends Format = Format> extends Omit<BuildMessagesResponse__Output, 'json'> {
-    /** The request body to send (add the model): an object for the JSON formats. */
-    body: F extends 'neutral' ? undefined : Record<string, unknown>;
+    /** The request body to send (add the model), typed per format (src/bodies.ts);
+     * undefined for neutral. */
+    body: BodyOf<F>;
 }
 export interface AppendOptions {
     /** Append only if the session is at this version (else ConflictError). */

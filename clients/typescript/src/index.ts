@@ -24,6 +24,19 @@ export {
 } from './errors.js';
 export { EventStream, type Event, type EventsOptions } from './events.js';
 export type { RetryOptions } from './retry.js';
+export type {
+  AnthropicBlock,
+  AnthropicMessagesBody,
+  Bodies,
+  BodyOf,
+  GeminiBody,
+  GeminiPart,
+  NativeBlock,
+  OpenAIChatBody,
+  OpenAIChatMessage,
+  OpenAIResponsesBody,
+  ResponsesItem,
+} from './bodies.js';
 export type { LedgerNote, LedgerTodo, LedgerUpdate, UpdateLedgerResponse } from './ledger.js';
 export type { SearchHit, SearchOptions } from './search.js';
 export type { ListSessionsOptions } from './listing.js';

@@ -77,9 +77,16 @@ enum ImageSource<'a> {
 
 /// Where Anthropic finds an image: inline for a base64 `data:` URI (Anthropic fetches
 /// only http(s) URLs), else the URL; `None` for a `data:` URI it cannot take.
+/// The media types Anthropic takes as a base64 image; another (an SVG, say) would fail
+/// the whole request, so it stays a note.
+const BASE64_IMAGE_TYPES: [&str; 4] = ["image/jpeg", "image/png", "image/gif", "image/webp"];
+
 fn image_source<'a>(uri: &'a str, mime_type: &'a str) -> Option<ImageSource<'a>> {
     match media::source(uri, mime_type) {
-        Source::Base64 { media_type, data } => Some(ImageSource::Base64 { media_type, data }),
+        Source::Base64 { media_type, data } if BASE64_IMAGE_TYPES.contains(&media_type) => {
+            Some(ImageSource::Base64 { media_type, data })
+        }
+        Source::Base64 { .. } => None,
         Source::Reference(url) => Some(ImageSource::Url { url }),
         Source::Unsupported => None,
     }

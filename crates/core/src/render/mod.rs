@@ -176,6 +176,7 @@ mod tests {
             media("https://example.com/a.png", "image/png"),
             media("data:image/jpeg;base64,QUJD", "image/jpeg"),
             media("data:image/png,raw", "image/png"),
+            media("data:image/svg+xml;base64,PHN2Zy8+", "image/svg+xml"),
         ];
         let mut call = Message::text(Role::Assistant, "");
         call.tool_calls = vec![ToolCall {
@@ -199,6 +200,14 @@ mod tests {
             json!({"type": "base64", "media_type": "image/jpeg", "data": "QUJD"})
         );
         assert_eq!(blocks[3]["type"], "text");
+        // Anthropic takes four media types as base64; an SVG stays a note.
+        assert_eq!(blocks[4]["type"], "text");
+        assert!(
+            blocks[4]["text"]
+                .as_str()
+                .unwrap()
+                .contains("image/svg+xml")
+        );
         let result = &body["messages"][2]["content"][0];
         assert_eq!(result["content"][0]["type"], "image");
 
