@@ -9,6 +9,7 @@ asyncio client.
 
 import asyncio
 import concurrent.futures
+import dataclasses
 import datetime
 import json
 import os
@@ -436,6 +437,47 @@ class Behaviour(unittest.TestCase):
         finally:
             os.environ.clear()
             os.environ.update(saved)
+
+
+class Typed(unittest.TestCase):
+    """The helpers return frozen dataclasses with Python enums, the protocol's field names
+    and the message itself as `.raw`."""
+
+    def test_append_check_and_search_results(self):
+        with ctxd.Client(server().addr) as client:
+            session = client.create_session(policy={"context_window_tokens": 8000})
+            appended = session.append(ctxd.user("grep for the flaky teardown"), ctxd.assistant("On it."))
+            self.assertIsInstance(appended, ctxd.AppendResult)
+            self.assertEqual(appended.seqs, (1, 2))
+            self.assertIsInstance(appended.budget, ctxd.BudgetReport)
+            assert appended.budget is not None
+            self.assertIs(appended.budget.status, ctxd.BudgetStatus.OK)
+            self.assertEqual(appended.raw.version, appended.version)
+            with self.assertRaises(dataclasses.FrozenInstanceError):
+                appended.version = 0  # type: ignore[misc]
+
+            report = session.check(ctxd.user("and then?"))
+            self.assertIsInstance(report.recommended_action, ctxd.RecommendedAction)
+            assert report.breakdown is not None
+            self.assertIsInstance(report.breakdown.estimate_source, ctxd.EstimateSource)
+            self.assertEqual(report.breakdown.context_window_tokens, 8000)
+
+            [hit] = session.search("flaky teardown", scope=pb.SEARCH_SCOPE_MESSAGES)
+            self.assertIsInstance(hit, ctxd.SearchHit)
+            self.assertEqual((hit.seq, hit.role, hit.view_state), (1, ctxd.Role.USER, ctxd.ViewState.FULL))
+            assert hit.created_at is not None
+            self.assertEqual(hit.created_at.tzinfo, datetime.timezone.utc)
+
+        async def scenario():
+            async with ctxd.AsyncClient(server().addr) as client:
+                session = await client.create_session()
+                appended = await session.append(ctxd.user("async too"))
+                report = await session.check()
+                return appended, report
+
+        appended, report = asyncio.run(scenario())
+        self.assertEqual((type(appended), appended.seqs), (ctxd.AppendResult, (1,)))
+        self.assertIsInstance(report.status, ctxd.BudgetStatus)
 
 
 class Transfer(unittest.TestCase):

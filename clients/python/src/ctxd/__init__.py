@@ -34,6 +34,18 @@ from .errors import (
     Unavailable,
 )
 from .requests import Tls
+from .results import (
+    AppendResult,
+    BudgetBreakdown,
+    BudgetReport,
+    BudgetStatus,
+    EstimateSource,
+    LedgerEntryKind,
+    RecommendedAction,
+    Role,
+    SearchHit,
+    ViewState,
+)
 from .retry import NO_RETRY, RetryPolicy
 from .v1 import ctxd_pb2 as pb
 
@@ -56,6 +68,16 @@ UnauthenticatedError = Unauthenticated
 UnavailableError = Unavailable
 
 __all__ = [
+    "AppendResult",
+    "BudgetBreakdown",
+    "BudgetReport",
+    "BudgetStatus",
+    "EstimateSource",
+    "LedgerEntryKind",
+    "RecommendedAction",
+    "Role",
+    "SearchHit",
+    "ViewState",
     "Aborted",
     "AbortedError",
     "AlreadyExistsError",

@@ -13,6 +13,7 @@ import grpc
 from google.protobuf.message import Message as ProtoMessage
 
 from . import convert, requests
+from .results import AppendResult, BudgetReport, SearchHit, from_pb
 from .convert import Format, MessageLike, ToolsLike
 from .errors import AlreadyExists, CtxdError, from_rpc_error
 from .requests import TlsLike
@@ -365,12 +366,13 @@ class AsyncClient:
         tree_root_session_id: str = "",
         since: Optional[datetime.datetime] = None,
         until: Optional[datetime.datetime] = None,
-    ) -> list[pb.SearchHit]:
+    ) -> list[SearchHit]:
         """Full-text search over one session (session_id), one tree (tree_root_session_id:
         that session and its descendants) or all of the tenant's; only what was written
         at or after `since` and before `until` when given."""
         request = requests.search(session_id, query, roles, scope, limit, tree_root_session_id, since, until)
-        return list((await self._call("Search", request, pb.SearchResponse)).hits)
+        response = await self._call("Search", request, pb.SearchResponse)
+        return [from_pb(SearchHit, hit) for hit in response.hits]
 
     async def events(
         self,
@@ -550,10 +552,10 @@ class AsyncSession:
         usage: Union[pb.Usage, Mapping[str, int], None] = None,
         expected_version: Optional[int] = None,
         idempotency_key: str = "",
-    ) -> pb.AppendTurnResponse:
+    ) -> AppendResult:
         """Appends messages (proto Messages or OpenAI Chat-shaped dicts) atomically."""
         request = requests.append_turn(self.id, messages, usage, expected_version, idempotency_key)
-        return await self.client.append_turn(request)
+        return from_pb(AppendResult, await self.client.append_turn(request))
 
     async def append_response(
         self,
@@ -563,7 +565,7 @@ class AsyncSession:
         items: Any = None,
         expected_version: Optional[int] = None,
         idempotency_key: str = "",
-    ) -> pb.AppendTurnResponse:
+    ) -> AppendResult:
         """Appends a model's reply as the provider returned it (its SDK's response object,
         a dict or the JSON text), with its usage; `items` (as append_tool_results) are
         appended after it in the same call."""
@@ -571,7 +573,7 @@ class AsyncSession:
         request = requests.append_native(
             self.id, format, convert.response_text(response), items_json, expected_version, idempotency_key
         )
-        return await self.client.append_native(request)
+        return from_pb(AppendResult, await self.client.append_native(request))
 
     async def append_tool_results(
         self,
@@ -580,13 +582,13 @@ class AsyncSession:
         *,
         expected_version: Optional[int] = None,
         idempotency_key: str = "",
-    ) -> pb.AppendTurnResponse:
+    ) -> AppendResult:
         """Appends request items in the provider's shape: tool results and user messages
         (dicts or the SDK's param types), `ctxd.ToolResult`s, or a JSON array text."""
         request = requests.append_native(
             self.id, format, "", convert.items_text(results, format), expected_version, idempotency_key
         )
-        return await self.client.append_native(request)
+        return from_pb(AppendResult, await self.client.append_native(request))
 
     async def check(
         self,
@@ -594,7 +596,7 @@ class AsyncSession:
         system_prompt: Optional[str] = None,
         tools: ToolsLike = None,
         max_output_tokens: Optional[int] = None,
-    ) -> pb.BudgetReport:
+    ) -> BudgetReport:
         """The budget of the next request, with `pending` messages counted as appended."""
         request = requests.check(
             self.id,
@@ -603,7 +605,7 @@ class AsyncSession:
             max_output_tokens,
             pending,
         )
-        return await self.client.check_budget(request)
+        return from_pb(BudgetReport, await self.client.check_budget(request))
 
     async def compact(
         self,
@@ -653,7 +655,7 @@ class AsyncSession:
         limit: int = 0,
         since: Optional[datetime.datetime] = None,
         until: Optional[datetime.datetime] = None,
-    ) -> list[pb.SearchHit]:
+    ) -> list[SearchHit]:
         return await self.client.search(
             query, session_id=self.id, roles=roles, scope=scope, limit=limit, since=since, until=until
         )

@@ -12,6 +12,7 @@ import grpc
 from google.protobuf.message import Message as ProtoMessage
 
 from . import convert, requests
+from .results import AppendResult, BudgetReport, SearchHit, from_pb
 from .convert import Format, MessageLike, ToolsLike
 from .errors import AlreadyExists, CtxdError, from_rpc_error
 from .requests import TlsLike
@@ -364,12 +365,13 @@ class Client:
         tree_root_session_id: str = "",
         since: Optional[datetime.datetime] = None,
         until: Optional[datetime.datetime] = None,
-    ) -> list[pb.SearchHit]:
+    ) -> list[SearchHit]:
         """Full-text search over one session (session_id), one tree (tree_root_session_id:
         that session and its descendants) or all of the tenant's; only what was written
         at or after `since` and before `until` when given."""
         request = requests.search(session_id, query, roles, scope, limit, tree_root_session_id, since, until)
-        return list(self._call("Search", request, pb.SearchResponse).hits)
+        response = self._call("Search", request, pb.SearchResponse)
+        return [from_pb(SearchHit, hit) for hit in response.hits]
 
     def events(
         self,
@@ -549,10 +551,10 @@ class Session:
         usage: Union[pb.Usage, Mapping[str, int], None] = None,
         expected_version: Optional[int] = None,
         idempotency_key: str = "",
-    ) -> pb.AppendTurnResponse:
+    ) -> AppendResult:
         """Appends messages (proto Messages or OpenAI Chat-shaped dicts) atomically."""
         request = requests.append_turn(self.id, messages, usage, expected_version, idempotency_key)
-        return self.client.append_turn(request)
+        return from_pb(AppendResult, self.client.append_turn(request))
 
     def append_response(
         self,
@@ -562,7 +564,7 @@ class Session:
         items: Any = None,
         expected_version: Optional[int] = None,
         idempotency_key: str = "",
-    ) -> pb.AppendTurnResponse:
+    ) -> AppendResult:
         """Appends a model's reply as the provider returned it (its SDK's response object,
         a dict or the JSON text), with its usage; `items` (as append_tool_results) are
         appended after it in the same call."""
@@ -570,7 +572,7 @@ class Session:
         request = requests.append_native(
             self.id, format, convert.response_text(response), items_json, expected_version, idempotency_key
         )
-        return self.client.append_native(request)
+        return from_pb(AppendResult, self.client.append_native(request))
 
     def append_tool_results(
         self,
@@ -579,13 +581,13 @@ class Session:
         *,
         expected_version: Optional[int] = None,
         idempotency_key: str = "",
-    ) -> pb.AppendTurnResponse:
+    ) -> AppendResult:
         """Appends request items in the provider's shape: tool results and user messages
         (dicts or the SDK's param types), `ctxd.ToolResult`s, or a JSON array text."""
         request = requests.append_native(
             self.id, format, "", convert.items_text(results, format), expected_version, idempotency_key
         )
-        return self.client.append_native(request)
+        return from_pb(AppendResult, self.client.append_native(request))
 
     def check(
         self,
@@ -593,7 +595,7 @@ class Session:
         system_prompt: Optional[str] = None,
         tools: ToolsLike = None,
         max_output_tokens: Optional[int] = None,
-    ) -> pb.BudgetReport:
+    ) -> BudgetReport:
         """The budget of the next request, with `pending` messages counted as appended."""
         request = requests.check(
             self.id,
@@ -602,7 +604,7 @@ class Session:
             max_output_tokens,
             pending,
         )
-        return self.client.check_budget(request)
+        return from_pb(BudgetReport, self.client.check_budget(request))
 
     def compact(
         self,
@@ -652,7 +654,7 @@ class Session:
         limit: int = 0,
         since: Optional[datetime.datetime] = None,
         until: Optional[datetime.datetime] = None,
-    ) -> list[pb.SearchHit]:
+    ) -> list[SearchHit]:
         return self.client.search(
             query, session_id=self.id, roles=roles, scope=scope, limit=limit, since=since, until=until
         )

@@ -1,0 +1,166 @@
+"""Typed results: what the helpers return, as frozen dataclasses with Python enums, made
+from the protocol's messages by one converter that reads each dataclass's own fields.
+Field names are the protocol's, so code written against the messages reads the same.
+The message itself stays reachable as `.raw` where a caller needs a field not modelled."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import enum
+import typing
+from typing import Any, Optional, TypeVar
+
+from google.protobuf.message import Message as PbMessage
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from .v1 import ctxd_pb2 as _pb
+
+
+class BudgetStatus(enum.IntEnum):
+    UNSPECIFIED = _pb.BUDGET_STATUS_UNSPECIFIED
+    OK = _pb.BUDGET_STATUS_OK
+    WARN = _pb.BUDGET_STATUS_WARN
+    OVER = _pb.BUDGET_STATUS_OVER
+
+
+class RecommendedAction(enum.IntEnum):
+    UNSPECIFIED = _pb.RECOMMENDED_ACTION_UNSPECIFIED
+    NONE = _pb.RECOMMENDED_ACTION_NONE
+    CLEAR_TOOL_RESULTS = _pb.RECOMMENDED_ACTION_CLEAR_TOOL_RESULTS
+    SUMMARIZE = _pb.RECOMMENDED_ACTION_SUMMARIZE
+    TRIM_OLDEST_TURNS = _pb.RECOMMENDED_ACTION_TRIM_OLDEST_TURNS
+    REDUCE_REQUEST = _pb.RECOMMENDED_ACTION_REDUCE_REQUEST
+
+
+class EstimateSource(enum.IntEnum):
+    UNSPECIFIED = _pb.ESTIMATE_SOURCE_UNSPECIFIED
+    ANCHORED = _pb.ESTIMATE_SOURCE_ANCHORED
+    TOKENIZER = _pb.ESTIMATE_SOURCE_TOKENIZER
+    CALIBRATED = _pb.ESTIMATE_SOURCE_CALIBRATED
+
+
+class Role(enum.IntEnum):
+    UNSPECIFIED = _pb.ROLE_UNSPECIFIED
+    SYSTEM = _pb.ROLE_SYSTEM
+    USER = _pb.ROLE_USER
+    ASSISTANT = _pb.ROLE_ASSISTANT
+    TOOL = _pb.ROLE_TOOL
+
+
+class ViewState(enum.IntEnum):
+    UNSPECIFIED = _pb.VIEW_STATE_UNSPECIFIED
+    FULL = _pb.VIEW_STATE_FULL
+    CLEARED = _pb.VIEW_STATE_CLEARED
+    EVICTED = _pb.VIEW_STATE_EVICTED
+    SUMMARIZED = _pb.VIEW_STATE_SUMMARIZED
+
+
+class LedgerEntryKind(enum.IntEnum):
+    UNSPECIFIED = _pb.LEDGER_ENTRY_KIND_UNSPECIFIED
+    FILE = _pb.LEDGER_ENTRY_KIND_FILE
+    COMMAND = _pb.LEDGER_ENTRY_KIND_COMMAND
+    ERROR = _pb.LEDGER_ENTRY_KIND_ERROR
+    TODO = _pb.LEDGER_ENTRY_KIND_TODO
+    NOTE = _pb.LEDGER_ENTRY_KIND_NOTE
+
+
+@dataclasses.dataclass(frozen=True)
+class BudgetBreakdown:
+    """Where the next request's tokens go."""
+
+    system_tokens: int
+    summary_tokens: int
+    history_tokens: int
+    tool_tokens: int
+    output_reserve_tokens: int
+    total_tokens: int
+    context_window_tokens: int
+    headroom_tokens: int
+    estimate_source: EstimateSource
+    tokenizer_total_tokens: int
+
+
+@dataclasses.dataclass(frozen=True)
+class BudgetReport:
+    """How the next request stands against the window."""
+
+    breakdown: Optional[BudgetBreakdown]
+    status: BudgetStatus
+    recommended_action: RecommendedAction
+    window_fraction: float
+    raw: _pb.BudgetReport = dataclasses.field(repr=False, compare=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class AppendResult:
+    """What an append did: the session's new version, the seqs it wrote (in order), the
+    budget after it, whether it was answered from an earlier attempt with the same key,
+    which of its results were evicted at once, and a summarization job it started."""
+
+    version: int
+    seqs: tuple[int, ...]
+    budget: Optional[BudgetReport]
+    replayed: bool
+    evicted_seqs: tuple[int, ...]
+    summarization_job_id: int
+    raw: _pb.AppendTurnResponse = dataclasses.field(repr=False, compare=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchHit:
+    """One match: a message (seq), a summary (summary_id, its span first_seq..last_seq)
+    or a ledger entry (ledger_kind, ledger_key), with a snippet of the match."""
+
+    session_id: str
+    seq: int
+    summary_id: int
+    depth: int
+    role: Role
+    view_state: ViewState
+    first_seq: int
+    last_seq: int
+    snippet: str
+    rank: float
+    created_at: Optional[datetime.datetime]
+    ledger_kind: LedgerEntryKind
+    ledger_key: str
+    source_tokens: int
+    raw: _pb.SearchHit = dataclasses.field(repr=False, compare=False)
+
+
+T = TypeVar("T")
+
+
+def from_pb(cls: type[T], message: PbMessage) -> T:
+    """The dataclass `cls` with each of its fields read from the message's field of the
+    same name (`raw` is the message itself)."""
+    hints = typing.get_type_hints(cls)
+    values: dict[str, Any] = {}
+    for field in dataclasses.fields(cls):  # type: ignore[arg-type]
+        if field.name == "raw":
+            values["raw"] = message
+        else:
+            values[field.name] = _value(hints[field.name], message, field.name)
+    return cls(**values)
+
+
+def _value(hint: Any, message: PbMessage, name: str) -> Any:
+    raw = getattr(message, name)
+    origin = typing.get_origin(hint)
+    if origin is tuple:
+        return tuple(raw)
+    if origin is typing.Union:  # Optional[X]: a message field that may be unset
+        inner = next(arg for arg in typing.get_args(hint) if arg is not type(None))
+        if not message.HasField(name):
+            return None
+        if inner is datetime.datetime:
+            return _time(raw)
+        return from_pb(inner, raw)
+    if isinstance(hint, type) and issubclass(hint, enum.IntEnum):
+        return hint(raw) if raw in hint._value2member_map_ else raw
+    return raw
+
+
+def _time(stamp: Timestamp) -> datetime.datetime:
+    return stamp.ToDatetime(tzinfo=datetime.timezone.utc)
