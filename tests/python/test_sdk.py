@@ -468,6 +468,19 @@ class Typed(unittest.TestCase):
             assert hit.created_at is not None
             self.assertEqual(hit.created_at.tzinfo, datetime.timezone.utc)
 
+            info = session.get()
+            self.assertIsInstance(info, ctxd.SessionInfo)
+            self.assertEqual((info.message_count, info.version), (2, appended.version))
+            assert info.policy is not None and info.compaction is not None
+            self.assertEqual(info.policy.context_window_tokens, 8000)
+            self.assertIsInstance(info.compaction, ctxd.results.CompactionStats)
+            expanded = session.expand(first_seq=1, last_seq=2)
+            self.assertIsInstance(expanded, ctxd.ExpandResult)
+            self.assertEqual([m.content for m in expanded.messages], ["grep for the flaky teardown", "On it."])
+            compacted = session.compact(dry_run=True)
+            self.assertIsInstance(compacted, ctxd.CompactResult)
+            self.assertFalse(compacted.applied)
+
         async def scenario():
             async with ctxd.AsyncClient(server().addr) as client:
                 session = await client.create_session()
@@ -1073,7 +1086,7 @@ class Subagents(unittest.TestCase):
         )
         self.assertEqual(tree.subtree.sessions, 2)
         self.assertEqual(tree.subtree.usage_total.input_tokens, 120)
-        self.assertTrue(child.get().HasField("finished_at"))
+        self.assertIsNotNone(child.get().finished_at)
         hits = self.client.search("semicolon", tree_root_session_id=lead.id)
         self.assertEqual({hit.session_id for hit in hits}, {lead.id, child.id})
 

@@ -13,7 +13,16 @@ import grpc
 from google.protobuf.message import Message as ProtoMessage
 
 from . import convert, requests
-from .results import AppendResult, BudgetReport, SearchHit, from_pb
+from .results import (
+    AppendResult,
+    BudgetReport,
+    CompactResult,
+    ExpandResult,
+    Job,
+    SearchHit,
+    SessionInfo,
+    from_pb,
+)
 from .convert import Format, MessageLike, ToolsLike
 from .errors import AlreadyExists, CtxdError, from_rpc_error
 from .requests import TlsLike
@@ -158,14 +167,14 @@ class AsyncClient:
 
         async def created_before(error: CtxdError) -> Optional[pb.CreateSessionResponse]:
             if isinstance(error, AlreadyExists):
-                return pb.CreateSessionResponse(session=await self.get_session(chosen))
+                return pb.CreateSessionResponse(session=(await self.get_session(chosen)).raw)
             return None
 
         response = await self._call(
             "CreateSession", request, pb.CreateSessionResponse, on_retry_error=created_before
         )
         session = AsyncSession(self, response.session.session_id, system_prompt=system_prompt, tools=tools)
-        session.info = response.session
+        session.info = from_pb(SessionInfo, response.session)
         return session
 
     async def fork_session(
@@ -192,16 +201,17 @@ class AsyncClient:
             if isinstance(error, AlreadyExists):
                 existing = await self.get_session(chosen)
                 if existing.forked_from_session_id == source_session_id:
-                    return pb.ForkSessionResponse(session=existing)
+                    return pb.ForkSessionResponse(session=existing.raw)
             return None
 
         response = await self._call("ForkSession", request, pb.ForkSessionResponse, on_retry_error=forked_before)
         session = AsyncSession(self, response.session.session_id, system_prompt=system_prompt, tools=tools)
-        session.info = response.session
+        session.info = from_pb(SessionInfo, response.session)
         return session
 
-    async def get_session(self, session_id: str) -> pb.Session:
-        return (await self._call("GetSession", pb.GetSessionRequest(session_id=session_id), pb.GetSessionResponse)).session
+    async def get_session(self, session_id: str) -> SessionInfo:
+        response = await self._call("GetSession", pb.GetSessionRequest(session_id=session_id), pb.GetSessionResponse)
+        return from_pb(SessionInfo, response.session)
 
     async def inspect_session(self, session_id: str) -> pb.GetSessionResponse:
         """GetSession with the view: active summaries and the next request's budget."""
@@ -322,8 +332,8 @@ class AsyncClient:
         except grpc.RpcError as rpc_error:
             raise from_rpc_error(rpc_error) from None
 
-    async def get_job(self, job_id: int) -> pb.Job:
-        return await self._call("GetJob", pb.GetJobRequest(job_id=job_id), pb.Job)
+    async def get_job(self, job_id: int) -> Job:
+        return from_pb(Job, await self._call("GetJob", pb.GetJobRequest(job_id=job_id), pb.Job))
 
     # --- raw appends (the Session helpers call these) --------------------------------
 
@@ -437,10 +447,10 @@ class AsyncSession:
         self.id = session_id
         self.system_prompt = system_prompt
         self.tools = tools
-        self.info: Optional[pb.Session] = None
+        self.info: Optional[SessionInfo] = None
         self.last_build: Optional[pb.BuildMessagesResponse] = None
 
-    async def get(self) -> pb.Session:
+    async def get(self) -> SessionInfo:
         return await self.client.get_session(self.id)
 
     async def spawn(
@@ -615,9 +625,9 @@ class AsyncSession:
         dry_run: bool = False,
         wait: bool = False,
         wait_timeout_ms: int = 0,
-    ) -> pb.CompactResponse:
+    ) -> CompactResult:
         request = requests.compact(self.id, mode, target_tokens, dry_run, wait, wait_timeout_ms)
-        return await self.client.compact(request)
+        return from_pb(CompactResult, await self.client.compact(request))
 
     async def revert_compaction(
         self,
@@ -641,10 +651,10 @@ class AsyncSession:
         last_seq: Optional[int] = None,
         summary_id: Optional[int] = None,
         max_tokens: int = 0,
-    ) -> pb.ExpandResponse:
+    ) -> ExpandResult:
         """Original messages, byte-exact: by seqs, a seq range, or a summary's span."""
         request = requests.expand(self.id, seqs, first_seq, last_seq, summary_id, max_tokens)
-        return await self.client.expand(request)
+        return from_pb(ExpandResult, await self.client.expand(request))
 
     async def search(
         self,

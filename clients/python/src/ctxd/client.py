@@ -12,7 +12,16 @@ import grpc
 from google.protobuf.message import Message as ProtoMessage
 
 from . import convert, requests
-from .results import AppendResult, BudgetReport, SearchHit, from_pb
+from .results import (
+    AppendResult,
+    BudgetReport,
+    CompactResult,
+    ExpandResult,
+    Job,
+    SearchHit,
+    SessionInfo,
+    from_pb,
+)
 from .convert import Format, MessageLike, ToolsLike
 from .errors import AlreadyExists, CtxdError, from_rpc_error
 from .requests import TlsLike
@@ -157,14 +166,14 @@ class Client:
 
         def created_before(error: CtxdError) -> Optional[pb.CreateSessionResponse]:
             if isinstance(error, AlreadyExists):
-                return pb.CreateSessionResponse(session=self.get_session(chosen))
+                return pb.CreateSessionResponse(session=(self.get_session(chosen)).raw)
             return None
 
         response = self._call(
             "CreateSession", request, pb.CreateSessionResponse, on_retry_error=created_before
         )
         session = Session(self, response.session.session_id, system_prompt=system_prompt, tools=tools)
-        session.info = response.session
+        session.info = from_pb(SessionInfo, response.session)
         return session
 
     def fork_session(
@@ -191,16 +200,17 @@ class Client:
             if isinstance(error, AlreadyExists):
                 existing = self.get_session(chosen)
                 if existing.forked_from_session_id == source_session_id:
-                    return pb.ForkSessionResponse(session=existing)
+                    return pb.ForkSessionResponse(session=existing.raw)
             return None
 
         response = self._call("ForkSession", request, pb.ForkSessionResponse, on_retry_error=forked_before)
         session = Session(self, response.session.session_id, system_prompt=system_prompt, tools=tools)
-        session.info = response.session
+        session.info = from_pb(SessionInfo, response.session)
         return session
 
-    def get_session(self, session_id: str) -> pb.Session:
-        return self._call("GetSession", pb.GetSessionRequest(session_id=session_id), pb.GetSessionResponse).session
+    def get_session(self, session_id: str) -> SessionInfo:
+        response = self._call("GetSession", pb.GetSessionRequest(session_id=session_id), pb.GetSessionResponse)
+        return from_pb(SessionInfo, response.session)
 
     def inspect_session(self, session_id: str) -> pb.GetSessionResponse:
         """GetSession with the view: active summaries and the next request's budget."""
@@ -321,8 +331,8 @@ class Client:
         except grpc.RpcError as rpc_error:
             raise from_rpc_error(rpc_error) from None
 
-    def get_job(self, job_id: int) -> pb.Job:
-        return self._call("GetJob", pb.GetJobRequest(job_id=job_id), pb.Job)
+    def get_job(self, job_id: int) -> Job:
+        return from_pb(Job, self._call("GetJob", pb.GetJobRequest(job_id=job_id), pb.Job))
 
     # --- raw appends (the Session helpers call these) --------------------------------
 
@@ -436,10 +446,10 @@ class Session:
         self.id = session_id
         self.system_prompt = system_prompt
         self.tools = tools
-        self.info: Optional[pb.Session] = None
+        self.info: Optional[SessionInfo] = None
         self.last_build: Optional[pb.BuildMessagesResponse] = None
 
-    def get(self) -> pb.Session:
+    def get(self) -> SessionInfo:
         return self.client.get_session(self.id)
 
     def spawn(
@@ -614,9 +624,9 @@ class Session:
         dry_run: bool = False,
         wait: bool = False,
         wait_timeout_ms: int = 0,
-    ) -> pb.CompactResponse:
+    ) -> CompactResult:
         request = requests.compact(self.id, mode, target_tokens, dry_run, wait, wait_timeout_ms)
-        return self.client.compact(request)
+        return from_pb(CompactResult, self.client.compact(request))
 
     def revert_compaction(
         self,
@@ -640,10 +650,10 @@ class Session:
         last_seq: Optional[int] = None,
         summary_id: Optional[int] = None,
         max_tokens: int = 0,
-    ) -> pb.ExpandResponse:
+    ) -> ExpandResult:
         """Original messages, byte-exact: by seqs, a seq range, or a summary's span."""
         request = requests.expand(self.id, seqs, first_seq, last_seq, summary_id, max_tokens)
-        return self.client.expand(request)
+        return from_pb(ExpandResult, self.client.expand(request))
 
     def search(
         self,

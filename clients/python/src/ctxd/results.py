@@ -65,6 +65,127 @@ class LedgerEntryKind(enum.IntEnum):
     NOTE = _pb.LEDGER_ENTRY_KIND_NOTE
 
 
+class JobState(enum.IntEnum):
+    UNSPECIFIED = _pb.JOB_STATE_UNSPECIFIED
+    AVAILABLE = _pb.JOB_STATE_AVAILABLE
+    RUNNING = _pb.JOB_STATE_RUNNING
+    COMPLETED = _pb.JOB_STATE_COMPLETED
+    RETRYABLE = _pb.JOB_STATE_RETRYABLE
+    DISCARDED = _pb.JOB_STATE_DISCARDED
+    CANCELLED = _pb.JOB_STATE_CANCELLED
+
+
+@dataclasses.dataclass(frozen=True)
+class Usage:
+    """Tokens a provider reported, summed over the session's calls."""
+
+    input_tokens: int
+    output_tokens: int
+    cached_input_tokens: int
+
+
+@dataclasses.dataclass(frozen=True)
+class EstimatorStats:
+    """How ctxd's estimates tracked the provider's counts."""
+
+    samples: int
+    mean_abs_error_pct: float
+    max_abs_error_pct: float
+    last_error_pct: float
+    anchor_input_tokens: int
+
+
+@dataclasses.dataclass(frozen=True)
+class CompactionStats:
+    """What compaction has done to the session so far."""
+
+    cleared_messages: int
+    evicted_messages: int
+    builds: int
+    extending_builds: int
+    cache_stable_pct: float
+    summaries_written: int
+    summary_tokens: int
+    consecutive_failures: int
+    paused: bool
+    compaction_held: bool
+    resume_at_log_tokens: int
+
+
+@dataclasses.dataclass(frozen=True)
+class SessionInfo:
+    """A session's counters, settings and lineage. `policy` is the effective policy
+    (the message type CreateSession takes), `requested_policy` what the client asked."""
+
+    session_id: str
+    policy: Optional[_pb.Policy]
+    requested_policy: Optional[_pb.Policy]
+    estimator: Optional[EstimatorStats]
+    usage_total: Optional[Usage]
+    compaction: Optional[CompactionStats]
+    version: int
+    message_count: int
+    turn_count: int
+    log_tokens: int
+    view_tokens: int
+    metadata: dict[str, str]
+    created_at: Optional[datetime.datetime]
+    updated_at: Optional[datetime.datetime]
+    parent_session_id: str
+    parent_tool_call_id: str
+    depth: int
+    finished_at: Optional[datetime.datetime]
+    forked_from_session_id: str
+    forked_at_seq: int
+    raw: _pb.Session = dataclasses.field(repr=False, compare=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class ExpandResult:
+    """Original messages, byte-exact, in seq order; `next_seq` is where a capped answer
+    stopped (0 when everything asked for came back)."""
+
+    messages: tuple[_pb.Message, ...]
+    total_tokens: int
+    next_seq: int
+    raw: _pb.ExpandResponse = dataclasses.field(repr=False, compare=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class Job:
+    """A background job (a summarization) and where it stands."""
+
+    job_id: int
+    session_id: str
+    kind: str
+    state: JobState
+    attempts: int
+    max_attempts: int
+    run_at: Optional[datetime.datetime]
+    last_error: str
+    result_json: str
+    created_at: Optional[datetime.datetime]
+    finished_at: Optional[datetime.datetime]
+    raw: _pb.Job = dataclasses.field(repr=False, compare=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class CompactResult:
+    """What Compact did (or, with dry_run, would do); `job` when it started one."""
+
+    tokens_before: int
+    tokens_after: int
+    cleared_seqs: tuple[int, ...]
+    summarized_first_seq: int
+    summarized_last_seq: int
+    version: int
+    applied: bool
+    no_progress: bool
+    job_id: int
+    job: Optional[Job]
+    raw: _pb.CompactResponse = dataclasses.field(repr=False, compare=False)
+
+
 @dataclasses.dataclass(frozen=True)
 class BudgetBreakdown:
     """Where the next request's tokens go."""
@@ -150,13 +271,17 @@ def _value(hint: Any, message: PbMessage, name: str) -> Any:
     origin = typing.get_origin(hint)
     if origin is tuple:
         return tuple(raw)
+    if origin is dict:
+        return dict(raw)
     if origin is typing.Union:  # Optional[X]: a message field that may be unset
         inner = next(arg for arg in typing.get_args(hint) if arg is not type(None))
         if not message.HasField(name):
             return None
         if inner is datetime.datetime:
             return _time(raw)
-        return from_pb(inner, raw)
+        if isinstance(inner, type) and dataclasses.is_dataclass(inner):
+            return from_pb(inner, raw)
+        return raw  # a protocol message kept as it is (the policy)
     if isinstance(hint, type) and issubclass(hint, enum.IntEnum):
         return hint(raw) if raw in hint._value2member_map_ else raw
     return raw
