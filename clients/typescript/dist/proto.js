@@ -5,11 +5,13 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import protobuf from 'protobufjs';
 import { CTXD, ERROR_DETAILS } from './gen/descriptors.js';
+import { exactLongs } from './longs.js';
 // The options the generated types were made for (scripts/build.mjs): camelCase fields,
-// 64-bit integers as numbers, enums as their names, defaults filled in, oneof names set.
+// 64-bit integers as numbers (decoded as text, then made exact numbers by exactLongs),
+// enums as their names, defaults filled in, oneof names set.
 const LOAD_OPTIONS = {
     keepCase: false,
-    longs: Number,
+    longs: String,
     enums: String,
     defaults: true,
     oneofs: true,
@@ -17,8 +19,28 @@ const LOAD_OPTIONS = {
 let service;
 /** The generated client constructor for ctxd.v1.ContextService. */
 export function contextServiceClient() {
-    service ??= grpc.loadPackageDefinition(protoLoader.fromJSON(CTXD, LOAD_OPTIONS));
+    service ??= grpc.loadPackageDefinition(exactDefinition());
     return service.ctxd.v1.ContextService;
+}
+const SERVICE = 'ctxd.v1.ContextService';
+/** The service's definition whose answers carry exact 64-bit numbers (src/longs.ts). */
+export function exactDefinition() {
+    const definition = protoLoader.fromJSON(CTXD, LOAD_OPTIONS);
+    const methods = protobuf.Root.fromJSON(CTXD).lookupService(SERVICE);
+    methods.resolveAll();
+    const service = definition[SERVICE];
+    for (const [name, method] of Object.entries(service)) {
+        const type = methods.methods[name]?.resolvedResponseType;
+        if (!type)
+            throw new Error(`no response type for ${SERVICE}.${name}`);
+        const decode = method.responseDeserialize;
+        method.responseDeserialize = (bytes) => {
+            const message = decode(bytes);
+            exactLongs(message, type);
+            return message;
+        };
+    }
+    return definition;
 }
 let details;
 /** google.rpc.Status and the error details (BadRequest, ErrorInfo, ...). */

@@ -8,12 +8,14 @@ import protobuf from 'protobufjs';
 import type { ContextServiceClient } from './gen/ctxd/v1/ContextService.js';
 import type { ProtoGrpcType } from './gen/ctxd.js';
 import { CTXD, ERROR_DETAILS } from './gen/descriptors.js';
+import { exactLongs } from './longs.js';
 
 // The options the generated types were made for (scripts/build.mjs): camelCase fields,
-// 64-bit integers as numbers, enums as their names, defaults filled in, oneof names set.
+// 64-bit integers as numbers (decoded as text, then made exact numbers by exactLongs),
+// enums as their names, defaults filled in, oneof names set.
 const LOAD_OPTIONS: protoLoader.Options = {
   keepCase: false,
-  longs: Number,
+  longs: String,
   enums: String,
   defaults: true,
   oneofs: true,
@@ -27,10 +29,29 @@ export function contextServiceClient(): new (
   credentials: grpc.ChannelCredentials,
   options?: grpc.ChannelOptions,
 ) => ContextServiceClient {
-  service ??= grpc.loadPackageDefinition(
-    protoLoader.fromJSON(CTXD, LOAD_OPTIONS),
-  ) as unknown as ProtoGrpcType;
+  service ??= grpc.loadPackageDefinition(exactDefinition()) as unknown as ProtoGrpcType;
   return service.ctxd.v1.ContextService;
+}
+
+const SERVICE = 'ctxd.v1.ContextService';
+
+/** The service's definition whose answers carry exact 64-bit numbers (src/longs.ts). */
+export function exactDefinition(): protoLoader.PackageDefinition {
+  const definition = protoLoader.fromJSON(CTXD, LOAD_OPTIONS);
+  const methods = protobuf.Root.fromJSON(CTXD).lookupService(SERVICE);
+  methods.resolveAll();
+  const service = definition[SERVICE] as protoLoader.ServiceDefinition;
+  for (const [name, method] of Object.entries(service)) {
+    const type = methods.methods[name]?.resolvedResponseType;
+    if (!type) throw new Error(`no response type for ${SERVICE}.${name}`);
+    const decode = method.responseDeserialize;
+    method.responseDeserialize = (bytes: Buffer) => {
+      const message = decode(bytes) as Record<string, unknown>;
+      exactLongs(message, type);
+      return message;
+    };
+  }
+  return definition;
 }
 
 let details: protobuf.Root | undefined;
