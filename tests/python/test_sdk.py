@@ -480,6 +480,13 @@ class Typed(unittest.TestCase):
             compacted = session.compact(dry_run=True)
             self.assertIsInstance(compacted, ctxd.CompactResult)
             self.assertFalse(compacted.applied)
+            page = client.list_sessions(metadata={}, page_size=1)
+            self.assertIsInstance(page, ctxd.SessionsPage)
+            self.assertIsInstance(page.sessions[0], ctxd.SessionInfo)
+            imported = client.import_session(client.export_session(session.id), session_id=session.id + "-copy")
+            self.assertIsInstance(imported, ctxd.ImportResult)
+            assert imported.session is not None
+            self.assertEqual((imported.messages, imported.session.message_count), (2, 2))
 
         async def scenario():
             async with ctxd.AsyncClient(server().addr) as client:

@@ -18,9 +18,13 @@ from .results import (
     BudgetReport,
     CompactResult,
     ExpandResult,
+    FinishResult,
+    ImportResult,
     Job,
+    RevertResult,
     SearchHit,
     SessionInfo,
+    SessionsPage,
     from_pb,
 )
 from .convert import Format, MessageLike, ToolsLike
@@ -231,7 +235,7 @@ class AsyncClient:
         created_before: Optional[datetime.datetime] = None,
         updated_after: Optional[datetime.datetime] = None,
         updated_before: Optional[datetime.datetime] = None,
-    ) -> pb.ListSessionsResponse:
+    ) -> SessionsPage:
         """One page of the tenant's sessions, most recently active first (ListSessions),
         filtered by metadata, parent, fork source, finished, and created or updated
         times; pass its `next_page_token` as `page_token`, with the same filters, for
@@ -240,7 +244,7 @@ class AsyncClient:
             page_size, page_token, metadata, parent_session_id, forked_from_session_id, finished,
             created_after, created_before, updated_after, updated_before,
         )
-        return await self._call("ListSessions", request, pb.ListSessionsResponse)
+        return from_pb(SessionsPage, await self._call("ListSessions", request, pb.ListSessionsResponse))
 
     async def sessions(
         self,
@@ -254,7 +258,7 @@ class AsyncClient:
         created_before: Optional[datetime.datetime] = None,
         updated_after: Optional[datetime.datetime] = None,
         updated_before: Optional[datetime.datetime] = None,
-    ) -> AsyncIterator[pb.Session]:
+    ) -> AsyncIterator[SessionInfo]:
         """Every session of a listing (see list_sessions), page after page."""
         request = requests.list_sessions(
             page_size, "", metadata, parent_session_id, forked_from_session_id, finished,
@@ -263,7 +267,7 @@ class AsyncClient:
         while True:
             page = await self._call("ListSessions", request, pb.ListSessionsResponse)
             for session in page.sessions:
-                yield session
+                yield from_pb(SessionInfo, session)
             if not page.next_page_token:
                 return
             request.page_token = page.next_page_token
@@ -276,14 +280,15 @@ class AsyncClient:
 
     async def finish_session(
         self, session_id: str, final_answer: str = "", *, append_to_parent: Optional[bool] = None
-    ) -> pb.FinishSessionResponse:
+    ) -> FinishResult:
         """Ends a session (it takes no more appends); with `append_to_parent` (by default:
         when there is a `final_answer`) the answer becomes the result of the parent's tool
         call that spawned it, in the same transaction (`parent_append` says where). Not
         retried: a retry after a lost answer would find the session finished
         (FailedPrecondition); get_session's `finished_at` says whether it was."""
         request = requests.finish_session(session_id, final_answer, append_to_parent)
-        return await self._call("FinishSession", request, pb.FinishSessionResponse, retry=False)
+        response = await self._call("FinishSession", request, pb.FinishSessionResponse, retry=False)
+        return from_pb(FinishResult, response)
 
     async def update_ledger(
         self,
@@ -316,7 +321,7 @@ class AsyncClient:
 
         return await self._retrying(attempt)
 
-    async def import_session(self, file: bytes, session_id: str = "") -> pb.ImportSessionResponse:
+    async def import_session(self, file: bytes, session_id: str = "") -> ImportResult:
         """Creates a session from an exported file, as `session_id` (default: the file's
         id); it expands and builds as the original. A damaged or changed file raises
         InvalidArgument naming the record, and nothing is written. Not retried: a retry
@@ -328,7 +333,7 @@ class AsyncClient:
                 timeout=self.timeout_s,
                 metadata=requests.with_trace(self._metadata),
             )
-            return response
+            return from_pb(ImportResult, response)
         except grpc.RpcError as rpc_error:
             raise from_rpc_error(rpc_error) from None
 
@@ -478,7 +483,7 @@ class AsyncSession:
 
     async def finish(
         self, final_answer: str = "", *, append_to_parent: Optional[bool] = None
-    ) -> pb.FinishSessionResponse:
+    ) -> FinishResult:
         """Ends this session; a `final_answer` becomes the parent's tool result (see
         AsyncClient.finish_session)."""
         return await self.client.finish_session(self.id, final_answer, append_to_parent=append_to_parent)
@@ -636,12 +641,12 @@ class AsyncSession:
         summary_id: Optional[int] = None,
         dry_run: bool = False,
         expected_version: Optional[int] = None,
-    ) -> pb.RevertCompactionResponse:
+    ) -> RevertResult:
         """Undoes a compaction, named by its event's cursor (a TOOL_RESULTS_CLEARED or
         COMPACTION_COMPLETED event) or a summary it wrote, and every later one: the view
         as it was before it. With dry_run, what would be restored; nothing changes."""
         request = requests.revert_compaction(self.id, event_cursor, summary_id, dry_run, expected_version)
-        return await self.client.revert_compaction(request)
+        return from_pb(RevertResult, await self.client.revert_compaction(request))
 
     async def expand(
         self,

@@ -17,9 +17,13 @@ from .results import (
     BudgetReport,
     CompactResult,
     ExpandResult,
+    FinishResult,
+    ImportResult,
     Job,
+    RevertResult,
     SearchHit,
     SessionInfo,
+    SessionsPage,
     from_pb,
 )
 from .convert import Format, MessageLike, ToolsLike
@@ -230,7 +234,7 @@ class Client:
         created_before: Optional[datetime.datetime] = None,
         updated_after: Optional[datetime.datetime] = None,
         updated_before: Optional[datetime.datetime] = None,
-    ) -> pb.ListSessionsResponse:
+    ) -> SessionsPage:
         """One page of the tenant's sessions, most recently active first (ListSessions),
         filtered by metadata, parent, fork source, finished, and created or updated
         times; pass its `next_page_token` as `page_token`, with the same filters, for
@@ -239,7 +243,7 @@ class Client:
             page_size, page_token, metadata, parent_session_id, forked_from_session_id, finished,
             created_after, created_before, updated_after, updated_before,
         )
-        return self._call("ListSessions", request, pb.ListSessionsResponse)
+        return from_pb(SessionsPage, self._call("ListSessions", request, pb.ListSessionsResponse))
 
     def sessions(
         self,
@@ -253,7 +257,7 @@ class Client:
         created_before: Optional[datetime.datetime] = None,
         updated_after: Optional[datetime.datetime] = None,
         updated_before: Optional[datetime.datetime] = None,
-    ) -> Iterator[pb.Session]:
+    ) -> Iterator[SessionInfo]:
         """Every session of a listing (see list_sessions), page after page."""
         request = requests.list_sessions(
             page_size, "", metadata, parent_session_id, forked_from_session_id, finished,
@@ -262,7 +266,7 @@ class Client:
         while True:
             page = self._call("ListSessions", request, pb.ListSessionsResponse)
             for session in page.sessions:
-                yield session
+                yield from_pb(SessionInfo, session)
             if not page.next_page_token:
                 return
             request.page_token = page.next_page_token
@@ -275,14 +279,15 @@ class Client:
 
     def finish_session(
         self, session_id: str, final_answer: str = "", *, append_to_parent: Optional[bool] = None
-    ) -> pb.FinishSessionResponse:
+    ) -> FinishResult:
         """Ends a session (it takes no more appends); with `append_to_parent` (by default:
         when there is a `final_answer`) the answer becomes the result of the parent's tool
         call that spawned it, in the same transaction (`parent_append` says where). Not
         retried: a retry after a lost answer would find the session finished
         (FailedPrecondition); get_session's `finished_at` says whether it was."""
         request = requests.finish_session(session_id, final_answer, append_to_parent)
-        return self._call("FinishSession", request, pb.FinishSessionResponse, retry=False)
+        response = self._call("FinishSession", request, pb.FinishSessionResponse, retry=False)
+        return from_pb(FinishResult, response)
 
     def update_ledger(
         self,
@@ -315,7 +320,7 @@ class Client:
 
         return self._retrying(attempt)
 
-    def import_session(self, file: bytes, session_id: str = "") -> pb.ImportSessionResponse:
+    def import_session(self, file: bytes, session_id: str = "") -> ImportResult:
         """Creates a session from an exported file, as `session_id` (default: the file's
         id); it expands and builds as the original. A damaged or changed file raises
         InvalidArgument naming the record, and nothing is written. Not retried: a retry
@@ -327,7 +332,7 @@ class Client:
                 timeout=self.timeout_s,
                 metadata=requests.with_trace(self._metadata),
             )
-            return response
+            return from_pb(ImportResult, response)
         except grpc.RpcError as rpc_error:
             raise from_rpc_error(rpc_error) from None
 
@@ -477,7 +482,7 @@ class Session:
 
     def finish(
         self, final_answer: str = "", *, append_to_parent: Optional[bool] = None
-    ) -> pb.FinishSessionResponse:
+    ) -> FinishResult:
         """Ends this session; a `final_answer` becomes the parent's tool result (see
         Client.finish_session)."""
         return self.client.finish_session(self.id, final_answer, append_to_parent=append_to_parent)
@@ -635,12 +640,12 @@ class Session:
         summary_id: Optional[int] = None,
         dry_run: bool = False,
         expected_version: Optional[int] = None,
-    ) -> pb.RevertCompactionResponse:
+    ) -> RevertResult:
         """Undoes a compaction, named by its event's cursor (a TOOL_RESULTS_CLEARED or
         COMPACTION_COMPLETED event) or a summary it wrote, and every later one: the view
         as it was before it. With dry_run, what would be restored; nothing changes."""
         request = requests.revert_compaction(self.id, event_cursor, summary_id, dry_run, expected_version)
-        return self.client.revert_compaction(request)
+        return from_pb(RevertResult, self.client.revert_compaction(request))
 
     def expand(
         self,

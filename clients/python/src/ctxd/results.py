@@ -112,6 +112,76 @@ class CompactionStats:
     resume_at_log_tokens: int
 
 
+class EventKind(enum.IntEnum):
+    UNSPECIFIED = _pb.EVENT_KIND_UNSPECIFIED
+    COMPACTION_STARTED = _pb.EVENT_KIND_COMPACTION_STARTED
+    COMPACTION_COMPLETED = _pb.EVENT_KIND_COMPACTION_COMPLETED
+    COMPACTION_FAILED = _pb.EVENT_KIND_COMPACTION_FAILED
+    TOOL_RESULTS_CLEARED = _pb.EVENT_KIND_TOOL_RESULTS_CLEARED
+    OUTPUT_EVICTED = _pb.EVENT_KIND_OUTPUT_EVICTED
+    BUDGET_THRESHOLD_CROSSED = _pb.EVENT_KIND_BUDGET_THRESHOLD_CROSSED
+    SESSION_DELETED = _pb.EVENT_KIND_SESSION_DELETED
+    COMPACTION_REVERTED = _pb.EVENT_KIND_COMPACTION_REVERTED
+    SESSION_FINISHED = _pb.EVENT_KIND_SESSION_FINISHED
+    SESSION_FORKED = _pb.EVENT_KIND_SESSION_FORKED
+
+
+class CompactionKind(enum.IntEnum):
+    UNSPECIFIED = _pb.COMPACTION_KIND_UNSPECIFIED
+    SUMMARIZE = _pb.COMPACTION_KIND_SUMMARIZE
+    FALLBACK = _pb.COMPACTION_KIND_FALLBACK
+    EMERGENCY = _pb.COMPACTION_KIND_EMERGENCY
+
+
+@dataclasses.dataclass(frozen=True)
+class Summary:
+    """A summary: its span of raw messages, its text, and what its check found lost."""
+
+    summary_id: int
+    depth: int
+    first_seq: int
+    last_seq: int
+    content: str
+    token_count: int
+    source_tokens: int
+    facts: int
+    facts_lost: int
+    paths: int
+    paths_lost: int
+    commands: int
+    commands_lost: int
+    raw: _pb.Summary = dataclasses.field(repr=False, compare=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class RevertedCompaction:
+    """One compaction a revert undid, by its event."""
+
+    event_cursor: str
+    kind: EventKind
+    compaction: CompactionKind
+    seqs: tuple[int, ...]
+    summary_ids: tuple[int, ...]
+    first_seq: int
+    last_seq: int
+
+
+@dataclasses.dataclass(frozen=True)
+class RevertResult:
+    """What RevertCompaction did (or, with dry_run, would do)."""
+
+    reverted: tuple[RevertedCompaction, ...]
+    restored_seqs: tuple[int, ...]
+    view_first_seq: int
+    summaries: tuple[Summary, ...]
+    tokens_before: int
+    tokens_after: int
+    version: int
+    applied: bool
+    resume_at_log_tokens: int
+    raw: _pb.RevertCompactionResponse = dataclasses.field(repr=False, compare=False)
+
+
 @dataclasses.dataclass(frozen=True)
 class SessionInfo:
     """A session's counters, settings and lineage. `policy` is the effective policy
@@ -270,6 +340,9 @@ def _value(hint: Any, message: PbMessage, name: str) -> Any:
     raw = getattr(message, name)
     origin = typing.get_origin(hint)
     if origin is tuple:
+        (item, _) = typing.get_args(hint)
+        if isinstance(item, type) and dataclasses.is_dataclass(item):
+            return tuple(from_pb(item, value) for value in raw)
         return tuple(raw)
     if origin is dict:
         return dict(raw)
@@ -289,3 +362,35 @@ def _value(hint: Any, message: PbMessage, name: str) -> Any:
 
 def _time(stamp: Timestamp) -> datetime.datetime:
     return stamp.ToDatetime(tzinfo=datetime.timezone.utc)
+
+
+@dataclasses.dataclass(frozen=True)
+class SessionsPage:
+    """One page of ListSessions; `next_page_token` is empty on the last."""
+
+    sessions: tuple[SessionInfo, ...]
+    next_page_token: str
+    raw: _pb.ListSessionsResponse = dataclasses.field(repr=False, compare=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class ImportResult:
+    """The session an import made, and how many of each record it wrote."""
+
+    session: Optional[SessionInfo]
+    messages: int
+    summaries: int
+    ledger_entries: int
+    raw: _pb.ImportSessionResponse = dataclasses.field(repr=False, compare=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class FinishResult:
+    """A finished subagent session: its version, its parent, and the parent's append
+    of its answer (when it was appended)."""
+
+    version: int
+    parent_session_id: str
+    parent_tool_call_id: str
+    parent_append: Optional[AppendResult]
+    raw: _pb.FinishSessionResponse = dataclasses.field(repr=False, compare=False)
