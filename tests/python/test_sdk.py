@@ -234,7 +234,9 @@ class Helpers(unittest.TestCase):
         events = Puller(session.events())
         evicted = [tool_step(session, f"call_{i}") for i in range(4)]
         session.append(ctxd.assistant("done"))
-        self.assertEqual([e.output_evicted.seq for e in events.take(4)], evicted)
+        taken = events.take(4)
+        self.assertTrue(all(isinstance(e, ctxd.Event) and e.compaction_completed is None for e in taken))
+        self.assertEqual([e.output_evicted.seq for e in taken], evicted)
         done = session.compact(pb.COMPACT_MODE_CLEAR_TOOL_RESULTS, target_tokens=1)
         self.assertTrue(done.applied, done)
         self.assertTrue(done.cleared_seqs and set(done.cleared_seqs) <= set(evicted), done)

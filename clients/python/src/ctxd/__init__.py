@@ -33,6 +33,7 @@ from .errors import (
     Unauthenticated,
     Unavailable,
 )
+from .events import Event
 from .requests import Tls
 from .results import (
     AppendResult,
@@ -84,6 +85,7 @@ UnauthenticatedError = Unauthenticated
 UnavailableError = Unavailable
 
 __all__ = [
+    "Event",
     "CompactionKind",
     "EventKind",
     "FinishResult",

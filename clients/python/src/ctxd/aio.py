@@ -29,6 +29,7 @@ from .results import (
 )
 from .convert import Format, MessageLike, ToolsLike
 from .errors import AlreadyExists, CtxdError, from_rpc_error
+from .events import Event
 from .requests import TlsLike
 from .retry import CHANNEL_OPTIONS, EVENTS_RETRY, RetryPolicy, idempotency_key, stream_reset
 from .v1 import ctxd_pb2 as pb
@@ -399,7 +400,7 @@ class AsyncClient:
         heartbeat_interval_ms: int = 0,
         retry: RetryPolicy = EVENTS_RETRY,
         tree_root_session_id: str = "",
-    ) -> AsyncIterator[pb.Event]:
+    ) -> AsyncIterator[Event]:
         """The events of one session, one tree (tree_root_session_id: that session and its
         descendants, with a tenant stream's cursors) or the tenant's, in order, resuming
         after the last one received whenever the stream breaks (UNAVAILABLE: a server
@@ -422,7 +423,7 @@ class AsyncClient:
                         cursor = item.heartbeat.cursor or cursor
                         continue
                     cursor = item.event.cursor
-                    yield item.event
+                    yield from_pb(Event, item.event)
                     if session_id and item.event.kind == pb.EVENT_KIND_SESSION_DELETED:
                         return
                 # Ended without an error (a proxy closing it, say): resume like after one.
@@ -683,7 +684,7 @@ class AsyncSession:
         from_now: bool = False,
         heartbeat_interval_ms: int = 0,
         retry: RetryPolicy = EVENTS_RETRY,
-    ) -> AsyncIterator[pb.Event]:
+    ) -> AsyncIterator[Event]:
         async for event in self.client.events(
             self.id,
             kinds=kinds,
