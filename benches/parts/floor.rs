@@ -198,6 +198,13 @@ impl ContextService for Floor {
         no_work()
     }
 
+    async fn answer_recall(
+        &self,
+        _: Request<pb::AnswerRecallRequest>,
+    ) -> Result<Response<pb::AppendTurnResponse>, Status> {
+        no_work()
+    }
+
     async fn update_ledger(
         &self,
         _: Request<pb::UpdateLedgerRequest>,

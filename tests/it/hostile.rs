@@ -119,33 +119,37 @@ fn policy() -> BoxedStrategy<Option<pb::Policy>> {
     let numbers = prop::collection::vec(prop::option::of(number()), 14);
     let ratios = prop::collection::vec(prop::option::of(ratio()), 6);
     let enums = prop::collection::vec(prop::option::of(enum_value()), 2);
-    prop::option::of((numbers, ratios, enums, prop::option::of(text())).prop_map(
-        |(n, r, e, summarizer_profile)| pb::Policy {
-            context_window_tokens: n[0],
-            max_output_tokens: n[1],
-            fresh_tail_messages: n[2],
-            fresh_tail_tokens: n[3],
-            tool_output_protect_tokens: n[4],
-            clear_min_savings_tokens: n[5],
-            eviction_threshold_tokens: n[6],
-            leaf_chunk_messages: n[7],
-            leaf_chunk_tokens: n[8],
-            leaf_target_tokens: n[9],
-            condense_fanin: n[10],
-            condensed_target_tokens: n[11],
-            media_item_tokens: n[12],
-            compaction_failure_limit: n[13],
-            heuristic_chars_per_token: r[0],
-            clear_threshold: r[1],
-            summarize_threshold: r[2],
-            hard_limit: r[3],
-            clear_target: r[4],
-            ledger_fraction: r[5],
-            tokenizer: e[0],
-            summary_placement: e[1],
-            summarizer_profile,
-        },
-    ))
+    let flags = prop::option::of(any::<bool>());
+    prop::option::of(
+        (numbers, ratios, enums, prop::option::of(text()), flags).prop_map(
+            |(n, r, e, summarizer_profile, recall_tools)| pb::Policy {
+                context_window_tokens: n[0],
+                max_output_tokens: n[1],
+                fresh_tail_messages: n[2],
+                fresh_tail_tokens: n[3],
+                tool_output_protect_tokens: n[4],
+                clear_min_savings_tokens: n[5],
+                eviction_threshold_tokens: n[6],
+                leaf_chunk_messages: n[7],
+                leaf_chunk_tokens: n[8],
+                leaf_target_tokens: n[9],
+                condense_fanin: n[10],
+                condensed_target_tokens: n[11],
+                media_item_tokens: n[12],
+                compaction_failure_limit: n[13],
+                heuristic_chars_per_token: r[0],
+                clear_threshold: r[1],
+                summarize_threshold: r[2],
+                hard_limit: r[3],
+                clear_target: r[4],
+                ledger_fraction: r[5],
+                tokenizer: e[0],
+                summary_placement: e[1],
+                summarizer_profile,
+                recall_tools,
+            },
+        ),
+    )
     .boxed()
 }
 

@@ -38,6 +38,7 @@ mod proxy;
 mod quotas;
 mod read_only;
 mod readiness;
+mod recall;
 mod recorded;
 mod replicas;
 mod retention;

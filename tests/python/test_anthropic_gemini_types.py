@@ -229,6 +229,20 @@ class AnthropicGemini(base.Rpc):
                 fields += [violation.field for violation in bad.field_violations]
         self.assertEqual(fields, ["items_json: $[0].parts[0].functionResponse.id"])
 
+    def test_recall_tools_are_valid_in_both_formats(self):
+        """With recall_tools, ctxd's two tools follow the client's in the Anthropic and
+        Gemini bodies, as the SDKs read them."""
+        session_id, _ = self.create("recall", recall_tools=True)
+        call("AppendTurn", pb.AppendTurnRequest(session_id=session_id, messages=[user("What failed?")]))
+        for output_format, check, names in (
+            (pb.OUTPUT_FORMAT_ANTHROPIC_MESSAGES, check_anthropic, lambda body: [t["name"] for t in body["tools"]]),
+            (pb.OUTPUT_FORMAT_GEMINI, check_gemini,
+             lambda body: [d["name"] for t in body["tools"] for d in t["functionDeclarations"]]),
+        ):
+            _, body = self.build(session_id, output_format)
+            check(body)
+            self.assertEqual(names(body)[-2:], ["ctxd_recall_search", "ctxd_recall_expand"])
+
     def test_compacted_sessions_stay_valid_in_both_formats(self):
         window, reserve = 2000, 500
         session_id, _ = self.create("native-small", context_window_tokens=window, max_output_tokens=reserve)

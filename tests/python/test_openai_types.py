@@ -37,7 +37,7 @@ from openai.types.responses.response_create_params import ResponseCreateParamsNo
 from pydantic import TypeAdapter, ValidationError  # noqa: E402
 
 import test_client as server  # noqa: E402
-from test_client import SYSTEM_PROMPT, TOOLS, call, new_session_id, pb, tool_call, tool_result, user  # noqa: E402
+from test_client import SYSTEM_PROMPT, TOOLS, assistant, call, new_session_id, pb, tool_call, tool_result, user  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 NATIVE = os.path.join(ROOT, "tests", "data", "native")
@@ -288,6 +288,24 @@ class OpenAiTypes(unittest.TestCase):
                 called.add(item["call_id"])
             if item["type"] == "function_call_output":
                 self.assertIn(item["call_id"], called, "every output follows its call")
+
+    def test_recall_tools_build_sdk_valid_bodies(self):
+        """With recall_tools, ctxd's two tools follow the client's, valid in both formats,
+        and so is a recall answer in the history."""
+        session_id = self.create("recall", recall_tools=True)
+        self.append(session_id, user("What failed?"), assistant(calls=[tool_call("r1", "pytest")]),
+                    tool_result("r1", "1 failed: test_slug"))
+        # The model calls ctxd's search tool; ctxd answers it.
+        self.append(session_id, pb.Message(role=pb.ROLE_ASSISTANT, tool_calls=[pb.ToolCall(
+            id="r2", name="ctxd_recall_search", arguments_json='{"query": "failed"}')]))
+        call("AnswerRecall", pb.AnswerRecallRequest(session_id=session_id, tool_call_id="r2"))
+        built = self.bodies(session_id)
+        chat, _ = built[pb.OUTPUT_FORMAT_OPENAI_CHAT]
+        responses, _ = built[pb.OUTPUT_FORMAT_OPENAI_RESPONSES]
+        self.assertEqual([t["function"]["name"] for t in chat["tools"]][-2:],
+                         ["ctxd_recall_search", "ctxd_recall_expand"])
+        self.assertEqual([t["name"] for t in responses["tools"]][-2:],
+                         ["ctxd_recall_search", "ctxd_recall_expand"])
 
     def test_the_checks_refuse_broken_bodies(self):
         session_id = self.create("openai-broken", context_window_tokens=200_000, max_output_tokens=8_000)

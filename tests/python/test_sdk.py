@@ -14,6 +14,7 @@ import datetime
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import threading
@@ -500,6 +501,69 @@ class Typed(unittest.TestCase):
         appended, report = asyncio.run(scenario())
         self.assertEqual((type(appended), appended.seqs), (ctxd.AppendResult, (1,)))
         self.assertIsInstance(report.status, ctxd.BudgetStatus)
+
+
+class Recall(unittest.TestCase):
+    """A scripted model gets back what compaction took from its request: with the
+    policy's recall_tools, the body offers ctxd's recall tools; the model searches for a
+    line its evicted tool result held, reads that result back (going on where each
+    answer stops), and acts on the recovered line. ctxd answers every recall call."""
+
+    OUTPUT = (
+        "".join(f"tests/test_models.py::test_case_{n:03} PASSED\n" for n in range(200))
+        + "tests/test_views.py::test_unicode_slug FAILED - AssertionError: zebrafish-slug\n"
+        + "".join(f"tests/test_models.py::test_case_{n:03} PASSED\n" for n in range(200, 400))
+    )
+    BASH = [{"name": "bash", "description": "Run a command", "parameters": {
+        "type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}}]
+
+    def test_a_scripted_model_recovers_an_evicted_result(self):
+        policy = {"context_window_tokens": 16000, "max_output_tokens": 2000,
+                  "eviction_threshold_tokens": 300, "recall_tools": True}
+        with ctxd.Client(server().addr) as client:
+            session = client.create_session(policy=policy, tools=self.BASH)
+            session.append(ctxd.user("Why does the slug test fail?"),
+                           ctxd.assistant(tool_calls=[ctxd.tool_call("t1", "bash", {"command": "pytest"})]))
+            evicted = session.append(ctxd.tool_result("t1", self.OUTPUT))
+            self.assertEqual(evicted.evicted_seqs, evicted.seqs)
+            body = session.build(ctxd.Format.OPENAI_CHAT)
+            self.assertEqual([t["function"]["name"] for t in body["tools"]], ["bash", *ctxd.RECALL_TOOLS])
+            self.assertNotIn("zebrafish", json.dumps(body["messages"]), "the preview does not hold it")
+
+            def model_calls(call_id, tool, arguments):
+                """The model's turn: one call; ctxd answers it when it is a recall call;
+                returns what the next request shows as its result."""
+                call = ctxd.tool_call(call_id, tool, arguments)
+                session.append(ctxd.assistant(tool_calls=[call]))
+                self.assertTrue(ctxd.is_recall_tool(tool))
+                session.answer_recall(call_id)
+                messages = session.build(ctxd.Format.OPENAI_CHAT)["messages"]
+                self.assertEqual(messages[-1]["tool_call_id"], call_id)
+                return messages[-1]["content"]
+
+            found = model_calls("c1", "ctxd_recall_search", {"query": "FAILED AssertionError"})
+            seq = int(re.search(r"- seq (\d+) \(tool result, not shown above\)", found).group(1))
+            self.assertEqual(seq, evicted.seqs[0])
+            def text_of(answer):
+                """An answer's text: without its head line and its closing note."""
+                text = answer.split("]\n", 1)[1]
+                return re.sub(r"…?\n\[stopped at max_tokens[^\]]*\]$", "", text)
+
+            read = model_calls("c2", "ctxd_recall_expand", {"seqs": [seq]})
+            recovered, turns = text_of(read), 2
+            while "zebrafish-slug" not in recovered:
+                offset = int(re.search(r"and offset (\d+)\]$", read).group(1))
+                read = model_calls(f"c{turns + 1}", "ctxd_recall_expand",
+                                   {"first_seq": seq, "last_seq": seq, "offset": offset})
+                recovered += text_of(read)
+                turns += 1
+                self.assertLess(turns, 20)
+            self.assertTrue(self.OUTPUT.startswith(recovered.rstrip("\n")), "read back exactly, in order")
+            line = re.search(r"^.*zebrafish.*$", recovered, re.M).group(0)
+            session.append(ctxd.assistant(f"Found it: {line}"))
+            final = session.build(ctxd.Format.OPENAI_CHAT)
+            self.assertIn("AssertionError: zebrafish-slug", final["messages"][-1]["content"])
+            NOTES.append(f"recall: search, then {turns - 1} expands to the line the evicted result held")
 
 
 class Transfer(unittest.TestCase):

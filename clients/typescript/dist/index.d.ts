@@ -9,7 +9,7 @@ export type { LedgerNote, LedgerTodo, LedgerUpdate, UpdateLedgerResponse } from 
 export type { SearchHit, SearchOptions } from './search.js';
 export type { ListSessionsOptions } from './listing.js';
 export { Session, type AppendOptions, type AppendResponseOptions, type AppendTurnOptions, type BuildOptions, type Built, type CheckOptions, type CompactModeName, type CompactOptions, type ExpandTarget, type NativeOptions, type RevertOptions, type RevertTarget, type SpawnOptions, } from './session.js';
-export { ToolResult, type Format, type JsonFormat, type MessageInput, type RoleName, type ToolInput, type ToolsInput } from './types.js';
+export { RECALL_TOOLS, ToolResult, isRecallTool, type Format, type JsonFormat, type MessageInput, type RoleName, type ToolInput, type ToolsInput } from './types.js';
 export type { AppendTurnResponse__Output as AppendResult } from './gen/ctxd/v1/AppendTurnResponse.js';
 export type { BudgetReport__Output as BudgetReport } from './gen/ctxd/v1/BudgetReport.js';
 export type { ChildSession__Output as ChildSession } from './gen/ctxd/v1/ChildSession.js';

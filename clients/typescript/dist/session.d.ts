@@ -119,6 +119,13 @@ export declare class Session {
     appendToolResults(results: readonly unknown[], options: NativeOptions): Promise<AppendTurnResponse__Output>;
     private native;
     /** Would this request fit? Read-only. */
+    /**
+     * Answers the model's call to one of ctxd's recall tools (offered when the session's
+     * policy has recallTools): ctxd runs it and appends the answer as the call's tool
+     * result, so the next build carries it. Retry-safe. Use it for each call
+     * `isRecallTool` names, instead of running a tool.
+     */
+    answerRecall(toolCallId: string): Promise<AppendTurnResponse__Output>;
     check(options?: CheckOptions): Promise<BudgetReport__Output>;
     /** Shrinks the model's view now (or says what it would do, with dryRun). */
     compact(options?: CompactOptions): Promise<CompactResponse__Output>;

@@ -99,6 +99,15 @@ export class Session {
         });
     }
     /** Would this request fit? Read-only. */
+    /**
+     * Answers the model's call to one of ctxd's recall tools (offered when the session's
+     * policy has recallTools): ctxd runs it and appends the answer as the call's tool
+     * result, so the next build carries it. Retry-safe. Use it for each call
+     * `isRecallTool` names, instead of running a tool.
+     */
+    async answerRecall(toolCallId) {
+        return this.client.call('AnswerRecall', { sessionId: this.id, toolCallId });
+    }
     async check(options = {}) {
         const response = await this.client.call('CheckBudget', {
             sessionId: this.id,

@@ -44,3 +44,8 @@ export declare class ToolResult {
  * Anthropic's and Gemini's results of one step).
  */
 export declare function nativeItems(items: readonly unknown[], format: JsonFormat): unknown[];
+/** ctxd's recall tools: a session whose policy has recallTools gets them in every build. */
+export declare const RECALL_TOOLS: readonly ['ctxd_recall_search', 'ctxd_recall_expand'];
+/** Whether a tool call is to one of ctxd's recall tools: answer it with
+ * `session.answerRecall(callId)` instead of running it. */
+export declare function isRecallTool(name: string): boolean;

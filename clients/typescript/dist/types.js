@@ -117,3 +117,10 @@ function toolResultItems(results, format) {
             throw new TypeError(`format must be a provider format, not ${JSON.stringify(format)}`);
     }
 }
+/** ctxd's recall tools: a session whose policy has recallTools gets them in every build. */
+export const RECALL_TOOLS = ['ctxd_recall_search', 'ctxd_recall_expand'];
+/** Whether a tool call is to one of ctxd's recall tools: answer it with
+ * `session.answerRecall(callId)` instead of running it. */
+export function isRecallTool(name) {
+    return RECALL_TOOLS.includes(name);
+}

@@ -56,7 +56,7 @@ export {
   type RevertTarget,
   type SpawnOptions,
 } from './session.js';
-export { ToolResult, type Format, type JsonFormat, type MessageInput, type RoleName, type ToolInput, type ToolsInput } from './types.js';
+export { RECALL_TOOLS, ToolResult, isRecallTool, type Format, type JsonFormat, type MessageInput, type RoleName, type ToolInput, type ToolsInput } from './types.js';
 export type { AppendTurnResponse__Output as AppendResult } from './gen/ctxd/v1/AppendTurnResponse.js';
 export type { BudgetReport__Output as BudgetReport } from './gen/ctxd/v1/BudgetReport.js';
 export type { ChildSession__Output as ChildSession } from './gen/ctxd/v1/ChildSession.js';

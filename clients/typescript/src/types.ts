@@ -148,3 +148,12 @@ function toolResultItems(results: ToolResult[], format: JsonFormat): unknown[] {
       throw new TypeError(`format must be a provider format, not ${JSON.stringify(format)}`);
   }
 }
+
+/** ctxd's recall tools: a session whose policy has recallTools gets them in every build. */
+export const RECALL_TOOLS = ['ctxd_recall_search', 'ctxd_recall_expand'] as const;
+
+/** Whether a tool call is to one of ctxd's recall tools: answer it with
+ * `session.answerRecall(callId)` instead of running it. */
+export function isRecallTool(name: string): boolean {
+  return (RECALL_TOOLS as readonly string[]).includes(name);
+}

@@ -29,6 +29,16 @@ pub fn clear_min_savings(policy: &Policy) -> i64 {
     policy.effective().clear_min_savings_tokens
 }
 
+/// Whether a new message enters the view as its preview: a tool result over the
+/// eviction size, unless pinned or a recall answer (sized by its own cap, and asked for
+/// to be read whole).
+pub fn evicts_on_append(policy: &Policy, message: &Message, tokens: i64) -> bool {
+    message.role == Role::Tool
+        && !message.pinned
+        && !message.metadata.contains_key(crate::recall::ANSWER)
+        && tokens > eviction_threshold(policy)
+}
+
 /// The text a tool result's view is made from: its content and text parts.
 pub fn text_of(message: &Message) -> String {
     let mut text = message.content.clone();
@@ -274,6 +284,9 @@ pub struct ViewItem {
     pub view_tokens: i64,
     /// Tokens it would cost as a placeholder.
     pub cleared_tokens: i64,
+    /// A recall answer (metadata `ctxd.recall`): made again from the log at will, so
+    /// cleared before any other result.
+    pub recall: bool,
 }
 
 /// Which tool results to clear, oldest first.
@@ -285,9 +298,10 @@ pub struct ClearPlan {
 }
 
 /// Plans clearing: tool results older than the newest `protect_tokens` of tool output
-/// (the newest result is always kept), not pinned and not cleared yet, oldest first,
-/// until `to_shed` tokens are saved or none are left. A plan that saves less than
-/// `min_savings` is no plan (empty).
+/// (the newest result is always kept), not pinned and not cleared yet — recall answers
+/// first, then the others, each oldest first — until `to_shed` tokens are saved or none
+/// are left. A plan that saves less than `min_savings` is no plan (empty). Its indices
+/// are in view order.
 pub fn plan_clearing(
     items: &[ViewItem],
     protect_tokens: i64,
@@ -314,9 +328,11 @@ pub fn plan_clearing(
         protected += tokens;
         kept += 1;
     }
-    let candidates = &results[..results.len() - kept];
+    let mut candidates = results[..results.len() - kept].to_vec();
+    // Stable: recall answers first, each group oldest first.
+    candidates.sort_by_key(|&index| !items[index].recall);
     let mut plan = ClearPlan::default();
-    for &index in candidates {
+    for index in candidates {
         if plan.tokens_saved >= to_shed {
             break;
         }
@@ -331,6 +347,7 @@ pub fn plan_clearing(
     if plan.tokens_saved < min_savings {
         return ClearPlan::default();
     }
+    plan.indices.sort_unstable();
     plan
 }
 

@@ -41,6 +41,7 @@ pub mod message;
 pub mod outlook;
 pub mod policy;
 pub mod quota;
+pub mod recall;
 pub mod render;
 pub mod revert;
 pub mod session;

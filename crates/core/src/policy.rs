@@ -85,6 +85,9 @@ pub struct Policy {
     pub compaction_failure_limit: i64,
     /// The task ledger's share of the window (0 turns its block off).
     pub ledger_fraction: f64,
+    /// BuildMessages adds ctxd's recall tools (search and expand this session's
+    /// history) to every request, and AnswerRecall answers their calls.
+    pub recall_tools: bool,
 }
 
 /// Largest share of the window the task ledger may take.
@@ -116,6 +119,7 @@ impl Default for Policy {
             media_item_tokens: 1_000,
             compaction_failure_limit: 3,
             ledger_fraction: 0.01,
+            recall_tools: false,
         }
     }
 }
@@ -168,6 +172,7 @@ pub struct PolicyOverrides {
     pub media_item_tokens: Option<i64>,
     pub compaction_failure_limit: Option<i64>,
     pub ledger_fraction: Option<f64>,
+    pub recall_tools: Option<bool>,
 }
 
 /// Largest token figure a client may send anywhere (a window, a usage report, a tool or
@@ -230,7 +235,8 @@ impl Policy {
             summarizer_profile,
             media_item_tokens,
             compaction_failure_limit,
-            ledger_fraction
+            ledger_fraction,
+            recall_tools
         );
         // A lower clear_threshold without its own target keeps the same hysteresis shape.
         if overrides.clear_threshold.is_some()

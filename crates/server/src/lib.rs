@@ -9,8 +9,8 @@
 //! crate; its modules are re-exported here under their own names (`message`, `policy`, ...).
 pub use ctxd_core::{
     append, budget, chunks, compaction, error, events, exchange, export, fit, fork, format, ingest,
-    job, ladder, ledger, limits, listing, message, outlook, policy, quota, render, revert, session,
-    summarize, tokenize, tree, turns, validate,
+    job, ladder, ledger, limits, listing, message, outlook, policy, quota, recall, render, revert,
+    session, summarize, tokenize, tree, turns, validate,
 };
 
 pub mod accept;

@@ -14,7 +14,17 @@ are here too: `CtxdClient` is `Client`, `NotFoundError` is `NotFound`, and so on
 
 from .aio import AsyncClient, AsyncSession
 from .client import Client, Session
-from .convert import Format, ToolResult, assistant, system, tool_call, tool_result, user
+from .convert import (
+    RECALL_TOOLS,
+    Format,
+    ToolResult,
+    assistant,
+    is_recall_tool,
+    system,
+    tool_call,
+    tool_result,
+    user,
+)
 from .errors import (
     Aborted,
     AlreadyExists,
@@ -85,6 +95,8 @@ UnauthenticatedError = Unauthenticated
 UnavailableError = Unavailable
 
 __all__ = [
+    "RECALL_TOOLS",
+    "is_recall_tool",
     "Event",
     "CompactionKind",
     "EventKind",

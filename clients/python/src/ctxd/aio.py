@@ -349,6 +349,12 @@ class AsyncClient:
             request.idempotency_key = idempotency_key()
         return await self._call("AppendTurn", request, pb.AppendTurnResponse)
 
+    async def answer_recall(self, session_id: str, tool_call_id: str) -> AppendResult:
+        """AnswerRecall: ctxd runs the model's call to one of its recall tools and appends
+        the answer as the call's tool result (retry-safe: a repeat returns the first)."""
+        request = pb.AnswerRecallRequest(session_id=session_id, tool_call_id=tool_call_id)
+        return from_pb(AppendResult, await self._call("AnswerRecall", request, pb.AppendTurnResponse))
+
     async def append_native(self, request: pb.AppendNativeRequest) -> pb.AppendTurnResponse:
         """AppendNative; a request without an idempotency key gets one for all its attempts."""
         if not request.idempotency_key:
@@ -605,6 +611,12 @@ class AsyncSession:
             self.id, format, "", convert.items_text(results, format), expected_version, idempotency_key
         )
         return from_pb(AppendResult, await self.client.append_native(request))
+
+    async def answer_recall(self, tool_call_id: str) -> AppendResult:
+        """Answers the model's call to ctxd_recall_search or ctxd_recall_expand (offered
+        when the session's policy has recall_tools): ctxd runs it and appends the result,
+        so the next build carries it. Call it for each call `is_recall_tool` names."""
+        return await self.client.answer_recall(self.id, tool_call_id)
 
     async def check(
         self,

@@ -23,6 +23,16 @@ class Format(enum.IntEnum):
     GEMINI = pb.OUTPUT_FORMAT_GEMINI
 
 
+# ctxd's recall tools (a session whose policy has recall_tools gets them in every build).
+RECALL_TOOLS = ("ctxd_recall_search", "ctxd_recall_expand")
+
+
+def is_recall_tool(name: str) -> bool:
+    """Whether a tool call is to one of ctxd's recall tools: answer it with
+    `session.answer_recall(call_id)` instead of running it."""
+    return name in RECALL_TOOLS
+
+
 @dataclass(frozen=True)
 class ToolResult:
     """A tool's output for a call, in no provider's shape: `append_tool_results` writes

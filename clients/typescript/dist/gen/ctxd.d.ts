@@ -1,5 +1,6 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { EnumTypeDefinition, MessageTypeDefinition } from '@grpc/proto-loader';
+import type { AnswerRecallRequest as _ctxd_v1_AnswerRecallRequest, AnswerRecallRequest__Output as _ctxd_v1_AnswerRecallRequest__Output } from './ctxd/v1/AnswerRecallRequest.js';
 import type { AppendNativeRequest as _ctxd_v1_AppendNativeRequest, AppendNativeRequest__Output as _ctxd_v1_AppendNativeRequest__Output } from './ctxd/v1/AppendNativeRequest.js';
 import type { AppendTurnRequest as _ctxd_v1_AppendTurnRequest, AppendTurnRequest__Output as _ctxd_v1_AppendTurnRequest__Output } from './ctxd/v1/AppendTurnRequest.js';
 import type { AppendTurnResponse as _ctxd_v1_AppendTurnResponse, AppendTurnResponse__Output as _ctxd_v1_AppendTurnResponse__Output } from './ctxd/v1/AppendTurnResponse.js';
@@ -82,6 +83,7 @@ type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> 
 export interface ProtoGrpcType {
     ctxd: {
         v1: {
+            AnswerRecallRequest: MessageTypeDefinition<_ctxd_v1_AnswerRecallRequest, _ctxd_v1_AnswerRecallRequest__Output>;
             AppendNativeRequest: MessageTypeDefinition<_ctxd_v1_AppendNativeRequest, _ctxd_v1_AppendNativeRequest__Output>;
             AppendTurnRequest: MessageTypeDefinition<_ctxd_v1_AppendTurnRequest, _ctxd_v1_AppendTurnRequest__Output>;
             AppendTurnResponse: MessageTypeDefinition<_ctxd_v1_AppendTurnResponse, _ctxd_v1_AppendTurnResponse__Output>;

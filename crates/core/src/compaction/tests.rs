@@ -7,6 +7,7 @@ fn tool(tokens: i64) -> ViewItem {
         pinned: false,
         view_tokens: tokens,
         cleared_tokens: 20,
+        recall: false,
     }
 }
 
@@ -172,14 +173,16 @@ fn view_item() -> impl proptest::strategy::Strategy<Value = ViewItem> {
         proptest::bool::weighted(0.15),
         0i64..3_000,
         0i64..60,
+        proptest::bool::weighted(0.2),
     )
         .prop_map(
-            |(role, view_state, pinned, view_tokens, cleared_tokens)| ViewItem {
+            |(role, view_state, pinned, view_tokens, cleared_tokens, recall)| ViewItem {
                 role,
                 view_state,
                 pinned,
                 view_tokens,
                 cleared_tokens,
+                recall,
             },
         )
 }
@@ -228,8 +231,21 @@ proptest::proptest! {
             return Ok(());
         }
         proptest::prop_assert!(to_shed > 0 && plan.tokens_saved >= min_savings);
-        // It stops as soon as enough is saved: without its newest pick it was short.
-        proptest::prop_assert!(saved - saving(*plan.indices.last().unwrap()) < to_shed);
+        // Recall answers are picked first, then the others, each oldest first; it stops
+        // as soon as enough is saved: without its last pick it was short.
+        let mut picks = plan.indices.clone();
+        picks.sort_by_key(|&i| (!items[i].recall, i));
+        proptest::prop_assert!(saved - saving(*picks.last().unwrap()) < to_shed);
+        // No other result is cleared while a recall answer it could clear is left.
+        if plan.indices.iter().any(|&i| !items[i].recall) {
+            for &i in &live[..live.len() - 1] {
+                let eligible = !items[i].pinned && saving(i) > 0 && output_from(i) > protect;
+                proptest::prop_assert!(
+                    !(eligible && items[i].recall) || plan.indices.contains(&i),
+                    "{} is a recall answer left while another result was cleared", i
+                );
+            }
+        }
         // Short of the goal, it took every result it was allowed to take.
         if saved < to_shed {
             for &i in &live[..live.len() - 1] {

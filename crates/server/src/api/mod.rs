@@ -9,6 +9,7 @@ mod convert;
 mod export;
 mod ledger;
 mod native;
+mod recall;
 mod revert;
 mod search;
 mod sessions;
@@ -321,6 +322,17 @@ impl pb::context_service_server::ContextService for ContextApi {
     ) -> std::result::Result<Response<pb::Job>, Status> {
         rpc(self, "GetJob", "", request, |tenant, req| {
             compaction::get_job(self, tenant, req)
+        })
+        .await
+    }
+
+    async fn answer_recall(
+        &self,
+        request: Request<pb::AnswerRecallRequest>,
+    ) -> std::result::Result<Response<pb::AppendTurnResponse>, Status> {
+        let session_id = request.get_ref().session_id.clone();
+        rpc(self, "AnswerRecall", &session_id, request, |tenant, req| {
+            recall::answer_recall(self, tenant, req)
         })
         .await
     }

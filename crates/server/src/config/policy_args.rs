@@ -148,6 +148,11 @@ pub struct PolicyArgs {
     #[arg(long = "policy-ledger-fraction", env = "CTXD_POLICY_LEDGER_FRACTION")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ledger_fraction: Option<f64>,
+    /// Add ctxd's recall tools (search and expand the session's history) to every
+    /// request, and answer their calls (AnswerRecall) [default: false].
+    #[arg(long = "policy-recall-tools", env = "CTXD_POLICY_RECALL_TOOLS")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recall_tools: Option<bool>,
 }
 
 fn parse_placement(value: &str) -> Result<SummaryPlacement, String> {

@@ -292,17 +292,16 @@ fn check_appendable(request: &AppendRequest, session: &Session) -> Result<()> {
     }
 }
 
-/// How each new message enters the view: tool results over the eviction size (and not
-/// pinned) as their preview, with the preview's token count; the rest whole.
+/// How each new message enters the view: as its preview, with the preview's token
+/// count, where the core says so (`compaction::evicts_on_append`); the rest whole.
 async fn evictions(
     policy: &Policy,
     messages: &[Message],
     counts: &[i64],
     message_count: i64,
 ) -> Result<Vec<(ViewState, i64)>> {
-    let threshold = compaction::eviction_threshold(policy);
     let evict: Vec<usize> = (0..messages.len())
-        .filter(|&i| messages[i].role == Role::Tool && !messages[i].pinned && counts[i] > threshold)
+        .filter(|&i| compaction::evicts_on_append(policy, &messages[i], counts[i]))
         .collect();
     let mut views: Vec<(ViewState, i64)> = counts
         .iter()

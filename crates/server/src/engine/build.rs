@@ -26,7 +26,12 @@ impl Engine {
         let reserve = output_reserve(&policy, request.max_output_tokens)?;
         let counter = self.counter(&policy).await?;
         let (system_tokens, tool_tokens, tool_definitions) = self
-            .count_request(counter, &request.system_prompt, request.tools)
+            .count_request(
+                counter,
+                &request.system_prompt,
+                request.tools,
+                policy.recall_tools,
+            )
             .await?;
         let counted = (reserve, system_tokens, tool_tokens);
         let mut work = self.build_work(row, policy, counter, counted).await?;
@@ -143,7 +148,12 @@ impl Engine {
         let reserve = output_reserve(&policy, request.max_output_tokens)?;
         let counter = self.counter(&policy).await?;
         let (system_tokens, tool_tokens, _) = self
-            .count_request(counter, &request.system_prompt, request.tools)
+            .count_request(
+                counter,
+                &request.system_prompt,
+                request.tools,
+                policy.recall_tools,
+            )
             .await?;
         (self.config.limits).check_message_count("pending_messages", request.pending.len())?;
         for (index, message) in request.pending.iter().enumerate() {

@@ -10,6 +10,7 @@ use crate::events::EventDetail;
 use crate::message::{Role, StoredMessage, ViewState};
 use crate::metrics::{CompactionMetric, metrics};
 use crate::policy::Policy;
+use crate::recall;
 use crate::revert::Compaction;
 use crate::session::Session;
 use crate::store::{Clearing, NewCompaction};
@@ -141,6 +142,7 @@ pub(super) fn plan_clearing(
             } else {
                 m.view_tokens
             },
+            recall: m.message.metadata.contains_key(recall::ANSWER),
         })
         .collect();
     let plan = compaction::plan_clearing(

@@ -55,6 +55,7 @@ mod fork;
 mod ladder;
 mod ledger;
 mod listing;
+mod recall;
 mod report;
 mod request;
 mod revert;

@@ -4,6 +4,7 @@ use super::{Engine, Tools};
 use crate::error::{Error, Result};
 use crate::message::Message;
 use crate::policy::{MAX_TOKENS, Policy};
+use crate::recall;
 use crate::tokenize::{self, Counter, REPLY_PRIMING, TextCounts, ToolDefinition};
 use crate::validate::validate_tools;
 
@@ -26,12 +27,14 @@ impl Engine {
     }
 
     /// Counts a request's system prompt and tools, from the remembered counts where it
-    /// can.
+    /// can. With `recall` (the policy's recall_tools) ctxd's recall tools follow the
+    /// client's, which may then not use their names.
     pub(super) async fn count_request(
         &self,
         counter: Counter,
         system_prompt: &str,
         tools: Tools,
+        recall: bool,
     ) -> Result<(i64, i64, Vec<ToolDefinition>)> {
         let (tool_tokens, definitions) = match tools {
             Tools::None => (0, Vec::new()),
@@ -46,6 +49,11 @@ impl Engine {
                 validate_tools(&definitions)?;
                 (0, definitions)
             }
+        };
+        let definitions = if recall {
+            with_recall_tools(definitions)?
+        } else {
+            definitions
         };
         // Remembered counts are looked up, the rest counted and remembered: inline for a
         // small request, on the blocking pool for a large one (a lookup hashes the
@@ -77,6 +85,25 @@ impl Engine {
         };
         Ok((system, tool_tokens + counted_tools, definitions))
     }
+}
+
+/// The client's tool definitions with ctxd's recall tools after them; a client tool
+/// named like one (`ctxd_recall_…`) is refused, naming it.
+fn with_recall_tools(mut definitions: Vec<ToolDefinition>) -> Result<Vec<ToolDefinition>> {
+    if let Some(index) = definitions
+        .iter()
+        .position(|tool| tool.name.starts_with(recall::PREFIX))
+    {
+        return Err(Error::invalid(
+            format!("tools.definitions.items[{index}].name"),
+            format!(
+                "names starting {} are ctxd's recall tools (the session's policy has recall_tools on)",
+                recall::PREFIX
+            ),
+        ));
+    }
+    definitions.extend(recall::definitions());
+    Ok(definitions)
 }
 
 pub(super) fn output_reserve(policy: &Policy, requested: Option<i64>) -> Result<i64> {

@@ -21,6 +21,7 @@ mod pooler;
 mod proxy;
 mod quotas;
 mod read_only;
+mod recall;
 mod revert;
 mod row_cache;
 pub mod schema;

@@ -75,6 +75,11 @@ class ContextServiceStub(object):
                 request_serializer=ctxd_dot_v1_dot_ctxd__pb2.AppendTurnRequest.SerializeToString,
                 response_deserializer=ctxd_dot_v1_dot_ctxd__pb2.AppendTurnResponse.FromString,
                 _registered_method=True)
+        self.AnswerRecall = channel.unary_unary(
+                '/ctxd.v1.ContextService/AnswerRecall',
+                request_serializer=ctxd_dot_v1_dot_ctxd__pb2.AnswerRecallRequest.SerializeToString,
+                response_deserializer=ctxd_dot_v1_dot_ctxd__pb2.AppendTurnResponse.FromString,
+                _registered_method=True)
         self.AppendNative = channel.unary_unary(
                 '/ctxd.v1.ContextService/AppendNative',
                 request_serializer=ctxd_dot_v1_dot_ctxd__pb2.AppendNativeRequest.SerializeToString,
@@ -206,6 +211,24 @@ class ContextServiceServicer(object):
     def AppendTurn(self, request, context):
         """Appends one or more messages atomically (all or nothing). Writes to one session are
         serialized. Returns the new version, the seqs assigned and the budget report.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AnswerRecall(self, request, context):
+        """Answers a call the model made to one of ctxd's recall tools (the session's policy
+        has recall_tools on; the call is already appended with its assistant message):
+        ctxd_recall_search runs a Search of this session's messages and summaries;
+        ctxd_recall_expand reads messages by seq, a seq range or a summary, within the
+        call's max_tokens and at most a tenth of the window. The answer is appended as the
+        call's tool result (name the tool's, metadata ctxd.recall = "search" or "expand"),
+        which compaction clears before any other result. Arguments that are wrong, or name
+        what the session does not have, are answered with a tool result saying so
+        (metadata ctxd.tool_error), not refused. Retry-safe: a second call for the same
+        tool call returns the first answer (replayed). Errors: NOT_FOUND (session, or no
+        such call in it), INVALID_ARGUMENT (the call is not to a recall tool),
+        FAILED_PRECONDITION (recall_tools is off).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -364,6 +387,11 @@ def add_ContextServiceServicer_to_server(servicer, server):
             'AppendTurn': grpc.unary_unary_rpc_method_handler(
                     servicer.AppendTurn,
                     request_deserializer=ctxd_dot_v1_dot_ctxd__pb2.AppendTurnRequest.FromString,
+                    response_serializer=ctxd_dot_v1_dot_ctxd__pb2.AppendTurnResponse.SerializeToString,
+            ),
+            'AnswerRecall': grpc.unary_unary_rpc_method_handler(
+                    servicer.AnswerRecall,
+                    request_deserializer=ctxd_dot_v1_dot_ctxd__pb2.AnswerRecallRequest.FromString,
                     response_serializer=ctxd_dot_v1_dot_ctxd__pb2.AppendTurnResponse.SerializeToString,
             ),
             'AppendNative': grpc.unary_unary_rpc_method_handler(
@@ -616,6 +644,33 @@ class ContextService(object):
             target,
             '/ctxd.v1.ContextService/AppendTurn',
             ctxd_dot_v1_dot_ctxd__pb2.AppendTurnRequest.SerializeToString,
+            ctxd_dot_v1_dot_ctxd__pb2.AppendTurnResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AnswerRecall(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ctxd.v1.ContextService/AnswerRecall',
+            ctxd_dot_v1_dot_ctxd__pb2.AnswerRecallRequest.SerializeToString,
             ctxd_dot_v1_dot_ctxd__pb2.AppendTurnResponse.FromString,
             options,
             channel_credentials,

@@ -49,6 +49,7 @@ pub(in crate::api) fn overrides_from_pb(policy: pb::Policy) -> Result<PolicyOver
         media_item_tokens: policy.media_item_tokens,
         compaction_failure_limit: policy.compaction_failure_limit,
         ledger_fraction: policy.ledger_fraction,
+        recall_tools: policy.recall_tools,
     })
 }
 
@@ -91,5 +92,6 @@ pub(in crate::api) fn policy_to_pb(policy: &Policy) -> pb::Policy {
         media_item_tokens: Some(policy.media_item_tokens),
         compaction_failure_limit: Some(policy.compaction_failure_limit),
         ledger_fraction: Some(policy.ledger_fraction),
+        recall_tools: Some(policy.recall_tools),
     }
 }

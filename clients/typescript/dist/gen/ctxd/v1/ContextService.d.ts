@@ -1,5 +1,6 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { MethodDefinition } from '@grpc/proto-loader';
+import type { AnswerRecallRequest as _ctxd_v1_AnswerRecallRequest, AnswerRecallRequest__Output as _ctxd_v1_AnswerRecallRequest__Output } from '../../ctxd/v1/AnswerRecallRequest.js';
 import type { AppendNativeRequest as _ctxd_v1_AppendNativeRequest, AppendNativeRequest__Output as _ctxd_v1_AppendNativeRequest__Output } from '../../ctxd/v1/AppendNativeRequest.js';
 import type { AppendTurnRequest as _ctxd_v1_AppendTurnRequest, AppendTurnRequest__Output as _ctxd_v1_AppendTurnRequest__Output } from '../../ctxd/v1/AppendTurnRequest.js';
 import type { AppendTurnResponse as _ctxd_v1_AppendTurnResponse, AppendTurnResponse__Output as _ctxd_v1_AppendTurnResponse__Output } from '../../ctxd/v1/AppendTurnResponse.js';
@@ -41,6 +42,42 @@ import type { UpdateLedgerResponse as _ctxd_v1_UpdateLedgerResponse, UpdateLedge
  * The context service. One request/response pair per RPC.
  */
 export interface ContextServiceClient extends grpc.Client {
+    /**
+     * Answers a call the model made to one of ctxd's recall tools (the session's policy
+     * has recall_tools on; the call is already appended with its assistant message):
+     * ctxd_recall_search runs a Search of this session's messages and summaries;
+     * ctxd_recall_expand reads messages by seq, a seq range or a summary, within the
+     * call's max_tokens and at most a tenth of the window. The answer is appended as the
+     * call's tool result (name the tool's, metadata ctxd.recall = "search" or "expand"),
+     * which compaction clears before any other result. Arguments that are wrong, or name
+     * what the session does not have, are answered with a tool result saying so
+     * (metadata ctxd.tool_error), not refused. Retry-safe: a second call for the same
+     * tool call returns the first answer (replayed). Errors: NOT_FOUND (session, or no
+     * such call in it), INVALID_ARGUMENT (the call is not to a recall tool),
+     * FAILED_PRECONDITION (recall_tools is off).
+     */
+    AnswerRecall(argument: _ctxd_v1_AnswerRecallRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_AppendTurnResponse__Output>): grpc.ClientUnaryCall;
+    AnswerRecall(argument: _ctxd_v1_AnswerRecallRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_AppendTurnResponse__Output>): grpc.ClientUnaryCall;
+    AnswerRecall(argument: _ctxd_v1_AnswerRecallRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_AppendTurnResponse__Output>): grpc.ClientUnaryCall;
+    AnswerRecall(argument: _ctxd_v1_AnswerRecallRequest, callback: grpc.requestCallback<_ctxd_v1_AppendTurnResponse__Output>): grpc.ClientUnaryCall;
+    /**
+     * Answers a call the model made to one of ctxd's recall tools (the session's policy
+     * has recall_tools on; the call is already appended with its assistant message):
+     * ctxd_recall_search runs a Search of this session's messages and summaries;
+     * ctxd_recall_expand reads messages by seq, a seq range or a summary, within the
+     * call's max_tokens and at most a tenth of the window. The answer is appended as the
+     * call's tool result (name the tool's, metadata ctxd.recall = "search" or "expand"),
+     * which compaction clears before any other result. Arguments that are wrong, or name
+     * what the session does not have, are answered with a tool result saying so
+     * (metadata ctxd.tool_error), not refused. Retry-safe: a second call for the same
+     * tool call returns the first answer (replayed). Errors: NOT_FOUND (session, or no
+     * such call in it), INVALID_ARGUMENT (the call is not to a recall tool),
+     * FAILED_PRECONDITION (recall_tools is off).
+     */
+    answerRecall(argument: _ctxd_v1_AnswerRecallRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_AppendTurnResponse__Output>): grpc.ClientUnaryCall;
+    answerRecall(argument: _ctxd_v1_AnswerRecallRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_ctxd_v1_AppendTurnResponse__Output>): grpc.ClientUnaryCall;
+    answerRecall(argument: _ctxd_v1_AnswerRecallRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_ctxd_v1_AppendTurnResponse__Output>): grpc.ClientUnaryCall;
+    answerRecall(argument: _ctxd_v1_AnswerRecallRequest, callback: grpc.requestCallback<_ctxd_v1_AppendTurnResponse__Output>): grpc.ClientUnaryCall;
     /**
      * Appends what a backend already holds, in its provider's own JSON shape: a model's
      * response body and tool results (or user messages) as request items. ctxd extracts
@@ -413,6 +450,21 @@ export interface ContextServiceClient extends grpc.Client {
  */
 export interface ContextServiceHandlers extends grpc.UntypedServiceImplementation {
     /**
+     * Answers a call the model made to one of ctxd's recall tools (the session's policy
+     * has recall_tools on; the call is already appended with its assistant message):
+     * ctxd_recall_search runs a Search of this session's messages and summaries;
+     * ctxd_recall_expand reads messages by seq, a seq range or a summary, within the
+     * call's max_tokens and at most a tenth of the window. The answer is appended as the
+     * call's tool result (name the tool's, metadata ctxd.recall = "search" or "expand"),
+     * which compaction clears before any other result. Arguments that are wrong, or name
+     * what the session does not have, are answered with a tool result saying so
+     * (metadata ctxd.tool_error), not refused. Retry-safe: a second call for the same
+     * tool call returns the first answer (replayed). Errors: NOT_FOUND (session, or no
+     * such call in it), INVALID_ARGUMENT (the call is not to a recall tool),
+     * FAILED_PRECONDITION (recall_tools is off).
+     */
+    AnswerRecall: grpc.handleUnaryCall<_ctxd_v1_AnswerRecallRequest__Output, _ctxd_v1_AppendTurnResponse>;
+    /**
      * Appends what a backend already holds, in its provider's own JSON shape: a model's
      * response body and tool results (or user messages) as request items. ctxd extracts
      * the messages, reasoning, tool calls and usage itself.
@@ -544,6 +596,7 @@ export interface ContextServiceHandlers extends grpc.UntypedServiceImplementatio
     UpdateLedger: grpc.handleUnaryCall<_ctxd_v1_UpdateLedgerRequest__Output, _ctxd_v1_UpdateLedgerResponse>;
 }
 export interface ContextServiceDefinition extends grpc.ServiceDefinition {
+    AnswerRecall: MethodDefinition<_ctxd_v1_AnswerRecallRequest, _ctxd_v1_AppendTurnResponse, _ctxd_v1_AnswerRecallRequest__Output, _ctxd_v1_AppendTurnResponse__Output>;
     AppendNative: MethodDefinition<_ctxd_v1_AppendNativeRequest, _ctxd_v1_AppendTurnResponse, _ctxd_v1_AppendNativeRequest__Output, _ctxd_v1_AppendTurnResponse__Output>;
     AppendTurn: MethodDefinition<_ctxd_v1_AppendTurnRequest, _ctxd_v1_AppendTurnResponse, _ctxd_v1_AppendTurnRequest__Output, _ctxd_v1_AppendTurnResponse__Output>;
     BuildMessages: MethodDefinition<_ctxd_v1_BuildMessagesRequest, _ctxd_v1_BuildMessagesResponse, _ctxd_v1_BuildMessagesRequest__Output, _ctxd_v1_BuildMessagesResponse__Output>;

@@ -117,6 +117,14 @@ export interface Policy {
      * off, the ledger is still kept). Past it the oldest entries fold into counts.
      */
     'ledgerFraction'?: (number | string);
+    /**
+     * BuildMessages adds ctxd's two recall tools to the request's tools (in its format):
+     * ctxd_recall_search (this session's history, by words, role and time) and
+     * ctxd_recall_expand (messages by seq, a seq range or a summary, within a token cap),
+     * counted in the budget like any tool; a client tool may then not be named
+     * ctxd_recall_*. AnswerRecall answers a call to one of them. Default false.
+     */
+    'recallTools'?: (boolean);
     '_contextWindowTokens'?: "contextWindowTokens";
     '_maxOutputTokens'?: "maxOutputTokens";
     '_tokenizer'?: "tokenizer";
@@ -140,6 +148,7 @@ export interface Policy {
     '_clearTarget'?: "clearTarget";
     '_compactionFailureLimit'?: "compactionFailureLimit";
     '_ledgerFraction'?: "ledgerFraction";
+    '_recallTools'?: "recallTools";
 }
 /**
  * A session's policy. On CreateSession every field is optional: an unset field takes
@@ -257,6 +266,14 @@ export interface Policy__Output {
      * off, the ledger is still kept). Past it the oldest entries fold into counts.
      */
     'ledgerFraction'?: (number);
+    /**
+     * BuildMessages adds ctxd's two recall tools to the request's tools (in its format):
+     * ctxd_recall_search (this session's history, by words, role and time) and
+     * ctxd_recall_expand (messages by seq, a seq range or a summary, within a token cap),
+     * counted in the budget like any tool; a client tool may then not be named
+     * ctxd_recall_*. AnswerRecall answers a call to one of them. Default false.
+     */
+    'recallTools'?: (boolean);
     '_contextWindowTokens'?: "contextWindowTokens";
     '_maxOutputTokens'?: "maxOutputTokens";
     '_tokenizer'?: "tokenizer";
@@ -280,4 +297,5 @@ export interface Policy__Output {
     '_clearTarget'?: "clearTarget";
     '_compactionFailureLimit'?: "compactionFailureLimit";
     '_ledgerFraction'?: "ledgerFraction";
+    '_recallTools'?: "recallTools";
 }

@@ -1,0 +1,27 @@
+//! What AnswerRecall reads: the recall tool call it answers, as the session holds it.
+use sqlx::types::Json;
+
+use super::{Store, StoreResult};
+use crate::message::ToolCall;
+use crate::session::Session;
+
+impl Store {
+    /// Tool call `call_id` of `session` (one of a fork's ancestors' included), if any.
+    pub async fn tool_call(
+        &self,
+        session: &Session,
+        call_id: &str,
+    ) -> StoreResult<Option<ToolCall>> {
+        let sql = if session.inherits() {
+            include_str!("sql/recall/call_fork.sql")
+        } else {
+            include_str!("sql/recall/call.sql")
+        };
+        let call: Option<Json<ToolCall>> = sqlx::query_scalar(sql)
+            .bind(session.id)
+            .bind(call_id)
+            .fetch_optional(self.db())
+            .await?;
+        Ok(call.map(|Json(call)| call))
+    }
+}
