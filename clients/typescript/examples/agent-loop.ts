@@ -2,9 +2,8 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 
 import OpenAI from 'openai';
-import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 
-import { CtxdClient, DoesNotFitError, ToolResult } from 'ctxd';
+import { CtxdClient, DoesNotFitError, ToolResult, isRecallTool } from 'ctxd';
 
 const run = promisify(execFile);
 const ctxd = new CtxdClient('127.0.0.1:50051', { apiKey: process.env['CTXD_API_KEY'] });
@@ -20,7 +19,7 @@ const tools = [
 
 export async function solve(task: string): Promise<string> {
   const session = await ctxd.createSession({
-    policy: { contextWindowTokens: 128_000, maxOutputTokens: 8_000 },
+    policy: { contextWindowTokens: 128_000, maxOutputTokens: 8_000, recallTools: true },
     systemPrompt: 'You are a coding agent.', // sent with every build
     tools,
   });
@@ -34,8 +33,7 @@ export async function solve(task: string): Promise<string> {
       if (error instanceof DoesNotFitError) throw new Error(`the task does not fit: ${JSON.stringify(error.breakdown)}`);
       throw error;
     }
-    const body = built.body as Omit<ChatCompletionCreateParamsNonStreaming, 'model'>;
-    const completion = await openai.chat.completions.create({ model: 'gpt-4o', ...body });
+    const completion = await openai.chat.completions.create({ model: 'gpt-4o', ...built.body });
     // ctxd reads the message, its tool calls and the usage from the response itself.
     await session.appendResponse(completion, { format: 'openai_chat' });
 
@@ -44,6 +42,10 @@ export async function solve(task: string): Promise<string> {
     const results: ToolResult[] = [];
     for (const call of calls) {
       if (call.type !== 'function') continue;
+      if (isRecallTool(call.function.name)) {
+        await session.answerRecall(call.id); // ctxd answers the model's recall of what compaction took
+        continue;
+      }
       const { command } = JSON.parse(call.function.arguments) as { command: string };
       const output = await run('bash', ['-c', command]).then(
         (r) => r.stdout + r.stderr,
@@ -51,7 +53,7 @@ export async function solve(task: string): Promise<string> {
       );
       results.push(new ToolResult(call.id, output));
     }
-    await session.appendToolResults(results, { format: 'openai_chat' });
+    if (results.length > 0) await session.appendToolResults(results, { format: 'openai_chat' });
   }
   throw new Error('no answer within 100 steps');
 }
