@@ -158,6 +158,24 @@ async fn the_model_searches_then_expands_what_compaction_took(pool: PgPool) {
         found.metadata.get("ctxd.recall").map(String::as_str),
         Some("search")
     );
+    // Asked again, the search names the output, not its own earlier answer or call.
+    append(
+        &mut client,
+        "r",
+        vec![recall_call(
+            "c0",
+            "ctxd_recall_search",
+            json!({"query": "zebrafish"}),
+        )],
+    )
+    .await
+    .unwrap();
+    let again = answer(&mut client, "r", "c0").await.unwrap();
+    let again = message(&mut client, "r", again.seqs[0]).await.content;
+    assert!(
+        again.contains("- seq 3 ") && !again.contains(&format!("- seq {} ", searched.seqs[0])),
+        "{again}"
+    );
 
     // Then reads it back, within its cap, told where to go on.
     append(

@@ -27,6 +27,23 @@ pub fn is_recall_tool(name: &str) -> bool {
     name == SEARCH || name == EXPAND
 }
 
+/// Whether a message is recall's own traffic — an answer, or a model's message that only
+/// called recall tools — which a recall search leaves out: it repeats what it found,
+/// and would crowd out the messages that hold it.
+pub fn is_recall_traffic(message: &crate::message::Message) -> bool {
+    message.metadata.contains_key(ANSWER)
+        || (!message.tool_calls.is_empty()
+            && message.content.is_empty()
+            && message
+                .tool_calls
+                .iter()
+                .all(|call| is_recall_tool(&call.name)))
+}
+
+/// Hits a recall search asks Search for, per hit it answers: room for those
+/// [`is_recall_traffic`] leaves out.
+pub const SEARCH_OVERFETCH: u32 = 4;
+
 /// The two definitions, as BuildMessages adds them to a request.
 pub fn definitions() -> Vec<ToolDefinition> {
     vec![

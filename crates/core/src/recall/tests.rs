@@ -182,3 +182,24 @@ fn a_search_answer_names_where_each_hit_is() {
     );
     assert!(search_answer("nothing", &[]).starts_with("No match"));
 }
+
+#[test]
+fn recall_traffic_is_answers_and_calls_only_to_recall_tools() {
+    let mut answer = Message::text(Role::Tool, "1 match(es)");
+    assert!(!is_recall_traffic(&answer));
+    answer.metadata.insert(ANSWER.into(), "search".into());
+    assert!(is_recall_traffic(&answer));
+    let call = |name: &str| crate::message::ToolCall {
+        id: name.into(),
+        name: name.into(),
+        arguments: "{}".into(),
+    };
+    let mut asking = Message::text(Role::Assistant, "");
+    asking.tool_calls = vec![call(SEARCH), call(EXPAND)];
+    assert!(is_recall_traffic(&asking));
+    asking.tool_calls.push(call("bash"));
+    assert!(
+        !is_recall_traffic(&asking),
+        "a call of the agent's own is not"
+    );
+}

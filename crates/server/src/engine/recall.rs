@@ -2,6 +2,8 @@
 //! an Expand of the session) and its answer appended as the call's tool result, marked
 //! so compaction clears it first. Bad arguments are answered, as an error result, not
 //! refused: the model reads what was wrong and can call again.
+use std::collections::HashSet;
+
 use sha2::{Digest, Sha256};
 
 use super::{
@@ -12,6 +14,7 @@ use crate::ingest::TOOL_ERROR;
 use crate::message::{Message, Role, ViewState};
 use crate::policy::Policy;
 use crate::recall::{self, Found, RecallCall, Target};
+use crate::store::SearchHit;
 
 /// Longest tool call id AnswerRecall takes.
 const MAX_CALL_ID_BYTES: usize = 1024;
@@ -119,12 +122,18 @@ impl Engine {
                     since,
                     until,
                     scope: Scope::Both,
-                    limit,
+                    limit: limit * recall::SEARCH_OVERFETCH,
                 };
-                self.search(tenant_id, request).await.map(|hits| {
-                    let found: Vec<Found> = hits.into_iter().map(found).collect();
-                    recall::search_answer(&query, &found)
-                })
+                match self.search(tenant_id, request).await {
+                    Ok(hits) => {
+                        let kept = self
+                            .without_recall_traffic(tenant_id, session_id, hits, limit)
+                            .await?;
+                        let found: Vec<Found> = kept.into_iter().map(found).collect();
+                        Ok(recall::search_answer(&query, &found))
+                    }
+                    Err(error) => Err(error),
+                }
             }
             RecallCall::Expand {
                 target,
@@ -173,7 +182,45 @@ impl Engine {
     }
 }
 
-fn found(hit: crate::store::SearchHit) -> Found {
+impl Engine {
+    /// The first `limit` hits that are not recall's own traffic (the messages of the
+    /// hits read in one Expand to tell).
+    async fn without_recall_traffic(
+        &self,
+        tenant_id: i64,
+        session_id: &str,
+        hits: Vec<SearchHit>,
+        limit: u32,
+    ) -> Result<Vec<SearchHit>> {
+        let seqs: Vec<i64> = hits
+            .iter()
+            .filter(|hit| hit.summary_id == 0)
+            .map(|hit| hit.seq)
+            .collect();
+        let traffic: HashSet<i64> = if seqs.is_empty() {
+            HashSet::new()
+        } else {
+            let request = ExpandRequest {
+                session_id: session_id.to_string(),
+                target: ExpandTarget::List(seqs),
+                max_tokens: 0,
+            };
+            let read = self.expand(tenant_id, request).await?;
+            read.messages
+                .iter()
+                .filter(|stored| recall::is_recall_traffic(&stored.message))
+                .map(|stored| stored.seq)
+                .collect()
+        };
+        Ok(hits
+            .into_iter()
+            .filter(|hit| hit.summary_id > 0 || !traffic.contains(&hit.seq))
+            .take(limit as usize)
+            .collect())
+    }
+}
+
+fn found(hit: SearchHit) -> Found {
     Found {
         seq: hit.seq,
         summary_id: hit.summary_id,

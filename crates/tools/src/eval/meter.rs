@@ -30,6 +30,7 @@ pub struct Totals {
     pub retention: Count,
     /// Search recall of the facts the last request lost (ctxd only): found, asked.
     pub recall_found: u64,
+    pub recall_recovered: u64,
     pub recall_asked: u64,
 }
 
@@ -48,6 +49,7 @@ impl Totals {
         self.orphans += other.orphans;
         self.retention.add(&other.retention);
         self.recall_found += other.recall_found;
+        self.recall_recovered += other.recall_recovered;
         self.recall_asked += other.recall_asked;
     }
 

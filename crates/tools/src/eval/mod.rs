@@ -240,8 +240,9 @@ async fn ctxd_run(
         }
         meter.totals.units += replayed.unseen_input as f64;
         meter.totals.summarizer_input += replayed.unseen_input;
-        meter.totals.recall_found += replayed.recall.0;
-        meter.totals.recall_asked += replayed.recall.1;
+        meter.totals.recall_found += replayed.recall.found;
+        meter.totals.recall_recovered += replayed.recall.recovered;
+        meter.totals.recall_asked += replayed.recall.asked;
         let shown = replayed.summaries_written - replayed.unseen;
         Ok::<_, String>((window, meter.totals, replayed.summaries_written, shown))
     })

@@ -53,11 +53,14 @@ pub fn markdown(results: &Results) -> String {
             && t.recall_asked > 0
         {
             out.push_str(&format!(
-                "\nSearch recall, window {window}: of {} facts ctxd's last request of a session no longer showed (at most {} per session, spread evenly), Search (the fact's words, top 5) found the source message of {} ({:.1} %).",
+                "\nSearch recall, window {window}: of {} facts ctxd's last request of a session no longer showed (at most {} per session, spread evenly), Search (the fact's words, top 5) found the source message of {} ({:.1} %); recovered with recall (the model's ctxd_recall_search with the fact's words, then ctxd_recall_expand of a source it named, going on at most {} times, each answer within a tenth of the window): {} ({:.1} %).",
                 t.recall_asked,
                 super::recall::SAMPLE,
                 t.recall_found,
-                t.recall_found as f64 * 100.0 / t.recall_asked as f64
+                t.recall_found as f64 * 100.0 / t.recall_asked as f64,
+                super::recall::CONTINUATIONS,
+                t.recall_recovered,
+                t.recall_recovered as f64 * 100.0 / t.recall_asked as f64
             ));
         }
     }
