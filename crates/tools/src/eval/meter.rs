@@ -169,3 +169,12 @@ impl<'a> Meter<'a> {
         self.previous = Some((text, keys));
     }
 }
+
+/// What the recall measure (`recall::measure`) found of one session: facts found by Search, recovered with the recall
+/// tools, asked about.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Measured {
+    pub found: u64,
+    pub recovered: u64,
+    pub asked: u64,
+}

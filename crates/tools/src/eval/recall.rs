@@ -9,6 +9,7 @@
 use serde_json::json;
 
 use super::facts::{Checker, SessionFacts, collapse};
+use super::meter::Measured;
 use super::server::Client;
 use super::strategies::Build;
 use crate::client::with_key;
@@ -35,15 +36,6 @@ pub fn query(fact: &str) -> String {
 
 /// Expand answers after the first that the model may ask for to reach a fact.
 pub const CONTINUATIONS: usize = 3;
-
-/// What was measured of one session: facts found by Search, recovered with the recall
-/// tools, asked about.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Measured {
-    pub found: u64,
-    pub recovered: u64,
-    pub asked: u64,
-}
 
 /// The facts the last request (`history` recorded messages before it) lost, measured:
 /// each found when a top-5 hit is a recorded message containing it (seq = index + 1:

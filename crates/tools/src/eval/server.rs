@@ -46,7 +46,7 @@ pub struct Replayed {
     pub unseen: i64,
     pub unseen_input: i64,
     /// Search recall of what the last request lost: (found, asked).
-    pub recall: super::recall::Measured,
+    pub recall: super::meter::Measured,
 }
 
 /// Creates a session for a replay in `window`; returns its id.
@@ -95,7 +95,7 @@ pub async fn replay_into(
         summaries_written: 0,
         unseen: 0,
         unseen_input: 0,
-        recall: super::recall::Measured::default(),
+        recall: super::meter::Measured::default(),
     };
     let started = std::time::SystemTime::now();
     for (index, message) in messages.iter().enumerate() {
