@@ -170,8 +170,8 @@ impl<'a> Meter<'a> {
     }
 }
 
-/// What the recall measure (`recall::measure`) found of one session: facts found by Search, recovered with the recall
-/// tools, asked about.
+/// What the recall measure (`recall::measure`) found of one session: facts found by
+/// Search, recovered with the recall tools, asked about.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Measured {
     pub found: u64,
