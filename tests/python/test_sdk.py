@@ -480,6 +480,13 @@ class Typed(unittest.TestCase):
             expanded = session.expand(first_seq=1, last_seq=2)
             self.assertIsInstance(expanded, ctxd.ExpandResult)
             self.assertEqual([m.content for m in expanded.messages], ["grep for the flaky teardown", "On it."])
+            state = session.tree()
+            self.assertIsInstance(state, ctxd.SessionState)
+            assert state.session is not None and state.subtree is not None
+            self.assertEqual((state.session.message_count, state.subtree.sessions), (2, 1))
+            ledger = session.update_ledger(todos=[{"id": "t1", "text": "fix it", "status": "in_progress"}])
+            self.assertIsInstance(ledger, ctxd.LedgerUpdate)
+            self.assertIs(ledger.entries[0].status, ctxd.TodoStatus.IN_PROGRESS)
             compacted = session.compact(dry_run=True)
             self.assertIsInstance(compacted, ctxd.CompactResult)
             self.assertFalse(compacted.applied)

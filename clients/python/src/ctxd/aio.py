@@ -21,10 +21,12 @@ from .results import (
     FinishResult,
     ImportResult,
     Job,
+    LedgerUpdate,
     RevertResult,
     SearchHit,
     SessionInfo,
     SessionsPage,
+    SessionState,
     from_pb,
 )
 from .convert import Format, MessageLike, ToolsLike
@@ -218,10 +220,10 @@ class AsyncClient:
         response = await self._call("GetSession", pb.GetSessionRequest(session_id=session_id), pb.GetSessionResponse)
         return from_pb(SessionInfo, response.session)
 
-    async def inspect_session(self, session_id: str) -> pb.GetSessionResponse:
+    async def inspect_session(self, session_id: str) -> SessionState:
         """GetSession with the view: active summaries and the next request's budget."""
         request = pb.GetSessionRequest(session_id=session_id, include_view=True)
-        return await self._call("GetSession", request, pb.GetSessionResponse)
+        return from_pb(SessionState, await self._call("GetSession", request, pb.GetSessionResponse))
 
     async def list_sessions(
         self,
@@ -296,18 +298,19 @@ class AsyncClient:
         session_id: str,
         todos: Sequence[requests.LedgerTodoLike] = (),
         notes: Sequence[requests.LedgerNoteLike] = (),
-    ) -> pb.UpdateLedgerResponse:
+    ) -> LedgerUpdate:
         """Sets the client's part of the task ledger: todos (a done one stays done; the
         response's `kept_done_todo_ids` names those a request asked to reopen) and notes
         (empty text removes one). All or nothing; retried (setting twice is the same)."""
         request = requests.update_ledger(session_id, todos, notes)
-        return await self._call("UpdateLedger", request, pb.UpdateLedgerResponse)
+        return from_pb(LedgerUpdate, await self._call("UpdateLedger", request, pb.UpdateLedgerResponse))
 
-    async def tree(self, session_id: str) -> pb.GetSessionResponse:
+    async def tree(self, session_id: str) -> SessionState:
         """A session's place in its tree: `session` (parent_session_id, depth,
         finished_at), `children` (id, tool call, finished), `children_total` and `subtree`
         (sessions, log tokens and reported usage of it and its descendants)."""
-        return await self._call("GetSession", pb.GetSessionRequest(session_id=session_id), pb.GetSessionResponse)
+        request = pb.GetSessionRequest(session_id=session_id)
+        return from_pb(SessionState, await self._call("GetSession", request, pb.GetSessionResponse))
 
     async def export_session(self, session_id: str) -> bytes:
         """The session as a file (ExportSession: JSON lines, versioned, with a SHA-256;
@@ -497,11 +500,11 @@ class AsyncSession:
 
     async def update_ledger(
         self, todos: Sequence[requests.LedgerTodoLike] = (), notes: Sequence[requests.LedgerNoteLike] = ()
-    ) -> pb.UpdateLedgerResponse:
+    ) -> LedgerUpdate:
         """Sets this session's todos and notes (see AsyncClient.update_ledger)."""
         return await self.client.update_ledger(self.id, todos, notes)
 
-    async def tree(self) -> pb.GetSessionResponse:
+    async def tree(self) -> SessionState:
         """This session's parent, children and subtree totals (see AsyncClient.tree)."""
         return await self.client.tree(self.id)
 

@@ -394,3 +394,70 @@ class FinishResult:
     parent_tool_call_id: str
     parent_append: Optional[AppendResult]
     raw: _pb.FinishSessionResponse = dataclasses.field(repr=False, compare=False)
+
+
+class TodoStatus(enum.IntEnum):
+    UNSPECIFIED = _pb.TODO_STATUS_UNSPECIFIED
+    PENDING = _pb.TODO_STATUS_PENDING
+    IN_PROGRESS = _pb.TODO_STATUS_IN_PROGRESS
+    DONE = _pb.TODO_STATUS_DONE
+
+
+@dataclasses.dataclass(frozen=True)
+class LedgerEntry:
+    """One entry of the task ledger: a file, command, error, todo or note, with the seqs
+    it came from (and a command's exit codes)."""
+
+    kind: LedgerEntryKind
+    key: str
+    text: str
+    seqs: tuple[int, ...]
+    status: TodoStatus
+    exit_codes: tuple[int, ...]
+    exit_seqs: tuple[int, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class LedgerUpdate:
+    """What UpdateLedger did: the session's version, todos kept done, the ledger now."""
+
+    version: int
+    kept_done_todo_ids: tuple[str, ...]
+    entries: tuple[LedgerEntry, ...]
+    raw: _pb.UpdateLedgerResponse = dataclasses.field(repr=False, compare=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class ChildSession:
+    """A subagent session of this one."""
+
+    session_id: str
+    parent_tool_call_id: str
+    finished: bool
+    finished_at: Optional[datetime.datetime]
+    created_at: Optional[datetime.datetime]
+
+
+@dataclasses.dataclass(frozen=True)
+class SubtreeTotals:
+    """A session and all its descendants, summed."""
+
+    sessions: int
+    log_tokens: int
+    usage_total: Optional[Usage]
+
+
+@dataclasses.dataclass(frozen=True)
+class SessionState:
+    """GetSession's whole answer: the session, its summaries (and those reverts took
+    out), its budget, its ledger, and its place in a tree of subagent sessions."""
+
+    session: Optional[SessionInfo]
+    summaries: tuple[Summary, ...]
+    reverted_summaries: tuple[Summary, ...]
+    budget: Optional[BudgetReport]
+    ledger: tuple[LedgerEntry, ...]
+    children: tuple[ChildSession, ...]
+    children_total: int
+    subtree: Optional[SubtreeTotals]
+    raw: _pb.GetSessionResponse = dataclasses.field(repr=False, compare=False)
