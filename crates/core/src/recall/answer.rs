@@ -1,8 +1,9 @@
-//! A recall answer as the text of its tool result: what was found or read, within a cap,
-//! saying where to go on. Bounded in characters (three per token of the cap: fewer than
-//! the token count of any text the tokenizers here see), so the answer fits what the
-//! model asked for whatever it holds.
+//! A recall answer as the text of its tool result: what was found or read, within a cap
+//! in tokens as the session's counter counts them, saying where to go on. Rendered in a
+//! character budget (three per token of the cap to start with), tightened until the
+//! count fits, so the answer keeps to its cap whatever text it holds (code, CJK, digits).
 use crate::message::{Part, Role, StoredMessage, ViewState};
+use crate::tokenize::Counter;
 
 /// Characters of the answer per token of its cap.
 const CHARS_PER_TOKEN: usize = 3;
@@ -23,7 +24,23 @@ pub struct Found {
     pub snippet: String,
 }
 
-pub fn search_answer(query: &str, found: &[Found]) -> String {
+/// A search answer within `cap_tokens`: the best hits that fit (at least the header).
+pub fn search_answer(query: &str, found: &[Found], cap_tokens: i64, counter: &Counter) -> String {
+    let mut kept = found.len();
+    loop {
+        let answer = search_text(query, &found[..kept]);
+        if kept <= 1 || fits(&answer, cap_tokens, counter) {
+            return answer;
+        }
+        kept -= 1;
+    }
+}
+
+fn fits(text: &str, cap_tokens: i64, counter: &Counter) -> bool {
+    counter.text_at_most(text) <= cap_tokens || counter.text(text) <= cap_tokens
+}
+
+fn search_text(query: &str, found: &[Found]) -> String {
     if found.is_empty() {
         return format!(
             "No match for {} in this conversation's history. Try other words, or fewer.",
@@ -54,19 +71,39 @@ pub fn search_answer(query: &str, found: &[Found]) -> String {
     out
 }
 
-/// The messages read, in seq order, within `cap_tokens`, the first from byte `offset` of
-/// its text on (where an earlier answer stopped inside it); `next_seq` is the first
-/// message the store's own cap left out (0: none).
+/// The messages read, in seq order, within `cap_tokens` as `counter` counts them, the
+/// first from byte `offset` of its text on (where an earlier answer stopped inside it);
+/// `next_seq` is the first message the store's own cap left out (0: none).
 pub fn expand_answer(
     messages: &[StoredMessage],
     next_seq: i64,
     cap_tokens: i64,
     offset: usize,
+    counter: &Counter,
 ) -> String {
+    let mut budget = usize::try_from(cap_tokens).unwrap_or(0) * CHARS_PER_TOKEN;
+    loop {
+        let answer = expand_text(messages, next_seq, budget, offset);
+        if budget <= MIN_BUDGET || fits(&answer, cap_tokens, counter) {
+            return answer;
+        }
+        // Tighter, in proportion to how far over it is.
+        let counted = usize::try_from(counter.text(&answer))
+            .unwrap_or(usize::MAX)
+            .max(1);
+        let cap = usize::try_from(cap_tokens).unwrap_or(0);
+        budget = (budget * cap / counted * 9 / 10).clamp(MIN_BUDGET, budget - 1);
+    }
+}
+
+/// The smallest character budget an expand answer is tightened to: its head, a little
+/// text and where to go on.
+const MIN_BUDGET: usize = 400;
+
+fn expand_text(messages: &[StoredMessage], next_seq: i64, budget: usize, offset: usize) -> String {
     if messages.is_empty() {
         return "Nothing to read there: no message has those seq numbers.".into();
     }
-    let budget = usize::try_from(cap_tokens).unwrap_or(0) * CHARS_PER_TOKEN;
     let mut out = String::new();
     for (index, stored) in messages.iter().enumerate() {
         let (head, text, start) = block(stored, if index == 0 { offset } else { 0 });

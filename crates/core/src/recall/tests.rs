@@ -1,5 +1,15 @@
 use super::*;
 use crate::message::{Message, Role, StoredMessage, ViewState};
+use crate::tokenize::{Counter, Tokenizer};
+
+fn counter() -> Counter {
+    Counter::new(
+        Tokenizer::Heuristic {
+            chars_per_token: 4.0,
+        },
+        1000,
+    )
+}
 
 #[test]
 fn the_definitions_are_json_schemas_with_reserved_names() {
@@ -104,18 +114,18 @@ fn an_expand_answer_stays_within_its_cap_and_says_where_to_go_on() {
     let messages: Vec<StoredMessage> = (1..=5)
         .map(|seq| stored(seq, Role::Tool, &"output line\n".repeat(100)))
         .collect();
-    let answer = expand_answer(&messages, 0, 300, 0);
+    let answer = expand_answer(&messages, 0, 300, 0, &counter());
     assert!(answer.len() <= 300 * 3 + 200, "{}", answer.len());
     assert!(answer.contains("[seq 1 · tool result · not shown above]"));
     assert!(answer.contains("continue with first_seq"), "{answer}");
-    let whole = expand_answer(&messages[..1], 0, 4000, 0);
+    let whole = expand_answer(&messages[..1], 0, 4000, 0, &counter());
     assert!(
         whole.trim_end().ends_with("output line") && !whole.contains("continue"),
         "{whole}"
     );
     // A first message larger than the cap is clipped, not dropped.
     let big = [stored(9, Role::Tool, &"é".repeat(5000))];
-    let answer = expand_answer(&big, 0, 100, 0);
+    let answer = expand_answer(&big, 0, 100, 0, &counter());
     assert!(answer.contains("[seq 9") && answer.contains("continue with first_seq 9"));
     assert!(answer.len() <= 100 * 3 + 200);
 }
@@ -127,7 +137,7 @@ fn reading_on_from_the_offset_an_answer_gives_covers_the_message_once() {
     let mut offset = 0;
     let mut read = String::new();
     for _ in 0..100 {
-        let answer = expand_answer(&big, 0, 200, offset);
+        let answer = expand_answer(&big, 0, 200, offset, &counter());
         let body = answer.split_once("]\n").unwrap().1;
         match answer.rsplit_once("and offset ") {
             Some((_, next)) => {
@@ -171,7 +181,7 @@ fn a_search_answer_names_where_each_hit_is() {
             snippet: "ran the suite".into(),
         },
     ];
-    let answer = search_answer("test_x", &found);
+    let answer = search_answer("test_x", &found, 1000, &counter());
     assert!(
         answer.contains("- seq 4 (tool result, not shown above): FAILED test_x"),
         "{answer}"
@@ -180,7 +190,7 @@ fn a_search_answer_names_where_each_hit_is() {
         answer.contains("- summary_id 2 (seqs 1-30): ran the suite"),
         "{answer}"
     );
-    assert!(search_answer("nothing", &[]).starts_with("No match"));
+    assert!(search_answer("nothing", &[], 1000, &counter()).starts_with("No match"));
 }
 
 #[test]
@@ -201,5 +211,40 @@ fn recall_traffic_is_answers_and_calls_only_to_recall_tools() {
     assert!(
         !is_recall_traffic(&asking),
         "a call of the agent's own is not"
+    );
+}
+
+#[test]
+fn answers_keep_to_their_cap_in_tokens_whatever_the_text() {
+    // One token per character: three characters per token would give three times the cap.
+    let dense = Counter::new(
+        Tokenizer::Heuristic {
+            chars_per_token: 1.0,
+        },
+        1000,
+    );
+    let cjk = [stored(5, Role::Tool, &"字".repeat(20_000))];
+    let answer = expand_answer(&cjk, 0, 500, 0, &dense);
+    assert!(dense.text(&answer) <= 500, "{}", dense.text(&answer));
+    assert!(
+        answer.contains("continue with first_seq 5 and offset"),
+        "{answer}"
+    );
+    let found: Vec<Found> = (1..=10)
+        .map(|seq| Found {
+            seq,
+            summary_id: 0,
+            first_seq: seq,
+            last_seq: seq,
+            role: Some(Role::Tool),
+            hidden: true,
+            snippet: "字".repeat(300),
+        })
+        .collect();
+    let answer = search_answer("字", &found, 700, &dense);
+    assert!(dense.text(&answer) <= 700, "{}", dense.text(&answer));
+    assert!(
+        answer.contains("- seq 1 ") && !answer.contains("- seq 10 "),
+        "the best hits kept"
     );
 }

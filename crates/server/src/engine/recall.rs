@@ -106,6 +106,9 @@ impl Engine {
         policy: &Policy,
         call: RecallCall,
     ) -> Result<Answer> {
+        let counter = self.counter(policy).await?;
+        // No answer takes more than a tenth of the window.
+        let tenth = policy.context_window_tokens / 10;
         let outcome = match call {
             RecallCall::Search {
                 query,
@@ -130,7 +133,7 @@ impl Engine {
                             .without_recall_traffic(tenant_id, session_id, hits, limit)
                             .await?;
                         let found: Vec<Found> = kept.into_iter().map(found).collect();
-                        Ok(recall::search_answer(&query, &found))
+                        Ok(recall::search_answer(&query, &found, tenth, &counter))
                     }
                     Err(error) => Err(error),
                 }
@@ -159,9 +162,9 @@ impl Engine {
                     },
                     max_tokens: cap,
                 };
-                self.expand(tenant_id, request)
-                    .await
-                    .map(|read| recall::expand_answer(&read.messages, read.next_seq, cap, offset))
+                self.expand(tenant_id, request).await.map(|read| {
+                    recall::expand_answer(&read.messages, read.next_seq, cap, offset, &counter)
+                })
             }
         };
         match outcome {
