@@ -146,15 +146,18 @@ try {
     return main.dataset.acted && main.dataset.acted !== d.acted && Number(main.dataset.drawn) >= Number(main.dataset.acted)
       && document.querySelector("#events");
   }, {}, before);
+  // Found and clicked in one step inside the page: the live stream may redraw the page
+  // between a lookup and a click from outside, leaving puppeteer a detached node.
+  const press = (selector) => page.$eval(selector, (element) => element.click());
   const confirmed = async (button) => {
     await page.goto(url + "/" + demoHash, { waitUntil: "domcontentloaded" });
     await page.waitForSelector(`#main[data-route="${demoHash}"] #compact`);
     const before = await page.$eval("#main", (m) => ({ acted: m.dataset.acted || "" }));
     const target = typeof button === "string" ? button : await button();
-    await page.click(target);
+    await press(target);
     await page.waitForSelector("#action-confirm");
     const said = await page.$eval("#action-said", (p) => p.textContent);
-    await page.click("#action-confirm");
+    await press("#action-confirm");
     await redrawn(before);
     return said;
   };
@@ -166,10 +169,10 @@ try {
   });
   await page.goto(url + "/" + demoHash, { waitUntil: "domcontentloaded" });
   await page.waitForSelector(`#main[data-route="${demoHash}"] button[data-fork="5"]`);
-  await page.click(`button[data-fork="5"]`);
+  await press(`button[data-fork="5"]`);
   await page.waitForSelector("#fork-id");
   await page.$eval("#fork-id", (input) => { input.value = "console-forked"; });
-  await page.click("#action-confirm");
+  await press("#action-confirm");
   await page.waitForSelector(`#main[data-route="#/s/console-forked"] #messages tbody tr`);
   const forkedRows = await page.$$eval("#messages tbody tr", (rows) => rows.length);
 

@@ -733,6 +733,7 @@ async fn health_and_reflection(pool: PgPool) {
             "FinishSession",
             "ForkSession",
             "AppendTurn",
+            "AnswerRecall",
             "AppendNative",
             "BuildMessages",
             "CheckBudget",
