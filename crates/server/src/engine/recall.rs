@@ -127,16 +127,15 @@ impl Engine {
                     scope: Scope::Both,
                     limit: limit * recall::SEARCH_OVERFETCH,
                 };
-                match self.search(tenant_id, request).await {
-                    Ok(hits) => {
-                        let kept = self
-                            .without_recall_traffic(tenant_id, session_id, hits, limit)
-                            .await?;
-                        let found: Vec<Found> = kept.into_iter().map(found).collect();
-                        Ok(recall::search_answer(&query, &found, tenth, &counter))
-                    }
-                    Err(error) => Err(error),
+                async {
+                    let hits = self.search(tenant_id, request).await?;
+                    let kept = self
+                        .without_recall_traffic(tenant_id, session_id, hits, limit)
+                        .await?;
+                    let found: Vec<Found> = kept.into_iter().map(found).collect();
+                    Ok(recall::search_answer(&query, &found, tenth, &counter))
                 }
+                .await
             }
             RecallCall::Expand {
                 target,

@@ -20,7 +20,7 @@ use super::sessions::{SessionRow, with_session_columns};
 use super::{EVENTS_CHANNEL, Store};
 use super::{StoreError, StoreResult};
 use crate::events::EventDetail;
-use crate::message::Role;
+use crate::message::{Role, ToolCall};
 use crate::metrics::metrics;
 use crate::session::Session;
 
@@ -242,21 +242,27 @@ fn append_state_of(
     })
 }
 
+/// The query reading tool call `$2` of session `$1` (a fork's inherited calls included).
+pub(super) fn tool_call_sql(session: &Session) -> &'static str {
+    if session.inherits() {
+        include_str!("sql/append/tool_call_fork.sql")
+    } else {
+        include_str!("sql/append/tool_call.sql")
+    }
+}
+
 impl Store {
     /// The function name of a tool call the session of `state` has seen ("" when
     /// unknown); read in `state`'s transaction when it holds the lock.
     pub async fn tool_name(&self, state: &mut AppendState, call_id: &str) -> StoreResult<String> {
-        let sql = if state.session.inherits() {
-            include_str!("sql/append/tool_name_fork.sql")
-        } else {
-            include_str!("sql/append/tool_name.sql")
-        };
-        let query = sqlx::query_scalar(sql).bind(state.session.id).bind(call_id);
-        let name: Option<Option<String>> = match state.locked.as_mut() {
+        let query = sqlx::query_scalar(tool_call_sql(&state.session))
+            .bind(state.session.id)
+            .bind(call_id);
+        let call: Option<Json<ToolCall>> = match state.locked.as_mut() {
             Some(tx) => query.fetch_optional(Conn::new(tx, self.pooler)).await?,
             None => query.fetch_optional(self.db()).await?,
         };
-        Ok(name.flatten().unwrap_or_default())
+        Ok(call.map(|Json(call)| call.name).unwrap_or_default())
     }
 
     /// Writes the append, and commits, if the session row is still as `state` read it.

@@ -1,4 +1,5 @@
-//! What AnswerRecall reads: the recall tool call it answers, as the session holds it.
+//! What AnswerRecall reads: the recall tool call it answers, as the session holds it
+//! (the query the append's eviction events name a call's tool with).
 use sqlx::types::Json;
 
 use super::{Store, StoreResult};
@@ -12,16 +13,12 @@ impl Store {
         session: &Session,
         call_id: &str,
     ) -> StoreResult<Option<ToolCall>> {
-        let sql = if session.inherits() {
-            include_str!("sql/recall/call_fork.sql")
-        } else {
-            include_str!("sql/recall/call.sql")
-        };
-        let call: Option<Json<ToolCall>> = sqlx::query_scalar(sql)
-            .bind(session.id)
-            .bind(call_id)
-            .fetch_optional(self.db())
-            .await?;
+        let call: Option<Json<ToolCall>> =
+            sqlx::query_scalar(super::append::tool_call_sql(session))
+                .bind(session.id)
+                .bind(call_id)
+                .fetch_optional(self.db())
+                .await?;
         Ok(call.map(|Json(call)| call))
     }
 }

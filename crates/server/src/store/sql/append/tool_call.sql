@@ -1,5 +1,5 @@
--- Tool call $2 of session $1 (a session that inherits nothing): the call as it was
--- appended ({"id", "name", "arguments"}).
+-- Tool call $2 of session $1 (a session that inherits nothing), as it was appended
+-- ({"id", "name", "arguments"}).
 select c from tool_calls t
 join messages m on m.session_id = t.session_id and m.seq = t.call_seq,
 jsonb_array_elements(m.tool_calls) c

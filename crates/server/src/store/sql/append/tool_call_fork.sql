@@ -1,5 +1,5 @@
--- The function name of tool call $2 in fork $1: the call may be one it inherited, made
--- in an ancestor's rows.
+-- Tool call $2 of fork $1, as it was appended: the call may be one it inherited, made in
+-- an ancestor's rows.
 with c as (
     (select t.call_seq from tool_calls t where t.session_id = $1 and t.call_id = $2)
     union all
@@ -9,7 +9,7 @@ with c as (
      order by l.depth)
     limit 1
 )
-select x ->> 'name' from c
+select x from c
 join ctxd_log_segments($1) g on c.call_seq between g.first_seq and g.last_seq
 join messages m on m.session_id = g.owner and m.seq = c.call_seq,
 jsonb_array_elements(m.tool_calls) x

@@ -1,4 +1,0 @@
-select c ->> 'name' from tool_calls t
-join messages m on m.session_id = t.session_id and m.seq = t.call_seq,
-jsonb_array_elements(m.tool_calls) c
-where t.session_id = $1 and t.call_id = $2 and c ->> 'id' = $2
