@@ -257,7 +257,7 @@ pub async fn run(
         engine.clone(),
         auth,
         upstreams,
-        64 << 20,
+        ctxd::proxy::Settings::new(64 << 20),
     ));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let proxy_url = format!("http://{}", listener.local_addr().unwrap());

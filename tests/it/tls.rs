@@ -488,7 +488,14 @@ async fn the_provider_endpoint_speaks_tls_with_the_servers_certificates(pool: Pg
     let files = Files::new(None);
     let fake = Fake::start(vec![Step::Answer("over TLS")], 16_000).await;
     let tls = Some(files.server_tls());
-    let endpoint = crate::proxy::start_endpoint_with(pool, &fake.url(), 16_000, 1 << 20, tls).await;
+    let endpoint = crate::proxy::start_endpoint_with(
+        pool,
+        &fake.url(),
+        16_000,
+        ctxd::proxy::Settings::new(1 << 20),
+        tls,
+    )
+    .await;
     assert!(endpoint.url.starts_with("https://"));
     let ca = reqwest::Certificate::from_pem(files.ca.pem().as_bytes()).unwrap();
     let trusting = reqwest::Client::builder()

@@ -21,6 +21,7 @@ pub enum EventKind {
     CompactionReverted = 8,
     SessionFinished = 9,
     SessionForked = 10,
+    RecallAnswered = 11,
 }
 
 /// The proto's CompactionKind numbers.
@@ -108,6 +109,17 @@ pub enum EventDetail {
         fork_session_id: String,
         at_seq: i64,
     },
+    /// ctxd answered a model's call to a recall tool: the answer is the tool result at
+    /// `seq`. `round` is the provider endpoint's round within one agent request (1, 2,
+    /// ...), 0 when a client asked (AnswerRecall).
+    RecallAnswered {
+        seq: i64,
+        tool_call_id: String,
+        tool: String,
+        tokens: i64,
+        error: bool,
+        round: i32,
+    },
 }
 
 impl EventKind {
@@ -124,6 +136,7 @@ impl EventKind {
             EventKind::CompactionReverted,
             EventKind::SessionFinished,
             EventKind::SessionForked,
+            EventKind::RecallAnswered,
         ]
         .into_iter()
         .find(|kind| *kind as i16 == number)
@@ -143,6 +156,7 @@ impl EventDetail {
             EventDetail::CompactionReverted { .. } => EventKind::CompactionReverted,
             EventDetail::SessionFinished { .. } => EventKind::SessionFinished,
             EventDetail::SessionForked { .. } => EventKind::SessionForked,
+            EventDetail::RecallAnswered { .. } => EventKind::RecallAnswered,
         }
     }
 }

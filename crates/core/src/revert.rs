@@ -86,7 +86,8 @@ pub fn not_revertible(kind: EventKind) -> Option<&'static str> {
         EventKind::BudgetThresholdCrossed
         | EventKind::SessionDeleted
         | EventKind::SessionFinished
-        | EventKind::SessionForked => Some(
+        | EventKind::SessionForked
+        | EventKind::RecallAnswered => Some(
             "is not a compaction's event. Revertible: TOOL_RESULTS_CLEARED and COMPACTION_COMPLETED events",
         ),
     }
@@ -309,6 +310,7 @@ mod tests {
             EventKind::SessionDeleted,
             EventKind::SessionFinished,
             EventKind::SessionForked,
+            EventKind::RecallAnswered,
         ] {
             assert!(not_revertible(kind).is_some(), "{kind:?}");
         }

@@ -49,8 +49,12 @@ async fn start_proxy(
         anthropic: config.upstream_anthropic.clone(),
         gemini: config.upstream_gemini.clone(),
     };
-    let proxy =
-        crate::proxy::Proxy::new(engine.clone(), auth, upstreams, config.proxy_max_body_bytes);
+    let settings = crate::proxy::Settings {
+        max_body_bytes: config.proxy_max_body_bytes,
+        recall_tools: config.proxy_recall_tools,
+        recall_rounds: config.proxy_recall_rounds,
+    };
+    let proxy = crate::proxy::Proxy::new(engine.clone(), auth, upstreams, settings);
     if let Ok(addr) = listener.local_addr() {
         tracing::info!(addr = %addr, tls = tls.is_some(), "serving the provider endpoint");
     }

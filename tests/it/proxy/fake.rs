@@ -23,6 +23,18 @@ use tokio::sync::mpsc;
 pub enum Step {
     Call(&'static str, Value),
     Answer(&'static str),
+    /// ctxd_recall_expand of the first hit a recall search answered (its `seq N (`).
+    ExpandFound,
+    /// A call of the tool `name` with `{key: word}`, the word of the request's newest
+    /// text that starts with `prefix`: the model acting on what it read.
+    CallWithFound(&'static str, &'static str, &'static str),
+}
+
+/// What the model does at a step, the request read.
+#[derive(Debug, Clone)]
+pub enum Move {
+    Call(&'static str, Value),
+    Answer(&'static str),
 }
 
 /// What the fake saw.
@@ -44,6 +56,10 @@ pub struct Record {
     pub last_body: Value,
     /// Headers naming a provider key as the fake received them.
     pub keys_seen: Vec<String>,
+    /// Per scripted request: whether its tools offered ctxd_recall_search, and whether
+    /// its body held the options' `needle`.
+    pub recall_offered: Vec<bool>,
+    pub needle_seen: Vec<bool>,
     previous: Option<Vec<Value>>,
 }
 
@@ -59,6 +75,7 @@ struct State {
     /// A streamed reply held after its first event until this fires (the streaming test).
     hold: Mutex<Option<tokio::sync::oneshot::Receiver<()>>>,
     too_long: Mutex<usize>,
+    needle: Option<&'static str>,
 }
 
 pub type Body = BoxBody<Bytes, Infallible>;
@@ -70,6 +87,8 @@ pub struct Options {
     pub hold: Option<tokio::sync::oneshot::Receiver<()>>,
     /// The next this many model requests are refused for length, as Anthropic does.
     pub too_long: usize,
+    /// A text whose presence in each scripted request is recorded.
+    pub needle: Option<&'static str>,
 }
 
 impl Fake {
@@ -85,6 +104,7 @@ impl Fake {
             record: record.clone(),
             hold: Mutex::new(options.hold),
             too_long: Mutex::new(options.too_long),
+            needle: options.needle,
         });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -163,8 +183,14 @@ fn json_response(status: u16, body: Value) -> Response<Body> {
 }
 
 /// The step a request is at (one past the step of the newest tool result it carries)
-/// and the id the step's call gets: `prefix` and the step's number.
-fn next_step(state: &State, ids: impl Iterator<Item = String>, prefix: &str) -> (Step, String) {
+/// and the id the step's call gets: `prefix` and the step's number. A step that reads
+/// the request reads `body`.
+fn next_step(
+    state: &State,
+    body: &Value,
+    ids: impl Iterator<Item = String>,
+    prefix: &str,
+) -> (Move, String) {
     let last = ids
         .filter_map(|id| id.rsplit('s').next()?.parse::<usize>().ok())
         .last();
@@ -174,7 +200,45 @@ fn next_step(state: &State, ids: impl Iterator<Item = String>, prefix: &str) -> 
         .get(index)
         .cloned()
         .unwrap_or(Step::Answer("script over"));
-    (step, format!("{prefix}{index}"))
+    (read(step, &body.to_string()), format!("{prefix}{index}"))
+}
+
+/// A step as a move: one that reads the request calls with what it found (or, finding
+/// nothing, answers so).
+fn read(step: Step, body: &str) -> Move {
+    match step {
+        Step::Call(name, input) => Move::Call(name, input),
+        Step::Answer(text) => Move::Answer(text),
+        Step::ExpandFound => match last_number_before(body, "seq ", " (") {
+            Some(seq) => Move::Call(
+                ctxd::recall::EXPAND,
+                json!({"seqs": [seq], "max_tokens": 4000}),
+            ),
+            None => Move::Answer("no search hit to expand"),
+        },
+        Step::CallWithFound(name, key, prefix) => {
+            let word = body.rfind(prefix).map(|at| {
+                body[at..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                    .collect::<String>()
+            });
+            match word {
+                Some(word) => Move::Call(name, json!({ key: word })),
+                None => Move::Answer("nothing found to act on"),
+            }
+        }
+    }
+}
+
+/// The last number written as `{before}N{after}` in `text`.
+fn last_number_before(text: &str, before: &str, after: &str) -> Option<i64> {
+    text.rmatch_indices(before).find_map(|(at, _)| {
+        let rest = &text[at + before.len()..];
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        let follows = rest[digits.len()..].starts_with(after);
+        (!digits.is_empty() && follows).then(|| digits.parse().ok())?
+    })
 }
 
 /// Every text a body holds, counted as the provider would read it, plus a few tokens
@@ -200,6 +264,12 @@ fn check(state: &State, body: &Value, history: &[Value], problems: Vec<String>) 
     let counted = tokens(body);
     record.max_tokens = record.max_tokens.max(counted);
     let n = record.requests;
+    let text = body.to_string();
+    record
+        .recall_offered
+        .push(body["tools"].to_string().contains(ctxd::recall::SEARCH));
+    let needle = state.needle.is_some_and(|needle| text.contains(needle));
+    record.needle_seen.push(needle);
     if counted > state.window {
         record.violations.push(format!(
             "request {n}: {counted} tokens, over the {} window",
@@ -257,13 +327,13 @@ async fn anthropic(state: &State, body: &Value) -> Response<Body> {
     let ids = results
         .filter(|b| b["type"] == "tool_result")
         .map(|b| b["tool_use_id"].as_str().unwrap_or("").to_string());
-    let (step, id) = next_step(state, ids, "toolu_s");
+    let (step, id) = next_step(state, body, ids, "toolu_s");
     let (content, stop) = match step {
-        Step::Call(name, input) => (
+        Move::Call(name, input) => (
             json!([{"type": "text", "text": "Next step."}, {"type": "tool_use", "id": id, "name": name, "input": input}]),
             "tool_use",
         ),
-        Step::Answer(text) => (json!([{"type": "text", "text": text}]), "end_turn"),
+        Move::Answer(text) => (json!([{"type": "text", "text": text}]), "end_turn"),
     };
     anthropic_reply(state, body, content, stop).await
 }
@@ -390,14 +460,14 @@ fn openai_chat(state: &State, body: &Value) -> Response<Body> {
         .iter()
         .filter(|m| m["role"] == "tool")
         .map(|m| m["tool_call_id"].as_str().unwrap_or("").to_string());
-    let (step, id) = next_step(state, ids, "call_s");
+    let (step, id) = next_step(state, body, ids, "call_s");
     let message = match step {
-        Step::Call(name, input) => {
+        Move::Call(name, input) => {
             json!({"role": "assistant", "content": "Next step.", "tool_calls": [
             {"id": id, "type": "function", "function": {"name": name, "arguments": input.to_string()}}]})
         }
         // Each answer its own text, so a client's histories tell replies apart.
-        Step::Answer(text) => {
+        Move::Answer(text) => {
             let n = state.record.lock().unwrap().requests;
             json!({"role": "assistant", "content": format!("{text} ({n})")})
         }
@@ -519,13 +589,13 @@ fn responses_model(state: &State, body: &Value) -> Response<Body> {
         .iter()
         .filter(|item| item["type"] == "function_call_output")
         .map(|item| item["call_id"].as_str().unwrap_or("").to_string());
-    let (step, call_id) = next_step(state, ids, "call_s");
+    let (step, call_id) = next_step(state, body, ids, "call_s");
     let n = state.record.lock().unwrap().requests;
     let item = match step {
-        Step::Call(name, arguments) => json!({"type": "function_call", "id": format!("fc_{n}"),
+        Move::Call(name, arguments) => json!({"type": "function_call", "id": format!("fc_{n}"),
             "call_id": call_id, "name": name,
             "arguments": arguments.to_string(), "status": "completed"}),
-        Step::Answer(text) => {
+        Move::Answer(text) => {
             json!({"type": "message", "id": format!("msg_{n}"), "role": "assistant",
             "status": "completed", "content": [{"type": "output_text", "text": text, "annotations": []}]})
         }

@@ -5,13 +5,14 @@ mod agents;
 mod endpoint;
 pub mod fake;
 mod histories;
+mod recall;
 
 use std::sync::Arc;
 
 use ctxd::auth::Auth;
 use ctxd::engine::{Engine, EngineConfig};
 use ctxd::policy::Policy;
-use ctxd::proxy::{Proxy, Upstreams};
+use ctxd::proxy::{Proxy, Settings, Upstreams};
 use ctxd::store::Store;
 use tokio_util::sync::CancellationToken;
 
@@ -34,7 +35,8 @@ pub async fn start_endpoint(
     window: i64,
     max_body_bytes: usize,
 ) -> Endpoint {
-    start_endpoint_with(pool, upstream, window, max_body_bytes, None).await
+    let settings = Settings::new(max_body_bytes);
+    start_endpoint_with(pool, upstream, window, settings, None).await
 }
 
 /// The same, over TLS when `tls` is given.
@@ -42,7 +44,7 @@ pub async fn start_endpoint_with(
     pool: sqlx::PgPool,
     upstream: &str,
     window: i64,
-    max_body_bytes: usize,
+    settings: Settings,
     tls: Option<Arc<ctxd::tls::ServerTls>>,
 ) -> Endpoint {
     let policy = Policy {
@@ -58,7 +60,7 @@ pub async fn start_endpoint_with(
         anthropic: upstream.to_string(),
         gemini: upstream.to_string(),
     };
-    let proxy = Arc::new(Proxy::new(engine.clone(), auth, upstreams, max_body_bytes));
+    let proxy = Arc::new(Proxy::new(engine.clone(), auth, upstreams, settings));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let scheme = if tls.is_some() { "https" } else { "http" };
     let url = format!("{scheme}://{}", listener.local_addr().unwrap());

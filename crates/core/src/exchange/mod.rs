@@ -20,8 +20,10 @@ use crate::ingest::IngestError;
 pub mod errors;
 mod reconcile;
 pub mod stream;
+mod tools;
 
 pub use reconcile::{Fingerprint, Reconciled, chain, fingerprint, reconcile};
+pub use tools::{check_reserved, offering};
 
 /// A request body's fields, each as the JSON text it came as.
 pub type Fields = BTreeMap<String, Box<RawValue>>;
@@ -216,8 +218,14 @@ fn max_output_tokens(provider: Format, rest: &Fields) -> Option<i64> {
 
 /// The body to send upstream: the client's, with the history ctxd built (the history
 /// field of `built`, a body `render::body` wrote) and, when the build put summaries in
-/// the system prompt, `extra_system` added after the client's own system text.
-pub fn merge(request: &ClientRequest, built: &str, extra_system: Option<&str>) -> String {
+/// the system prompt, `extra_system` added after the client's own system text; `tools`,
+/// when given, in place of the client's (see [`offering`]).
+pub fn merge(
+    request: &ClientRequest,
+    built: &str,
+    extra_system: Option<&str>,
+    tools: Option<&RawValue>,
+) -> String {
     let field = history_field(request.provider);
     let built: BTreeMap<&str, &RawValue> = serde_json::from_str(built).unwrap_or_default();
     let history = built.get(field).map_or("[]", |raw| raw.get());
@@ -247,10 +255,15 @@ pub fn merge(request: &ClientRequest, built: &str, extra_system: Option<&str>) -
     let mut out = String::with_capacity(history.len() + 1024);
     out.push('{');
     for (key, raw) in &request.rest {
-        if system.as_ref().is_some_and(|(name, _)| name == key) {
+        if system.as_ref().is_some_and(|(name, _)| name == key)
+            || (tools.is_some() && key == "tools")
+        {
             continue;
         }
         push_field(&mut out, key, raw.get());
+    }
+    if let Some(tools) = tools {
+        push_field(&mut out, "tools", tools.get());
     }
     if let Some((name, text)) = &system {
         push_field(&mut out, name, text);

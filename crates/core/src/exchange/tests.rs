@@ -21,15 +21,21 @@ fn split_keeps_everything_but_the_history_and_merge_puts_the_built_one_back() {
     assert!(request.counted_text.contains("\"bash\""));
     assert!(!request.rest.contains_key("messages"));
     let built = json!({"system": "ignored", "messages": [{"role": "user", "content": "built"}]});
-    let merged: Value = serde_json::from_str(&merge(&request, &built.to_string(), None)).unwrap();
+    let merged: Value =
+        serde_json::from_str(&merge(&request, &built.to_string(), None, None)).unwrap();
     assert_eq!(
         merged["messages"],
         json!([{"role": "user", "content": "built"}])
     );
     assert_eq!(merged["system"], body["system"]);
     assert_eq!(merged["temperature"], json!(0.2));
-    let with_block: Value =
-        serde_json::from_str(&merge(&request, &built.to_string(), Some("summaries"))).unwrap();
+    let with_block: Value = serde_json::from_str(&merge(
+        &request,
+        &built.to_string(),
+        Some("summaries"),
+        None,
+    ))
+    .unwrap();
     assert_eq!(with_block["system"][0], body["system"][0]);
     assert_eq!(with_block["system"][1]["text"], json!("summaries"));
 }
@@ -45,7 +51,8 @@ fn openai_chat_system_messages_lead_the_merged_history_as_they_came() {
         json!([{"role": "user", "content": "task"}]).to_string()
     );
     let built = json!({"messages": [{"role": "user", "content": "task"}]});
-    let merged: Value = serde_json::from_str(&merge(&request, &built.to_string(), None)).unwrap();
+    let merged: Value =
+        serde_json::from_str(&merge(&request, &built.to_string(), None, None)).unwrap();
     assert_eq!(merged["messages"], body["messages"]);
 }
 
@@ -325,7 +332,8 @@ fn a_client_that_caches_its_history_gets_a_breakpoint_at_the_end_of_the_built_on
         {"role": "user", "content": "task"},
         {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
         {"role": "user", "content": "next"}]});
-    let merged: Value = serde_json::from_str(&merge(&request, &built.to_string(), None)).unwrap();
+    let merged: Value =
+        serde_json::from_str(&merge(&request, &built.to_string(), None, None)).unwrap();
     let messages = merged["messages"].as_array().unwrap();
     assert_eq!(messages[0]["content"], "task");
     assert_eq!(
@@ -336,7 +344,7 @@ fn a_client_that_caches_its_history_gets_a_breakpoint_at_the_end_of_the_built_on
     let plain =
         json!({"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "task"}]});
     let request = split(Format::AnthropicMessages, &plain.to_string(), false).unwrap();
-    assert!(!merge(&request, &built.to_string(), None).contains("cache_control"));
+    assert!(!merge(&request, &built.to_string(), None, None).contains("cache_control"));
 }
 
 #[test]
@@ -355,4 +363,84 @@ fn developer_messages_go_back_as_developer_messages() {
         rendered(Format::OpenAiChat, &read.messages)[0]["role"],
         "system"
     );
+}
+
+#[test]
+fn offered_tools_follow_the_clients_own_in_each_shape() {
+    let added = crate::recall::definitions();
+    let cases = [
+        (
+            Format::AnthropicMessages,
+            json!({"messages": [], "tools": [{"name": "bash", "input_schema": {"type": "object"}}]}),
+            "/0/name",
+        ),
+        (
+            Format::OpenAiChat,
+            json!({"messages": [], "tools": [{"type": "function", "function": {"name": "bash"}}]}),
+            "/0/function/name",
+        ),
+        (
+            Format::OpenAiResponses,
+            json!({"input": [], "tools": [{"type": "function", "name": "bash"}]}),
+            "/0/name",
+        ),
+        (
+            Format::Gemini,
+            json!({"contents": [], "tools": [{"functionDeclarations": [{"name": "bash"}]}]}),
+            "/0/functionDeclarations/0/name",
+        ),
+    ];
+    for (provider, body, first) in cases {
+        let request = split(provider, &body.to_string(), false).unwrap();
+        let tools = offering(&request, &added, crate::recall::PREFIX).unwrap();
+        let merged: Value =
+            serde_json::from_str(&merge(&request, "{}", None, Some(&tools))).unwrap();
+        let text = merged["tools"].to_string();
+        assert_eq!(
+            merged["tools"].pointer(first),
+            Some(&json!("bash")),
+            "{provider:?}"
+        );
+        assert!(text.contains(crate::recall::SEARCH) && text.contains(crate::recall::EXPAND));
+        if provider == Format::Gemini {
+            // One group of declarations: the client's, with ctxd's after.
+            assert_eq!(merged["tools"].as_array().unwrap().len(), 1);
+            assert_eq!(
+                merged["tools"][0]["functionDeclarations"]
+                    .as_array()
+                    .unwrap()
+                    .len(),
+                3
+            );
+        } else {
+            assert_eq!(merged["tools"].as_array().unwrap().len(), 3, "{provider:?}");
+        }
+    }
+    // A request without tools gets ctxd's alone.
+    let request = split(Format::OpenAiChat, r#"{"messages": []}"#, false).unwrap();
+    let tools = offering(&request, &added, crate::recall::PREFIX).unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(tools.get())
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+}
+
+#[test]
+fn a_client_tool_with_a_reserved_name_is_refused_naming_it() {
+    let body = json!({"contents": [], "tools": [{"googleSearch": {}}, {"function_declarations": [{"name": "x"}, {"name": "ctxd_recall_search"}]}]});
+    let request = split(Format::Gemini, &body.to_string(), false).unwrap();
+    let error = offering(
+        &request,
+        &crate::recall::definitions(),
+        crate::recall::PREFIX,
+    )
+    .unwrap_err();
+    assert_eq!(error.path, "$.tools[1].function_declarations[1].name");
+    let body = json!({"messages": [], "tools": {"name": "x"}});
+    let request = split(Format::AnthropicMessages, &body.to_string(), false).unwrap();
+    assert_eq!(offering(&request, &[], "p").unwrap_err().path, "$.tools");
 }

@@ -7,9 +7,11 @@
 //! rendering of an answer within its cap. The engine runs the search or the expand.
 mod answer;
 mod call;
+mod round;
 
 pub use answer::{Found, expand_answer, search_answer};
 pub use call::{MAX_CAP, MAX_HITS, MIN_CAP, RecallCall, Target, parse};
+pub use round::{Answered, MAX_ROUNDS, ROUND, Round, is_round, mark, not_run, round};
 
 use crate::tokenize::ToolDefinition;
 
@@ -27,11 +29,13 @@ pub fn is_recall_tool(name: &str) -> bool {
     name == SEARCH || name == EXPAND
 }
 
-/// Whether a message is recall's own traffic — an answer, or a model's message that only
-/// called recall tools — which a recall search leaves out: it repeats what it found,
-/// and would crowd out the messages that hold it.
+/// Whether a message is recall's own traffic — an answer, a reply of an endpoint's
+/// round, or a model's message that only called recall tools — which a recall search
+/// leaves out (it repeats what it found, and would crowd out the messages that hold it)
+/// and an agent's history behind the endpoint never holds.
 pub fn is_recall_traffic(message: &crate::message::Message) -> bool {
     message.metadata.contains_key(ANSWER)
+        || message.metadata.contains_key(ROUND)
         || (!message.tool_calls.is_empty()
             && message.content.is_empty()
             && message

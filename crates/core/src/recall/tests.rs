@@ -248,3 +248,47 @@ fn answers_keep_to_their_cap_in_tokens_whatever_the_text() {
         "the best hits kept"
     );
 }
+
+fn reply(calls: &[(&str, &str)]) -> Message {
+    let mut message = Message::text(Role::Assistant, "Let me look.");
+    message.tool_calls = calls
+        .iter()
+        .map(|(id, name)| crate::message::ToolCall {
+            id: id.to_string(),
+            name: name.to_string(),
+            arguments: "{}".into(),
+        })
+        .collect();
+    message
+}
+
+#[test]
+fn a_reply_is_a_round_when_it_calls_a_recall_tool() {
+    assert_eq!(round(&[reply(&[("a", "bash")])]), None);
+    assert_eq!(round(&[Message::text(Role::Assistant, "done")]), None);
+    let mixed = [
+        reply(&[("a", SEARCH), ("b", "bash")]),
+        reply(&[("c", EXPAND)]),
+    ];
+    assert_eq!(
+        round(&mixed),
+        Some(Round {
+            recall: vec!["a".into(), "c".into()],
+            others: vec![("b".into(), "bash".into())],
+        })
+    );
+}
+
+#[test]
+fn a_rounds_messages_are_recall_traffic() {
+    let mut marked = vec![reply(&[("a", SEARCH), ("b", "bash")])];
+    // Text and an agent's call: not traffic by its calls alone.
+    assert!(!is_recall_traffic(&marked[0]));
+    mark(&mut marked, 2);
+    assert!(is_recall_traffic(&marked[0]));
+    assert_eq!(marked[0].metadata[ROUND], "2");
+    let note = not_run("b", "bash");
+    assert!(is_recall_traffic(&note));
+    assert_eq!((note.role, note.tool_call_id.as_str()), (Role::Tool, "b"));
+    assert!(note.content.contains("bash"));
+}

@@ -54,6 +54,7 @@ pub(super) async fn append_native(
                 expected_version: req.expected_version,
                 idempotency,
                 usage,
+                recall: None,
             },
         )
         .await

@@ -11,7 +11,7 @@ pub(super) async fn answer_recall(
 ) -> Result<pb::AppendTurnResponse> {
     let outcome = api
         .engine
-        .answer_recall(tenant, &req.session_id, &req.tool_call_id)
+        .answer_recall(tenant, &req.session_id, &req.tool_call_id, 0)
         .await?;
     Ok(append_response(outcome))
 }

@@ -34,6 +34,7 @@ pub(super) async fn append_turn(
                 expected_version: req.expected_version,
                 idempotency,
                 usage,
+                recall: None,
             },
         )
         .await?;

@@ -63,6 +63,19 @@ pub struct ServeArgs {
     #[arg(long, env = "CTXD_PROXY_MAX_BODY_BYTES")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proxy_max_body_bytes: Option<usize>,
+    /// Give the sessions the provider endpoint creates the recall tools: the model can
+    /// search and expand what compaction took away, and the endpoint answers those calls
+    /// and calls the upstream again itself, unseen by the agent. A streamed reply then
+    /// reaches the client when the upstream has finished it (a recall call is known only
+    /// then) [default: false].
+    #[arg(long, env = "CTXD_PROXY_RECALL_TOOLS", num_args = 0..=1, default_missing_value = "true")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proxy_recall_tools: Option<bool>,
+    /// Recall rounds the provider endpoint runs for one agent request at most (1 to 10);
+    /// the call after the last goes without the recall tools [default: 3].
+    #[arg(long, env = "CTXD_PROXY_RECALL_ROUNDS")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proxy_recall_rounds: Option<u32>,
     /// PostgreSQL URL. Unset: ctxd starts a private PostgreSQL in --data-dir.
     #[arg(long, env = "DATABASE_URL")]
     #[serde(skip_serializing_if = "Option::is_none")]

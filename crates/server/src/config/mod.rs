@@ -39,6 +39,10 @@ pub struct Config {
     pub upstream_anthropic: String,
     pub upstream_gemini: String,
     pub proxy_max_body_bytes: usize,
+    /// The endpoint's sessions get the recall tools.
+    pub proxy_recall_tools: bool,
+    /// Recall rounds per agent request at most.
+    pub proxy_recall_rounds: u32,
     pub database_url: Option<String>,
     /// PostgreSQL itself, for LISTEN and migrations, when `database_url` is a pooler.
     pub database_listen_url: Option<String>,
@@ -97,6 +101,8 @@ impl Default for Config {
             upstream_anthropic: "https://api.anthropic.com".to_string(),
             upstream_gemini: "https://generativelanguage.googleapis.com".to_string(),
             proxy_max_body_bytes: 16 * 1024 * 1024,
+            proxy_recall_tools: false,
+            proxy_recall_rounds: 3,
             database_url: None,
             database_listen_url: None,
             database_pooler: Pooler::None,
@@ -183,6 +189,12 @@ impl Config {
             .validate("quota.")
             .map_err(ConfigError::Invalid)?;
         config.check_upstreams()?;
+        if !(1..=crate::recall::MAX_ROUNDS).contains(&config.proxy_recall_rounds) {
+            return Err(ConfigError::Invalid(format!(
+                "proxy_recall_rounds must be between 1 and {}",
+                crate::recall::MAX_ROUNDS
+            )));
+        }
         if config.conn_idle_timeout_secs > MAX_IDLE_TIMEOUT_SECS {
             return Err(ConfigError::Invalid(format!(
                 "conn_idle_timeout_secs must be at most {MAX_IDLE_TIMEOUT_SECS} (0 turns it off)"

@@ -215,6 +215,11 @@ impl Engine {
             summarization_job_id: if wants_job { pending_job } else { None },
         };
         let mut events = self.eviction_events(&mut state, &plan.evictions).await?;
+        if let Some(answered) = &request.recall
+            && let (Some(seq), Some(tokens)) = (outcome.seqs.first(), counts.first())
+        {
+            events.push(answered.event(*seq, *tokens));
+        }
         let budget_status = plan.budget.map(|(status, event)| {
             events.push(event);
             status

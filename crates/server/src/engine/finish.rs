@@ -121,6 +121,7 @@ impl Engine {
             expected_version: None,
             idempotency: None,
             usage: None,
+            recall: None,
         };
         let appended = self
             .append_once(&append, None, state, &mut None)

@@ -152,6 +152,8 @@ pub struct AppendRequest {
     /// The key and a hash of the rest of the request.
     pub idempotency: Option<(String, Vec<u8>)>,
     pub usage: Option<Usage>,
+    /// The batch is ctxd's answer to a recall call (one tool result), announced.
+    pub recall: Option<crate::recall::Answered>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -26,11 +26,14 @@ struct Answer {
 }
 
 impl Engine {
+    /// Answers the recall call `tool_call_id`; `round` is the provider endpoint's round
+    /// (0 when a client asks), said in the RECALL_ANSWERED event.
     pub async fn answer_recall(
         &self,
         tenant_id: i64,
         session_id: &str,
         tool_call_id: &str,
+        round: u32,
     ) -> Result<AppendOutcome> {
         if tool_call_id.is_empty() || tool_call_id.len() > MAX_CALL_ID_BYTES {
             return Err(Error::invalid(
@@ -80,6 +83,12 @@ impl Engine {
             "expand"
         };
         message.metadata.insert(recall::ANSWER.into(), kind.into());
+        let answered = recall::Answered {
+            tool_call_id: tool_call_id.to_string(),
+            tool: kind,
+            error: answer.error,
+            round,
+        };
         if answer.error {
             message.metadata.insert(TOOL_ERROR.into(), "true".into());
         }
@@ -94,6 +103,7 @@ impl Engine {
                 expected_version: None,
                 idempotency: Some((key, hash)),
                 usage: None,
+                recall: Some(answered),
             },
         )
         .await

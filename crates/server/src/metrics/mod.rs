@@ -65,7 +65,7 @@ const BATCH_BUCKETS: [f64; 7] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0];
 const RATIO_BUCKETS: [f64; 12] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9, 0.95, 1.0];
 
 /// Event kinds by their proto number (0: one this build does not know).
-const EVENT_KINDS: [&str; 11] = [
+const EVENT_KINDS: [&str; 12] = [
     "unknown",
     "compaction_started",
     "compaction_completed",
@@ -77,6 +77,7 @@ const EVENT_KINDS: [&str; 11] = [
     "compaction_reverted",
     "session_finished",
     "session_forked",
+    "recall_answered",
 ];
 
 /// The regions of a built request, in the order of [`Regions`] attributes.
@@ -160,6 +161,7 @@ pub struct Metrics {
     event_lag: Histogram<f64>,
     view_cache_lookups: Counter<u64>,
     quota_rejections: Counter<u64>,
+    recall_rounds: Counter<u64>,
     append_batch_size: Histogram<u64>,
     append_batch_duration: Histogram<f64>,
     /// Region attribute sets: system, tools, summaries, history.
@@ -320,6 +322,12 @@ const QUOTA_REJECTIONS: Spec = Spec {
     description: "Requests rejected with RESOURCE_EXHAUSTED, by the limit they hit",
 };
 
+const RECALL_ROUNDS: Spec = Spec {
+    name: "ctxd.proxy.recall_rounds",
+    unit: "{round}",
+    description: "Model replies the provider endpoint answered itself (recall rounds), by outcome: answered, or limit (the request's rounds were used up: the next call went without the recall tools)",
+};
+
 const APPEND_BATCH_SIZE: Spec = Spec {
     name: "ctxd.append.batch.size",
     unit: "{append}",
@@ -383,6 +391,7 @@ impl Metrics {
             event_lag: f64_histogram(meter, &EVENT_LAG, &SECONDS_BUCKETS),
             view_cache_lookups: counter(meter, &VIEW_CACHE_LOOKUPS),
             quota_rejections: counter(meter, &QUOTA_REJECTIONS),
+            recall_rounds: counter(meter, &RECALL_ROUNDS),
             append_batch_size: u64_histogram(meter, &APPEND_BATCH_SIZE, &BATCH_BUCKETS),
             append_batch_duration: f64_histogram(meter, &APPEND_BATCH_DURATION, &SECONDS_BUCKETS),
             regions: ["system", "tools", "summaries", "history"]
@@ -530,6 +539,13 @@ impl Metrics {
     pub fn quota_rejected(&self, limit: &'static str) {
         self.quota_rejections
             .add(1, &[KeyValue::new("ctxd.quota.limit", limit)]);
+    }
+
+    /// The provider endpoint ran a recall round (`answered`) or, its rounds used up, called
+    /// the upstream without the recall tools (`limit`).
+    pub fn recall_round(&self, outcome: &'static str) {
+        self.recall_rounds
+            .add(1, &[KeyValue::new("ctxd.recall.outcome", outcome)]);
     }
 
     /// The AppendTurn writer wrote a batch of `appends` in `elapsed` (whatever its

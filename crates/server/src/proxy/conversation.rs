@@ -20,9 +20,10 @@ use crate::engine::{AppendRequest, ExpandRequest, ExpandTarget, ForkRequest, Ses
 use crate::error::{Error, Result};
 use crate::exchange::{self, ClientRequest, Fingerprint, Reconciled};
 use crate::format::Format;
-use crate::ingest;
+use crate::ingest::{self, Ingested};
 use crate::message::{Message, Role};
 use crate::policy::PolicyOverrides;
+use crate::recall;
 use crate::store::ProxyHead;
 
 /// The header naming a conversation's session.
@@ -89,7 +90,7 @@ impl Conversation {
             conversation.expected_version = Some(head.session_version);
             conversation.version = head.session_version;
             match conversation
-                .append(proxy, incoming[count..].to_vec(), None)
+                .append(proxy, incoming[count..].to_vec(), None, true)
                 .await
             {
                 // Another writer moved the session, or it was deleted: the slow path.
@@ -132,7 +133,7 @@ impl Conversation {
             conversation.expected_version = Some(branch.version);
             conversation.version = branch.version;
             outcome = conversation
-                .append(proxy, incoming[branch.shared..].to_vec(), None)
+                .append(proxy, incoming[branch.shared..].to_vec(), None, true)
                 .await;
             if !matches!(outcome, Err(Error::Conflict { .. })) {
                 break;
@@ -159,13 +160,43 @@ impl Conversation {
     ) -> Result<()> {
         let read = ingest::response(provider, body)
             .map_err(|error| Error::invalid(format!("response {}", error.path), error.reason))?;
-        match self.append(proxy, read.messages, read.usage).await {
+        match self.append(proxy, read.messages, read.usage, true).await {
             Err(Error::Conflict { .. }) => {
                 tracing::info!(session_id = %self.session_id, "provider endpoint: the session moved before the reply was recorded; the client's history carries it");
                 Ok(())
             }
             done => done,
         }
+    }
+
+    /// Records a reply that is recall round `number` — the reply, marked, then an answer
+    /// to each of its calls — and the session's version after. `Conflict` when another
+    /// writer moved the session since the build (nothing recorded).
+    pub async fn record_round(
+        &mut self,
+        proxy: &Proxy,
+        mut reply: Ingested,
+        round: &recall::Round,
+        number: u32,
+    ) -> Result<()> {
+        recall::mark(&mut reply.messages, number);
+        self.append(proxy, reply.messages, reply.usage, false)
+            .await?;
+        for id in &round.recall {
+            let outcome = proxy
+                .engine
+                .answer_recall(self.tenant, &self.session_id, id, number)
+                .await?;
+            self.version = outcome.version;
+        }
+        let skipped: Vec<Message> = (round.others.iter())
+            .map(|(id, name)| recall::not_run(id, name))
+            .collect();
+        if !skipped.is_empty() {
+            self.append(proxy, skipped, None, false).await?;
+        }
+        proxy.remember_head(self.tenant, &self.key, self.head());
+        Ok(())
     }
 
     /// Writes the head where other replicas (and this one after a restart) find it. The
@@ -198,12 +229,15 @@ impl Conversation {
     }
 
     /// Appends `messages` (in batches the server takes), the first batch at the expected
-    /// version when there is one; this replica remembers the head after.
+    /// version when there is one; this replica remembers the head after. Messages not
+    /// `visible` (a recall round's) are not in the client's history: the head's
+    /// fingerprints leave them out.
     async fn append(
         &mut self,
         proxy: &Proxy,
         messages: Vec<Message>,
         usage: Option<Usage>,
+        visible: bool,
     ) -> Result<()> {
         let batch = proxy.engine.config().limits.max_append_messages.max(1);
         let chunks: Vec<Vec<Message>> = messages.chunks(batch).map(<[Message]>::to_vec).collect();
@@ -216,13 +250,16 @@ impl Conversation {
                 expected_version: self.expected_version.take(),
                 idempotency: None,
                 usage: if index == last { usage } else { None },
+                recall: None,
             };
             self.version = proxy
                 .engine
                 .append_turn(self.tenant, request)
                 .await?
                 .version;
-            self.fingerprints.extend(fingerprints);
+            if visible {
+                self.fingerprints.extend(fingerprints);
+            }
         }
         proxy.remember_head(self.tenant, &self.key, self.head());
         Ok(())
@@ -300,7 +337,10 @@ async fn create(
         .create_session(
             tenant,
             session_id,
-            PolicyOverrides::default(),
+            PolicyOverrides {
+                recall_tools: proxy.settings.recall_tools.then_some(true),
+                ..PolicyOverrides::default()
+            },
             metadata,
             "",
             "",
@@ -330,7 +370,9 @@ async fn reconcile(
     provider: Format,
     fingerprints: &[Fingerprint],
 ) -> Result<Branch> {
-    let (stored, version) = originals(proxy, tenant, session_id).await?;
+    let (mut stored, version) = originals(proxy, tenant, session_id).await?;
+    // Recall rounds the endpoint ran are not in the client's history.
+    stored.retain(|(_, message)| !recall::is_round(message));
     let stored_fingerprints: Vec<Fingerprint> = stored
         .iter()
         .map(|(_, message)| exchange::fingerprint(message))

@@ -10,13 +10,14 @@ use tracing::Instrument;
 use super::Proxy;
 use super::answer::{Body, failure, refusal};
 use super::conversation::{Conversation, SESSION_HEADER};
+use super::rounds::{self, Rounds};
 use super::route::{self, Call};
 use super::upstream::{self, Reply};
 use crate::engine::{BuildRequest, CompactMode, CompactRequest, Recipient, Tools};
 use crate::error::Error;
 use crate::exchange::{self, ClientRequest, errors::Kind};
 use crate::format::Format;
-use crate::render;
+use crate::{recall, render};
 
 /// The header carrying a ctxd API key (the provider's own credentials go upstream).
 const KEY_HEADER: &str = "x-ctxd-key";
@@ -64,12 +65,15 @@ async fn answer(proxy: &Arc<Proxy>, request: Request<Incoming>) -> Response<Body
         );
     }
     let (parts, body) = request.into_parts();
-    let body = match Limited::new(body, proxy.max_body_bytes).collect().await {
+    let body = match Limited::new(body, proxy.settings.max_body_bytes)
+        .collect()
+        .await
+    {
         Ok(collected) => collected.to_bytes(),
         Err(error) if error.is::<http_body_util::LengthLimitError>() => {
             let message = format!(
                 "the request body is over the {} bytes this endpoint takes",
-                proxy.max_body_bytes
+                proxy.settings.max_body_bytes
             );
             return refusal(Some(provider), Kind::TooLarge, &message);
         }
@@ -109,7 +113,8 @@ async fn tenant(proxy: &Proxy, headers: &HeaderMap) -> crate::error::Result<i64>
         .await
 }
 
-/// A model call: the history reconciled, the session built, forwarded, the reply recorded.
+/// A model call: the history reconciled, the session built, forwarded, the reply
+/// recorded — after any recall rounds the reply asked for.
 async fn generate(
     proxy: &Arc<Proxy>,
     tenant: i64,
@@ -121,18 +126,22 @@ async fn generate(
     let text = std::str::from_utf8(body).map_err(|_| Error::invalid("$", "is not UTF-8 text"))?;
     let request = exchange::split(provider, text, stream)
         .map_err(|error| Error::invalid(error.path, error.reason))?;
+    exchange::check_reserved(&request, recall::PREFIX)
+        .map_err(|error| Error::invalid(error.path, error.reason))?;
     let named = forward
         .parts
         .headers
         .get(SESSION_HEADER)
         .map(|value| value.to_str().unwrap_or("\u{0}"));
     let mut conversation = Conversation::open(proxy, tenant, named, &request).await?;
+    let mut rounds = Rounds::new(proxy.settings.recall_rounds);
     let mut retried = false;
     loop {
-        let (outgoing, version) = build(proxy, tenant, &conversation, &request).await?;
+        let outgoing = build(proxy, tenant, &conversation, &request, rounds.left()).await?;
         // The reply is recorded only onto the session as this build left it.
-        conversation.expect_version(version);
-        match upstream::send(proxy, forward, outgoing, request.stream).await? {
+        conversation.expect_version(outgoing.version);
+        let hold = outgoing.offered;
+        match upstream::send(proxy, forward, outgoing.body, request.stream, hold).await? {
             Reply::TooLong(_) if !retried => {
                 retried = true;
                 compact_now(proxy, tenant, &conversation.session_id).await?;
@@ -142,6 +151,12 @@ async fn generate(
                 return Ok(response);
             }
             Reply::Whole(response, bytes) => {
+                if hold
+                    && rounds::answered(proxy, &mut conversation, provider, &bytes, &mut rounds)
+                        .await?
+                {
+                    continue;
+                }
                 // Recorded after the answer, the conversation still held: its next
                 // request waits for the record, the client does not.
                 tokio::spawn(upstream::record_whole(
@@ -165,14 +180,24 @@ async fn generate(
     }
 }
 
+/// The body to send upstream, the session's version it was built at, and whether it
+/// offers the recall tools.
+struct Outgoing {
+    body: String,
+    version: i64,
+    offered: bool,
+}
+
 /// The body to send upstream: the session built for a provider (the one decision every
-/// front door takes), in the client's body.
+/// front door takes), in the client's body, with the recall tools after the client's
+/// own when the session has them and `offer` (rounds are left).
 async fn build(
     proxy: &Proxy,
     tenant: i64,
     conversation: &Conversation,
     request: &ClientRequest,
-) -> crate::error::Result<(String, i64)> {
+    offer: bool,
+) -> crate::error::Result<Outgoing> {
     let built = proxy
         .engine
         .build_messages(
@@ -195,10 +220,27 @@ async fn build(
         &[],
         built.report.output_reserve_tokens,
     );
+    // The build counted the recall tools (the only definitions it has here) whether or
+    // not they are sent: the request fits either way.
+    let recall = !built.tool_definitions.is_empty();
+    if recall && !offer {
+        crate::metrics::metrics().recall_round("limit");
+    }
+    let tools = match recall && offer {
+        true => Some(
+            exchange::offering(request, &built.tool_definitions, recall::PREFIX)
+                .map_err(|error| Error::invalid(error.path, error.reason))?,
+        ),
+        false => None,
+    };
     // The summaries, when the build put them in the system prompt, follow the client's
     // own system text (which goes upstream as it came).
     let extra = built.system_block.as_deref();
-    Ok((exchange::merge(request, &rendered, extra), built.version))
+    Ok(Outgoing {
+        body: exchange::merge(request, &rendered, extra, tools.as_deref()),
+        version: built.version,
+        offered: tools.is_some(),
+    })
 }
 
 /// The reactive path: the upstream refused the request for length.

@@ -11,7 +11,10 @@
 //! - `route`: which provider format a path is, and where it goes upstream;
 //! - `answer`: the response body type and ctxd's errors in the provider's shape;
 //! - `conversation`: which session a request continues, reconciled;
-//! - `upstream`: the forwarded call, its reply passed through and recorded;
+//! - `upstream`: the forwarded call, its reply passed through (or held, while recall
+//!   rounds may follow) and recorded;
+//! - `rounds`: a reply that called ctxd's recall tools, answered and sent back upstream
+//!   without the agent seeing it;
 //! - `listener`: connections, TLS, the request body's bound.
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -24,6 +27,7 @@ mod answer;
 mod conversation;
 mod handler;
 mod listener;
+mod rounds;
 mod route;
 mod upstream;
 
@@ -37,6 +41,28 @@ pub struct Upstreams {
     pub gemini: String,
 }
 
+/// The endpoint's own settings.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Largest request body taken.
+    pub max_body_bytes: usize,
+    /// The sessions the endpoint creates get the recall tools.
+    pub recall_tools: bool,
+    /// Recall rounds per agent request at most.
+    pub recall_rounds: u32,
+}
+
+impl Settings {
+    /// Bodies up to `max_body_bytes`, without recall.
+    pub fn new(max_body_bytes: usize) -> Settings {
+        Settings {
+            max_body_bytes,
+            recall_tools: false,
+            recall_rounds: 3,
+        }
+    }
+}
+
 /// What the endpoint needs: the engine, the tenants' keys, the upstreams, and one lock
 /// per conversation so a client's concurrent requests are reconciled one at a time.
 pub struct Proxy {
@@ -48,7 +74,7 @@ pub struct Proxy {
     /// The heads this replica last wrote, so a conversation's next request here reads
     /// none (an append that trusts one expects its version: a stale one is caught).
     heads: Mutex<HashMap<(i64, String), ProxyHead>>,
-    max_body_bytes: usize,
+    settings: Settings,
 }
 
 /// A conversation's two locks: its turn (one request reconciled, built and recorded at
@@ -64,12 +90,7 @@ struct Lanes {
 const MAX_IDLE_LOCKS: usize = 10_000;
 
 impl Proxy {
-    pub fn new(
-        engine: Engine,
-        auth: Arc<Auth>,
-        upstreams: Upstreams,
-        max_body_bytes: usize,
-    ) -> Proxy {
+    pub fn new(engine: Engine, auth: Arc<Auth>, upstreams: Upstreams, settings: Settings) -> Proxy {
         Proxy {
             engine,
             auth,
@@ -77,7 +98,7 @@ impl Proxy {
             client: reqwest::Client::new(),
             locks: Mutex::new(HashMap::new()),
             heads: Mutex::new(HashMap::new()),
-            max_body_bytes,
+            settings,
         }
     }
 

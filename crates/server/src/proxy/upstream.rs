@@ -1,7 +1,8 @@
 //! The call upstream: the body ctxd built, with the client's own headers (its provider
 //! credentials among them, passed on as they came and never kept), and its reply back to
-//! the client as it arrives — a stream chunk by chunk, never buffered — while the
-//! response is assembled for the session.
+//! the client as it arrives — a stream chunk by chunk, never buffered, unless a recall
+//! round may follow (the stream is then held until it ends, so that the agent receives
+//! only the final answer's) — while the response is assembled for the session.
 use std::convert::Infallible;
 use std::sync::Arc;
 
@@ -34,7 +35,8 @@ pub(super) struct Forward<'a> {
 
 /// What the upstream answered.
 pub(super) enum Reply {
-    /// A success, read whole: the client's response and the body to record.
+    /// A success, read whole (a held stream too): the client's response and the
+    /// response body to record.
     Whole(Response<Body>, Bytes),
     /// A success streaming: the client's response, its body fed by the pump.
     Streaming(Response<Body>, Pump),
@@ -48,14 +50,20 @@ pub(super) enum Reply {
 pub(super) struct Pump {
     upstream: reqwest::Response,
     client: mpsc::Sender<std::result::Result<Frame<Bytes>, Infallible>>,
+    /// What was read of the stream before it was passed on (a held stream too large to
+    /// hold), and the assembly of it.
+    prefix: Vec<Bytes>,
+    assembler: Assembler,
 }
 
-/// Sends `body` upstream and sorts the reply.
+/// Sends `body` upstream and sorts the reply; with `hold`, a stream is read to its end
+/// before anything is passed on.
 pub(super) async fn send(
     proxy: &Proxy,
     forward: &Forward<'_>,
     body: String,
     stream: bool,
+    hold: bool,
 ) -> Result<Reply> {
     let upstream = match call(proxy, forward, body).await {
         Ok(upstream) => upstream,
@@ -77,12 +85,60 @@ pub(super) async fn send(
         let bytes = read_bounded(upstream).await;
         return Ok(Reply::Whole(with_body(head, full(bytes.clone())), bytes));
     }
+    let assembler = Assembler::new(forward.provider);
+    if hold {
+        return Ok(held(head, upstream, assembler).await);
+    }
+    Ok(streaming(head, upstream, Vec::new(), assembler))
+}
+
+/// A stream passed on from where it stands.
+fn streaming(
+    head: hyper::http::response::Builder,
+    upstream: reqwest::Response,
+    prefix: Vec<Bytes>,
+    assembler: Assembler,
+) -> Reply {
     let (client, receiver) = mpsc::channel(STREAM_QUEUE);
     let body = StreamBody::new(ReceiverStream::new(receiver)).boxed();
-    Ok(Reply::Streaming(
-        with_body(head, body),
-        Pump { upstream, client },
-    ))
+    let pump = Pump {
+        upstream,
+        client,
+        prefix,
+        assembler,
+    };
+    Reply::Streaming(with_body(head, body), pump)
+}
+
+/// A stream read to its end, then answered whole with the chunks as they came; one
+/// over [`MAX_BODY_BYTES`] is passed on from there; one broken off goes to the client as
+/// far as it came, unrecorded.
+async fn held(
+    head: hyper::http::response::Builder,
+    mut upstream: reqwest::Response,
+    mut assembler: Assembler,
+) -> Reply {
+    let mut chunks = Vec::new();
+    let mut size = 0;
+    loop {
+        match upstream.chunk().await {
+            Ok(Some(bytes)) => {
+                assembler.feed(&bytes);
+                size += bytes.len();
+                chunks.push(bytes);
+                if size > MAX_BODY_BYTES {
+                    return streaming(head, upstream, chunks, assembler);
+                }
+            }
+            Ok(None) => break,
+            Err(_) => return Reply::Done(with_body(head, full(chunks.concat().into()))),
+        }
+    }
+    let body = Bytes::from(chunks.concat());
+    match assembler.finish() {
+        Some(response) => Reply::Whole(with_body(head, full(body)), Bytes::from(response)),
+        None => Reply::Done(with_body(head, full(body))),
+    }
 }
 
 /// Forwards the request as the client sent it (Anthropic's count_tokens).
@@ -110,7 +166,7 @@ pub(super) async fn record_stream(
     provider: Format,
     pump: Pump,
 ) {
-    if let Some(response) = pass_stream(&conversation.session_id, provider, pump).await {
+    if let Some(response) = pass_stream(&conversation.session_id, pump).await {
         record(&proxy, &mut conversation, provider, &response).await;
     }
     conversation.finish(&proxy).await;
@@ -118,12 +174,16 @@ pub(super) async fn record_stream(
 
 /// Passes a stream to the client; the whole response, when it came whole and the
 /// client stayed.
-async fn pass_stream(session_id: &str, provider: Format, pump: Pump) -> Option<String> {
+async fn pass_stream(session_id: &str, pump: Pump) -> Option<String> {
     let Pump {
         mut upstream,
         client,
+        prefix,
+        mut assembler,
     } = pump;
-    let mut assembler = Assembler::new(provider);
+    for bytes in prefix {
+        client.send(Ok(Frame::data(bytes))).await.ok()?;
+    }
     loop {
         match upstream.chunk().await {
             Ok(Some(bytes)) => {

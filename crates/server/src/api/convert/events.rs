@@ -20,6 +20,7 @@ pub(in crate::api) fn event_kind_from_pb(kind: i32) -> Option<EventKind> {
         pb::EventKind::CompactionReverted => EventKind::CompactionReverted,
         pb::EventKind::SessionFinished => EventKind::SessionFinished,
         pb::EventKind::SessionForked => EventKind::SessionForked,
+        pb::EventKind::RecallAnswered => EventKind::RecallAnswered,
     })
 }
 
@@ -204,6 +205,21 @@ fn session_detail(detail: EventDetail) -> Option<pb::event::Detail> {
             source_session_id,
             fork_session_id,
             at_seq,
+        }),
+        EventDetail::RecallAnswered {
+            seq,
+            tool_call_id,
+            tool,
+            tokens,
+            error,
+            round,
+        } => Detail::RecallAnswered(pb::RecallAnswered {
+            seq,
+            tool_call_id,
+            tool,
+            tokens,
+            error,
+            round,
         }),
         _ => return None,
     })
