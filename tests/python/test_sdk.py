@@ -570,6 +570,11 @@ class Recall(unittest.TestCase):
             session.append(ctxd.assistant(f"Found it: {line}"))
             final = session.build(ctxd.Format.OPENAI_CHAT)
             self.assertIn("AssertionError: zebrafish-slug", final["messages"][-1]["content"])
+            # Each answer was announced, typed, with round 0 (a client asked).
+            answered = Puller(session.events(kinds=[pb.EVENT_KIND_RECALL_ANSWERED])).take(turns)
+            self.assertEqual([e.recall_answered.tool for e in answered], ["search"] + ["expand"] * (turns - 1))
+            self.assertEqual({(e.recall_answered.round, e.recall_answered.error) for e in answered}, {(0, False)})
+            self.assertEqual(answered[0].recall_answered.tool_call_id, "c1")
             NOTES.append(f"recall: search, then {turns - 1} expands to the line the evicted result held")
 
 

@@ -8,12 +8,19 @@
 //! checks every request; the provider key the agent holds must reach the upstream and
 //! appear nowhere in ctxd's log, metrics or database.
 //!
+//! Claude Code and Codex run with the recall tools on (`--proxy-recall-tools`): midway
+//! the model searches its history and expands what it found, and ctxd answers both
+//! calls itself — the agent never sees them (it would answer an unknown tool), the
+//! streams it reads are the final answers' only, and each round is announced.
+//!
 //! The agents are installed by `tests/agents/install` (scripts/test runs it):
 //! `CTXD_CLAUDE_BIN` and `CTXD_MINI_BIN` name them, else the install's paths.
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use serde_json::json;
+
+use ctxd::recall::SEARCH;
 
 use super::fake::{Fake, Step};
 use crate::binary::{free_port, terminate, wait_serving};
@@ -69,7 +76,7 @@ struct Ctxd {
     stop_otlp: tokio_util::sync::CancellationToken,
 }
 
-async fn start_ctxd(database_url: &str, fake: &Fake, log: &Path) -> Ctxd {
+async fn start_ctxd(database_url: &str, fake: &Fake, log: &Path, recall: bool) -> Ctxd {
     let (otlp_addr, otlp, stop_otlp, _) = crate::otlp::start_receiver().await;
     let (grpc, proxy, metrics) = (free_port(), free_port(), free_port());
     let grpc_addr = format!("127.0.0.1:{grpc}");
@@ -85,6 +92,10 @@ async fn start_ctxd(database_url: &str, fake: &Fake, log: &Path) -> Ctxd {
         ])
         .args(["--policy-context-window-tokens", &WINDOW.to_string()])
         .args(["--policy-max-output-tokens", &OUTPUT_RESERVE.to_string()])
+        .args([
+            "--proxy-recall-tools",
+            if recall { "true" } else { "false" },
+        ])
         .env("DATABASE_URL", database_url)
         // On its test database, a deployment refuses calls without a key unless told.
         .env("CTXD_ANONYMOUS_ACCESS", "allow")
@@ -203,10 +214,13 @@ struct Run {
 
 impl Run {
     async fn start(dir: tempfile::TempDir, script: Vec<Step>, database: &str) -> Run {
+        let recall = script
+            .iter()
+            .any(|step| matches!(step, Step::Call(name, _) if *name == SEARCH));
         let fake = Fake::start(script, WINDOW).await;
         let (pool, url) = crate::harness::fresh_database_url(database).await;
         let logs = tempfile::tempdir().unwrap();
-        let ctxd = start_ctxd(&url, &fake, &logs.path().join("ctxd.log")).await;
+        let ctxd = start_ctxd(&url, &fake, &logs.path().join("ctxd.log"), recall).await;
         let home = tempfile::tempdir().unwrap();
         Run {
             dir,
@@ -238,9 +252,32 @@ impl Run {
         let code = std::fs::read_to_string(self.dir.path().join("calc.py"));
         assert!(
             tests_pass(self.dir.path()),
-            "the workspace is not fixed: {code:?}"
+            "the workspace is not fixed: {code:?}; the agent printed {stdout}"
         );
         stdout
+    }
+
+    /// The recall rounds ctxd answered, (tool, round): a search, then an expand, in one
+    /// agent request.
+    async fn assert_recalled(&self) {
+        let rows: Vec<(serde_json::Value,)> =
+            sqlx::query_as("select detail from events where kind = 11 order by id")
+                .fetch_all(&self.pool)
+                .await
+                .unwrap();
+        let answered: Vec<(String, i64, bool)> = rows
+            .iter()
+            .map(|(detail,)| {
+                let tool = detail["tool"].as_str().unwrap_or("").to_string();
+                let round = detail["round"].as_i64().unwrap_or(0);
+                (tool, round, detail["error"].as_bool().unwrap_or(true))
+            })
+            .collect();
+        let expected = [
+            ("search".to_string(), 1, false),
+            ("expand".to_string(), 2, false),
+        ];
+        assert_eq!(answered, expected, "the recall rounds ctxd answered");
     }
 
     async fn finish(self, key: &str) {
@@ -266,6 +303,9 @@ async fn claude_code_runs_a_scripted_task_through_ctxd() {
         Step::Call("Read", json!({"file_path": file("notes1.txt")})),
         Step::Call("Read", json!({"file_path": file("notes2.txt")})),
         Step::Call("Read", json!({"file_path": file("notes3.txt")})),
+        // Answered by ctxd, unseen by Claude Code.
+        Step::Call(SEARCH, json!({"query": "note 1 line 5"})),
+        Step::ExpandFound,
         Step::Call("Read", json!({"file_path": file("calc.py")})),
         bash("python3 test_calc.py", "Run the test"),
         Step::Call(
@@ -298,6 +338,7 @@ async fn claude_code_runs_a_scripted_task_through_ctxd() {
         marked, requests,
         "requests without a breakpoint in their messages"
     );
+    run.assert_recalled().await;
     run.finish(key).await;
 }
 
@@ -350,6 +391,9 @@ async fn codex_runs_a_scripted_task_through_ctxd() {
         exec("cat notes1.txt"),
         exec("cat notes2.txt"),
         exec("cat notes3.txt"),
+        // Answered by ctxd, unseen by Codex.
+        Step::Call(SEARCH, json!({"query": "note 1 line 5"})),
+        Step::ExpandFound,
         exec("cat calc.py"),
         exec("python3 test_calc.py"),
         exec("sed -i 's/a - b/a + b/' calc.py"),
@@ -381,5 +425,6 @@ async fn codex_runs_a_scripted_task_through_ctxd() {
         stdout.contains("Fixed: add adds."),
         "codex printed: {stdout}"
     );
+    run.assert_recalled().await;
     run.finish(key).await;
 }

@@ -53,6 +53,8 @@ struct Run {
     calls: Vec<String>,
     submitted: Vec<String>,
     starts_per_stream: Vec<usize>,
+    /// The agent's history at the end.
+    history: Vec<Value>,
 }
 
 /// The agent's own tools.
@@ -103,6 +105,7 @@ async fn anthropic_agent(url: &str, stream: bool) -> Run {
             .cloned()
             .collect();
         if uses.is_empty() {
+            run.history = messages;
             return run;
         }
         let results: Vec<Value> = uses
@@ -274,4 +277,41 @@ async fn a_client_tool_named_like_a_recall_tool_is_refused_and_nothing_written(p
     assert!(message.contains("$.tools[0].name"), "{message}");
     assert_eq!(sessions(&pool).await, 0);
     assert_eq!(fake.record.lock().unwrap().requests, 0);
+}
+
+#[sqlx::test]
+async fn a_history_compared_with_the_session_leaves_the_rounds_out(pool: sqlx::PgPool) {
+    let fake = Fake::start(script(), WINDOW).await;
+    let endpoint = start_endpoint_with(pool.clone(), &fake.url(), WINDOW, settings(3), None).await;
+    let run = anthropic_agent(&endpoint.url, false).await;
+    let held: i64 = sqlx::query_scalar("select message_count from sessions")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    // No head to trust (another replica, which never saw the conversation): the next
+    // request's history is compared with the session's messages, rounds and all.
+    drop(endpoint);
+    sqlx::query("delete from proxy_heads")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let endpoint = start_endpoint_with(pool.clone(), &fake.url(), WINDOW, settings(3), None).await;
+    let mut messages = run.history;
+    messages.push(json!({"role": "user", "content": "Thanks."}));
+    let body = json!({"model": "claude-test", "max_tokens": 1000, "system": "You are a careful agent.",
+        "tools": [{"name": "read_file", "input_schema": tool_schema()}, {"name": "submit", "input_schema": tool_schema()}],
+        "messages": messages});
+    let url = format!("{}/v1/messages", endpoint.url);
+    assert_eq!(
+        post_json(&url, &[("x-api-key", "k")], &body).await.status(),
+        200
+    );
+    // The same session, extended by the new message (and the reply, once recorded): no
+    // fork at the first round.
+    assert_eq!(sessions(&pool).await, 1);
+    let now: i64 = sqlx::query_scalar("select message_count from sessions")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert!(now > held, "{held} -> {now}");
 }

@@ -1,6 +1,6 @@
 """Typed events: what `events()` yields, as frozen dataclasses — the event's envelope
 (id, cursor, session, kind, time, the session's version) and its detail, the one field
-of the ten that is set (the others None), each with the protocol's field names."""
+of the eleven that is set (the others None), each with the protocol's field names."""
 
 from __future__ import annotations
 
@@ -99,6 +99,16 @@ class SessionForked:
 
 
 @dataclasses.dataclass(frozen=True)
+class RecallAnswered:
+    seq: int
+    tool_call_id: str
+    tool: str
+    tokens: int
+    error: bool
+    round: int
+
+
+@dataclasses.dataclass(frozen=True)
 class Event:
     """One event of a session's (or the tenant's) stream; resume after `cursor`."""
 
@@ -119,4 +129,5 @@ class Event:
     compaction_reverted: Optional[CompactionReverted]
     session_finished: Optional[SessionFinished]
     session_forked: Optional[SessionForked]
+    recall_answered: Optional[RecallAnswered]
     raw: _pb.Event = dataclasses.field(repr=False, compare=False)

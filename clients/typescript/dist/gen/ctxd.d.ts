@@ -51,6 +51,7 @@ import type { MediaRef as _ctxd_v1_MediaRef, MediaRef__Output as _ctxd_v1_MediaR
 import type { Message as _ctxd_v1_Message, Message__Output as _ctxd_v1_Message__Output } from './ctxd/v1/Message.js';
 import type { OutputEvicted as _ctxd_v1_OutputEvicted, OutputEvicted__Output as _ctxd_v1_OutputEvicted__Output } from './ctxd/v1/OutputEvicted.js';
 import type { Policy as _ctxd_v1_Policy, Policy__Output as _ctxd_v1_Policy__Output } from './ctxd/v1/Policy.js';
+import type { RecallAnswered as _ctxd_v1_RecallAnswered, RecallAnswered__Output as _ctxd_v1_RecallAnswered__Output } from './ctxd/v1/RecallAnswered.js';
 import type { RevertCompactionRequest as _ctxd_v1_RevertCompactionRequest, RevertCompactionRequest__Output as _ctxd_v1_RevertCompactionRequest__Output } from './ctxd/v1/RevertCompactionRequest.js';
 import type { RevertCompactionResponse as _ctxd_v1_RevertCompactionResponse, RevertCompactionResponse__Output as _ctxd_v1_RevertCompactionResponse__Output } from './ctxd/v1/RevertCompactionResponse.js';
 import type { RevertedCompaction as _ctxd_v1_RevertedCompaction, RevertedCompaction__Output as _ctxd_v1_RevertedCompaction__Output } from './ctxd/v1/RevertedCompaction.js';
@@ -147,6 +148,7 @@ export interface ProtoGrpcType {
             OutputEvicted: MessageTypeDefinition<_ctxd_v1_OutputEvicted, _ctxd_v1_OutputEvicted__Output>;
             OutputFormat: EnumTypeDefinition;
             Policy: MessageTypeDefinition<_ctxd_v1_Policy, _ctxd_v1_Policy__Output>;
+            RecallAnswered: MessageTypeDefinition<_ctxd_v1_RecallAnswered, _ctxd_v1_RecallAnswered__Output>;
             RecommendedAction: EnumTypeDefinition;
             RevertCompactionRequest: MessageTypeDefinition<_ctxd_v1_RevertCompactionRequest, _ctxd_v1_RevertCompactionRequest__Output>;
             RevertCompactionResponse: MessageTypeDefinition<_ctxd_v1_RevertCompactionResponse, _ctxd_v1_RevertCompactionResponse__Output>;

@@ -126,6 +126,7 @@ class EventKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     EVENT_KIND_COMPACTION_REVERTED: _ClassVar[EventKind]
     EVENT_KIND_SESSION_FINISHED: _ClassVar[EventKind]
     EVENT_KIND_SESSION_FORKED: _ClassVar[EventKind]
+    EVENT_KIND_RECALL_ANSWERED: _ClassVar[EventKind]
 
 class CompactionKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -211,6 +212,7 @@ EVENT_KIND_SESSION_DELETED: EventKind
 EVENT_KIND_COMPACTION_REVERTED: EventKind
 EVENT_KIND_SESSION_FINISHED: EventKind
 EVENT_KIND_SESSION_FORKED: EventKind
+EVENT_KIND_RECALL_ANSWERED: EventKind
 COMPACTION_KIND_UNSPECIFIED: CompactionKind
 COMPACTION_KIND_SUMMARIZE: CompactionKind
 COMPACTION_KIND_FALLBACK: CompactionKind
@@ -1237,8 +1239,24 @@ class SessionForked(_message.Message):
     at_seq: int
     def __init__(self, source_session_id: _Optional[str] = ..., fork_session_id: _Optional[str] = ..., at_seq: _Optional[int] = ...) -> None: ...
 
+class RecallAnswered(_message.Message):
+    __slots__ = ("seq", "tool_call_id", "tool", "tokens", "error", "round")
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    ROUND_FIELD_NUMBER: _ClassVar[int]
+    seq: int
+    tool_call_id: str
+    tool: str
+    tokens: int
+    error: bool
+    round: int
+    def __init__(self, seq: _Optional[int] = ..., tool_call_id: _Optional[str] = ..., tool: _Optional[str] = ..., tokens: _Optional[int] = ..., error: bool = ..., round: _Optional[int] = ...) -> None: ...
+
 class Event(_message.Message):
-    __slots__ = ("event_id", "cursor", "session_id", "session_seq", "kind", "created_at", "session_version", "compaction_started", "compaction_completed", "compaction_failed", "tool_results_cleared", "output_evicted", "budget_threshold_crossed", "session_deleted", "compaction_reverted", "session_finished", "session_forked")
+    __slots__ = ("event_id", "cursor", "session_id", "session_seq", "kind", "created_at", "session_version", "compaction_started", "compaction_completed", "compaction_failed", "tool_results_cleared", "output_evicted", "budget_threshold_crossed", "session_deleted", "compaction_reverted", "session_finished", "session_forked", "recall_answered")
     EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     CURSOR_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -1256,6 +1274,7 @@ class Event(_message.Message):
     COMPACTION_REVERTED_FIELD_NUMBER: _ClassVar[int]
     SESSION_FINISHED_FIELD_NUMBER: _ClassVar[int]
     SESSION_FORKED_FIELD_NUMBER: _ClassVar[int]
+    RECALL_ANSWERED_FIELD_NUMBER: _ClassVar[int]
     event_id: int
     cursor: str
     session_id: str
@@ -1273,7 +1292,8 @@ class Event(_message.Message):
     compaction_reverted: CompactionReverted
     session_finished: SessionFinished
     session_forked: SessionForked
-    def __init__(self, event_id: _Optional[int] = ..., cursor: _Optional[str] = ..., session_id: _Optional[str] = ..., session_seq: _Optional[int] = ..., kind: _Optional[_Union[EventKind, str]] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., session_version: _Optional[int] = ..., compaction_started: _Optional[_Union[CompactionStarted, _Mapping]] = ..., compaction_completed: _Optional[_Union[CompactionCompleted, _Mapping]] = ..., compaction_failed: _Optional[_Union[CompactionFailed, _Mapping]] = ..., tool_results_cleared: _Optional[_Union[ToolResultsCleared, _Mapping]] = ..., output_evicted: _Optional[_Union[OutputEvicted, _Mapping]] = ..., budget_threshold_crossed: _Optional[_Union[BudgetThresholdCrossed, _Mapping]] = ..., session_deleted: _Optional[_Union[SessionDeleted, _Mapping]] = ..., compaction_reverted: _Optional[_Union[CompactionReverted, _Mapping]] = ..., session_finished: _Optional[_Union[SessionFinished, _Mapping]] = ..., session_forked: _Optional[_Union[SessionForked, _Mapping]] = ...) -> None: ...
+    recall_answered: RecallAnswered
+    def __init__(self, event_id: _Optional[int] = ..., cursor: _Optional[str] = ..., session_id: _Optional[str] = ..., session_seq: _Optional[int] = ..., kind: _Optional[_Union[EventKind, str]] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., session_version: _Optional[int] = ..., compaction_started: _Optional[_Union[CompactionStarted, _Mapping]] = ..., compaction_completed: _Optional[_Union[CompactionCompleted, _Mapping]] = ..., compaction_failed: _Optional[_Union[CompactionFailed, _Mapping]] = ..., tool_results_cleared: _Optional[_Union[ToolResultsCleared, _Mapping]] = ..., output_evicted: _Optional[_Union[OutputEvicted, _Mapping]] = ..., budget_threshold_crossed: _Optional[_Union[BudgetThresholdCrossed, _Mapping]] = ..., session_deleted: _Optional[_Union[SessionDeleted, _Mapping]] = ..., compaction_reverted: _Optional[_Union[CompactionReverted, _Mapping]] = ..., session_finished: _Optional[_Union[SessionFinished, _Mapping]] = ..., session_forked: _Optional[_Union[SessionForked, _Mapping]] = ..., recall_answered: _Optional[_Union[RecallAnswered, _Mapping]] = ...) -> None: ...
 
 class SubscribeEventsRequest(_message.Message):
     __slots__ = ("session_id", "kinds", "after", "from_now", "heartbeat_interval_ms", "tree_root_session_id")

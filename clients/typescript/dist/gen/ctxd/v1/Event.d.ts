@@ -10,6 +10,7 @@ import type { SessionDeleted as _ctxd_v1_SessionDeleted, SessionDeleted__Output 
 import type { CompactionReverted as _ctxd_v1_CompactionReverted, CompactionReverted__Output as _ctxd_v1_CompactionReverted__Output } from '../../ctxd/v1/CompactionReverted.js';
 import type { SessionFinished as _ctxd_v1_SessionFinished, SessionFinished__Output as _ctxd_v1_SessionFinished__Output } from '../../ctxd/v1/SessionFinished.js';
 import type { SessionForked as _ctxd_v1_SessionForked, SessionForked__Output as _ctxd_v1_SessionForked__Output } from '../../ctxd/v1/SessionForked.js';
+import type { RecallAnswered as _ctxd_v1_RecallAnswered, RecallAnswered__Output as _ctxd_v1_RecallAnswered__Output } from '../../ctxd/v1/RecallAnswered.js';
 import type { Long } from '@grpc/proto-loader';
 export interface Event {
     /**
@@ -42,7 +43,8 @@ export interface Event {
     'compactionReverted'?: (_ctxd_v1_CompactionReverted | null);
     'sessionFinished'?: (_ctxd_v1_SessionFinished | null);
     'sessionForked'?: (_ctxd_v1_SessionForked | null);
-    'detail'?: "compactionStarted" | "compactionCompleted" | "compactionFailed" | "toolResultsCleared" | "outputEvicted" | "budgetThresholdCrossed" | "sessionDeleted" | "compactionReverted" | "sessionFinished" | "sessionForked";
+    'recallAnswered'?: (_ctxd_v1_RecallAnswered | null);
+    'detail'?: "compactionStarted" | "compactionCompleted" | "compactionFailed" | "toolResultsCleared" | "outputEvicted" | "budgetThresholdCrossed" | "sessionDeleted" | "compactionReverted" | "sessionFinished" | "sessionForked" | "recallAnswered";
 }
 export interface Event__Output {
     /**
@@ -75,5 +77,6 @@ export interface Event__Output {
     'compactionReverted'?: (_ctxd_v1_CompactionReverted__Output | null);
     'sessionFinished'?: (_ctxd_v1_SessionFinished__Output | null);
     'sessionForked'?: (_ctxd_v1_SessionForked__Output | null);
-    'detail'?: "compactionStarted" | "compactionCompleted" | "compactionFailed" | "toolResultsCleared" | "outputEvicted" | "budgetThresholdCrossed" | "sessionDeleted" | "compactionReverted" | "sessionFinished" | "sessionForked";
+    'recallAnswered'?: (_ctxd_v1_RecallAnswered__Output | null);
+    'detail'?: "compactionStarted" | "compactionCompleted" | "compactionFailed" | "toolResultsCleared" | "outputEvicted" | "budgetThresholdCrossed" | "sessionDeleted" | "compactionReverted" | "sessionFinished" | "sessionForked" | "recallAnswered";
 }

@@ -43,6 +43,11 @@ export declare const EventKind: {
      * A fork was made: on the source's stream, and as the fork's first event.
      */
     readonly EVENT_KIND_SESSION_FORKED: 'EVENT_KIND_SESSION_FORKED';
+    /**
+     * ctxd answered a model's call to a recall tool (AnswerRecall, or the provider
+     * endpoint's own round).
+     */
+    readonly EVENT_KIND_RECALL_ANSWERED: 'EVENT_KIND_RECALL_ANSWERED';
 };
 export type EventKind = 'EVENT_KIND_UNSPECIFIED' | 0
 /**
@@ -87,5 +92,10 @@ export type EventKind = 'EVENT_KIND_UNSPECIFIED' | 0
 /**
  * A fork was made: on the source's stream, and as the fork's first event.
  */
- | 'EVENT_KIND_SESSION_FORKED' | 10;
+ | 'EVENT_KIND_SESSION_FORKED' | 10
+/**
+ * ctxd answered a model's call to a recall tool (AnswerRecall, or the provider
+ * endpoint's own round).
+ */
+ | 'EVENT_KIND_RECALL_ANSWERED' | 11;
 export type EventKind__Output = typeof EventKind[keyof typeof EventKind];

@@ -43,4 +43,9 @@ export const EventKind = {
      * A fork was made: on the source's stream, and as the fork's first event.
      */
     EVENT_KIND_SESSION_FORKED: 'EVENT_KIND_SESSION_FORKED',
+    /**
+     * ctxd answered a model's call to a recall tool (AnswerRecall, or the provider
+     * endpoint's own round).
+     */
+    EVENT_KIND_RECALL_ANSWERED: 'EVENT_KIND_RECALL_ANSWERED',
 };
