@@ -215,11 +215,7 @@ impl Engine {
             summarization_job_id: if wants_job { pending_job } else { None },
         };
         let mut events = self.eviction_events(&mut state, &plan.evictions).await?;
-        if let Some(answered) = &request.recall
-            && let (Some(seq), Some(tokens)) = (outcome.seqs.first(), counts.first())
-        {
-            events.push(answered.event(*seq, *tokens));
-        }
+        events.extend(recall_event(request, &outcome.seqs, counts));
         let budget_status = plan.budget.map(|(status, event)| {
             events.push(event);
             status
@@ -336,4 +332,11 @@ async fn evictions(
         views[i] = (ViewState::Evicted, tokens.min(counts[i]));
     }
     Ok(views)
+}
+
+/// RECALL_ANSWERED, when the append is ctxd's answer to a recall call (written at the
+/// batch's one seq, of its one count).
+fn recall_event(request: &AppendRequest, seqs: &[i64], counts: &[i64]) -> Option<EventDetail> {
+    let answered = request.recall.as_ref()?;
+    Some(answered.event(*seqs.first()?, *counts.first()?))
 }

@@ -39,7 +39,7 @@ pub(super) enum Reply {
     /// response body to record.
     Whole(Response<Body>, Bytes),
     /// A success streaming: the client's response, its body fed by the pump.
-    Streaming(Response<Body>, Pump),
+    Streaming(Response<Body>, Box<Pump>),
     /// A refusal for length (the reactive path may compact and retry once).
     TooLong(Response<Body>),
     /// Anything else, passed through as it came.
@@ -107,7 +107,7 @@ fn streaming(
         prefix,
         assembler,
     };
-    Reply::Streaming(with_body(head, body), pump)
+    Reply::Streaming(with_body(head, body), Box::new(pump))
 }
 
 /// A stream read to its end, then answered whole with the chunks as they came; one
@@ -164,9 +164,9 @@ pub(super) async fn record_stream(
     proxy: Arc<Proxy>,
     mut conversation: Conversation,
     provider: Format,
-    pump: Pump,
+    pump: Box<Pump>,
 ) {
-    if let Some(response) = pass_stream(&conversation.session_id, pump).await {
+    if let Some(response) = pass_stream(&conversation.session_id, *pump).await {
         record(&proxy, &mut conversation, provider, &response).await;
     }
     conversation.finish(&proxy).await;
