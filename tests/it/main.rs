@@ -4,6 +4,7 @@ mod api;
 mod backups;
 mod batch_writer;
 mod binary;
+mod caching;
 mod caps;
 mod compaction;
 mod compose;

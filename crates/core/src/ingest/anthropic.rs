@@ -10,7 +10,9 @@
 //! - `tool_use` becomes a tool call whose arguments are the `input` object as JSON text;
 //! - each `tool_result` becomes a tool message answering `tool_use_id`, with `is_error`
 //!   kept as [`TOOL_ERROR`] metadata (rendered back as `is_error`);
-//! - `image` blocks become media: a base64 source as a `data:` URI, a url source as the URL.
+//! - `image` blocks become media: a base64 source as a `data:` URI, a url source as the URL;
+//! - a block's `cache_control` marks its message ([`ANTHROPIC_CACHE_MARK`]): a build puts
+//!   the breakpoint back on the message's last block.
 //!
 //! Usage: `input_tokens + cache_creation_input_tokens + cache_read_input_tokens` is the
 //! prompt (Anthropic counts the three apart), `cache_read_input_tokens` the cached part.
@@ -21,8 +23,8 @@ use super::json::{
     required_string,
 };
 use super::{
-    ANTHROPIC_INLINE_SYSTEM, ANTHROPIC_REDACTED_THINKING, ANTHROPIC_THINKING_SIGNATURE,
-    IngestError, Ingested, NATIVE_ANTHROPIC, TOOL_ERROR, add_text,
+    ANTHROPIC_CACHE_MARK, ANTHROPIC_INLINE_SYSTEM, ANTHROPIC_REDACTED_THINKING,
+    ANTHROPIC_THINKING_SIGNATURE, IngestError, Ingested, NATIVE_ANTHROPIC, TOOL_ERROR, add_text,
 };
 use crate::media::{data_uri, image_type};
 use crate::message::{Message, Part, Role, ToolCall, Usage};
@@ -82,6 +84,7 @@ fn assistant(blocks: &[Value], path: &str) -> Result<Message, IngestError> {
     for (index, block) in blocks.iter().enumerate() {
         let path = format!("{path}[{index}]");
         let block = object(block, &path)?;
+        mark_cache(&mut message, block);
         match block_type(block, &path)? {
             "text" => add_text(&mut message, text_of(block, &path)?),
             "thinking" => {
@@ -198,6 +201,18 @@ fn user_block(
     }
 }
 
+/// Notes on the message that the client marked a prompt-cache breakpoint in it.
+fn mark_cache(message: &mut Message, block: &Object) {
+    if block
+        .get("cache_control")
+        .is_some_and(|mark| !mark.is_null())
+    {
+        message
+            .metadata
+            .insert(ANTHROPIC_CACHE_MARK.into(), "true".into());
+    }
+}
+
 /// A block kept whole, as it came.
 fn native(block: &Object) -> Part {
     Part::Native {
@@ -310,6 +325,7 @@ fn user(
             if pending.parts.is_empty() {
                 pending_path = block_path.clone();
             }
+            mark_cache(&mut pending, block);
             user_block(&mut pending, block, kind, &block_path)?;
             continue;
         }
@@ -324,6 +340,7 @@ fn user(
 fn tool_result(block: &Object, path: &str) -> Result<Message, IngestError> {
     let mut message = Message::text(Role::Tool, "");
     message.tool_call_id = non_empty(block, "tool_use_id", path)?.into();
+    mark_cache(&mut message, block);
     let content_path = format!("{path}.content");
     match block.get("content") {
         None | Some(Value::Null) => {}
@@ -333,6 +350,7 @@ fn tool_result(block: &Object, path: &str) -> Result<Message, IngestError> {
                 let inner_path = format!("{content_path}[{index}]");
                 let inner = object(inner, &inner_path)?;
                 let kind = block_type(inner, &inner_path)?;
+                mark_cache(&mut message, inner);
                 user_block(&mut message, inner, kind, &inner_path)?;
             }
             settle(&mut message);

@@ -41,6 +41,10 @@ pub const ANTHROPIC_REDACTED_THINKING: &str = "ctxd.anthropic.redacted_thinking"
 /// Anthropic: a `system` message a client put among its `messages` (not the top-level
 /// `system` field): `"true"`, so it goes back there, as it came.
 pub const ANTHROPIC_INLINE_SYSTEM: &str = "ctxd.anthropic.inline_system";
+/// Anthropic: a block of the message carried a `cache_control` (the client's prompt-cache
+/// breakpoint): `"true"`; a build's Anthropic body marks the message's last block again
+/// where the four breakpoints allow.
+pub const ANTHROPIC_CACHE_MARK: &str = "ctxd.anthropic.cache_control";
 /// The format of an Anthropic block kept whole (`Part::Native`).
 pub const NATIVE_ANTHROPIC: &str = "anthropic";
 /// The format of an OpenAI Responses item kept whole (`Part::Native`).

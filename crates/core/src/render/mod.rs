@@ -11,7 +11,7 @@ mod gemini;
 mod openai_chat;
 mod openai_responses;
 
-pub use anthropic::anthropic_messages;
+pub use anthropic::{MAX_BREAKPOINTS, Stable, anthropic_messages, anthropic_messages_cached};
 pub use gemini::gemini;
 pub use openai_chat::openai_chat;
 pub use openai_responses::openai_responses;
@@ -38,6 +38,25 @@ pub fn body<'a>(
             anthropic_messages(system_prompt, messages, tools, max_output_tokens)
         }
         Format::Gemini => gemini(system_prompt, messages, tools, max_output_tokens),
+    }
+}
+
+/// The body of a build for `provider`, as [`body`], with the provider's prompt cache
+/// marked where the format needs markers (Anthropic: [`anthropic_messages_cached`]; the
+/// others cache a repeated prefix on their own).
+pub fn built_body<'a>(
+    provider: Format,
+    system_prompt: &'a str,
+    messages: impl IntoIterator<Item = &'a Message>,
+    tools: &'a [ToolDefinition],
+    max_output_tokens: i64,
+    stable: Stable,
+) -> String {
+    match provider {
+        Format::AnthropicMessages => {
+            anthropic_messages_cached(system_prompt, messages, tools, max_output_tokens, stable)
+        }
+        _ => body(provider, system_prompt, messages, tools, max_output_tokens),
     }
 }
 
