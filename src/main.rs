@@ -217,10 +217,12 @@ enum Command {
         /// The server's address.
         #[arg(long, default_value = "127.0.0.1:50051")]
         addr: String,
-        /// Directory of recorded sessions (OpenAI chat histories, JSON, gzip or not).
+        /// Directory of recorded sessions (OpenAI chat histories, JSON, gzip or not); a
+        /// set. Repeat it for several sets: each is reported on its own, and each
+        /// project (a session's file name up to its issue number) within it.
         #[arg(long, default_value = "tests/data/swe-trajectories")]
-        corpus: std::path::PathBuf,
-        /// How many sessions (the first by file name); 0: all.
+        corpus: Vec<std::path::PathBuf>,
+        /// How many sessions of each set (the first by file name); 0: all.
         #[arg(long, default_value_t = 0)]
         sessions: usize,
         /// Context windows, comma-separated.

@@ -28,6 +28,9 @@ pub struct Totals {
     pub over_budget: u64,
     pub orphans: u64,
     pub retention: Count,
+    /// Retention at the last request of each session (where the most was compacted
+    /// away).
+    pub last: Count,
     /// Search recall of the facts the last request lost (ctxd only): found, asked.
     pub recall_found: u64,
     pub recall_recovered: u64,
@@ -48,6 +51,7 @@ impl Totals {
         self.over_budget += other.over_budget;
         self.orphans += other.orphans;
         self.retention.add(&other.retention);
+        self.last.add(&other.last);
         self.recall_found += other.recall_found;
         self.recall_recovered += other.recall_recovered;
         self.recall_asked += other.recall_asked;
@@ -94,6 +98,8 @@ pub struct Meter<'a> {
     previous: Option<(String, Vec<u64>)>,
     checker: Checker,
     counts: HashMap<u64, i64>,
+    /// The newest request's retention.
+    newest: Option<Count>,
     pub totals: Totals,
 }
 
@@ -112,6 +118,7 @@ impl<'a> Meter<'a> {
             previous: None,
             checker: Checker::default(),
             counts: HashMap::new(),
+            newest: None,
             totals: Totals::default(),
         }
     }
@@ -166,7 +173,16 @@ impl<'a> Meter<'a> {
             .checker
             .count(self.session, history, &build.system, &build.messages);
         totals.retention.add_build(&count);
+        self.newest = Some(count);
         self.previous = Some((text, keys));
+    }
+
+    /// The session's figures, its last request's retention among them.
+    pub fn finish(mut self) -> Totals {
+        if let Some(last) = self.newest.take() {
+            self.totals.last.add_build(&last);
+        }
+        self.totals
     }
 }
 

@@ -51,9 +51,10 @@ pub struct Options {
     pub addr: String,
     pub tls: crate::client::ClientTls,
     pub api_key: Option<String>,
-    /// The recorded sessions (`*.traj.json.gz`, `*.json`) are read from here, by name.
-    pub corpus: PathBuf,
-    /// How many of them (the first by name); 0: all.
+    /// The sets of recorded sessions (`*.traj.json.gz`, `*.json`): each directory is
+    /// read by name.
+    pub corpus: Vec<PathBuf>,
+    /// How many of each set (the first by name); 0: all.
     pub sessions: usize,
     pub windows: Vec<i64>,
     /// Sessions replayed at once (through the server, and in process).
@@ -88,6 +89,10 @@ fn bash_tools_pb() -> pb::Tools {
 /// One recorded session, loaded once.
 pub struct Session {
     pub name: String,
+    /// The set it came from (its directory's name) and its project (its file name up to
+    /// the issue number: `django__django-11099` is `django`).
+    pub set: String,
+    pub project: String,
     pub system: String,
     pub recorded: Vec<pb::Message>,
     pub messages: Vec<Message>,
@@ -131,7 +136,7 @@ pub fn run_anchors(
                 let build = strategy.build(&session.messages[..step]);
                 meter.add(step, &build);
             }
-            out.push((index, window, meter.totals));
+            out.push((index, window, meter.finish()));
         }
     }
     Ok(out)
@@ -167,6 +172,10 @@ pub fn load(corpus: &std::path::Path, count: usize) -> Result<Vec<Session>, BoxE
                 .map(|name| name.to_string_lossy().to_string())
                 .unwrap_or_default();
             let name = name.split(".traj").next().unwrap_or(&name).to_string();
+            let set = corpus
+                .file_name()
+                .map(|set| set.to_string_lossy().to_string())
+                .unwrap_or_default();
             let recorded_messages: Vec<pb::Message> = recorded
                 .messages
                 .into_iter()
@@ -174,6 +183,8 @@ pub fn load(corpus: &std::path::Path, count: usize) -> Result<Vec<Session>, BoxE
                 .collect();
             let messages: Vec<Message> = recorded_messages.iter().map(server::to_core).collect();
             Ok(Session {
+                project: project_of(&name),
+                set,
                 name,
                 system: recorded.system,
                 facts: SessionFacts::new(&messages),
@@ -184,14 +195,44 @@ pub fn load(corpus: &std::path::Path, count: usize) -> Result<Vec<Session>, BoxE
         .collect()
 }
 
-/// What an eval found: per (strategy, window), the figures over all sessions.
+/// A session's project: its name after the owner (`owner__`) and before the issue
+/// number (`-1234`).
+pub fn project_of(name: &str) -> String {
+    let repo = name.split_once("__").map_or(name, |(_, repo)| repo);
+    match repo.rsplit_once('-') {
+        Some((project, number)) if number.chars().all(|c| c.is_ascii_digit()) => project.into(),
+        _ => repo.into(),
+    }
+}
+
+/// What an eval found: per (strategy, window), the figures over all sessions, and per
+/// group (`set NAME`, `project NAME`) the same.
 pub struct Results {
     pub sessions: usize,
     pub windows: Vec<i64>,
     pub totals: BTreeMap<(usize, i64), Totals>,
+    pub groups: BTreeMap<(String, usize, i64), Totals>,
     pub summaries_written: i64,
     pub summaries_seen: i64,
     pub elapsed: Duration,
+}
+
+impl Results {
+    /// Adds one session's figures of a strategy and window: to the whole, its set and
+    /// its project.
+    fn add(&mut self, session: &Session, strategy: usize, window: i64, totals: &Totals) {
+        self.totals
+            .entry((strategy, window))
+            .or_default()
+            .add(totals);
+        for group in [
+            format!("set {}", session.set),
+            format!("project {}", session.project),
+        ] {
+            let key = (group, strategy, window);
+            self.groups.entry(key).or_default().add(totals);
+        }
+    }
 }
 
 /// One session replayed through the server at one window and measured: the window,
@@ -202,7 +243,7 @@ async fn ctxd_run(
     api_key: Option<String>,
     session: Arc<Session>,
     window: i64,
-) -> Result<(i64, Totals, i64, i64), BoxError> {
+) -> Result<(Arc<Session>, i64, Totals, i64, i64), BoxError> {
     let key = api_key.as_deref();
     let session_id = server::create(&mut client, key, window).await?;
     let replayed = async {
@@ -238,13 +279,14 @@ async fn ctxd_run(
         for (step, build) in &replayed.builds {
             meter.add(*step, build);
         }
-        meter.totals.units += replayed.unseen_input as f64;
-        meter.totals.summarizer_input += replayed.unseen_input;
-        meter.totals.recall_found += replayed.recall.found;
-        meter.totals.recall_recovered += replayed.recall.recovered;
-        meter.totals.recall_asked += replayed.recall.asked;
+        let mut totals = meter.finish();
+        totals.units += replayed.unseen_input as f64;
+        totals.summarizer_input += replayed.unseen_input;
+        totals.recall_found += replayed.recall.found;
+        totals.recall_recovered += replayed.recall.recovered;
+        totals.recall_asked += replayed.recall.asked;
         let shown = replayed.summaries_written - replayed.unseen;
-        Ok::<_, String>((window, meter.totals, replayed.summaries_written, shown))
+        Ok::<_, String>((session, window, totals, replayed.summaries_written, shown))
     })
     .await??;
     Ok(measured)
@@ -253,10 +295,10 @@ async fn ctxd_run(
 /// Runs the eval and returns the report (Markdown).
 pub async fn run(options: &Options) -> Result<String, BoxError> {
     let started = std::time::Instant::now();
-    let sessions: Vec<Arc<Session>> = load(&options.corpus, options.sessions)?
-        .into_iter()
-        .map(Arc::new)
-        .collect();
+    let mut sessions: Vec<Arc<Session>> = Vec::new();
+    for set in &options.corpus {
+        sessions.extend(load(set, options.sessions)?.into_iter().map(Arc::new));
+    }
     let channel = crate::client::connect(
         &options.addr,
         &options.tls,
@@ -282,10 +324,14 @@ pub async fn run(options: &Options) -> Result<String, BoxError> {
         .map(|session| {
             let windows = options.windows.clone();
             async move {
-                tokio::task::spawn_blocking(move || run_anchors(&session, &windows))
-                    .await
-                    .map_err(BoxError::from)?
-                    .map_err(BoxError::from)
+                let measured = tokio::task::spawn_blocking({
+                    let session = session.clone();
+                    move || run_anchors(&session, &windows)
+                })
+                .await
+                .map_err(BoxError::from)?
+                .map_err(BoxError::from)?;
+                Ok::<_, BoxError>((session, measured))
             }
         })
         .buffer_unordered(jobs);
@@ -293,6 +339,7 @@ pub async fn run(options: &Options) -> Result<String, BoxError> {
         sessions: sessions.len(),
         windows: options.windows.clone(),
         totals: BTreeMap::new(),
+        groups: BTreeMap::new(),
         summaries_written: 0,
         summaries_seen: 0,
         elapsed: Duration::ZERO,
@@ -306,8 +353,8 @@ pub async fn run(options: &Options) -> Result<String, BoxError> {
         tokio::select! {
             next = ctxd_runs.next(), if ctxd_open => match next {
                 Some(measured) => {
-                    let (window, totals, written, seen) = measured?;
-                    results.totals.entry((0, window)).or_default().add(&totals);
+                    let (session, window, totals, written, seen) = measured?;
+                    results.add(&session, 0, window, &totals);
                     results.summaries_written += written;
                     results.summaries_seen += seen;
                     done += 1;
@@ -316,8 +363,9 @@ pub async fn run(options: &Options) -> Result<String, BoxError> {
             },
             next = anchor_runs.next(), if anchors_open => match next {
                 Some(measured) => {
-                    for (index, window, totals) in measured? {
-                        results.totals.entry((index, window)).or_default().add(&totals);
+                    let (session, measured) = measured?;
+                    for (index, window, totals) in measured {
+                        results.add(&session, index, window, &totals);
                     }
                     done += 1;
                 }

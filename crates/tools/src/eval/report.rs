@@ -2,10 +2,77 @@
 //! of cost against retention (an SVG, one point per strategy and window).
 use super::cost::{PRICE_LIST, dollars};
 use super::facts::ACTED;
+use super::meter::Totals;
 use super::{Results, STRATEGIES};
 
 fn pct(value: Option<f64>) -> String {
     value.map_or_else(|| "n/a".to_string(), |v| format!("{v:.1}"))
+}
+
+/// One strategy's row of the main table.
+fn row(name: &str, window: i64, t: &Totals) -> String {
+    let kinds: Vec<String> = [0, ACTED, 1, 2, 3]
+        .into_iter()
+        .map(|kind| pct(t.retention.mean_pct(Some(kind))))
+        .collect();
+    let last: Vec<String> = [0, ACTED]
+        .into_iter()
+        .map(|kind| pct(t.last.mean_pct(Some(kind))))
+        .collect();
+    let summarizer = format!("{:.3}", t.summarizer_input as f64 / 1e6);
+    format!(
+        "| {name} | {window} | {} | {:.3} | {summarizer} | {:.2} | {:.1} | {:.1} / {:.1} | {} | {} | {} | {} | {} |\n",
+        t.requests,
+        t.units / 1e6,
+        dollars(t.units),
+        t.stable_pct(),
+        t.use_mean_pct(),
+        t.use_peak * 100.0,
+        t.over_budget,
+        t.orphans,
+        pct(t.retention.mean_pct(None)),
+        kinds.join(" | "),
+        last.join(" | "),
+    )
+}
+
+/// Each set, every strategy; each project, ctxd and the cheapest other strategy at that
+/// window: billed dollars, cache-stable requests, commands and acted-on paths over all
+/// requests and at the last.
+fn groups(results: &Results) -> String {
+    let mut out = String::from(
+        "\n| set or project | strategy | window | sessions' requests | billed $ | cache-stable % | commands % all / last | acted-on paths % all / last | over budget | orphans |\n|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    let names: std::collections::BTreeSet<&String> =
+        results.groups.keys().map(|(group, _, _)| group).collect();
+    for group in names {
+        for &window in &results.windows {
+            let of = |index: usize| results.groups.get(&(group.clone(), index, window));
+            let cheapest = (1..STRATEGIES.len())
+                .filter_map(|index| of(index).map(|t| (index, t.units)))
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|(index, _)| index);
+            for index in 0..STRATEGIES.len() {
+                let shown = group.starts_with("set ") || index == 0 || Some(index) == cheapest;
+                if let (true, Some(t)) = (shown, of(index)) {
+                    out.push_str(&format!(
+                        "| {group} | {} | {window} | {} | {:.2} | {:.1} | {} / {} | {} / {} | {} | {} |\n",
+                        STRATEGIES[index],
+                        t.requests,
+                        dollars(t.units),
+                        t.stable_pct(),
+                        pct(t.retention.mean_pct(Some(0))),
+                        pct(t.last.mean_pct(Some(0))),
+                        pct(t.retention.mean_pct(Some(ACTED))),
+                        pct(t.last.mean_pct(Some(ACTED))),
+                        t.over_budget,
+                        t.orphans,
+                    ));
+                }
+            }
+        }
+    }
+    out
 }
 
 pub fn markdown(results: &Results) -> String {
@@ -20,34 +87,17 @@ pub fn markdown(results: &Results) -> String {
             .join(", ")
     );
     out.push_str(
-        "| strategy | window | requests | billed input (M token units) | of which summarizer input (M) | billed $ | cache-stable % | window use mean / peak % | over budget | orphans | retention % | commands | acted-on paths | all paths | identifiers | errors |\n",
+        "| strategy | window | requests | billed input (M token units) | of which summarizer input (M) | billed $ | cache-stable % | window use mean / peak % | over budget | orphans | retention % | commands | acted-on paths | all paths | identifiers | errors | last request: commands | acted-on paths |\n",
     );
-    out.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    out.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for &window in &results.windows {
         for (index, name) in STRATEGIES.iter().enumerate() {
-            let Some(t) = results.totals.get(&(index, window)) else {
-                continue;
-            };
-            let kinds: Vec<String> = [0, ACTED, 1, 2, 3]
-                .into_iter()
-                .map(|kind| pct(t.retention.mean_pct(Some(kind))))
-                .collect();
-            let summarizer = format!("{:.3}", t.summarizer_input as f64 / 1e6);
-            out.push_str(&format!(
-                "| {name} | {window} | {} | {:.3} | {summarizer} | {:.2} | {:.1} | {:.1} / {:.1} | {} | {} | {} | {} |\n",
-                t.requests,
-                t.units / 1e6,
-                dollars(t.units),
-                t.stable_pct(),
-                t.use_mean_pct(),
-                t.use_peak * 100.0,
-                t.over_budget,
-                t.orphans,
-                pct(t.retention.mean_pct(None)),
-                kinds.join(" | "),
-            ));
+            if let Some(t) = results.totals.get(&(index, window)) {
+                out.push_str(&row(name, window, t));
+            }
         }
     }
+    out.push_str(&groups(results));
     for &window in &results.windows {
         if let Some(t) = results.totals.get(&(0, window))
             && t.recall_asked > 0

@@ -342,3 +342,14 @@ fn orphans_are_results_without_calls_and_calls_without_results() {
     without_call.extend_from_slice(&messages[2..]);
     assert_eq!(orphans(&without_call), 1, "a result without its call");
 }
+
+#[test]
+fn a_sessions_project_is_its_repository_without_the_issue() {
+    assert_eq!(super::project_of("django__django-11099"), "django");
+    assert_eq!(
+        super::project_of("pvlib__pvlib-python-1072"),
+        "pvlib-python"
+    );
+    assert_eq!(super::project_of("pylint-dev__astroid-1196"), "astroid");
+    assert_eq!(super::project_of("plain"), "plain");
+}
