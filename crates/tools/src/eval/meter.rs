@@ -9,6 +9,7 @@ use ctxd_core::tokenize::ToolDefinition;
 
 use super::cost::{Billed, bill, serialize};
 use super::facts::{Checker, Count, SessionFacts, key};
+use super::providers::{self, Caches, PRICES};
 use super::strategies::{Build, Setup};
 
 /// One strategy's figures over any number of sessions.
@@ -35,6 +36,9 @@ pub struct Totals {
     pub recall_found: u64,
     pub recall_recovered: u64,
     pub recall_asked: u64,
+    /// Billed dollars on each provider ([`super::providers::PROVIDERS`]), summarizer
+    /// input at its input price.
+    pub provider_dollars: [f64; 3],
 }
 
 impl Totals {
@@ -55,6 +59,9 @@ impl Totals {
         self.recall_found += other.recall_found;
         self.recall_recovered += other.recall_recovered;
         self.recall_asked += other.recall_asked;
+        for (mine, theirs) in self.provider_dollars.iter_mut().zip(other.provider_dollars) {
+            *mine += theirs;
+        }
     }
 
     pub fn stable_pct(&self) -> f64 {
@@ -100,6 +107,7 @@ pub struct Meter<'a> {
     counts: HashMap<u64, i64>,
     /// The newest request's retention.
     newest: Option<Count>,
+    caches: Caches,
     pub totals: Totals,
 }
 
@@ -119,6 +127,7 @@ impl<'a> Meter<'a> {
             checker: Checker::default(),
             counts: HashMap::new(),
             newest: None,
+            caches: Caches::default(),
             totals: Totals::default(),
         }
     }
@@ -173,8 +182,32 @@ impl<'a> Meter<'a> {
             .checker
             .count(self.session, history, &build.system, &build.messages);
         totals.retention.add_build(&count);
+        self.bill_providers(tokens, &text, build);
         self.newest = Some(count);
         self.previous = Some((text, keys));
+    }
+
+    /// The request on each provider's bill, and the summarizer input it carried.
+    fn bill_providers(&mut self, tokens: i64, text: &str, build: &Build) {
+        let counts = &self.counts;
+        let counter = self.setup.counter;
+        let messages: i64 = build
+            .messages
+            .iter()
+            .map(|m| counts.get(&key(m)).copied().unwrap_or(0))
+            .sum();
+        let system = (
+            key(&Message::text(Role::System, build.system.clone())),
+            tokens - messages,
+        );
+        let blocks = providers::blocks(system, &build.messages, |m| {
+            counts.get(&key(m)).copied().unwrap_or(0)
+        });
+        let splits = self.caches.bill(text, &blocks, &counter);
+        for (index, split) in splits.iter().enumerate() {
+            let summarizer = build.summarizer_input as f64 * PRICES[index].1 / 1e6;
+            self.totals.provider_dollars[index] += split.dollars(index) + summarizer;
+        }
     }
 
     /// The session's figures, its last request's retention among them.

@@ -11,6 +11,7 @@ pub mod cost;
 pub mod deepagents;
 pub mod facts;
 pub mod meter;
+pub mod providers;
 pub mod recall;
 pub mod report;
 pub mod seahorse;
@@ -282,6 +283,10 @@ async fn ctxd_run(
         let mut totals = meter.finish();
         totals.units += replayed.unseen_input as f64;
         totals.summarizer_input += replayed.unseen_input;
+        for (dollars, (_, input, _, _)) in totals.provider_dollars.iter_mut().zip(providers::PRICES)
+        {
+            *dollars += replayed.unseen_input as f64 * input / 1e6;
+        }
         totals.recall_found += replayed.recall.found;
         totals.recall_recovered += replayed.recall.recovered;
         totals.recall_asked += replayed.recall.asked;

@@ -3,6 +3,7 @@
 use super::cost::{PRICE_LIST, dollars};
 use super::facts::ACTED;
 use super::meter::Totals;
+use super::providers::{PRICES, PROVIDERS};
 use super::{Results, STRATEGIES};
 
 fn pct(value: Option<f64>) -> String {
@@ -34,6 +35,42 @@ fn row(name: &str, window: i64, t: &Totals) -> String {
         kinds.join(" | "),
         last.join(" | "),
     )
+}
+
+/// Billed input on each provider's terms, per strategy and window; the cheapest of each
+/// window and provider in bold.
+fn by_provider(results: &Results) -> String {
+    let mut out = String::from(
+        "\nBilled input as each provider bills it with its prompt cache (docs/compaction-eval.md, \"Billing\"): ",
+    );
+    let lists: Vec<&str> = PRICES.iter().map(|(list, ..)| *list).collect();
+    out.push_str(&lists.join("; "));
+    out.push_str(
+        ".\n\n| strategy | window | OpenAI $ | Anthropic $ | Gemini $ |\n|---|---|---|---|---|\n",
+    );
+    for &window in &results.windows {
+        let cheapest: Vec<f64> = (0..PROVIDERS.len())
+            .map(|p| {
+                (0..STRATEGIES.len())
+                    .filter_map(|s| results.totals.get(&(s, window)))
+                    .map(|t| t.provider_dollars[p])
+                    .fold(f64::INFINITY, f64::min)
+            })
+            .collect();
+        for (index, name) in STRATEGIES.iter().enumerate() {
+            let Some(t) = results.totals.get(&(index, window)) else {
+                continue;
+            };
+            let cells: Vec<String> = (0..PROVIDERS.len())
+                .map(|p| match t.provider_dollars[p] {
+                    d if d <= cheapest[p] => format!("**{d:.2}**"),
+                    d => format!("{d:.2}"),
+                })
+                .collect();
+            out.push_str(&format!("| {name} | {window} | {} |\n", cells.join(" | ")));
+        }
+    }
+    out
 }
 
 /// Each set, every strategy; each project, ctxd and the cheapest other strategy at that
@@ -97,6 +134,7 @@ pub fn markdown(results: &Results) -> String {
             }
         }
     }
+    out.push_str(&by_provider(results));
     out.push_str(&groups(results));
     for &window in &results.windows {
         if let Some(t) = results.totals.get(&(0, window))
