@@ -118,7 +118,7 @@ impl Default for Policy {
             summarizer_profile: "extractive".to_string(),
             media_item_tokens: 1_000,
             compaction_failure_limit: 3,
-            ledger_fraction: 0.01,
+            ledger_fraction: 0.1,
             recall_tools: false,
         }
     }

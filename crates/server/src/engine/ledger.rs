@@ -86,8 +86,9 @@ impl Engine {
 
 /// The ledger's block for a build over `view` and `summaries`: the client's todos and
 /// notes, and what the request no longer shows verbatim — files, commands and errors of
-/// messages before the view, in a summary, or cleared, except files and errors a
-/// summary's text names as they are — within the policy's cap. Messages the view shows whole or as an
+/// messages before the view, in a summary, or cleared, except what a summary's text
+/// names as it is (a command whose last run failed stays, for its exit status) — within
+/// the policy's cap. Messages the view shows whole or as an
 /// eviction preview (decided at append) count as shown, so an append never changes the
 /// block; seqs past `last_seq` (appended after the view was read) too.
 pub(super) fn ledger_block(
@@ -110,9 +111,21 @@ pub(super) fn ledger_block(
     if all_shown && entries.iter().all(|entry| entry.kind.is_derived()) {
         return None;
     }
-    // A command stays even when a summary names it: the block adds its exit status.
+    let shown: HashSet<i64> = view
+        .iter()
+        .filter(|m| m.view_state != ViewState::Cleared)
+        .map(|m| m.seq)
+        .collect();
+    let hidden = |seq: i64| seq <= last_seq && !shown.contains(&seq);
+    // What a summary's text names as it is, the request carries already; a command whose
+    // last hidden run failed stays listed, for its exit status (a run the view shows
+    // does not count: an append never changes the block).
     let mentioned = |entry: &Entry| {
-        entry.kind != Kind::Command && summaries.iter().any(|s| s.content.contains(&entry.key))
+        let failed = entry.kind == Kind::Command
+            && (entry.runs.iter().rev())
+                .find(|run| hidden(run.result_seq))
+                .is_some_and(|run| run.exit_code != 0);
+        !failed && summaries.iter().any(|s| s.content.contains(&entry.key))
     };
     let entries: Vec<Entry> = entries
         .iter()
@@ -120,12 +133,6 @@ pub(super) fn ledger_block(
         .cloned()
         .collect();
     let entries = entries.as_slice();
-    let shown: HashSet<i64> = view
-        .iter()
-        .filter(|m| m.view_state != ViewState::Cleared)
-        .map(|m| m.seq)
-        .collect();
-    let hidden = |seq: i64| seq <= last_seq && !shown.contains(&seq);
     let derived_hidden = entries
         .iter()
         .any(|e| !e.kind.is_derived() || e.seqs.iter().any(|&s| hidden(s)));

@@ -112,7 +112,7 @@ export interface Policy {
      */
     'compactionFailureLimit'?: (number | string | Long);
     /**
-     * Share of the window the task ledger's block may take in a request (default 0.01,
+     * Share of the window the task ledger's block may take in a request (default 0.1,
      * at most 0.25, and never more than a quarter of the prompt room; 0 turns the block
      * off, the ledger is still kept). Past it the oldest entries fold into counts.
      */
@@ -261,7 +261,7 @@ export interface Policy__Output {
      */
     'compactionFailureLimit'?: (number);
     /**
-     * Share of the window the task ledger's block may take in a request (default 0.01,
+     * Share of the window the task ledger's block may take in a request (default 0.1,
      * at most 0.25, and never more than a quarter of the prompt room; 0 turns the block
      * off, the ledger is still kept). Past it the oldest entries fold into counts.
      */
