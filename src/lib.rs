@@ -3,4 +3,4 @@
 //! the integration tests and the benchmarks use them (`ctxd::store`, `ctxd::replay`, ...).
 pub use ctxd_localpg as localpg;
 pub use ctxd_server::*;
-pub use ctxd_tools::{client, eval, events_cli, inspect, inspect_json, replay, session_file};
+pub use ctxd_tools::{client, eval, events_cli, inspect, inspect_json, replay, session_file, tune};

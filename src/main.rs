@@ -241,6 +241,34 @@ enum Command {
         #[command(flatten)]
         tls: ClientTls,
     },
+    /// Which policy is best for your own sessions: replays the tenant's most recently
+    /// active stored sessions (or those whose metadata matches) under candidate policies
+    /// through a running server, into new sessions it deletes after, and prints billed
+    /// input against retention per policy with the current one and a recommendation
+    /// (Markdown; --out also writes tune.md and tune.svg). The stored sessions are only
+    /// read.
+    Tune {
+        /// The server's address.
+        #[arg(long, default_value = "127.0.0.1:50051")]
+        addr: String,
+        /// How many sessions, most recently active first.
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u16).range(1..=1000))]
+        sessions: u16,
+        /// Only sessions whose metadata has KEY=VALUE (repeat for several).
+        #[arg(long = "metadata", value_name = "KEY=VALUE")]
+        metadata: Vec<String>,
+        /// Weight of retention against cost in the recommendation, 0 to 1.
+        #[arg(long, default_value_t = 0.5)]
+        weight: f64,
+        /// Also write tune.md and tune.svg into this directory.
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+        /// API key (when the server has keys).
+        #[arg(long, env = "CTXD_API_KEY")]
+        api_key: Option<String>,
+        #[command(flatten)]
+        tls: ClientTls,
+    },
     /// Manage tenants (also while `ctxd serve` runs on the same data directory).
     Tenant {
         #[command(subcommand)]
@@ -332,6 +360,15 @@ async fn run(cli: Cli) -> Result<(), BoxError> {
                 .await
                 .map(|table| print!("{table}"))
         }
+        Some(Command::Tune {
+            addr,
+            sessions,
+            metadata,
+            weight,
+            out,
+            api_key,
+            tls,
+        }) => tune(addr, sessions, metadata, weight, out, api_key, tls).await,
         Some(Command::Inspect {
             session_id,
             json,
@@ -476,4 +513,43 @@ async fn stop_on_signal(shutdown: CancellationToken) {
     }
     tracing::info!("shutdown requested");
     shutdown.cancel();
+}
+
+/// `ctxd tune`: runs it, prints the table, writes the files.
+async fn tune(
+    addr: String,
+    sessions: u16,
+    metadata: Vec<String>,
+    weight: f64,
+    out: Option<std::path::PathBuf>,
+    api_key: Option<String>,
+    tls: ClientTls,
+) -> Result<(), ctxd::replay::BoxError> {
+    let metadata = metadata
+        .iter()
+        .map(|pair| {
+            pair.split_once('=')
+                .map(|(key, value)| (key.to_string(), value.to_string()))
+                .ok_or_else(|| format!("--metadata {pair:?}: give KEY=VALUE"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let options = ctxd::tune::Options {
+        addr,
+        tls,
+        api_key,
+        sessions: usize::from(sessions),
+        metadata,
+        weight,
+        out: out.clone(),
+    };
+    let outcome = ctxd::tune::run(&options).await?;
+    let table = outcome.markdown();
+    if let Some(dir) = out {
+        for (name, text) in [("tune.md", table.clone()), ("tune.svg", outcome.svg())] {
+            let path = dir.join(name);
+            std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+    }
+    print!("{table}");
+    Ok(())
 }

@@ -49,4 +49,5 @@ mod small_window;
 mod subagents;
 mod support;
 mod tls;
+mod tune;
 mod upgrades;

@@ -10,3 +10,4 @@ pub mod inspect;
 pub mod inspect_json;
 pub mod replay;
 pub mod session_file;
+pub mod tune;

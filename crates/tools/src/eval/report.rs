@@ -89,12 +89,11 @@ fn groups(results: &Results) -> String {
                 .filter_map(|index| of(index).map(|t| (index, t.units)))
                 .min_by(|a, b| a.1.total_cmp(&b.1))
                 .map(|(index, _)| index);
-            for index in 0..STRATEGIES.len() {
+            for (index, name) in STRATEGIES.iter().enumerate() {
                 let shown = group.starts_with("set ") || index == 0 || Some(index) == cheapest;
                 if let (true, Some(t)) = (shown, of(index)) {
                     out.push_str(&format!(
-                        "| {group} | {} | {window} | {} | {:.2} | {:.1} | {} / {} | {} / {} | {} | {} |\n",
-                        STRATEGIES[index],
+                        "| {group} | {name} | {window} | {} | {:.2} | {:.1} | {} / {} | {} / {} | {} | {} |\n",
                         t.requests,
                         dollars(t.units),
                         t.stable_pct(),
