@@ -456,7 +456,9 @@ async fn provider_formats(pool: PgPool) {
         .await
         .unwrap();
     let body: serde_json::Value = serde_json::from_str(&anthropic.json).unwrap();
-    assert_eq!(body["system"], "You are a careful coding agent.");
+    // The system prompt as a text block carrying the cache breakpoint after the tools.
+    assert_eq!(body["system"][0]["text"], "You are a careful coding agent.");
+    assert_eq!(body["system"][0]["cache_control"]["type"], "ephemeral");
     assert_eq!(body["max_tokens"], 4_000);
     let roles: Vec<&str> = body["messages"]
         .as_array()

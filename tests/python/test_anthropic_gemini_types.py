@@ -280,7 +280,10 @@ class AnthropicGemini(base.Rpc):
                                  ["last_a", "last_b"])
                 self.assertIn(built.summaries[0].content, body["systemInstruction"]["parts"][0]["text"])
             else:
-                self.assertIn(built.summaries[0].content, body["system"])
+                # The client's system prompt, then the summaries, each a marked block.
+                system_text = "".join(block["text"] for block in body["system"])
+                self.assertIn(built.summaries[0].content, system_text)
+                self.assertEqual([b.get("cache_control") for b in body["system"]], [{"type": "ephemeral"}] * 2)
                 self.assertEqual([b["type"] for b in body["messages"][-2]["content"]],
                                  ["thinking", "text", "tool_use", "tool_use"])
         NOTES.append(f"native: compacted session ({len(built.summaries)} summaries) valid in both formats")

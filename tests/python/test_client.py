@@ -442,7 +442,8 @@ class Anthropic(Rpc):
             ),
         )
         body = json.loads(built.json)
-        self.assertEqual(body["system"], SYSTEM_PROMPT)
+        # The system prompt as a text block with the cache breakpoint after it.
+        self.assertEqual(body["system"], [{"type": "text", "text": SYSTEM_PROMPT, "cache_control": {"type": "ephemeral"}}])
         self.assertEqual(body["max_tokens"], 2000)
         self.assertEqual(
             body["tools"],
@@ -473,7 +474,9 @@ class Anthropic(Rpc):
         self.assertEqual([b.get("tool_use_id") for b in results[:2]], ["toolu_a", "toolu_b"])
         self.assertEqual(results[0]["content"], [{"type": "text", "text": "Cargo.toml\nsrc"}])
         self.assertEqual(results[2], {"type": "text", "text": "Thanks. Summarize."})
-        self.assertEqual(messages[3]["content"], [{"type": "text", "text": "A Rust crate on branch main."}])
+        # The newest turn carries the cache breakpoint.
+        self.assertEqual(messages[3]["content"], [{"type": "text", "text": "A Rust crate on branch main.",
+                                                   "cache_control": {"type": "ephemeral"}}])
         # Every tool_use has its tool_result in the next message.
         for index, message in enumerate(messages):
             uses = [b["id"] for b in message["content"] if b["type"] == "tool_use"]

@@ -183,7 +183,8 @@ class Helpers(unittest.TestCase):
         self.assertEqual(session.last_build.budget.breakdown.context_window_tokens, 16000)
 
         anthropic = session.build(ctxd.Format.ANTHROPIC_MESSAGES, system_prompt="Other.")
-        self.assertEqual(anthropic["system"], "Other.")
+        # The system prompt as a text block with the cache breakpoint after it.
+        self.assertEqual(anthropic["system"], [{"type": "text", "text": "Other.", "cache_control": {"type": "ephemeral"}}])
         self.assertEqual(anthropic["messages"][1]["content"][0]["type"], "tool_use")
 
         neutral = session.build(ctxd.Format.NEUTRAL)

@@ -103,7 +103,8 @@ describe('session helpers', () => {
     assert.equal(chat.body.messages[2].tool_calls[0].id, 'call_1');
     assert.equal(chat.body.tools[0].function.name, 'bash');
     const anthropic = await session.build({ format: 'anthropic_messages', systemPrompt: 'Be brief.', tools: TOOLS });
-    assert.equal(anthropic.body.system, 'Be brief.');
+    // The system prompt as a text block with the cache breakpoint after it.
+    assert.deepEqual(anthropic.body.system, [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }]);
     assert.equal(anthropic.body.messages[1].content[0].type, 'tool_use');
     assert.equal(anthropic.body.max_tokens, 2_000);
     assert.ok(chat.budget.breakdown.totalTokens > 0);
