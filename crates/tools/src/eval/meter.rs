@@ -9,7 +9,7 @@ use ctxd_core::tokenize::ToolDefinition;
 
 use super::cost::{Billed, bill, serialize};
 use super::facts::{Checker, Count, SessionFacts, key};
-use super::providers::{self, Caches, PRICES};
+use super::providers::{Caches, PRICES};
 use super::strategies::{Build, Setup};
 
 /// One strategy's figures over any number of sessions.
@@ -182,28 +182,24 @@ impl<'a> Meter<'a> {
             .checker
             .count(self.session, history, &build.system, &build.messages);
         totals.retention.add_build(&count);
-        self.bill_providers(tokens, &text, build);
+        self.bill_providers(tokens, billed.cached, &keys, build);
         self.newest = Some(count);
         self.previous = Some((text, keys));
     }
 
-    /// The request on each provider's bill, and the summarizer input it carried.
-    fn bill_providers(&mut self, tokens: i64, text: &str, build: &Build) {
-        let counts = &self.counts;
-        let counter = self.setup.counter;
-        let messages: i64 = build
-            .messages
-            .iter()
-            .map(|m| counts.get(&key(m)).copied().unwrap_or(0))
-            .sum();
-        let system = (
-            key(&Message::text(Role::System, build.system.clone())),
-            tokens - messages,
-        );
-        let blocks = providers::blocks(system, &build.messages, |m| {
-            counts.get(&key(m)).copied().unwrap_or(0)
-        });
-        let splits = self.caches.bill(text, &blocks, &counter);
+    /// The request on each provider's bill, and the summarizer input it carried:
+    /// `shared` is the prefix the request shares with the previous one (as [`bill`]
+    /// counted it), `keys` the content keys of its system prompt and messages.
+    fn bill_providers(&mut self, tokens: i64, shared: i64, keys: &[u64], build: &Build) {
+        let Some((system, messages)) = keys.split_first() else {
+            return;
+        };
+        let counted = |key: &u64| (*key, self.counts.get(key).copied().unwrap_or(0));
+        let messages: Vec<(u64, i64)> = messages.iter().map(counted).collect();
+        // The system prompt's block: the request less its messages.
+        let rest = tokens - messages.iter().map(|(_, tokens)| tokens).sum::<i64>();
+        let blocks: Vec<(u64, i64)> = std::iter::once((*system, rest)).chain(messages).collect();
+        let splits = self.caches.bill(shared, &blocks);
         for (index, split) in splits.iter().enumerate() {
             let summarizer = build.summarizer_input as f64 * PRICES[index].1 / 1e6;
             self.totals.provider_dollars[index] += split.dollars(index) + summarizer;

@@ -14,11 +14,6 @@
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use ctxd_core::message::Message;
-use ctxd_core::tokenize::Counter;
-
-use super::cost::shared_prefix;
-
 /// The providers, in report order.
 pub const PROVIDERS: [&str; 3] = ["OpenAI", "Anthropic", "Gemini"];
 
@@ -71,23 +66,17 @@ impl Split {
 /// The caches of one strategy's session on the three providers.
 #[derive(Default)]
 pub struct Caches {
-    previous: Option<String>,
     anthropic: HashMap<u64, i64>,
 }
 
 impl Caches {
-    /// Bills one request: its text as the meter serializes it (for the prefix caches),
-    /// and its blocks (the system prompt with the tools, then each message) with their
-    /// tokens (for Anthropic's marks).
-    pub fn bill(&mut self, text: &str, blocks: &[(u64, i64)], counter: &Counter) -> [Split; 3] {
+    /// Bills one request: `shared`, the tokens of the prefix it shares with the
+    /// strategy's previous request (the meter's own count, for the prefix caches), and
+    /// its blocks (the system prompt with the tools, then each message, by content key)
+    /// with their tokens (for Anthropic's marks).
+    pub fn bill(&mut self, shared: i64, blocks: &[(u64, i64)]) -> [Split; 3] {
         let total: i64 = blocks.iter().map(|(_, tokens)| tokens).sum();
-        let shared = match &self.previous {
-            Some(previous) => counter
-                .text(&text[..shared_prefix(previous, text)])
-                .min(total),
-            None => 0,
-        };
-        self.previous = Some(text.to_string());
+        let shared = shared.min(total);
         let openai = if shared >= MIN_CACHED {
             MIN_CACHED + (shared - MIN_CACHED) / OPENAI_STEP * OPENAI_STEP
         } else {
@@ -147,19 +136,6 @@ impl Caches {
     }
 }
 
-/// The blocks of a request for [`Caches::bill`]: the system prompt (with the tools) as
-/// one, each message as one, by content key.
-pub fn blocks(
-    system: (u64, i64),
-    messages: &[Message],
-    tokens: impl Fn(&Message) -> i64,
-) -> Vec<(u64, i64)> {
-    let mut out = Vec::with_capacity(messages.len() + 1);
-    out.push(system);
-    out.extend(messages.iter().map(|m| (super::facts::key(m), tokens(m))));
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,16 +177,13 @@ mod tests {
     }
 
     #[test]
-    fn openai_reads_from_1024_tokens_in_steps_of_128() {
-        let counter = Counter::new(ctxd_core::tokenize::Tokenizer::O200kBase, 0);
+    fn openai_reads_from_1024_tokens_in_steps_of_128_and_gemini_all_of_it() {
         let mut caches = Caches::default();
-        let text: String = "word ".repeat(2000);
-        let blocks = [(1u64, counter.text(&text))];
-        caches.bill(&text, &blocks, &counter);
-        let longer = format!("{text}and more");
-        let [openai, _, gemini] = caches.bill(&longer, &[(1, counter.text(&longer))], &counter);
-        assert_eq!(openai.read % OPENAI_STEP, 0);
-        assert!(openai.read >= MIN_CACHED && openai.read <= gemini.read);
-        assert_eq!(openai.written, 0);
+        let [openai, _, gemini] = caches.bill(2000, &request(4));
+        assert_eq!((openai.read, gemini.read), (1024 + 7 * 128, 2000));
+        assert_eq!((openai.written, openai.fresh), (0, 2400 - openai.read));
+        // Under the minimum nothing is cached.
+        let [openai, _, gemini] = caches.bill(1000, &request(4));
+        assert_eq!((openai.read, gemini.read), (0, 0));
     }
 }
