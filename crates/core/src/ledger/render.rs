@@ -35,6 +35,21 @@ pub struct Block {
     pub folded: BTreeMap<Kind, usize>,
 }
 
+/// Whether a summary's text (`summaries`) already names the entry as it is, so the block
+/// need not list it: a derived entry (file, error, command) whose key a summary
+/// contains — except a command whose last hidden run failed, which stays for its exit
+/// status. Only hidden runs count (as in [`render`]), so an append never changes it.
+pub fn left_to_summaries(entry: &Entry, hidden: &dyn Fn(i64) -> bool, summaries: &[&str]) -> bool {
+    if !entry.kind.is_derived() {
+        return false;
+    }
+    let failed = entry.kind == Kind::Command
+        && (entry.runs.iter().rev())
+            .find(|run| hidden(run.result_seq))
+            .is_some_and(|run| run.exit_code != 0);
+    !failed && summaries.iter().any(|text| text.contains(&entry.key))
+}
+
 /// The entries the block has to show: every todo and note, and every derived entry
 /// with at least one seq the view hides (`hidden`).
 fn items(entries: &[Entry], hidden: &dyn Fn(i64) -> bool) -> Vec<Item> {

@@ -1,7 +1,7 @@
 use proptest::prelude::*;
 
 use super::extract::{errors, exit_status, extract, normalize_path};
-use super::render::{HEADING, render, shown_counts};
+use super::render::{HEADING, left_to_summaries, render, shown_counts};
 use super::todos::{NoteUpdate, TodoUpdate, next_status, plan};
 use super::*;
 use crate::message::{Message, Role, ToolCall};
@@ -493,4 +493,45 @@ fn a_command_run_many_times_keeps_its_first_seq_and_newest_runs() {
             exit_code: 39 % 3
         })
     );
+}
+
+#[test]
+fn what_a_summary_names_is_left_to_it_but_a_failed_command_stays() {
+    let summaries = ["Tool calls (bash):\n- cargo test\n- ls src\nFiles: src/lib.rs"];
+    let hidden = |seq: i64| seq < 10;
+    let mut passed = entry(Kind::Command, "cargo test", vec![3, 4], 0);
+    passed.runs = vec![Run {
+        result_seq: 4,
+        exit_code: 0,
+    }];
+    assert!(left_to_summaries(&passed, &hidden, &summaries));
+    // Its last hidden run failed: listed for the exit status.
+    let mut failed = passed.clone();
+    failed.runs.push(Run {
+        result_seq: 6,
+        exit_code: 101,
+    });
+    assert!(!left_to_summaries(&failed, &hidden, &summaries));
+    // A later run the view shows counts for nothing: an append changes nothing.
+    failed.runs.push(Run {
+        result_seq: 12,
+        exit_code: 0,
+    });
+    assert!(!left_to_summaries(&failed, &hidden, &summaries));
+    assert!(left_to_summaries(
+        &entry(Kind::File, "src/lib.rs", vec![2], 1),
+        &hidden,
+        &summaries
+    ));
+    // Not named, or not derived: listed.
+    assert!(!left_to_summaries(
+        &entry(Kind::File, "src/main.rs", vec![2], 2),
+        &hidden,
+        &summaries
+    ));
+    assert!(!left_to_summaries(
+        &entry(Kind::Note, "cargo test", vec![], 3),
+        &hidden,
+        &summaries
+    ));
 }

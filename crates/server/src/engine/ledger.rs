@@ -5,9 +5,9 @@ use std::collections::HashSet;
 use super::report::session_not_found;
 use super::{Engine, SessionInfo, validate_session_id};
 use crate::error::Result;
-use crate::ledger::render::{Block, render};
+use crate::ledger::render::{Block, left_to_summaries, render};
 use crate::ledger::todos::{NoteUpdate, TodoUpdate, plan};
-use crate::ledger::{Entry, Kind};
+use crate::ledger::Entry;
 use crate::message::{StoredMessage, ViewState};
 use crate::policy::Policy;
 use crate::session::Summary;
@@ -87,8 +87,7 @@ impl Engine {
 /// The ledger's block for a build over `view` and `summaries`: the client's todos and
 /// notes, and what the request no longer shows verbatim — files, commands and errors of
 /// messages before the view, in a summary, or cleared, except what a summary's text
-/// names as it is (a command whose last run failed stays, for its exit status) — within
-/// the policy's cap. Messages the view shows whole or as an
+/// names as it is (`left_to_summaries`) — within the policy's cap. Messages the view shows whole or as an
 /// eviction preview (decided at append) count as shown, so an append never changes the
 /// block; seqs past `last_seq` (appended after the view was read) too.
 pub(super) fn ledger_block(
@@ -117,19 +116,10 @@ pub(super) fn ledger_block(
         .map(|m| m.seq)
         .collect();
     let hidden = |seq: i64| seq <= last_seq && !shown.contains(&seq);
-    // What a summary's text names as it is, the request carries already; a command whose
-    // last hidden run failed stays listed, for its exit status (a run the view shows
-    // does not count: an append never changes the block).
-    let mentioned = |entry: &Entry| {
-        let failed = entry.kind == Kind::Command
-            && (entry.runs.iter().rev())
-                .find(|run| hidden(run.result_seq))
-                .is_some_and(|run| run.exit_code != 0);
-        !failed && summaries.iter().any(|s| s.content.contains(&entry.key))
-    };
+    let texts: Vec<&str> = summaries.iter().map(|s| s.content.as_str()).collect();
     let entries: Vec<Entry> = entries
         .iter()
-        .filter(|entry| !entry.kind.is_derived() || !mentioned(entry))
+        .filter(|entry| !left_to_summaries(entry, &hidden, &texts))
         .cloned()
         .collect();
     let entries = entries.as_slice();
