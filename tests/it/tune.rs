@@ -72,6 +72,13 @@ async fn tune_recommends_a_policy_no_worse_than_the_current_one(pool: PgPool) {
         chosen.name
     );
     assert!(table.contains("recommended") && outcome.svg().contains("<circle"));
+    // The candidates were replayed under their own policies: not every one measures as
+    // the current one does (were the overrides dropped, every row would be the same).
+    let differs = |t: &ctxd::eval::meter::Totals| {
+        t.units != current.1.units
+            || t.retention.mean_pct(None) != current.1.retention.mean_pct(None)
+    };
+    assert!(outcome.rows.iter().any(|(_, t)| differs(t)), "{table}");
     // Only read: the stored sessions, their messages and their events as they were, the
     // replays deleted (their own events stay in the log, as any deleted session's do).
     assert_eq!(footprint(&pool).await, before);
