@@ -102,7 +102,10 @@ async fn anthropic_reply_and_results_extend_the_body(pool: PgPool) {
     )
     .await;
     // Cache breakpoints move to the newest turn; the content is the prefix.
-    let (before, after) = (without_marks(&before), without_marks(&after));
+    let (before, after) = (
+        crate::proxy::fake::without_cache_markers(&before),
+        crate::proxy::fake::without_cache_markers(&after),
+    );
     let (old, new) = (
         before["messages"].as_array().unwrap(),
         after["messages"].as_array().unwrap(),
@@ -305,20 +308,4 @@ async fn bodies_not_in_the_provider_shape_name_the_json_path_and_write_nothing(p
     }
     assert_eq!(session(&mut client, "bad").await.version, version);
     server.stop().await;
-}
-
-/// A body without its `cache_control` breakpoints.
-fn without_marks(value: &serde_json::Value) -> serde_json::Value {
-    match value {
-        serde_json::Value::Object(map) => serde_json::Value::Object(
-            map.iter()
-                .filter(|(key, _)| *key != "cache_control")
-                .map(|(key, value)| (key.clone(), without_marks(value)))
-                .collect(),
-        ),
-        serde_json::Value::Array(items) => {
-            serde_json::Value::Array(items.iter().map(without_marks).collect())
-        }
-        other => other.clone(),
-    }
 }

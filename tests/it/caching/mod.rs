@@ -26,20 +26,6 @@ fn output(step: usize) -> String {
         .collect()
 }
 
-/// The body without any `cache_control`.
-fn unmarked(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .filter(|(key, _)| *key != "cache_control")
-                .map(|(key, value)| (key.clone(), unmarked(value)))
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.iter().map(unmarked).collect()),
-        other => other.clone(),
-    }
-}
-
 async fn post(url: &str, body: &Value) -> Usage {
     let response = reqwest::Client::new()
         .post(format!("{url}/v1/messages"))
@@ -89,7 +75,7 @@ async fn a_long_session_built_for_anthropic_is_read_from_the_cache(pool: PgPool)
         summarized += usize::from(!built.summaries.is_empty());
         let body: Value = serde_json::from_str(&built.json).unwrap();
         post(&url, &body).await;
-        plain.request(&unmarked(&body));
+        plain.request(&crate::proxy::fake::without_cache_markers(&body));
     }
     let cache = cache.lock().unwrap();
     assert!(cache.violations.is_empty(), "{:?}", cache.violations);

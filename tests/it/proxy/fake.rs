@@ -566,8 +566,9 @@ fn sse(text: String) -> Response<Body> {
         .unwrap()
 }
 
-/// A value without its `cache_control` fields.
-fn without_cache_markers(value: &Value) -> Value {
+/// A value without its `cache_control` fields (prompt-cache markers move from request
+/// to request; the content is what a cached prefix is).
+pub fn without_cache_markers(value: &Value) -> Value {
     match value {
         Value::Object(map) => Value::Object(
             map.iter()
