@@ -98,21 +98,13 @@ pub(super) async fn build_messages(
     let (messages, json) = match provider {
         None => (neutral_messages(&built.messages), String::new()),
         Some(provider) => {
-            let stable = render::Stable {
-                block_in_system: (built.system_block.as_ref())
-                    .map(|block| built.system_prompt.len().saturating_sub(block.len())),
-                block_message: built
-                    .messages
-                    .iter()
-                    .position(|(stored, _)| stored.is_none()),
-            };
             let body = render::built_body(
                 provider,
                 &built.system_prompt,
                 built.messages.messages(),
                 &built.tool_definitions,
                 built.report.output_reserve_tokens,
-                stable,
+                built.stable,
             );
             (Vec::new(), body)
         }

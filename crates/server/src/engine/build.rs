@@ -48,7 +48,14 @@ impl Engine {
         } = work;
         let placed = place_block(&policy, &summaries, ledger, &history, request.system_prompt);
         let (messages, open) = history.assemble(placed.message, request.recipient);
+        // Where the prompt is stable until the next compaction: the summaries' block.
+        let stable = crate::render::Stable {
+            block_in_system: (placed.system_block.as_ref())
+                .map(|block| placed.system_prompt.len().saturating_sub(block.len())),
+            block_message: messages.iter().position(|(stored, _)| stored.is_none()),
+        };
         Ok(Built {
+            stable,
             last_seq: messages.last_seq(),
             messages,
             system_prompt: placed.system_prompt,

@@ -221,6 +221,9 @@ pub struct Built {
     pub version: i64,
     pub trimmed: Trimmed,
     pub tool_definitions: Vec<ToolDefinition>,
+    /// Where the summaries' block is (in the system prompt or as a message): the
+    /// prompt-cache breakpoints of a provider body that needs them.
+    pub stable: crate::render::Stable,
     /// The seqs of the first and the last stored message sent (0 when none).
     pub first_seq: i64,
     pub last_seq: i64,
