@@ -27,8 +27,14 @@
 //! - the provider endpoint's added latency against a fake upstream, and its first byte
 //!   (`parts/proxy.rs`).
 //!
-//! `CTXD_BENCH_ONLY=counting`, `build`, `append`, `jobs`, `events`, `forks`, `proxy` or `metrics` runs
-//! one part;
+//! - cost as the data grows: the BuildMessages and AppendTurn rows against a database of
+//!   1 000 000 recorded messages in 10 000 sessions and against a small one, alternating,
+//!   and the loaded database's bytes on disk (`parts/scale.rs`; only with
+//!   `CTXD_BENCH_ONLY=scale`, the load takes minutes; `CTXD_BENCH_LOADED_MESSAGES=n`
+//!   loads n in n / 100 sessions).
+//!
+//! `CTXD_BENCH_ONLY=counting`, `build`, `append`, `jobs`, `events`, `forks`, `proxy`,
+//! `metrics` or `scale` runs one part;
 //! `CTXD_BENCH_METRICS=1` records the metrics as `ctxd serve --metrics-listen` does.
 //!
 //! `cargo test --all-targets` runs this binary without `--bench`: then it does a smoke
@@ -43,6 +49,8 @@ mod forking;
 mod proxying;
 #[path = "parts/jobs.rs"]
 mod queue;
+#[path = "parts/scale.rs"]
+mod growth;
 #[path = "../tests/it/recorded.rs"]
 #[allow(dead_code)]
 mod recorded;
@@ -268,6 +276,9 @@ async fn run(
         let fork_scale = if full { forking::FULL } else { forking::SMOKE };
         forking::run(addr, &pool, &store, &corpus, &fork_scale).await;
     }
+    if only.as_deref() == Some("scale") || (!full && part("scale")) {
+        growth::run(&url, &corpus, &growth_scale(full)).await;
+    }
 
     shutdown.cancel();
     server.await.unwrap().expect("server");
@@ -283,6 +294,25 @@ async fn run(
     drop_database(&url, &database).await;
     if let Some(local) = local {
         local.stop().await.expect("stop the private PostgreSQL");
+    }
+}
+
+/// The scale part's sizes: `CTXD_BENCH_LOADED_MESSAGES=n` loads n messages in n / 100
+/// sessions instead of the full million.
+fn growth_scale(full: bool) -> growth::GrowthScale {
+    if !full {
+        return growth::SMOKE;
+    }
+    match std::env::var("CTXD_BENCH_LOADED_MESSAGES")
+        .ok()
+        .and_then(|n| n.parse::<usize>().ok())
+    {
+        Some(messages) => growth::GrowthScale {
+            messages,
+            sessions: (messages / 100).max(1),
+            ..growth::FULL
+        },
+        None => growth::FULL,
     }
 }
 

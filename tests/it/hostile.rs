@@ -116,7 +116,7 @@ fn message() -> BoxedStrategy<pb::Message> {
 }
 
 fn policy() -> BoxedStrategy<Option<pb::Policy>> {
-    let numbers = prop::collection::vec(prop::option::of(number()), 14);
+    let numbers = prop::collection::vec(prop::option::of(number()), 15);
     let ratios = prop::collection::vec(prop::option::of(ratio()), 6);
     let enums = prop::collection::vec(prop::option::of(enum_value()), 2);
     let flags = prop::option::of(any::<bool>());
@@ -137,6 +137,7 @@ fn policy() -> BoxedStrategy<Option<pb::Policy>> {
                 condensed_target_tokens: n[11],
                 media_item_tokens: n[12],
                 compaction_failure_limit: n[13],
+                retention_seconds: n[14],
                 heuristic_chars_per_token: r[0],
                 clear_threshold: r[1],
                 summarize_threshold: r[2],

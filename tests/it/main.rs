@@ -15,6 +15,7 @@ mod decode;
 mod eval;
 mod events;
 mod expand;
+mod expiry;
 mod export;
 mod fork;
 mod ha;

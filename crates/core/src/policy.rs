@@ -88,7 +88,13 @@ pub struct Policy {
     /// BuildMessages adds ctxd's recall tools (search and expand this session's
     /// history) to every request, and AnswerRecall answers their calls.
     pub recall_tools: bool,
+    /// Seconds a session may go unchanged before the server deletes it (0: kept until
+    /// DeleteSession).
+    pub retention_seconds: i64,
 }
+
+/// Longest retention a policy may set: ten years.
+pub const MAX_RETENTION_SECONDS: i64 = 10 * 366 * 86_400;
 
 /// Largest share of the window the task ledger may take.
 pub const MAX_LEDGER_FRACTION: f64 = 0.25;
@@ -120,6 +126,7 @@ impl Default for Policy {
             compaction_failure_limit: 3,
             ledger_fraction: 0.1,
             recall_tools: false,
+            retention_seconds: 0,
         }
     }
 }
@@ -173,6 +180,7 @@ pub struct PolicyOverrides {
     pub compaction_failure_limit: Option<i64>,
     pub ledger_fraction: Option<f64>,
     pub recall_tools: Option<bool>,
+    pub retention_seconds: Option<i64>,
 }
 
 /// Largest token figure a client may send anywhere (a window, a usage report, a tool or
@@ -236,7 +244,8 @@ impl Policy {
             media_item_tokens,
             compaction_failure_limit,
             ledger_fraction,
-            recall_tools
+            recall_tools,
+            retention_seconds
         );
         // A lower clear_threshold without its own target keeps the same hysteresis shape.
         if overrides.clear_threshold.is_some()
@@ -393,6 +402,15 @@ impl Policy {
                 format!(
                     "must be a share of the window between 0 and {MAX_LEDGER_FRACTION}, got {}",
                     self.ledger_fraction
+                ),
+            ));
+        }
+        if !(0..=MAX_RETENTION_SECONDS).contains(&self.retention_seconds) {
+            return Err((
+                "retention_seconds",
+                format!(
+                    "must be between 0 (off) and {MAX_RETENTION_SECONDS}, got {}",
+                    self.retention_seconds
                 ),
             ));
         }

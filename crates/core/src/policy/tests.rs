@@ -86,6 +86,20 @@ fn bad_values_name_the_field() {
             },
             "policy.heuristic_chars_per_token",
         ),
+        (
+            PolicyOverrides {
+                retention_seconds: Some(-1),
+                ..Default::default()
+            },
+            "policy.retention_seconds",
+        ),
+        (
+            PolicyOverrides {
+                retention_seconds: Some(MAX_RETENTION_SECONDS + 1),
+                ..Default::default()
+            },
+            "policy.retention_seconds",
+        ),
     ];
     for (overrides, field) in cases {
         match Policy::resolve(&defaults, overrides) {

@@ -144,7 +144,7 @@ pub struct PolicyArgs {
     )]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compaction_failure_limit: Option<i64>,
-    /// Share of the window the task ledger's block may take, 0 to 0.25 [default: 0.01].
+    /// Share of the window the task ledger's block may take, 0 to 0.25 [default: 0.1].
     #[arg(long = "policy-ledger-fraction", env = "CTXD_POLICY_LEDGER_FRACTION")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ledger_fraction: Option<f64>,
@@ -153,6 +153,15 @@ pub struct PolicyArgs {
     #[arg(long = "policy-recall-tools", env = "CTXD_POLICY_RECALL_TOOLS")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recall_tools: Option<bool>,
+    /// Seconds a session may go unchanged (no append, compaction or other write;
+    /// BuildMessages alone does not count) before the server deletes it, announcing its SessionDeleted event; 0 keeps sessions until
+    /// DeleteSession [default: 0].
+    #[arg(
+        long = "policy-retention-seconds",
+        env = "CTXD_POLICY_RETENTION_SECONDS"
+    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retention_seconds: Option<i64>,
 }
 
 fn parse_placement(value: &str) -> Result<SummaryPlacement, String> {

@@ -9,7 +9,7 @@ use crate::events::EventDetail;
 use crate::policy::{Policy, PolicyOverrides};
 use crate::quota::live_sessions_full;
 use crate::session::{Session, Summary};
-use crate::store::{Creation, NewLink, StoreError};
+use crate::store::{Creation, Deletion, NewLink, StoreError};
 use crate::tokenize::REPLY_PRIMING;
 use crate::tree::{self, Link};
 use crate::validate::{NUL_REASON, validate_session_id};
@@ -170,7 +170,12 @@ impl Engine {
     pub async fn delete_session(&self, tenant_id: i64, session_id: &str) -> Result<i64> {
         validate_session_id(session_id)?;
         self.store
-            .delete_session(tenant_id, session_id, &EventDetail::SessionDeleted)
+            .delete_session(
+                tenant_id,
+                session_id,
+                &EventDetail::SessionDeleted,
+                Deletion::Asked,
+            )
             .await?
             .ok_or_else(|| session_not_found(session_id))
     }

@@ -1,8 +1,15 @@
-//! The maintenance sweep: rescues jobs whose lease lapsed, prunes old finished ones.
+//! The maintenance sweep: rescues jobs whose lease lapsed, prunes old finished ones,
+//! deletes sessions past their policy's retention.
 use tokio_util::sync::CancellationToken;
 
 use super::{Runner, WorkerConfig};
+use crate::events::EventDetail;
 use crate::metrics::metrics;
+use crate::store::{Deletion, Store};
+
+/// Most sessions one sweep deletes: a backlog of expired sessions goes in bounded
+/// batches, one per poll interval, never in one long burst of writes.
+pub const RETENTION_BATCH: i64 = 100;
 
 /// Rescues jobs whose lease lapsed and prunes old finished ones.
 pub(super) async fn maintain<R: Runner>(
@@ -25,6 +32,7 @@ pub(super) async fn maintain<R: Runner>(
             }
             Err(error) => tracing::warn!(%error, "cannot rescue jobs"),
         }
+        expire_sessions(&store).await;
         ticks += 1;
         if ticks.is_multiple_of(60) {
             match store.prune_jobs(config.retention).await {
@@ -32,6 +40,31 @@ pub(super) async fn maintain<R: Runner>(
                 Ok(pruned) => tracing::info!(pruned, "pruned finished jobs"),
                 Err(error) => tracing::warn!(%error, "cannot prune jobs"),
             }
+        }
+    }
+}
+
+/// Deletes up to RETENTION_BATCH sessions past their retention, each with its
+/// SESSION_DELETED event, as DeleteSession does (another replica sweeping the same
+/// session finds it gone; a write meanwhile keeps it).
+async fn expire_sessions(store: &Store) {
+    let expired = match store.expired_sessions(RETENTION_BATCH).await {
+        Ok(expired) => expired,
+        Err(error) => return tracing::warn!(%error, "cannot read expired sessions"),
+    };
+    for (tenant_id, session_id) in expired {
+        let deleted = store
+            .delete_session(
+                tenant_id,
+                &session_id,
+                &EventDetail::SessionDeleted,
+                Deletion::Expired,
+            )
+            .await;
+        match deleted {
+            Ok(Some(_)) => metrics().session_expired(),
+            Ok(None) => {}
+            Err(error) => tracing::warn!(%error, tenant_id, "cannot delete an expired session"),
         }
     }
 }

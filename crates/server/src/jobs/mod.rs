@@ -5,7 +5,7 @@
 //!
 //! One file per background task: `listener` (the replica's LISTEN connection),
 //! `worker` (claim, run, keep the lease), `finisher` (job ends recorded in batches),
-//! `maintainer` (rescues and pruning), `sampler` (the queue gauges).
+//! `maintainer` (rescues, pruning, expired sessions), `sampler` (the queue gauges).
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,6 +25,7 @@ mod worker;
 
 use finisher::finisher;
 use listener::listen;
+pub use maintainer::RETENTION_BATCH;
 use maintainer::maintain;
 pub use sampler::{QUEUE_SAMPLE_INTERVAL, sample_queue};
 use worker::Worker;

@@ -287,6 +287,7 @@ mod tests {
         metrics.job_started();
         metrics.job_ended("completed");
         metrics.jobs_rescued(2);
+        metrics.session_expired();
         metrics.event_written(2);
         metrics.event_written(99);
         metrics.event_delivered(Duration::from_millis(12));
@@ -338,6 +339,7 @@ mod tests {
             "ctxd_summarizer_calls_total",
             "ctxd_job_attempts_total",
             "ctxd_job_ends_total",
+            "ctxd_sessions_expired_total",
             "ctxd_job_rescues_total",
             "ctxd_jobs",
             "ctxd_jobs_queue_depth",

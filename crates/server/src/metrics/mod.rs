@@ -156,6 +156,7 @@ pub struct Metrics {
     job_attempts: Counter<u64>,
     job_ends: Counter<u64>,
     job_rescues: Counter<u64>,
+    sessions_expired: Counter<u64>,
     events_written: Counter<u64>,
     event_deliveries: Counter<u64>,
     event_lag: Histogram<f64>,
@@ -292,6 +293,12 @@ const JOB_RESCUES: Spec = Spec {
     description: "Jobs rescued after their worker's lease lapsed",
 };
 
+const SESSIONS_EXPIRED: Spec = Spec {
+    name: "ctxd.sessions.expired",
+    unit: "{session}",
+    description: "Sessions the retention sweep deleted, past their policy's retention",
+};
+
 const EVENTS_WRITTEN: Spec = Spec {
     name: "ctxd.events.written",
     unit: "{event}",
@@ -386,6 +393,7 @@ impl Metrics {
             job_attempts: counter(meter, &JOB_ATTEMPTS),
             job_ends: counter(meter, &JOB_ENDS),
             job_rescues: counter(meter, &JOB_RESCUES),
+            sessions_expired: counter(meter, &SESSIONS_EXPIRED),
             events_written: counter(meter, &EVENTS_WRITTEN),
             event_deliveries: counter(meter, &EVENT_DELIVERIES),
             event_lag: f64_histogram(meter, &EVENT_LAG, &SECONDS_BUCKETS),
@@ -511,6 +519,11 @@ impl Metrics {
     /// The maintenance sweep rescued `count` jobs.
     pub fn jobs_rescued(&self, count: u64) {
         self.job_rescues.add(count, &[]);
+    }
+
+    /// The retention sweep deleted a session past its retention.
+    pub fn session_expired(&self) {
+        self.sessions_expired.add(1, &[]);
     }
 
     /// An event committed; `kind`: its EventKind number (1-8, as the proto numbers

@@ -1,5 +1,6 @@
 //! DeleteSession: a session no fork reads goes with its whole log; one that forks still
-//! read is hidden until the last of them goes (decision 0019).
+//! read is hidden until the last of them goes (decision 0019). The retention sweep
+//! deletes the same way the sessions it finds past their policy's retention_seconds.
 use sqlx::types::Json;
 
 use super::pooler::Conn;
@@ -8,20 +9,45 @@ use super::{StoreError, StoreResult};
 use crate::events::EventDetail;
 use crate::metrics::metrics;
 
+/// Why a session is deleted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deletion {
+    /// A client asked (DeleteSession).
+    Asked,
+    /// The retention sweep found it past its retention; checked again under the lock,
+    /// so a write that committed meanwhile keeps the session.
+    Expired,
+}
+
 impl Store {
+    /// Sessions unchanged for longer than their policy's retention, as (tenant id,
+    /// session id), oldest change first, at most `limit`.
+    pub async fn expired_sessions(&self, limit: i64) -> StoreResult<Vec<(i64, String)>> {
+        Ok(sqlx::query_as(include_str!("sql/sessions/expired.sql"))
+            .bind(limit)
+            .fetch_all(self.db())
+            .await?)
+    }
+
     /// Deletes (or, while forks read its rows, hides) a session, writing its
     /// SESSION_DELETED event in the same transaction; then removes each hidden ancestor
-    /// that no other session reads any more. Returns the session's message count.
+    /// that no other session reads any more. Returns the session's message count; None
+    /// when there is no such session (or, `Expired`, none still past its retention).
     pub async fn delete_session(
         &self,
         tenant_id: i64,
         external_id: &str,
         deleted: &EventDetail,
+        why: Deletion,
     ) -> StoreResult<Option<i64>> {
         let mut tx = self.pool.begin().await?;
-        let found: Option<i64> = sqlx::query_scalar(
-            "select id from sessions where tenant_id = $1 and external_id = $2 for update",
-        )
+        let lock = match why {
+            Deletion::Asked => {
+                "select id from sessions where tenant_id = $1 and external_id = $2 for update"
+            }
+            Deletion::Expired => include_str!("sql/sessions/lock_expired.sql"),
+        };
+        let found: Option<i64> = sqlx::query_scalar(lock)
         .bind(tenant_id)
         .bind(external_id)
         .fetch_optional(Conn::new(&mut tx, self.pooler))

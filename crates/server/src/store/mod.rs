@@ -42,6 +42,7 @@ use crate::session::Session;
 pub use append::{AppendState, Appended, CachedTries};
 pub use append_write::{AppendWrite, ChildFinish, NewMessage};
 pub use builds::BuildPoint;
+pub use deletion::Deletion;
 pub use error::{StoreError, StoreResult};
 pub use events::EVENTS_CHANNEL;
 pub use forks::{LogSums, NewFork, Summarized};

@@ -322,7 +322,7 @@ class Usage(_message.Message):
     def __init__(self, input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., cached_input_tokens: _Optional[int] = ...) -> None: ...
 
 class Policy(_message.Message):
-    __slots__ = ("context_window_tokens", "max_output_tokens", "tokenizer", "heuristic_chars_per_token", "clear_threshold", "summarize_threshold", "hard_limit", "fresh_tail_messages", "fresh_tail_tokens", "tool_output_protect_tokens", "clear_min_savings_tokens", "eviction_threshold_tokens", "leaf_chunk_messages", "leaf_chunk_tokens", "leaf_target_tokens", "condense_fanin", "condensed_target_tokens", "summary_placement", "summarizer_profile", "media_item_tokens", "clear_target", "compaction_failure_limit", "ledger_fraction", "recall_tools")
+    __slots__ = ("context_window_tokens", "max_output_tokens", "tokenizer", "heuristic_chars_per_token", "clear_threshold", "summarize_threshold", "hard_limit", "fresh_tail_messages", "fresh_tail_tokens", "tool_output_protect_tokens", "clear_min_savings_tokens", "eviction_threshold_tokens", "leaf_chunk_messages", "leaf_chunk_tokens", "leaf_target_tokens", "condense_fanin", "condensed_target_tokens", "summary_placement", "summarizer_profile", "media_item_tokens", "clear_target", "compaction_failure_limit", "ledger_fraction", "recall_tools", "retention_seconds")
     CONTEXT_WINDOW_TOKENS_FIELD_NUMBER: _ClassVar[int]
     MAX_OUTPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
     TOKENIZER_FIELD_NUMBER: _ClassVar[int]
@@ -347,6 +347,7 @@ class Policy(_message.Message):
     COMPACTION_FAILURE_LIMIT_FIELD_NUMBER: _ClassVar[int]
     LEDGER_FRACTION_FIELD_NUMBER: _ClassVar[int]
     RECALL_TOOLS_FIELD_NUMBER: _ClassVar[int]
+    RETENTION_SECONDS_FIELD_NUMBER: _ClassVar[int]
     context_window_tokens: int
     max_output_tokens: int
     tokenizer: Tokenizer
@@ -371,7 +372,8 @@ class Policy(_message.Message):
     compaction_failure_limit: int
     ledger_fraction: float
     recall_tools: bool
-    def __init__(self, context_window_tokens: _Optional[int] = ..., max_output_tokens: _Optional[int] = ..., tokenizer: _Optional[_Union[Tokenizer, str]] = ..., heuristic_chars_per_token: _Optional[float] = ..., clear_threshold: _Optional[float] = ..., summarize_threshold: _Optional[float] = ..., hard_limit: _Optional[float] = ..., fresh_tail_messages: _Optional[int] = ..., fresh_tail_tokens: _Optional[int] = ..., tool_output_protect_tokens: _Optional[int] = ..., clear_min_savings_tokens: _Optional[int] = ..., eviction_threshold_tokens: _Optional[int] = ..., leaf_chunk_messages: _Optional[int] = ..., leaf_chunk_tokens: _Optional[int] = ..., leaf_target_tokens: _Optional[int] = ..., condense_fanin: _Optional[int] = ..., condensed_target_tokens: _Optional[int] = ..., summary_placement: _Optional[_Union[SummaryPlacement, str]] = ..., summarizer_profile: _Optional[str] = ..., media_item_tokens: _Optional[int] = ..., clear_target: _Optional[float] = ..., compaction_failure_limit: _Optional[int] = ..., ledger_fraction: _Optional[float] = ..., recall_tools: bool = ...) -> None: ...
+    retention_seconds: int
+    def __init__(self, context_window_tokens: _Optional[int] = ..., max_output_tokens: _Optional[int] = ..., tokenizer: _Optional[_Union[Tokenizer, str]] = ..., heuristic_chars_per_token: _Optional[float] = ..., clear_threshold: _Optional[float] = ..., summarize_threshold: _Optional[float] = ..., hard_limit: _Optional[float] = ..., fresh_tail_messages: _Optional[int] = ..., fresh_tail_tokens: _Optional[int] = ..., tool_output_protect_tokens: _Optional[int] = ..., clear_min_savings_tokens: _Optional[int] = ..., eviction_threshold_tokens: _Optional[int] = ..., leaf_chunk_messages: _Optional[int] = ..., leaf_chunk_tokens: _Optional[int] = ..., leaf_target_tokens: _Optional[int] = ..., condense_fanin: _Optional[int] = ..., condensed_target_tokens: _Optional[int] = ..., summary_placement: _Optional[_Union[SummaryPlacement, str]] = ..., summarizer_profile: _Optional[str] = ..., media_item_tokens: _Optional[int] = ..., clear_target: _Optional[float] = ..., compaction_failure_limit: _Optional[int] = ..., ledger_fraction: _Optional[float] = ..., recall_tools: bool = ..., retention_seconds: _Optional[int] = ...) -> None: ...
 
 class CreateSessionRequest(_message.Message):
     __slots__ = ("session_id", "policy", "metadata", "parent_session_id", "parent_tool_call_id")

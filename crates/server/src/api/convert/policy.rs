@@ -50,6 +50,7 @@ pub(in crate::api) fn overrides_from_pb(policy: pb::Policy) -> Result<PolicyOver
         compaction_failure_limit: policy.compaction_failure_limit,
         ledger_fraction: policy.ledger_fraction,
         recall_tools: policy.recall_tools,
+        retention_seconds: policy.retention_seconds,
     })
 }
 
@@ -93,5 +94,6 @@ pub(in crate::api) fn policy_to_pb(policy: &Policy) -> pb::Policy {
         compaction_failure_limit: Some(policy.compaction_failure_limit),
         ledger_fraction: Some(policy.ledger_fraction),
         recall_tools: Some(policy.recall_tools),
+        retention_seconds: Some(policy.retention_seconds),
     }
 }

@@ -125,6 +125,13 @@ export interface Policy {
      * ctxd_recall_*. AnswerRecall answers a call to one of them. Default false.
      */
     'recallTools'?: (boolean);
+    /**
+     * Seconds the session may go unchanged (no append, compaction or other write;
+     * BuildMessages alone does not count) before the server deletes it in the background, announcing a SESSION_DELETED event
+     * as DeleteSession does; a fork still reading its messages keeps them. 0 (the
+     * default) keeps the session until DeleteSession; at most ten years.
+     */
+    'retentionSeconds'?: (number | string | Long);
     '_contextWindowTokens'?: "contextWindowTokens";
     '_maxOutputTokens'?: "maxOutputTokens";
     '_tokenizer'?: "tokenizer";
@@ -149,6 +156,7 @@ export interface Policy {
     '_compactionFailureLimit'?: "compactionFailureLimit";
     '_ledgerFraction'?: "ledgerFraction";
     '_recallTools'?: "recallTools";
+    '_retentionSeconds'?: "retentionSeconds";
 }
 /**
  * A session's policy. On CreateSession every field is optional: an unset field takes
@@ -274,6 +282,13 @@ export interface Policy__Output {
      * ctxd_recall_*. AnswerRecall answers a call to one of them. Default false.
      */
     'recallTools'?: (boolean);
+    /**
+     * Seconds the session may go unchanged (no append, compaction or other write;
+     * BuildMessages alone does not count) before the server deletes it in the background, announcing a SESSION_DELETED event
+     * as DeleteSession does; a fork still reading its messages keeps them. 0 (the
+     * default) keeps the session until DeleteSession; at most ten years.
+     */
+    'retentionSeconds'?: (number);
     '_contextWindowTokens'?: "contextWindowTokens";
     '_maxOutputTokens'?: "maxOutputTokens";
     '_tokenizer'?: "tokenizer";
@@ -298,4 +313,5 @@ export interface Policy__Output {
     '_compactionFailureLimit'?: "compactionFailureLimit";
     '_ledgerFraction'?: "ledgerFraction";
     '_recallTools'?: "recallTools";
+    '_retentionSeconds'?: "retentionSeconds";
 }
