@@ -32,9 +32,12 @@
 //!   and the loaded database's bytes on disk (`parts/scale.rs`; only with
 //!   `CTXD_BENCH_ONLY=scale`, the load takes minutes; `CTXD_BENCH_LOADED_MESSAGES=n`
 //!   loads n in n / 100 sessions).
+//! - the server process's resident memory, idle, with 10 000 sessions built, through a
+//!   burst of 4 MB messages and 1 000 event streams, and after (`parts/memory.rs`; only
+//!   with `CTXD_BENCH_ONLY=memory`).
 //!
 //! `CTXD_BENCH_ONLY=counting`, `build`, `append`, `jobs`, `events`, `forks`, `proxy`,
-//! `metrics` or `scale` runs one part;
+//! `metrics`, `scale` or `memory` runs one part;
 //! `CTXD_BENCH_METRICS=1` records the metrics as `ctxd serve --metrics-listen` does.
 //!
 //! `cargo test --all-targets` runs this binary without `--bench`: then it does a smoke
@@ -51,6 +54,8 @@ mod proxying;
 mod queue;
 #[path = "parts/scale.rs"]
 mod growth;
+#[path = "parts/memory.rs"]
+mod resident;
 #[path = "../tests/it/recorded.rs"]
 #[allow(dead_code)]
 mod recorded;
@@ -278,6 +283,10 @@ async fn run(
     }
     if only.as_deref() == Some("scale") || (!full && part("scale")) {
         growth::run(&url, &corpus, &growth_scale(full)).await;
+    }
+    if only.as_deref() == Some("memory") || (!full && part("memory")) {
+        let memory_scale = if full { resident::FULL } else { resident::SMOKE };
+        resident::run(&url, &corpus, &memory_scale).await;
     }
 
     shutdown.cancel();
