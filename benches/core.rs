@@ -286,6 +286,14 @@ async fn run(
     }
     if only.as_deref() == Some("memory") || (!full && part("memory")) {
         let memory_scale = if full { resident::FULL } else { resident::SMOKE };
+        // CTXD_BENCH_VIEW_CACHE_MB=n: the server's view cache instead of the part's.
+        let memory_scale = resident::MemoryScale {
+            cache_mb: std::env::var("CTXD_BENCH_VIEW_CACHE_MB")
+                .ok()
+                .and_then(|mb| mb.parse().ok())
+                .unwrap_or(memory_scale.cache_mb),
+            ..memory_scale
+        };
         resident::run(&url, &corpus, &memory_scale).await;
     }
 

@@ -282,6 +282,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    ctxd::heap::configure();
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

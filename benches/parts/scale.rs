@@ -45,7 +45,7 @@ pub const FULL: GrowthScale = GrowthScale {
     messages: 1_000_000,
     sessions: 10_000,
     loaders: 8,
-    rounds: 3,
+    rounds: 5,
     build_clients: 16,
     build_session_size: 200,
     build_requests: 200,
@@ -338,6 +338,16 @@ pub async fn run(url: &str, corpus: &[pb::Message], scale: &GrowthScale) {
     println!();
     let small = Replica::start(url).await;
     let large = Replica::start(url).await;
+    // CTXD_BENCH_SCALE_SQL: statements run on both databases first (to try a storage
+    // setting before making it a migration).
+    if let Ok(sql) = std::env::var("CTXD_BENCH_SCALE_SQL") {
+        for replica in [&small, &large] {
+            sqlx::raw_sql(sqlx::AssertSqlSafe(sql.clone()))
+                .execute(&replica.pool)
+                .await
+                .expect("CTXD_BENCH_SCALE_SQL");
+        }
+    }
     let started = Instant::now();
     let raw = load(large.addr, corpus, scale).await;
     let loaded = started.elapsed();
@@ -370,6 +380,14 @@ pub async fn run(url: &str, corpus: &[pb::Message], scale: &GrowthScale) {
 async fn timed(small: &Replica, large: &Replica, corpus: &[pb::Message], scale: &GrowthScale) {
     let mut small_sessions = sessions(small.addr, corpus, scale).await;
     let mut large_sessions = sessions(large.addr, corpus, scale).await;
+    // Both measured in their steady state, with their statistics, not while autovacuum
+    // catches up on the load.
+    for replica in [small, large] {
+        sqlx::query("vacuum (analyze)")
+            .execute(&replica.pool)
+            .await
+            .expect("vacuum");
+    }
     let (mut on_small, mut on_large) = (Figures::default(), Figures::default());
     let corpus = Arc::new(corpus.to_vec());
     for r in 0..scale.rounds {
@@ -448,6 +466,35 @@ async fn storage(pool: &PgPool, raw: usize) {
         raw as f64 / 1e6,
         raw as f64 / messages as f64,
         total as f64 / raw as f64
+    );
+    println!();
+    let columns: (i64, i64, i64, i64, i64) = sqlx::query_as(
+        "select coalesce(sum(pg_column_size(content)), 0)::bigint,
+             coalesce(sum(pg_column_size(search)), 0)::bigint,
+             coalesce(sum(pg_column_size(tool_calls)), 0)::bigint,
+             coalesce(sum(pg_column_size(m.*)), 0)::bigint,
+             coalesce(sum(octet_length(content)), 0)::bigint
+         from messages m",
+    )
+    .fetch_one(pool)
+    .await
+    .expect("column sizes");
+    let dead: i64 = sqlx::query_scalar(
+        "select coalesce(sum(n_dead_tup), 0)::bigint from pg_stat_user_tables where relname = 'messages'",
+    )
+    .fetch_one(pool)
+    .await
+    .expect("dead rows");
+    let per = |bytes: i64| bytes as f64 / messages as f64;
+    println!(
+        "Per message, as stored (after any compression): the whole row {:.0} bytes, of \
+         which content {:.0} (its text: {:.0}), search vector {:.0}, tool calls {:.0}; \
+         {dead} dead row versions in messages (the search indexer rewrites each row once).",
+        per(columns.3),
+        per(columns.0),
+        per(columns.4),
+        per(columns.1),
+        per(columns.2)
     );
     println!();
     println!("table | total MB | heap MB | indexes MB | TOAST MB | bytes per message");

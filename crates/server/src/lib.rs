@@ -24,6 +24,7 @@ pub mod console;
 pub mod engine;
 pub mod fanout;
 pub mod front_doors;
+pub mod heap;
 pub mod indexer;
 pub mod jobs;
 pub mod metrics;

@@ -150,6 +150,7 @@ pub async fn serve(
         },
     ));
     crate::indexer::start(engine.store().clone(), shutdown.clone());
+    crate::heap::start(shutdown.clone());
     let hub = crate::fanout::Hub::start(
         engine.store().clone(),
         engine.config().events.clone(),

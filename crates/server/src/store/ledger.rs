@@ -125,38 +125,92 @@ pub(super) fn ledger_bytes(extracted: &Extracted) -> usize {
             .sum::<usize>()
 }
 
-/// Sessions whose ledger a replica keeps, and the most entries it keeps of one.
-const LEDGERS_CACHED: usize = 4_096;
+/// The most entries a replica keeps of one session's ledger.
 const LEDGER_ENTRIES_CACHED: usize = 4_096;
+/// What an entry costs the cache beyond its texts and seqs: the struct, the
+/// allocations.
+const ENTRY_OVERHEAD_BYTES: usize = 160;
+/// What a cached ledger costs beyond its entries (the map's slot, the Arc).
+const LEDGER_OVERHEAD_BYTES: usize = 96;
 
 /// A replica's copies of session ledgers, each as of a session version, so that a build
 /// reads a ledger only when it changed. Exact: every change to a ledger (an append's
 /// entries, UpdateLedger) moves the session to a new version in the transaction that
 /// makes it, and the key is the session's row id, which a new session never reuses.
+/// Within a byte budget (a share of the view cache's): when a ledger would pass it, the
+/// cache starts over rather than track recency (a miss is one read).
 #[derive(Debug, Default)]
 pub(super) struct LedgerCache {
-    entries: std::sync::Mutex<std::collections::HashMap<i64, VersionedLedger>>,
+    capacity_bytes: usize,
+    inner: std::sync::Mutex<Ledgers>,
 }
 
-/// A session's ledger as of a session version.
-type VersionedLedger = (i64, Arc<Vec<Entry>>);
+#[derive(Debug, Default)]
+struct Ledgers {
+    entries: std::collections::HashMap<i64, VersionedLedger>,
+    bytes: usize,
+}
+
+/// A session's ledger as of a session version, and what it is estimated to take.
+type VersionedLedger = (i64, Arc<Vec<Entry>>, usize);
+
+/// What a ledger takes in memory, estimated from its texts and seqs.
+fn ledger_memory(ledger: &[Entry]) -> usize {
+    LEDGER_OVERHEAD_BYTES
+        + ledger
+            .iter()
+            .map(|entry| {
+                ENTRY_OVERHEAD_BYTES
+                    + entry.key.len()
+                    + entry.text.len()
+                    + entry.seqs.len() * 8
+                    + entry.runs.len() * 16
+            })
+            .sum::<usize>()
+}
 
 impl LedgerCache {
+    /// A cache of at most `capacity_bytes` (0: none).
+    pub(super) fn new(capacity_bytes: usize) -> LedgerCache {
+        LedgerCache {
+            capacity_bytes,
+            inner: Default::default(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Ledgers> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn get(&self, session_id: i64, version: i64) -> Option<Arc<Vec<Entry>>> {
-        let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        entries
+        self.lock()
+            .entries
             .get(&session_id)
-            .filter(|(at, _)| *at == version)
-            .map(|(_, ledger)| ledger.clone())
+            .filter(|(at, _, _)| *at == version)
+            .map(|(_, ledger, _)| ledger.clone())
     }
 
     fn put(&self, session_id: i64, version: i64, ledger: Arc<Vec<Entry>>) {
-        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        if entries.len() >= LEDGERS_CACHED && !entries.contains_key(&session_id) {
-            // Start over rather than track recency: a miss is one read.
-            entries.clear();
+        let bytes = ledger_memory(&ledger);
+        if bytes > self.capacity_bytes / 4 {
+            return;
         }
-        entries.insert(session_id, (version, ledger));
+        let mut inner = self.lock();
+        if let Some((_, _, old)) = inner.entries.remove(&session_id) {
+            inner.bytes -= old;
+        }
+        if inner.bytes + bytes > self.capacity_bytes {
+            inner.entries.clear();
+            inner.bytes = 0;
+        }
+        inner.entries.insert(session_id, (version, ledger, bytes));
+        inner.bytes += bytes;
+    }
+
+    /// Ledgers kept and the bytes they are estimated to take.
+    pub(super) fn usage(&self) -> (usize, usize) {
+        let inner = self.lock();
+        (inner.entries.len(), inner.bytes)
     }
 }
 
@@ -233,5 +287,42 @@ impl SessionTx {
         .await?;
         self.finish().await?;
         Ok(version)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ledger(entries: usize, text: usize) -> Arc<Vec<Entry>> {
+        Arc::new(
+            (0..entries)
+                .map(|n| Entry {
+                    kind: Kind::Command,
+                    key: format!("cmd {n}"),
+                    text: "x".repeat(text),
+                    seqs: vec![1, 2, 3],
+                    runs: Vec::new(),
+                    status: None,
+                    position: n as i64,
+                })
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn ledgers_stay_within_their_bytes() {
+        let cache = LedgerCache::new(100_000);
+        for session in 0..200 {
+            cache.put(session, 1, ledger(10, 100));
+            assert!(cache.usage().1 <= 100_000, "{:?}", cache.usage());
+        }
+        let newest = cache.get(199, 1).expect("the newest ledger is kept");
+        assert_eq!(newest.len(), 10);
+        assert!(cache.get(199, 2).is_none(), "another version is a miss");
+        // One ledger over a quarter of the budget is not kept.
+        cache.put(500, 1, ledger(100, 300));
+        assert!(cache.get(500, 1).is_none());
+        assert!(LedgerCache::new(0).get(1, 1).is_none());
     }
 }

@@ -99,6 +99,11 @@ pub struct Store {
 /// The view cache's budget when none is configured.
 pub const DEFAULT_VIEW_CACHE_BYTES: usize = 256 * 1024 * 1024;
 
+/// The session views' share of a view cache budget; the ledgers take the rest.
+fn view_share(bytes: usize) -> usize {
+    bytes - bytes / 8
+}
+
 /// Batch statements of appends in flight at once when none is configured. A batch is
 /// what queued while the writers were busy, so fewer writers make larger batches
 /// (PostgreSQL's cost of an append is mostly per statement and commit): one writer gave
@@ -229,18 +234,22 @@ impl Store {
             own_listen_pool: false,
             pooler: Pooler::None,
             pool,
-            views: std::sync::Arc::new(ViewCache::new(DEFAULT_VIEW_CACHE_BYTES)),
+            views: std::sync::Arc::new(ViewCache::new(view_share(DEFAULT_VIEW_CACHE_BYTES))),
             rows: std::sync::Arc::default(),
-            ledgers: std::sync::Arc::default(),
+            ledgers: std::sync::Arc::new(ledger::LedgerCache::new(
+                DEFAULT_VIEW_CACHE_BYTES - view_share(DEFAULT_VIEW_CACHE_BYTES),
+            )),
             batcher: std::sync::Arc::default(),
             append_writers: DEFAULT_APPEND_WRITERS,
         }
     }
 
-    /// This store with a view cache of at most `bytes` (0: none) instead of its own.
+    /// This store with a view cache of at most `bytes` (0: none) instead of its own:
+    /// seven eighths for session views, the rest for session ledgers.
     pub fn view_cache_bytes(self, bytes: usize) -> Store {
         Store {
-            views: std::sync::Arc::new(ViewCache::new(bytes)),
+            views: std::sync::Arc::new(ViewCache::new(view_share(bytes))),
+            ledgers: std::sync::Arc::new(ledger::LedgerCache::new(bytes - view_share(bytes))),
             ..self
         }
     }
@@ -387,12 +396,13 @@ impl Store {
             max: pool.inner().options().get_max_connections(),
             pending: pool.pending(),
         };
-        let (view_cache_entries, view_cache_bytes) = self.views.usage();
+        let (view_cache_entries, views_bytes) = self.views.usage();
+        let (_, ledgers_bytes) = self.ledgers.usage();
         crate::metrics::PoolSample {
             main: figures(&self.pool),
             append: self.own_append_pool.then(|| figures(&self.append_pool)),
             listen: self.own_listen_pool.then(|| figures(&self.listen_pool)),
-            view_cache_bytes,
+            view_cache_bytes: views_bytes + ledgers_bytes,
             view_cache_entries,
         }
     }
