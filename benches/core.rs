@@ -366,6 +366,25 @@ fn corpus_messages() -> Vec<pb::Message> {
     all
 }
 
+/// `n` messages of the corpus from `start` on, repeated as needed, each repetition's
+/// tool-call ids its own.
+fn replayed(corpus: &[pb::Message], start: usize, n: usize) -> Vec<pb::Message> {
+    (0..n)
+        .map(|i| {
+            let at = start + i;
+            let mut message = corpus[at % corpus.len()].clone();
+            let round = at / corpus.len();
+            for call in &mut message.tool_calls {
+                call.id = format!("r{round}-{}", call.id);
+            }
+            if !message.tool_call_id.is_empty() {
+                message.tool_call_id = format!("r{round}-{}", message.tool_call_id);
+            }
+            message
+        })
+        .collect()
+}
+
 /// Every text the corpus carries: system prompts, contents, tool-call arguments.
 fn corpus_texts() -> Vec<String> {
     let mut texts = Vec::new();
@@ -930,7 +949,7 @@ async fn append_turn(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message], sc
             session_with(&mut client, &session_id, &[], window, profile).await;
             states.push((client, session_id, session_start(corpus, index)));
         }
-        let (mut latencies, wall) = timed_appends(states, corpus, scale).await;
+        let (mut latencies, wall) = timed_appends(states, corpus, scale.appends_per_session).await;
         shutdown.cancel();
         if let Some(mut workers) = workers {
             while workers.join_next().await.is_some() {}
@@ -1030,16 +1049,16 @@ fn session_start(corpus: &[pb::Message], index: usize) -> usize {
 const APPEND_OFFERED_RATE: f64 = 2_000.0;
 
 /// Each client appends the corpus' messages one per AppendTurn, in order from where its
-/// state says, to its session; `scale.appends_per_session` timed appends each.
+/// state says, to its session; `appends` timed appends each.
 async fn timed_appends(
     states: Vec<(ContextServiceClient<Channel>, String, usize)>,
     corpus: &[pb::Message],
-    scale: &Scale,
+    appends: usize,
 ) -> (Latencies, Duration) {
     let corpus = std::sync::Arc::new(corpus.to_vec());
     concurrent(
         states,
-        scale.appends_per_session,
+        appends,
         move |(client, session_id, next)| {
             let mut client = client.clone();
             let message = corpus[*next % corpus.len()].clone();
@@ -1136,7 +1155,7 @@ async fn raw_appends(addr: SocketAddr, pool: &PgPool, corpus: &[pb::Message], sc
     for (index, session_id) in sessions.into_keys().enumerate() {
         states.push((client(floor_addr).await, session_id, index * 7));
     }
-    let (latencies, wall) = timed_appends(states, &corpus, scale).await;
+    let (latencies, wall) = timed_appends(states, &corpus, scale.appends_per_session).await;
     append_row(
         "gRPC floor: that statement behind AppendTurn | (no validation, counting or response)",
         scale,

@@ -31,24 +31,6 @@ pub const SMOKE: ForkScale = ForkScale {
 /// Messages per AppendTurn while the sources are filled (the server's default maximum).
 const BATCH: usize = 1_000;
 
-/// `n` messages of the corpus, repeated as needed, each repetition's tool-call ids its
-/// own.
-fn messages(corpus: &[pb::Message], n: usize) -> Vec<pb::Message> {
-    (0..n)
-        .map(|i| {
-            let mut message = corpus[i % corpus.len()].clone();
-            let round = i / corpus.len();
-            for call in &mut message.tool_calls {
-                call.id = format!("r{round}-{}", call.id);
-            }
-            if !message.tool_call_id.is_empty() {
-                message.tool_call_id = format!("r{round}-{}", message.tool_call_id);
-            }
-            message
-        })
-        .collect()
-}
-
 async fn wal(pool: &PgPool) -> String {
     sqlx::query_scalar("select pg_current_wal_lsn()::text")
         .fetch_one(pool)
@@ -109,7 +91,7 @@ pub async fn run(
             })
             .await
             .expect("create a source");
-        for batch in messages(corpus, size).chunks(BATCH) {
+        for batch in crate::replayed(corpus, 0, size).chunks(BATCH) {
             client
                 .append_turn(pb::AppendTurnRequest {
                     session_id: source.clone(),

@@ -21,7 +21,7 @@ use sqlx::postgres::PgConnectOptions;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use crate::{Latencies, client, concurrent, fresh_database, session_with};
+use crate::{Latencies, client, concurrent, fresh_database, replayed, session_with, timed_appends};
 
 /// How much work the scale part does.
 pub struct GrowthScale {
@@ -122,25 +122,6 @@ impl Replica {
         self.pool.close().await;
         name
     }
-}
-
-/// `n` messages of the corpus from `start` on, repeated as needed, each repetition's
-/// tool-call ids its own.
-fn replayed(corpus: &[pb::Message], start: usize, n: usize) -> Vec<pb::Message> {
-    (0..n)
-        .map(|i| {
-            let at = start + i;
-            let mut message = corpus[at % corpus.len()].clone();
-            let round = at / corpus.len();
-            for call in &mut message.tool_calls {
-                call.id = format!("r{round}-{}", call.id);
-            }
-            if !message.tool_call_id.is_empty() {
-                message.tool_call_id = format!("r{round}-{}", message.tool_call_id);
-            }
-            message
-        })
-        .collect()
 }
 
 /// The bytes of what a client sent in `message`: its texts and tool calls.
@@ -285,7 +266,7 @@ async fn round(
     .await;
     into.build_p50.push(built.quantile_ms(0.5));
     into.build_p99.push(built.quantile_ms(0.99));
-    let (mut appended, wall) = appends(addr, sessions, corpus.clone(), scale).await;
+    let (mut appended, wall) = appends(addr, sessions, corpus, scale).await;
     into.append_rate
         .push(appended.0.len() as f64 / wall.as_secs_f64());
     into.append_p99.push(appended.quantile_ms(0.99));
@@ -296,7 +277,7 @@ async fn round(
 async fn appends(
     addr: SocketAddr,
     sessions: &mut Sessions,
-    corpus: Arc<Vec<pb::Message>>,
+    corpus: &[pb::Message],
     scale: &GrowthScale,
 ) -> (Latencies, Duration) {
     let mut states = Vec::new();
@@ -307,25 +288,7 @@ async fn appends(
     for (_, next) in &mut sessions.append {
         *next += scale.appends + warm_up;
     }
-    concurrent(states, scale.appends, move |(client, id, next)| {
-        let mut client = client.clone();
-        let message = replayed(&corpus, *next, 1).remove(0);
-        let session_id = id.clone();
-        *next += 1;
-        async move {
-            let started = Instant::now();
-            client
-                .append_turn(pb::AppendTurnRequest {
-                    session_id,
-                    messages: vec![message],
-                    ..Default::default()
-                })
-                .await
-                .expect("AppendTurn");
-            started.elapsed()
-        }
-    })
-    .await
+    timed_appends(states, corpus, scale.appends).await
 }
 
 fn median(mut values: Vec<f64>) -> f64 {
