@@ -48,19 +48,19 @@ mod fanout;
 mod floor;
 #[path = "parts/forks.rs"]
 mod forking;
+#[path = "parts/scale.rs"]
+mod growth;
 #[path = "parts/proxy.rs"]
 mod proxying;
 #[path = "parts/jobs.rs"]
 mod queue;
-#[path = "parts/scale.rs"]
-mod growth;
-#[path = "parts/memory.rs"]
-mod resident;
 #[path = "../tests/it/recorded.rs"]
 #[allow(dead_code)]
 mod recorded;
 #[path = "parts/metrics.rs"]
 mod recording;
+#[path = "parts/memory.rs"]
+mod resident;
 #[path = "parts/counting.rs"]
 mod tokens;
 
@@ -285,7 +285,11 @@ async fn run(
         growth::run(&url, &corpus, &growth_scale(full)).await;
     }
     if only.as_deref() == Some("memory") || (!full && part("memory")) {
-        let memory_scale = if full { resident::FULL } else { resident::SMOKE };
+        let memory_scale = if full {
+            resident::FULL
+        } else {
+            resident::SMOKE
+        };
         // CTXD_BENCH_VIEW_CACHE_MB=n: the server's view cache instead of the part's.
         let memory_scale = resident::MemoryScale {
             cache_mb: std::env::var("CTXD_BENCH_VIEW_CACHE_MB")
@@ -1056,28 +1060,24 @@ async fn timed_appends(
     appends: usize,
 ) -> (Latencies, Duration) {
     let corpus = std::sync::Arc::new(corpus.to_vec());
-    concurrent(
-        states,
-        appends,
-        move |(client, session_id, next)| {
-            let mut client = client.clone();
-            let message = corpus[*next % corpus.len()].clone();
-            let session_id = session_id.clone();
-            *next += 1;
-            async move {
-                let started = Instant::now();
-                client
-                    .append_turn(pb::AppendTurnRequest {
-                        session_id,
-                        messages: vec![message],
-                        ..Default::default()
-                    })
-                    .await
-                    .expect("AppendTurn");
-                started.elapsed()
-            }
-        },
-    )
+    concurrent(states, appends, move |(client, session_id, next)| {
+        let mut client = client.clone();
+        let message = corpus[*next % corpus.len()].clone();
+        let session_id = session_id.clone();
+        *next += 1;
+        async move {
+            let started = Instant::now();
+            client
+                .append_turn(pb::AppendTurnRequest {
+                    session_id,
+                    messages: vec![message],
+                    ..Default::default()
+                })
+                .await
+                .expect("AppendTurn");
+            started.elapsed()
+        }
+    })
     .await
 }
 

@@ -122,10 +122,7 @@ impl Server {
 
 fn row(server: &Server, label: &str, bound: usize) {
     let (rss, peak) = server.rss();
-    println!(
-        "{label} | {rss:.0} | {peak:.0} | {:.0}",
-        rss - bound as f64
-    );
+    println!("{label} | {rss:.0} | {peak:.0} | {:.0}", rss - bound as f64);
 }
 
 pub async fn run(url: &str, corpus: &[pb::Message], scale: &MemoryScale) {
@@ -170,7 +167,9 @@ pub async fn run(url: &str, corpus: &[pb::Message], scale: &MemoryScale) {
 
 /// `url` naming `database` instead of its own (`postgres://who@host:port/db?params`).
 fn database_url(url: &str, database: &str) -> String {
-    let (base, query) = url.split_once('?').map_or((url, None), |(b, q)| (b, Some(q)));
+    let (base, query) = url
+        .split_once('?')
+        .map_or((url, None), |(b, q)| (b, Some(q)));
     let authority_end = base.find("://").map_or(0, |at| at + 3);
     let server = match base[authority_end..].find('/') {
         Some(slash) => &base[..authority_end + slash],
@@ -215,7 +214,10 @@ async fn sessions(server: &Server, corpus: &[pb::Message], scale: &MemoryScale) 
 }
 
 /// `count` tenant-wide SubscribeEvents streams, open until dropped.
-async fn streams(server: &Server, count: usize) -> Vec<tonic::Streaming<pb::SubscribeEventsResponse>> {
+async fn streams(
+    server: &Server,
+    count: usize,
+) -> Vec<tonic::Streaming<pb::SubscribeEventsResponse>> {
     let mut client = server.connected().await;
     let mut streams = Vec::new();
     for _ in 0..count {

@@ -219,8 +219,7 @@ async fn sessions(addr: SocketAddr, corpus: &[pb::Message], scale: &GrowthScale)
         session_with(&mut setup, &id, &messages, None, None).await;
         build.push(pb::BuildMessagesRequest {
             session_id: id,
-            system_prompt: "You are a helpful assistant that can interact with a computer."
-                .into(),
+            system_prompt: "You are a helpful assistant that can interact with a computer.".into(),
             tools: Some(ctxd::replay::bash_tool()),
             ..Default::default()
         });
@@ -357,9 +356,23 @@ async fn timed(small: &Replica, large: &Replica, corpus: &[pb::Message], scale: 
         let small_first = r % 2 == 0;
         for small_now in [small_first, !small_first] {
             if small_now {
-                round(small.addr, &mut small_sessions, &corpus, scale, &mut on_small).await;
+                round(
+                    small.addr,
+                    &mut small_sessions,
+                    &corpus,
+                    scale,
+                    &mut on_small,
+                )
+                .await;
             } else {
-                round(large.addr, &mut large_sessions, &corpus, scale, &mut on_large).await;
+                round(
+                    large.addr,
+                    &mut large_sessions,
+                    &corpus,
+                    scale,
+                    &mut on_large,
+                )
+                .await;
             }
         }
     }

@@ -45,7 +45,10 @@ fn turn(n: usize) -> Vec<pb::Message> {
         user(&format!("Turn {n}: fix the failing test.")),
         step,
         result(&a, &format!("file{n}.py\n").repeat(200)),
-        result(&b, &format!("FAILED test_{n} - AssertionError\n").repeat(100)),
+        result(
+            &b,
+            &format!("FAILED test_{n} - AssertionError\n").repeat(100),
+        ),
         assistant(&format!("Turn {n} done.")),
     ]
 }
@@ -56,7 +59,9 @@ async fn filled(client: &mut Client, id: &str, retention: i64) {
     for n in 0..6 {
         append(client, id, turn(n)).await.unwrap();
     }
-    build(client, id, pb::OutputFormat::OpenaiChat).await.unwrap();
+    build(client, id, pb::OutputFormat::OpenaiChat)
+        .await
+        .unwrap();
     client
         .append_turn(pb::AppendTurnRequest {
             session_id: id.into(),
@@ -253,7 +258,10 @@ async fn a_fork_keeps_what_it_shares_with_an_expired_source(pool: PgPool) {
     let forked = build(&mut client, "fork", pb::OutputFormat::OpenaiChat)
         .await
         .unwrap();
-    assert_eq!(forked.messages, before.messages, "the fork lost shared messages");
+    assert_eq!(
+        forked.messages, before.messages,
+        "the fork lost shared messages"
+    );
     // The fork's deletion takes the hidden source with it: nothing of it remains.
     client
         .delete_session(pb::DeleteSessionRequest {
@@ -273,7 +281,9 @@ async fn a_backlog_of_expired_sessions_goes_in_batches(pool: PgPool) {
     let names: Vec<String> = (0..count).map(|n| format!("s{n}")).collect();
     for name in &names {
         create(&mut client, name, retained(HOUR)).await;
-        append(&mut client, name, vec![user("hello")]).await.unwrap();
+        append(&mut client, name, vec![user("hello")])
+            .await
+            .unwrap();
     }
     let mut stream = deletions(&mut client).await;
     sqlx::query("update sessions set updated_at = now() - interval '2 hours'")

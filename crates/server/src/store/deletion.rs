@@ -48,10 +48,10 @@ impl Store {
             Deletion::Expired => include_str!("sql/sessions/lock_expired.sql"),
         };
         let found: Option<i64> = sqlx::query_scalar(lock)
-        .bind(tenant_id)
-        .bind(external_id)
-        .fetch_optional(Conn::new(&mut tx, self.pooler))
-        .await?;
+            .bind(tenant_id)
+            .bind(external_id)
+            .fetch_optional(Conn::new(&mut tx, self.pooler))
+            .await?;
         let Some(session_id) = found else {
             return Ok(None);
         };
