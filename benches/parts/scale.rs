@@ -75,6 +75,7 @@ struct Replica {
     addr: SocketAddr,
     store: Store,
     pool: PgPool,
+    database: String,
     shutdown: CancellationToken,
     task: tokio::task::JoinHandle<()>,
 }
@@ -106,6 +107,7 @@ impl Replica {
             addr,
             store,
             pool,
+            database,
             shutdown,
             task,
         }
@@ -115,12 +117,8 @@ impl Replica {
         self.shutdown.cancel();
         self.task.await.unwrap();
         self.store.close().await;
-        let name: String = sqlx::query_scalar("select current_database()::text")
-            .fetch_one(&self.pool)
-            .await
-            .expect("database name");
         self.pool.close().await;
-        name
+        self.database
     }
 }
 

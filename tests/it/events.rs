@@ -66,7 +66,8 @@ async fn emergency(client: &mut Client, id: &str) {
     assert!(compacted.tokens_after < compacted.tokens_before);
 }
 
-async fn subscribe(
+/// A stream of `request`'s events with a heartbeat every 200 ms.
+pub(crate) async fn subscribe(
     client: &mut Client,
     request: pb::SubscribeEventsRequest,
 ) -> Streaming<pb::SubscribeEventsResponse> {

@@ -227,21 +227,20 @@ impl Store {
     /// view cache of the default size.
     pub fn new(pool: PgPool) -> Store {
         let pool = Pool::new(pool);
-        Store {
+        let store = Store {
             append_pool: pool.clone(),
             own_append_pool: false,
             listen_pool: pool.clone(),
             own_listen_pool: false,
             pooler: Pooler::None,
             pool,
-            views: std::sync::Arc::new(ViewCache::new(view_share(DEFAULT_VIEW_CACHE_BYTES))),
+            views: std::sync::Arc::new(ViewCache::new(0)),
             rows: std::sync::Arc::default(),
-            ledgers: std::sync::Arc::new(ledger::LedgerCache::new(
-                DEFAULT_VIEW_CACHE_BYTES - view_share(DEFAULT_VIEW_CACHE_BYTES),
-            )),
+            ledgers: std::sync::Arc::default(),
             batcher: std::sync::Arc::default(),
             append_writers: DEFAULT_APPEND_WRITERS,
-        }
+        };
+        store.view_cache_bytes(DEFAULT_VIEW_CACHE_BYTES)
     }
 
     /// This store with a view cache of at most `bytes` (0: none) instead of its own:
