@@ -104,9 +104,10 @@ async fn age(pool: &PgPool, external_id: &str) {
 }
 
 /// Every (table, column) that holds a session's id: those whose foreign key points at
-/// sessions, and every other `session_id` of the same type (a table holding one without
-/// the key, like session_links, is covered too). Not `events`: a deleted session's
-/// events are the stream's record, pruned by the events retention.
+/// sessions, and every other `session_id` of the same type, so a table added without
+/// the key is covered too. Not `events`: a deleted session's events are the stream's
+/// record, pruned by the events retention. (A subagent's session_links row stays by
+/// design, for tree streams; the sessions here are not subagents.)
 async fn session_references(pool: &PgPool) -> Vec<(String, String)> {
     sqlx::query_as(
         "select c.conrelid::regclass::text, a.attname::text
