@@ -141,6 +141,11 @@ enum Command {
         /// ctxd does not know), apply none.
         #[arg(long)]
         dry_run: bool,
+        /// Then place the tables on the Citus coordinator the URL names: reference and
+        /// distributed by tenant (docs/decisions/0028-citus-distribution.md). Tables
+        /// placed already are left as they are.
+        #[arg(long, conflicts_with = "dry_run")]
+        distribute: bool,
         #[command(flatten)]
         args: ServeArgs,
     },
@@ -309,7 +314,11 @@ async fn run(cli: Cli) -> Result<(), BoxError> {
     match cli.command {
         None => serve(cli.serve).await,
         Some(Command::Serve(args)) => serve(args).await,
-        Some(Command::Migrate { dry_run, args }) => migrate(&args, dry_run).await,
+        Some(Command::Migrate {
+            dry_run,
+            distribute,
+            args,
+        }) => migrate(&args, dry_run, distribute).await,
         Some(Command::Healthcheck { addr, tls }) => healthcheck(addr, tls).await,
         Some(Command::Replay {
             files,
@@ -413,7 +422,15 @@ async fn serve(args: ServeArgs) -> Result<(), BoxError> {
 }
 
 /// Applies the pending migrations, or with `dry_run` lists them.
-async fn migrate(args: &ServeArgs, dry_run: bool) -> Result<(), BoxError> {
+async fn migrate(args: &ServeArgs, dry_run: bool, distribute: bool) -> Result<(), BoxError> {
+    if distribute {
+        return with_store(args, Migrations::Apply, |store| async move {
+            let placed = store.distribute().await?;
+            println!("placed {placed} tables on the coordinator's nodes");
+            Ok(())
+        })
+        .await;
+    }
     if !dry_run {
         return with_store(args, Migrations::Apply, |_| async { Ok(()) }).await;
     }

@@ -58,10 +58,10 @@ pub async fn raw_append(pool: &PgPool, session_pk: i64, message: &pb::Message) {
     sqlx::query(
         "with s as (update sessions set version = version + 1,
             message_count = message_count + 1, updated_at = now()
-            where id = $1 returning message_count)
+            where id = $1 returning message_count, tenant_id)
          insert into messages (session_id, seq, turn, role, content, tool_calls,
-            tool_call_id, token_count, view_tokens)
-         select $1, s.message_count, 1, $2, $3, $4::jsonb, $5, $6, $6 from s",
+            tool_call_id, token_count, view_tokens, tenant_id)
+         select $1, s.message_count, 1, $2, $3, $4::jsonb, $5, $6, $6, s.tenant_id from s",
     )
     .bind(session_pk)
     .bind(message.role as i16)

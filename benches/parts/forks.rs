@@ -103,12 +103,7 @@ pub async fn run(
         }
     }
     // The indexer catches up now, so that it writes nothing during the timed calls.
-    while store
-        .index_messages(None, None, 10_000, true)
-        .await
-        .expect("index")
-        > 0
-    {}
+    while store.index_some(10_000, true).await.expect("index") > 0 {}
 
     println!("## ForkSession against CreateSession\n");
     println!(

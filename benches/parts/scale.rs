@@ -190,7 +190,7 @@ async fn index_all(store: &Store) -> usize {
     let mut indexed = 0;
     loop {
         let done = store
-            .index_messages(None, None, INDEX_BATCH, false)
+            .index_some(INDEX_BATCH, false)
             .await
             .expect("index messages");
         if done == 0 {

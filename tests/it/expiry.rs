@@ -112,8 +112,10 @@ async fn session_references(pool: &PgPool) -> Vec<(String, String)> {
     sqlx::query_as(
         "select c.conrelid::regclass::text, a.attname::text
          from pg_constraint c
-         join pg_attribute a on a.attrelid = c.conrelid and a.attnum = any (c.conkey)
-         where c.contype = 'f' and c.confrelid = 'sessions'::regclass
+         cross join unnest(c.conkey, c.confkey) as k(col, ref)
+         join pg_attribute a on a.attrelid = c.conrelid and a.attnum = k.col
+         join pg_attribute r on r.attrelid = c.confrelid and r.attnum = k.ref
+         where c.contype = 'f' and c.confrelid = 'sessions'::regclass and r.attname = 'id'
          union
          select table_name::text, column_name::text
          from information_schema.columns

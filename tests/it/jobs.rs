@@ -850,12 +850,14 @@ async fn a_batch_records_held_ends_and_claims_one_job_per_taker(pool: PgPool) {
             &[
                 JobEnding {
                     id: first.id,
+                    tenant_id: tenant,
                     worker: "w1",
                     end: &completed,
                 },
                 // Not w3's job: nothing changes.
                 JobEnding {
                     id: second.id,
+                    tenant_id: tenant,
                     worker: "w3",
                     end: &completed,
                 },
@@ -888,6 +890,7 @@ async fn a_batch_records_held_ends_and_claims_one_job_per_taker(pool: PgPool) {
         .finish_jobs(
             &[JobEnding {
                 id: second.id,
+                tenant_id: tenant,
                 worker: "w2",
                 end: &failed,
             }],
@@ -913,6 +916,7 @@ async fn a_batch_records_held_ends_and_claims_one_job_per_taker(pool: PgPool) {
         .finish_jobs(
             &[JobEnding {
                 id: second.id,
+                tenant_id: tenant,
                 worker: "w2",
                 end: &failed,
             }],

@@ -12,6 +12,7 @@ mod connections;
 mod console;
 mod corpus;
 mod decode;
+mod distribution;
 mod eval;
 mod events;
 mod expand;

@@ -479,8 +479,9 @@ async fn appends_queued_behind_a_busy_writer_share_one_commit_each_with_its_own_
     // b's next seq is taken behind the sessions' back: the batch of b and d fails in
     // the database, then d lands alone and b fails alone, with its own error.
     sqlx::query(
-        "insert into messages (session_id, seq, turn, role, content, token_count, view_tokens)
-         select id, 3, 1, 3, 'planted', 1, 1 from sessions where external_id = 'b'",
+        "insert into messages (session_id, seq, turn, role, content, token_count, view_tokens,
+             tenant_id)
+         select id, 3, 1, 3, 'planted', 1, 1, tenant_id from sessions where external_id = 'b'",
     )
     .execute(&pool)
     .await

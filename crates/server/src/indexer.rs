@@ -15,7 +15,7 @@ const INDEX_PAUSE: std::time::Duration = std::time::Duration::from_millis(500);
 pub fn start(store: Store, shutdown: tokio_util::sync::CancellationToken) {
     tokio::spawn(async move {
         loop {
-            if let Err(error) = store.index_messages(None, None, INDEX_BATCH, false).await {
+            if let Err(error) = store.index_some(INDEX_BATCH, false).await {
                 tracing::warn!(%error, "indexing messages for search failed; retrying");
             }
             tokio::select! {

@@ -140,7 +140,7 @@ impl Engine {
             && record.system_tokens == previous.system_tokens
             && record.tool_tokens == previous.tool_tokens;
         self.store
-            .record_build(row.id, record, extends, chart)
+            .record_build(row, record, extends, chart)
             .await?;
         Ok(if extends {
             BuildKind::Extends

@@ -107,7 +107,7 @@ impl Engine {
         let (reserve, system_tokens, tool_tokens) = counted;
         let view = self.store.view(&row).await?;
         let summaries = if row.may_have_summaries() {
-            self.store.active_summaries(row.id).await?
+            self.store.active_summaries(&row).await?
         } else {
             Vec::new()
         };

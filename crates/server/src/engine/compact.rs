@@ -46,7 +46,7 @@ impl Engine {
         // A manual Compact lifts the wait of automatic compaction after a revert (before
         // its job is enqueued, which would otherwise find it held).
         if !request.dry_run && row.compaction_resume_log_tokens != 0 {
-            self.store.lift_compaction_hold(row.id).await?;
+            self.store.lift_compaction_hold(&row).await?;
             row.compaction_resume_log_tokens = 0;
         }
         let around = row.builds.last.system_tokens.max(REPLY_PRIMING) + row.builds.last.tool_tokens;
@@ -93,7 +93,7 @@ impl Engine {
             outcome.version = row.version;
             // A manual Compact lifts the loop guard's pause.
             if row.compaction_failures != 0 {
-                self.store.set_compaction_failures(row.id, 0).await?;
+                self.store.set_compaction_failures(row, 0).await?;
             }
         }
         Ok(outcome)
@@ -220,7 +220,7 @@ impl Engine {
             .await?;
         // Read again: the job's summaries are new.
         let stored = self.store.view(&row).await?;
-        let summaries = self.store.active_summaries(row.id).await?;
+        let summaries = self.store.active_summaries(&row).await?;
         work.state = ViewNow {
             row,
             stored,

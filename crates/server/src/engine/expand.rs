@@ -15,7 +15,7 @@ impl Engine {
         let row = self.session_row(tenant_id, &request.session_id).await?;
         let target = match request.target {
             ExpandTarget::Summary(id) => {
-                let summary = self.store.summary(row.id, id).await?.ok_or_else(|| {
+                let summary = self.store.summary(&row, id).await?.ok_or_else(|| {
                     Error::not_found(format!(
                         "summary {id} of session {}",
                         quoted(&request.session_id)

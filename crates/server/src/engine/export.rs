@@ -35,7 +35,7 @@ impl Engine {
                 .messages_in_range(&row, 1, row.message_count, 0)
                 .await?;
             let summaries = self.store.export_summaries(&row, MAX_REVERTED).await?;
-            let ledger = self.store.ledger(row.id).await?;
+            let ledger = self.store.ledger(row.tenant_id, row.id).await?;
             let again = self.session_row(tenant_id, session_id).await?;
             if again.version != row.version {
                 versions = (row.version, again.version);

@@ -69,6 +69,7 @@ impl Engine {
         let record = |link: Option<&FinishLink>, result_seq: i64| ChildFinish {
             child_id: child.id,
             child_external_id: child.external_id.clone(),
+            tenant_id: child.tenant_id,
             parent_id: link
                 .filter(|link| link.parent_external_id.is_some())
                 .map(|link| link.parent_id),

@@ -129,7 +129,7 @@ impl Engine {
         let row = &mut work.row;
         let failures = failures_after(row.compaction_failures, climb);
         if failures != row.compaction_failures {
-            self.store.set_compaction_failures(row.id, failures).await?;
+            self.store.set_compaction_failures(row, failures).await?;
             if i64::from(failures) >= work.policy.compaction_failure_limit {
                 tracing::warn!(
                     session_id = %row.external_id,

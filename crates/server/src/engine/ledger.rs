@@ -32,7 +32,7 @@ pub struct LedgerUpdated {
 impl Engine {
     /// The session's whole ledger, in order of creation.
     pub async fn ledger(&self, info: &SessionInfo) -> Result<Vec<Entry>> {
-        Ok(self.store.ledger(info.row.id).await?)
+        Ok(self.store.ledger(info.row.tenant_id, info.row.id).await?)
     }
 
     /// Sets todos and notes. Checked against what the session holds under its row lock;
@@ -71,7 +71,7 @@ impl Engine {
         self.store.forget_cached_row(tenant_id, &request.session_id);
         let entries = self
             .store
-            .ledger(session_id)
+            .ledger(tenant_id, session_id)
             .await?
             .into_iter()
             .filter(|entry| !entry.kind.is_derived())

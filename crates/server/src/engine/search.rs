@@ -128,12 +128,12 @@ impl Engine {
         // Messages appended since the indexer's last batch are indexed now: nothing in the
         // scope is missed (a fork's scope holds its ancestors' rows too).
         let owners = match session_id {
-            Some(id) => Some(self.store().log_owners(id).await?),
+            Some(id) => Some(self.store().log_owners(tenant_id, id).await?),
             None => None,
         };
         while self
             .store()
-            .index_messages(Some(tenant_id), owners.as_deref(), CATCH_UP_BATCH, true)
+            .index_messages(tenant_id, owners.as_deref(), CATCH_UP_BATCH, true)
             .await?
             == CATCH_UP_BATCH as u64
         {}

@@ -142,10 +142,10 @@ impl Engine {
     /// took out of the view (read-only).
     pub async fn session_view(&self, info: &SessionInfo) -> Result<SessionView> {
         let row = &info.row;
-        let summaries = self.store.active_summaries(row.id).await?;
+        let summaries = self.store.active_summaries(row).await?;
         let reverted_summaries = self
             .store
-            .reverted_summaries(row.id, MAX_REVERTED_SUMMARIES)
+            .reverted_summaries(row, MAX_REVERTED_SUMMARIES)
             .await?;
         let regions = Regions {
             system_tokens: row.builds.last.system_tokens.max(REPLY_PRIMING),

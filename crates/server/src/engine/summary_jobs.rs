@@ -247,7 +247,7 @@ impl Engine {
     pub(super) async fn view_now(&self, row: Session) -> Result<ViewNow> {
         let stored = self.store.view(&row).await?;
         let summaries = if row.may_have_summaries() {
-            self.store.active_summaries(row.id).await?
+            self.store.active_summaries(&row).await?
         } else {
             Vec::new()
         };

@@ -55,7 +55,9 @@ pub async fn current_cursor(
 pub async fn check_retained(store: &Store, subscription: &Subscription) -> Result<()> {
     let lost = match (subscription.cursor, subscription.session_id) {
         (Cursor::Session(after), Some(session_id)) => {
-            let (oldest, newest) = store.session_event_bounds(session_id).await?;
+            let (oldest, newest) = store
+                .session_event_bounds(subscription.tenant_id, session_id)
+                .await?;
             match oldest {
                 Some(oldest) => oldest > after + 1,
                 None => newest > after,
@@ -128,7 +130,9 @@ async fn run(
                         continue;
                     }
                     if let Some(root) = subscription.tree_root
-                        && !members.contains(&hub.store, root, row.session_id).await?
+                        && !members
+                            .contains(&hub.store, row.tenant_id, root, row.session_id)
+                            .await?
                     {
                         continue;
                     }
@@ -204,7 +208,9 @@ async fn backlog(
     loop {
         let rows: Vec<Event> = match (subscription.cursor, subscription.session_id) {
             (Cursor::Session(seq), Some(session_id)) => {
-                store.session_events(session_id, seq, PAGE).await?
+                store
+                    .session_events(subscription.tenant_id, session_id, seq, PAGE)
+                    .await?
             }
             (Cursor::Tenant(position), None) => match subscription.tree_root {
                 None => {
@@ -256,12 +262,22 @@ struct Members {
 const MEMBERS_REMEMBERED: usize = 65_536;
 
 impl Members {
-    async fn contains(&mut self, store: &Store, root: i64, session_id: i64) -> Result<bool> {
+    async fn contains(
+        &mut self,
+        store: &Store,
+        tenant_id: i64,
+        root: i64,
+        session_id: i64,
+    ) -> Result<bool> {
         if let Some(&member) = self.known.get(&session_id) {
             return Ok(member);
         }
         let member = session_id == root
-            || crate::tree::in_tree(root, session_id, &store.ancestors(session_id).await?);
+            || crate::tree::in_tree(
+                root,
+                session_id,
+                &store.ancestors(tenant_id, session_id).await?,
+            );
         if self.known.len() >= MEMBERS_REMEMBERED {
             self.known.clear();
         }

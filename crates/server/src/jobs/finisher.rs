@@ -12,6 +12,7 @@ use crate::store::{JobEnding, Store};
 /// the next job claimed for it.
 pub(super) struct Ending {
     pub id: i64,
+    pub tenant_id: i64,
     pub worker: String,
     pub end: JobEnd,
     pub take_next: bool,
@@ -51,6 +52,7 @@ async fn finish_batch(store: &Store, batch: Vec<Ending>, lease: Duration) {
         .iter()
         .map(|ending| JobEnding {
             id: ending.id,
+            tenant_id: ending.tenant_id,
             worker: &ending.worker,
             end: &ending.end,
         })

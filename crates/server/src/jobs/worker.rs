@@ -63,7 +63,12 @@ impl<R: Runner> Worker<R> {
 
     /// Gives a claimed job back at shutdown, for another replica to take.
     async fn release(&self, job: &Job) {
-        if let Err(error) = self.engine.store().release_job(job.id, &self.name).await {
+        if let Err(error) = self
+            .engine
+            .store()
+            .release_job(job.id, job.tenant_id, &self.name)
+            .await
+        {
             tracing::warn!(%error, "cannot release a job at shutdown; its lease will lapse");
         }
     }
@@ -81,7 +86,7 @@ impl<R: Runner> Worker<R> {
             tokio::select! {
                 end = &mut run => break Some(end),
                 _ = tokio::time::sleep(renew_every) => {
-                    match store.extend_lease(job.id, &self.name, self.config.lease).await {
+                    match store.extend_lease(job.id, job.tenant_id, &self.name, self.config.lease).await {
                         Ok(true) => {}
                         Ok(false) => {
                             // Rescued by another worker meanwhile; whatever this one
@@ -117,6 +122,7 @@ impl<R: Runner> Worker<R> {
         let (answer, answered) = oneshot::channel();
         let ending = Ending {
             id: job.id,
+            tenant_id: job.tenant_id,
             worker: self.name.clone(),
             end,
             take_next: !self.shutdown.is_cancelled(),

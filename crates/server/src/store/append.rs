@@ -245,7 +245,7 @@ fn append_state_of(
 /// The query reading tool call `$2` of session `$1` (a fork's inherited calls included).
 pub(super) fn tool_call_sql(session: &Session) -> &'static str {
     if session.inherits() {
-        include_str!("sql/append/tool_call_fork.sql")
+        super::forks::TOOL_CALL_SQL.as_str()
     } else {
         include_str!("sql/append/tool_call.sql")
     }
@@ -257,7 +257,8 @@ impl Store {
     pub async fn tool_name(&self, state: &mut AppendState, call_id: &str) -> StoreResult<String> {
         let query = sqlx::query_scalar(tool_call_sql(&state.session))
             .bind(state.session.id)
-            .bind(call_id);
+            .bind(call_id)
+            .bind(state.session.tenant_id);
         let call: Option<Json<ToolCall>> = match state.locked.as_mut() {
             Some(tx) => query.fetch_optional(Conn::new(tx, self.pooler)).await?,
             None => query.fetch_optional(self.db()).await?,
@@ -450,7 +451,7 @@ select s.id is not null as applied, s.*",
     if write.pending.is_some() {
         // What a write relying on a remembered pending job sees (`Seen`).
         sql.push_str(
-            ", (select x.xmin::text from sessions x where x.id = $1) as row_version_now, ",
+            ", (select x.xmin::text from sessions x where x.id = $1 and x.tenant_id = $61)\n                as row_version_now, ",
         );
         sql.push_str(PENDING_JOB);
         sql.push_str(" as pending_now");
@@ -589,8 +590,10 @@ fn bind_update<'q>(
         .bind(row_version)
 }
 
-/// Parameters 41–59: events, budget status, idempotency record, job, channels, the
-/// task ledger's rows and the pending-job guard.
+/// Parameters 41–61: events, budget status, idempotency record, job, channels, the
+/// task ledger's rows, the pending-job guard and the session's tenant (every table the
+/// statement reads or writes is filtered by it: one shard's rows on a distributed
+/// database, docs/decisions/0028-citus-distribution.md).
 fn bind_effects<'q>(
     query: PgQuery<'q>,
     write: &'q AppendWrite<'_>,
@@ -632,4 +635,5 @@ fn bind_effects<'q>(
         .bind(Json(&ledger.runs))
         .bind(write.pending.map(|(kind, _)| kind))
         .bind(write.pending.and_then(|(_, id)| id))
+        .bind(session.tenant_id)
 }

@@ -162,6 +162,8 @@ pub struct ChildFinish {
     /// sessions.id of the child, whose row lock the transaction holds, and its name.
     pub child_id: i64,
     pub child_external_id: String,
+    /// The tenant of both.
+    pub tenant_id: i64,
     /// sessions.id of the parent; None when it has none (any more).
     pub parent_id: Option<i64>,
     pub detail: EventDetail,
@@ -180,6 +182,7 @@ pub(super) async fn write_finish<'c>(
         .bind(finish.detail.kind() as i16)
         .bind(sqlx::types::Json(&finish.detail))
         .bind(super::EVENTS_CHANNEL)
+        .bind(finish.tenant_id)
         .fetch_one(conn)
         .await?;
     Ok((version, events))

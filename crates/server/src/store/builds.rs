@@ -17,14 +17,19 @@ pub struct BuildPoint {
 
 impl Store {
     /// The session's newest `limit` builds (at most 500 are kept), oldest first.
-    pub async fn build_history(&self, session_id: i64, limit: i64) -> StoreResult<Vec<BuildPoint>> {
+    pub async fn build_history(
+        &self,
+        session: &crate::session::Session,
+        limit: i64,
+    ) -> StoreResult<Vec<BuildPoint>> {
         let mut points: Vec<BuildPoint> = sqlx::query_as(
             "select build, at, system_tokens, tool_tokens, summary_tokens, history_tokens, \
-             estimate_tokens, window_tokens from build_history where session_id = $1 \
-             order by build desc limit $2",
+             estimate_tokens, window_tokens from build_history \
+             where session_id = $1 and tenant_id = $3 order by build desc limit $2",
         )
-        .bind(session_id)
+        .bind(session.id)
         .bind(limit)
+        .bind(session.tenant_id)
         .fetch_all(self.db())
         .await?;
         points.reverse();

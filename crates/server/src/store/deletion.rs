@@ -58,9 +58,10 @@ impl Store {
         // A statement of its own, after the lock: a fork made while this waited for the
         // lock has committed, and this snapshot sees it.
         let read_by_forks: bool = sqlx::query_scalar(
-            "select exists (select 1 from session_lineage where ancestor_id = $1)",
+            "select exists (select 1 from session_lineage where ancestor_id = $1 and tenant_id = $2)",
         )
         .bind(session_id)
+        .bind(tenant_id)
         .fetch_one(Conn::new(&mut tx, self.pooler))
         .await?;
         let kind = deleted.kind() as i16;
@@ -72,14 +73,17 @@ impl Store {
                     .bind(kind)
                     .bind(Json(deleted))
                     .bind(EVENTS_CHANNEL)
+                    .bind(tenant_id)
                     .fetch_one(Conn::new(&mut tx, self.pooler))
                     .await?;
             messages
         } else {
             let ancestors: Vec<i64> = sqlx::query_scalar(
-                "select ancestor_id from session_lineage where session_id = $1 order by depth",
+                "select ancestor_id from session_lineage where session_id = $1 and tenant_id = $2 \
+                 order by depth",
             )
             .bind(session_id)
+            .bind(tenant_id)
             .fetch_all(Conn::new(&mut tx, self.pooler))
             .await?;
             let (messages, _): (i64, Option<String>) =
@@ -88,30 +92,36 @@ impl Store {
                     .bind(kind)
                     .bind(Json(deleted))
                     .bind(EVENTS_CHANNEL)
+                    .bind(tenant_id)
                     .fetch_one(Conn::new(&mut tx, self.pooler))
                     .await?;
             // Nearest first: a farther ancestor is read by every nearer one.
             for ancestor in ancestors {
                 let hidden: Option<bool> = sqlx::query_scalar(
-                    "select deleted_at is not null from sessions where id = $1 for update",
+                    "select deleted_at is not null from sessions \
+                     where id = $1 and tenant_id = $2 for update",
                 )
                 .bind(ancestor)
+                .bind(tenant_id)
                 .fetch_optional(Conn::new(&mut tx, self.pooler))
                 .await?;
                 if hidden != Some(true) {
                     break;
                 }
                 let still_read: bool = sqlx::query_scalar(
-                    "select exists (select 1 from session_lineage where ancestor_id = $1)",
+                    "select exists (select 1 from session_lineage \
+                     where ancestor_id = $1 and tenant_id = $2)",
                 )
                 .bind(ancestor)
+                .bind(tenant_id)
                 .fetch_one(Conn::new(&mut tx, self.pooler))
                 .await?;
                 if still_read {
                     break;
                 }
-                sqlx::query("delete from sessions where id = $1")
+                sqlx::query("delete from sessions where id = $1 and tenant_id = $2")
                     .bind(ancestor)
+                    .bind(tenant_id)
                     .execute(Conn::new(&mut tx, self.pooler))
                     .await?;
             }

@@ -86,6 +86,7 @@ impl SessionTx {
                 .bind(details)
                 .bind(self.budget_status.map(crate::budget::Status::code))
                 .bind(EVENTS_CHANNEL)
+                .bind(self.session.tenant_id)
                 .execute(Conn::new(&mut self.tx, self.pooler))
                 .await?;
         }
@@ -101,6 +102,7 @@ impl Store {
     /// One session's events after `after_seq`, in seq order.
     pub async fn session_events(
         &self,
+        tenant_id: i64,
         session_id: i64,
         after_seq: i64,
         limit: i64,
@@ -109,6 +111,7 @@ impl Store {
             .bind(session_id)
             .bind(after_seq)
             .bind(limit)
+            .bind(tenant_id)
             .fetch_all(self.db())
             .await?;
         Ok(rows.into_iter().map(Event::from).collect())
@@ -123,11 +126,13 @@ impl Store {
         after: Position,
         limit: i64,
     ) -> StoreResult<Vec<(Event, bool)>> {
+        let horizon = self.horizon_xid().await?;
         let rows: Vec<VisibleRow> = sqlx::query_as(EVENTS_AFTER_SQL.as_str())
             .bind(tenant_id)
             .bind(after.tx)
             .bind(after.id)
             .bind(limit)
+            .bind(horizon)
             .fetch_all(self.db())
             .await?;
         Ok(rows
@@ -145,12 +150,14 @@ impl Store {
         after: Position,
         limit: i64,
     ) -> StoreResult<Vec<(Event, bool)>> {
+        let horizon = self.horizon_xid().await?;
         let rows: Vec<VisibleRow> = sqlx::query_as(TREE_EVENTS_AFTER_SQL.as_str())
             .bind(tenant_id)
             .bind(after.tx)
             .bind(after.id)
             .bind(limit)
             .bind(root)
+            .bind(horizon)
             .fetch_all(self.db())
             .await?;
         Ok(rows
@@ -162,11 +169,28 @@ impl Store {
     /// The newest position below the visibility horizon: where a reader that wants only
     /// what comes next starts.
     pub async fn events_horizon(&self, tenant_id: Option<i64>) -> StoreResult<Position> {
+        let horizon = self.horizon_xid().await?;
         let row: Option<(i64, i64)> = sqlx::query_as(include_str!("sql/events/horizon.sql"))
             .bind(tenant_id)
+            .bind(horizon)
             .fetch_optional(self.db())
             .await?;
         Ok(row.map_or(Position::START, |(tx, id)| Position { tx, id }))
+    }
+
+    /// The visibility horizon: every transaction whose id is below it has ended, so an
+    /// event whose `tx` is below it is visible to every later statement and no event
+    /// below it is still to come. Read by a statement of its own, before the events
+    /// are: on a distributed database the transaction ids are the coordinator's (it
+    /// evaluates the column default of every write it routes), while a read of the
+    /// events runs on the node holding them, whose snapshot would be another node's
+    /// (docs/decisions/0028-citus-distribution.md).
+    async fn horizon_xid(&self) -> StoreResult<i64> {
+        Ok(
+            sqlx::query_scalar("select pg_snapshot_xmin(pg_current_snapshot())::text::bigint")
+                .fetch_one(self.db())
+                .await?,
+        )
     }
 
     /// The newest position pruning removed from a tenant's events.
@@ -180,9 +204,14 @@ impl Store {
     }
 
     /// A session's oldest kept event seq (None: none kept) and its newest seq.
-    pub async fn session_event_bounds(&self, session_id: i64) -> StoreResult<(Option<i64>, i64)> {
+    pub async fn session_event_bounds(
+        &self,
+        tenant_id: i64,
+        session_id: i64,
+    ) -> StoreResult<(Option<i64>, i64)> {
         sqlx::query_as(include_str!("sql/events/bounds.sql"))
             .bind(session_id)
+            .bind(tenant_id)
             .fetch_optional(self.db())
             .await
             .map(|row| row.unwrap_or((None, 0)))

@@ -42,14 +42,16 @@ static INSERT_SESSION_SQL: LazyLock<String> = LazyLock::new(|| {
 
 const INSERT_MESSAGES_SQL: &str = "insert into messages (session_id, seq, turn, role, content, \
     parts, reasoning, tool_calls, tool_call_id, name, metadata, pinned, token_count, \
-    view_tokens, view_state, created_at)
+    view_tokens, view_state, created_at, tenant_id)
     select $1, r.seq, r.turn, r.role, r.content, r.parts, r.reasoning, r.tool_calls, \
         r.tool_call_id, r.name, r.metadata, r.pinned, r.token_count, r.view_tokens, \
-        r.view_state, r.created_at
+        r.view_state, r.created_at, $3
     from jsonb_populate_recordset(null::messages, $2) r";
 
-const INSERT_CALLS_SQL: &str = "insert into tool_calls (session_id, call_id, call_seq, result_seq)
-    select $1, r.call_id, r.call_seq, r.result_seq
+const INSERT_CALLS_SQL: &str =
+    "insert into tool_calls (session_id, call_id, call_seq, result_seq, \
+    tenant_id)
+    select $1, r.call_id, r.call_seq, r.result_seq, $3
     from jsonb_populate_recordset(null::tool_calls, $2) r";
 
 /// Ids for `$1` new summaries, taken from the table's own sequence.
@@ -60,16 +62,16 @@ const SUMMARY_IDS_SQL: &str =
 /// parent references are checked at its end).
 const INSERT_SUMMARIES_SQL: &str = "insert into summaries (id, session_id, depth, first_seq, \
     last_seq, content, token_count, level, source_tokens, facts, facts_lost, retention, \
-    reverted_at, created_at, parent_id)
+    reverted_at, created_at, parent_id, tenant_id)
     overriding system value
     select r.id, $1, r.depth, r.first_seq, r.last_seq, r.content, r.token_count, r.level, \
         r.source_tokens, r.facts, r.facts_lost, r.retention, r.reverted_at, r.created_at, \
-        r.parent_id
+        r.parent_id, $3
     from jsonb_populate_recordset(null::summaries, $2) r";
 
 const INSERT_LEDGER_SQL: &str = "insert into ledger_entries (session_id, kind, key, text, seqs, \
-    run_seqs, run_codes, status)
-    select $1, r.kind, r.key, r.text, r.seqs, r.run_seqs, r.run_codes, r.status
+    run_seqs, run_codes, status, tenant_id)
+    select $1, r.kind, r.key, r.text, r.seqs, r.run_seqs, r.run_codes, r.status, $3
     from jsonb_populate_recordset(null::ledger_entries, $2) with ordinality as r
     order by r.ordinality";
 
@@ -90,8 +92,8 @@ impl Store {
         session: &Session,
         max_reverted: i64,
     ) -> StoreResult<Vec<SummaryRecord>> {
-        let mut roots = self.active_summaries(session.id).await?;
-        roots.extend(super::summaries::reverted(self.db(), session.id, max_reverted).await?);
+        let mut roots = self.active_summaries(session).await?;
+        roots.extend(super::summaries::reverted(self.db(), session, max_reverted).await?);
         let mut tree: Vec<(Summary, Option<i64>)> =
             roots.into_iter().map(|root| (root, None)).collect();
         let mut next = 0;
@@ -100,7 +102,7 @@ impl Store {
         while next < tree.len() {
             let parent = tree[next].0.id;
             next += 1;
-            for child in self.summary_children(session.id, &[parent]).await? {
+            for child in self.summary_children(session, &[parent]).await? {
                 if tree.iter().all(|(seen, _)| seen.id != child.id) {
                     tree.push((child, Some(parent)));
                 }
@@ -108,9 +110,10 @@ impl Store {
         }
         let ids: Vec<i64> = tree.iter().map(|(summary, _)| summary.id).collect();
         let dates: HashMap<i64, SummaryDates> = sqlx::query_as::<_, SummaryDates>(
-            "select id, created_at, reverted_at from summaries where id = any($1)",
+            "select id, created_at, reverted_at from summaries where id = any($1) and tenant_id = $2",
         )
         .bind(&ids)
+        .bind(session.tenant_id)
         .fetch_all(self.db())
         .await?
         .into_iter()
@@ -170,17 +173,20 @@ impl CreateTx {
         sqlx::query(INSERT_MESSAGES_SQL)
             .bind(id)
             .bind(Json(message_rows(import)))
+            .bind(self.tenant_id)
             .execute(self.conn())
             .await?;
         sqlx::query(INSERT_CALLS_SQL)
             .bind(id)
             .bind(Json(call_rows(import)))
+            .bind(self.tenant_id)
             .execute(self.conn())
             .await?;
         self.insert_summaries(id, &import.summaries).await?;
         sqlx::query(INSERT_LEDGER_SQL)
             .bind(id)
             .bind(Json(ledger_rows(&import.ledger)))
+            .bind(self.tenant_id)
             .execute(self.conn())
             .await?;
         self.tx.commit().await?;
@@ -217,6 +223,7 @@ impl CreateTx {
         sqlx::query(INSERT_SUMMARIES_SQL)
             .bind(session_id)
             .bind(Json(rows))
+            .bind(self.tenant_id)
             .execute(self.conn())
             .await?;
         Ok(())

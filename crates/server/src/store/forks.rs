@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 use sqlx::types::Json;
 
 use super::StoreResult;
-use super::sessions::{SessionRow, count_live_sessions, with_session_columns};
+use super::sessions::{SessionRow, count_live_sessions, lock_creations, with_session_columns};
 use super::summaries::{CHILDREN_SQL, SummaryRow};
 use super::{EVENTS_CHANNEL, SessionTx};
 use crate::events::EventDetail;
@@ -56,6 +56,43 @@ pub struct NewFork<'a> {
     pub event: EventDetail,
 }
 
+/// `sql` with each `{segments:$n}` written out as `sql/forks/segments.sql`, its tenant
+/// parameter `$n`: where the session's messages are, read in the statement itself so
+/// that every table it reads is filtered by the tenant.
+pub(super) fn with_segments(sql: &str) -> String {
+    const SEGMENTS: &str = include_str!("sql/forks/segments.sql");
+    let mut out = String::with_capacity(sql.len() + SEGMENTS.len());
+    let mut rest = sql;
+    while let Some(start) = rest.find("{segments:") {
+        let tail = &rest[start + "{segments:".len()..];
+        let end = tail
+            .find('}')
+            .expect("a {segments:$n} placeholder is closed");
+        out.push_str(&rest[..start]);
+        out.push_str(&SEGMENTS.replace("{tenant}", &tail[..end]));
+        rest = &tail[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The fork statements with their segments written out (`with_segments`).
+macro_rules! segmented {
+    ($name:ident, $file:literal) => {
+        pub(super) static $name: LazyLock<String> =
+            LazyLock::new(|| with_segments(include_str!($file)));
+    };
+}
+segmented!(SUMS_SQL, "sql/forks/sums.sql");
+segmented!(TURN_START_SQL, "sql/forks/turn_start.sql");
+segmented!(SUMMARIZED_SQL, "sql/forks/summarized.sql");
+segmented!(VISIBLE_RANGE_SQL, "sql/forks/visible_range.sql");
+segmented!(BY_SEQ_SQL, "sql/forks/by_seq.sql");
+segmented!(IN_RANGE_SQL, "sql/forks/in_range.sql");
+segmented!(TOOL_CALL_SQL, "sql/append/tool_call_fork.sql");
+segmented!(RECORD_COMPACTION_SQL, "sql/revert/record.sql");
+segmented!(RECOUNT_SQL, "sql/revert/recount.sql");
+
 static CREATE_SQL: LazyLock<String> =
     LazyLock::new(|| with_session_columns(include_str!("sql/forks/create.sql")));
 
@@ -63,11 +100,13 @@ impl SessionTx {
     /// How deep the locked session is in its fork lineage (0: not a fork).
     pub async fn lineage_depth(&mut self) -> StoreResult<i64> {
         let session_id = self.session.id;
-        let depth: Option<i32> =
-            sqlx::query_scalar("select max(depth) from session_lineage where session_id = $1")
-                .bind(session_id)
-                .fetch_one(self.conn())
-                .await?;
+        let depth: Option<i32> = sqlx::query_scalar(
+            "select max(depth) from session_lineage where session_id = $1 and tenant_id = $2",
+        )
+        .bind(session_id)
+        .bind(self.session.tenant_id)
+        .fetch_one(self.conn())
+        .await?;
         Ok(i64::from(depth.unwrap_or(0)))
     }
 
@@ -77,6 +116,7 @@ impl SessionTx {
         let rows: Vec<SummaryRow> = sqlx::query_as(CHILDREN_SQL.as_str())
             .bind(session_id)
             .bind(parents)
+            .bind(self.session.tenant_id)
             .fetch_all(self.conn())
             .await?;
         Ok(rows.into_iter().map(Summary::from).collect())
@@ -88,10 +128,11 @@ impl SessionTx {
             return Ok(LogSums::default());
         }
         let session_id = self.session.id;
-        Ok(sqlx::query_as(include_str!("sql/forks/sums.sql"))
+        Ok(sqlx::query_as(SUMS_SQL.as_str())
             .bind(session_id)
             .bind(first)
             .bind(last)
+            .bind(self.session.tenant_id)
             .fetch_one(self.conn())
             .await?)
     }
@@ -99,9 +140,10 @@ impl SessionTx {
     /// The seq of the newest user message at or before `seq` (None: none).
     pub async fn turn_start(&mut self, seq: i64) -> StoreResult<Option<i64>> {
         let session_id = self.session.id;
-        Ok(sqlx::query_scalar(include_str!("sql/forks/turn_start.sql"))
+        Ok(sqlx::query_scalar(TURN_START_SQL.as_str())
             .bind(session_id)
             .bind(seq)
+            .bind(self.session.tenant_id)
             .fetch_one(self.conn())
             .await?)
     }
@@ -112,10 +154,11 @@ impl SessionTx {
             return Ok(Vec::new());
         }
         let session_id = self.session.id;
-        let rows: Vec<(i64, i64, i64)> = sqlx::query_as(include_str!("sql/forks/summarized.sql"))
+        let rows: Vec<(i64, i64, i64)> = sqlx::query_as(SUMMARIZED_SQL.as_str())
             .bind(session_id)
             .bind(first)
             .bind(last)
+            .bind(self.session.tenant_id)
             .fetch_all(self.conn())
             .await?;
         Ok(rows
@@ -128,13 +171,10 @@ impl SessionTx {
             .collect())
     }
 
-    /// The tenant's live sessions, counted under a lock on the tenant's row (held to
+    /// The tenant's live sessions, counted under the tenant's creation lock (held to
     /// the commit), so forks and creates on every replica queue there.
     pub async fn live_sessions(&mut self, tenant_id: i64) -> StoreResult<u64> {
-        sqlx::query("select 1 from tenants where id = $1 for update")
-            .bind(tenant_id)
-            .execute(self.conn())
-            .await?;
+        lock_creations(self.conn(), tenant_id).await?;
         count_live_sessions(self.conn(), tenant_id).await
     }
 

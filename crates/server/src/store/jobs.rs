@@ -126,8 +126,8 @@ impl NotifyGate {
 }
 
 /// The columns of [`Job`] (of `jobs j`): the `{columns}` of statements that read it.
+/// A job row's columns (`j`) but its session's name.
 const JOB_COLUMNS: &str = "j.id, j.tenant_id, j.session_id, \
-    (select external_id from sessions s where s.id = j.session_id) as external_id, \
     j.kind, j.state, j.priority, j.attempts, j.max_attempts, j.run_at, j.args, j.result, \
     j.last_error, j.created_at, j.finished_at, j.fallback";
 
@@ -135,7 +135,9 @@ static FINISH_SQL: LazyLock<String> =
     LazyLock::new(|| with_columns(include_str!("sql/jobs/finish.sql"), JOB_COLUMNS));
 static JOB_SQL: LazyLock<String> = LazyLock::new(|| {
     with_columns(
-        "select {columns} from jobs j where j.tenant_id = $1 and j.id = $2",
+        "select {columns}, s.external_id from jobs j
+         join sessions s on s.id = j.session_id and s.tenant_id = $1
+         where j.tenant_id = $1 and j.id = $2",
         JOB_COLUMNS,
     )
 });
@@ -190,6 +192,7 @@ impl SessionTx {
                 .bind(job.notify_done)
                 .bind(job.priority)
                 .bind(Json(&job.args))
+                .bind(tenant_id)
                 .execute(self.conn())
                 .await?;
         }
@@ -206,6 +209,7 @@ impl SessionTx {
 #[derive(Debug)]
 pub struct JobEnding<'a> {
     pub id: i64,
+    pub tenant_id: i64,
     pub worker: &'a str,
     pub end: &'a JobEnd,
 }
@@ -235,11 +239,18 @@ impl Store {
     }
 
     /// Extends the lease of a job `worker` still holds; false when it no longer does.
-    pub async fn extend_lease(&self, id: i64, worker: &str, lease: Duration) -> StoreResult<bool> {
+    pub async fn extend_lease(
+        &self,
+        id: i64,
+        tenant_id: i64,
+        worker: &str,
+        lease: Duration,
+    ) -> StoreResult<bool> {
         let updated = sqlx::query(include_str!("sql/jobs/extend_lease.sql"))
             .bind(id)
             .bind(worker)
             .bind(lease.as_secs_f64())
+            .bind(tenant_id)
             .execute(self.db())
             .await?;
         Ok(updated.rows_affected() == 1)
@@ -256,6 +267,7 @@ impl Store {
         lease: Duration,
     ) -> StoreResult<Finished> {
         let mut ids = Vec::with_capacity(ends.len());
+        let mut tenants = Vec::with_capacity(ends.len());
         let mut workers = Vec::with_capacity(ends.len());
         let mut states = Vec::with_capacity(ends.len());
         let mut results: Vec<Option<String>> = Vec::with_capacity(ends.len());
@@ -276,6 +288,7 @@ impl Store {
             };
             let state = ending.end.state();
             ids.push(ending.id);
+            tenants.push(ending.tenant_id);
             workers.push(ending.worker);
             states.push(state.as_str());
             results.push(result);
@@ -284,6 +297,7 @@ impl Store {
         }
         let rows = sqlx::query(FINISH_SQL.as_str())
             .bind(&ids)
+            .bind(&tenants)
             .bind(&workers)
             .bind(&states)
             .bind(&results)
@@ -309,10 +323,11 @@ impl Store {
 
     /// Gives a claimed job back untouched (shutdown): available again, the attempt not
     /// counted.
-    pub async fn release_job(&self, id: i64, worker: &str) -> StoreResult<()> {
+    pub async fn release_job(&self, id: i64, tenant_id: i64, worker: &str) -> StoreResult<()> {
         sqlx::query(include_str!("sql/jobs/release.sql"))
             .bind(id)
             .bind(worker)
+            .bind(tenant_id)
             .execute(self.db())
             .await?;
         sqlx::query("select pg_notify($1, '')")
@@ -341,6 +356,7 @@ impl Store {
             let row: Option<Rescued> = sqlx::query_as(include_str!("sql/jobs/rescue.sql"))
                 .bind(id)
                 .bind(RESCUE_ERROR)
+                .bind(tenant_id)
                 .fetch_optional(tx.conn())
                 .await?;
             if let Some(row) = row {

@@ -46,7 +46,7 @@ impl EntryRow {
 }
 
 const SELECT: &str = "select id, kind, key, text, seqs, run_seqs, run_codes, status \
-    from ledger_entries where session_id = $1";
+    from ledger_entries where session_id = $1 and tenant_id = $2";
 
 /// A ledger entry an append yields, as the append statements' JSON parameter carries
 /// it (`sql/append/ledger.sql`, `sql/append/batch_ledger.sql`); `item` names the batch
@@ -222,7 +222,7 @@ impl Store {
         if caching && let Some(ledger) = self.ledgers.get(row.id, row.version) {
             return Ok(ledger);
         }
-        let ledger = Arc::new(self.ledger(row.id).await?);
+        let ledger = Arc::new(self.ledger(row.tenant_id, row.id).await?);
         if caching && ledger.len() <= LEDGER_ENTRIES_CACHED {
             self.ledgers.put(row.id, row.version, ledger.clone());
         }
@@ -230,10 +230,11 @@ impl Store {
     }
 
     /// The session's ledger, in order of creation.
-    pub async fn ledger(&self, session_id: i64) -> StoreResult<Vec<Entry>> {
+    pub async fn ledger(&self, tenant_id: i64, session_id: i64) -> StoreResult<Vec<Entry>> {
         let sql = format!("{SELECT} order by id");
         let rows: Vec<EntryRow> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(session_id)
+            .bind(tenant_id)
             .fetch_all(self.db())
             .await?;
         Ok(rows.into_iter().filter_map(EntryRow::entry).collect())
@@ -246,6 +247,7 @@ impl SessionTx {
         let sql = format!("{SELECT} and kind in (4, 5) order by id");
         let rows: Vec<EntryRow> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(self.session.id)
+            .bind(self.session.tenant_id)
             .fetch_all(self.conn())
             .await?;
         Ok(rows.into_iter().filter_map(EntryRow::entry).collect())
@@ -276,13 +278,15 @@ impl SessionTx {
             .bind(seqs)
             .bind(statuses)
             .bind(&plan.removed_notes)
+            .bind(self.session.tenant_id)
             .execute(self.conn())
             .await?;
         let version: i64 = sqlx::query_scalar(
-            "update sessions set version = version + 1, updated_at = now() where id = $1 \
-             returning version",
+            "update sessions set version = version + 1, updated_at = now() \
+             where id = $1 and tenant_id = $2 returning version",
         )
         .bind(session_id)
+        .bind(self.session.tenant_id)
         .fetch_one(self.conn())
         .await?;
         self.finish().await?;

@@ -73,6 +73,7 @@ impl Store {
         let links: Vec<(i64, Option<String>, String, i64)> =
             sqlx::query_as(include_str!("sql/listing/links.sql"))
                 .bind(&ids)
+                .bind(tenant_id)
                 .fetch_all(self.db())
                 .await?;
         let mut links: HashMap<i64, Link> = links

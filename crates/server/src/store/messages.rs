@@ -123,7 +123,7 @@ impl Store {
         }
         // A range past what a fork inherits is its own rows, read as any session's.
         let sql = if row.inherits() && first_seq <= row.base_seq {
-            include_str!("sql/forks/visible_range.sql")
+            super::forks::VISIBLE_RANGE_SQL.as_str()
         } else {
             include_str!("sql/messages/visible_range.sql")
         };
@@ -131,6 +131,7 @@ impl Store {
             .bind(row.id)
             .bind(first_seq)
             .bind(last_seq)
+            .bind(row.tenant_id)
             .fetch_all(self.db())
             .await?;
         Ok(rows.into_iter().map(MessageRow::into_stored).collect())
@@ -143,13 +144,14 @@ impl Store {
         seqs: &[i64],
     ) -> StoreResult<Vec<StoredMessage>> {
         let sql = if row.inherits() && seqs.iter().any(|&seq| seq <= row.base_seq) {
-            include_str!("sql/forks/by_seq.sql")
+            super::forks::BY_SEQ_SQL.as_str()
         } else {
             include_str!("sql/messages/by_seq.sql")
         };
         let rows: Vec<MessageRow> = sqlx::query_as(sql)
             .bind(row.id)
             .bind(seqs)
+            .bind(row.tenant_id)
             .fetch_all(self.db())
             .await?;
         Ok(rows.into_iter().map(MessageRow::into_stored).collect())
@@ -166,7 +168,7 @@ impl Store {
         max_tokens: i64,
     ) -> StoreResult<Vec<StoredMessage>> {
         let sql = if row.inherits() && first_seq <= row.base_seq {
-            include_str!("sql/forks/in_range.sql")
+            super::forks::IN_RANGE_SQL.as_str()
         } else {
             include_str!("sql/messages/in_range.sql")
         };
@@ -175,6 +177,7 @@ impl Store {
             .bind(first_seq)
             .bind(last_seq)
             .bind(max_tokens)
+            .bind(row.tenant_id)
             .fetch_all(self.db())
             .await?;
         Ok(rows.into_iter().map(MessageRow::into_stored).collect())

@@ -6,6 +6,7 @@ mod append_write;
 mod batch;
 mod builds;
 mod deletion;
+pub mod distribution;
 mod error;
 mod events;
 mod export;
@@ -94,6 +95,9 @@ pub struct Store {
     batcher: std::sync::Arc<std::sync::OnceLock<batch::Batcher>>,
     /// Batch statements in flight at most.
     append_writers: usize,
+    /// Whether the database is distributed by tenant (Citus): a batch of appends then
+    /// holds one tenant's, so that its statement runs on one node.
+    distributed: bool,
 }
 
 /// The view cache's budget when none is configured.
@@ -239,6 +243,7 @@ impl Store {
             ledgers: std::sync::Arc::default(),
             batcher: std::sync::Arc::default(),
             append_writers: DEFAULT_APPEND_WRITERS,
+            distributed: false,
         };
         store.view_cache_bytes(DEFAULT_VIEW_CACHE_BYTES)
     }
@@ -322,6 +327,7 @@ impl Store {
             .acquire_timeout(Duration::from_secs(10))
             .connect_lazy_with(append_options);
         let own_listen_pool = direct.is_some();
+        let distributed = distribution::detect(&pool).await?;
         let store = Store::new(pool);
         let listen_pool = match direct {
             Some(direct) => Pool::new(
@@ -337,6 +343,7 @@ impl Store {
             own_listen_pool,
             listen_pool,
             pooler,
+            distributed,
             ..store
         })
     }
@@ -351,7 +358,12 @@ impl Store {
     /// The batch writer of appends (started on first use).
     fn batcher(&self) -> &batch::Batcher {
         self.batcher.get_or_init(|| {
-            batch::Batcher::start(self.append_pool.clone(), self.pooler, self.append_writers)
+            batch::Batcher::start(
+                self.append_pool.clone(),
+                self.pooler,
+                self.append_writers,
+                self.distributed,
+            )
         })
     }
 

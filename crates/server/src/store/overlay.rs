@@ -36,6 +36,7 @@ impl SessionTx {
             .bind(tokens)
             .bind(base_seq)
             .bind(dependants)
+            .bind(self.session.tenant_id)
             .execute(self.conn())
             .await?;
         Ok(())
@@ -52,6 +53,7 @@ impl SessionTx {
         for _ in 0..DEPENDANT_ROUNDS {
             let found: Vec<i64> = sqlx::query_scalar(include_str!("sql/forks/dependants.sql"))
                 .bind(session_id)
+                .bind(self.session.tenant_id)
                 .fetch_all(self.conn())
                 .await?;
             if found == locked {

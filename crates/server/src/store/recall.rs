@@ -17,6 +17,7 @@ impl Store {
             sqlx::query_scalar(super::append::tool_call_sql(session))
                 .bind(session.id)
                 .bind(call_id)
+                .bind(session.tenant_id)
                 .fetch_optional(self.db())
                 .await?;
         Ok(call.map(|Json(call)| call))

@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 use super::StoreResult;
 use super::{SessionTx, Store, with_columns};
 use crate::revert::{Compaction, CompactionRecord};
-use crate::session::Summary;
+use crate::session::{Session, Summary};
 
 /// A compaction record as read: private to the store, which hands out
 /// [`CompactionRecord`]s.
@@ -110,7 +110,7 @@ impl SessionTx {
     pub async fn record_compaction(&mut self, new: &NewCompaction) -> StoreResult<()> {
         let session = &self.session;
         let (id, epoch, first_seq) = (session.id, session.view_epoch, session.view_first_seq);
-        sqlx::query(include_str!("sql/revert/record.sql"))
+        sqlx::query(super::forks::RECORD_COMPACTION_SQL.as_str())
             .bind(id)
             .bind(new.event_seq)
             .bind(new.compaction.to_i16())
@@ -122,6 +122,7 @@ impl SessionTx {
             .bind(&new.summary_ids)
             .bind(new.first_seq)
             .bind(new.last_seq)
+            .bind(session.tenant_id)
             .execute(self.conn())
             .await?;
         Ok(())
@@ -153,6 +154,7 @@ impl SessionTx {
             .bind(session_id)
             .bind(event_seq)
             .bind(summary_id)
+            .bind(self.session.tenant_id)
             .fetch_optional(self.conn())
             .await?;
         Ok(row.map(CompactionRecord::from))
@@ -165,6 +167,7 @@ impl SessionTx {
         let rows: Vec<CompactionRow> = sqlx::query_as(CHAIN_SQL.as_str())
             .bind(session_id)
             .bind(record_id)
+            .bind(self.session.tenant_id)
             .fetch_all(self.conn())
             .await?;
         Ok(rows.into_iter().map(CompactionRecord::from).collect())
@@ -174,37 +177,41 @@ impl SessionTx {
     /// while it is kept.
     pub async fn event_seq_of(&mut self, event_id: i64) -> StoreResult<Option<i64>> {
         let session_id = self.session.id;
-        Ok(
-            sqlx::query_scalar("select session_seq from events where session_id = $1 and id = $2")
-                .bind(session_id)
-                .bind(event_id)
-                .fetch_optional(self.conn())
-                .await?,
+        Ok(sqlx::query_scalar(
+            "select session_seq from events
+                 where session_id = $1 and tenant_id = $3 and id = $2",
         )
+        .bind(session_id)
+        .bind(event_id)
+        .bind(self.session.tenant_id)
+        .fetch_optional(self.conn())
+        .await?)
     }
 
     /// The kind (EventKind number) of this session's event `event_seq`, while it is kept.
     pub async fn event_kind_at(&mut self, event_seq: i64) -> StoreResult<Option<i16>> {
         let session_id = self.session.id;
-        Ok(
-            sqlx::query_scalar(
-                "select kind from events where session_id = $1 and session_seq = $2",
-            )
-            .bind(session_id)
-            .bind(event_seq)
-            .fetch_optional(self.conn())
-            .await?,
+        Ok(sqlx::query_scalar(
+            "select kind from events
+                 where session_id = $1 and tenant_id = $3 and session_seq = $2",
         )
+        .bind(session_id)
+        .bind(event_seq)
+        .bind(self.session.tenant_id)
+        .fetch_optional(self.conn())
+        .await?)
     }
 
     /// Whether this session has a summary `summary_id`.
     pub async fn has_summary(&mut self, summary_id: i64) -> StoreResult<bool> {
         let session_id = self.session.id;
         Ok(sqlx::query_scalar(
-            "select exists (select 1 from summaries where session_id = $1 and id = $2)",
+            "select exists (select 1 from summaries
+                where session_id = $1 and tenant_id = $3 and id = $2)",
         )
         .bind(session_id)
         .bind(summary_id)
+        .bind(self.session.tenant_id)
         .fetch_one(self.conn())
         .await?)
     }
@@ -214,14 +221,17 @@ impl SessionTx {
     pub async fn inherits_summary(&mut self, summary_id: i64) -> StoreResult<bool> {
         let session_id = self.session.id;
         Ok(sqlx::query_scalar(
-            "select exists (select 1 from summary_links where session_id = $1 and summary_id = $2)
+            "select exists (select 1 from summary_links
+                     where session_id = $1 and tenant_id = $3 and summary_id = $2)
                  or exists (select 1 from summaries su
                      join session_lineage l on l.ancestor_id = su.session_id
-                     where l.session_id = $1 and su.id = $2 and su.id <= l.summary_limit
-                       and su.last_seq <= l.last_seq)",
+                         and l.tenant_id = $3
+                     where l.session_id = $1 and su.tenant_id = $3 and su.id = $2
+                       and su.id <= l.summary_limit and su.last_seq <= l.last_seq)",
         )
         .bind(session_id)
         .bind(summary_id)
+        .bind(self.session.tenant_id)
         .fetch_one(self.conn())
         .await?)
     }
@@ -251,6 +261,7 @@ impl SessionTx {
             .bind(&ids)
             .bind(base_seq)
             .bind(&dependants)
+            .bind(self.session.tenant_id)
             .fetch_one(self.conn())
             .await?;
         sqlx::query(include_str!("sql/revert/undo.sql"))
@@ -258,6 +269,7 @@ impl SessionTx {
             .bind(&ids)
             .bind(&summary_ids)
             .bind(event_seq)
+            .bind(self.session.tenant_id)
             .execute(self.conn())
             .await?;
         sqlx::query(include_str!("sql/revert/session.sql"))
@@ -271,6 +283,7 @@ impl SessionTx {
             .bind(update.anchor_view_epoch)
             .bind(update.last_build_view_epoch)
             .bind(update.resume_log_tokens)
+            .bind(self.session.tenant_id)
             .execute(self.conn())
             .await?;
         Ok(restored)
@@ -281,8 +294,9 @@ impl SessionTx {
     pub async fn recount_view(&mut self) -> StoreResult<Recount> {
         let session_id = self.session.id;
         let (view_tokens, summary_token_counts, covered_through): (i64, Vec<i64>, i64) =
-            sqlx::query_as(include_str!("sql/revert/recount.sql"))
+            sqlx::query_as(super::forks::RECOUNT_SQL.as_str())
                 .bind(session_id)
+                .bind(self.session.tenant_id)
                 .fetch_one(self.conn())
                 .await?;
         Ok(Recount {
@@ -294,8 +308,8 @@ impl SessionTx {
 
     /// The active summaries as this transaction sees them, oldest first.
     pub async fn active_summaries(&mut self) -> StoreResult<Vec<Summary>> {
-        let session_id = self.session.id;
-        super::summaries::active(self.conn(), session_id).await
+        let (session_id, tenant_id) = (self.session.id, self.session.tenant_id);
+        super::summaries::active(self.conn(), session_id, tenant_id).await
     }
 
     /// Ends the transaction without writing anything (a dry run).
@@ -307,11 +321,15 @@ impl SessionTx {
 
 impl Store {
     /// Lifts the wait of automatic compaction after a revert (a manual Compact).
-    pub async fn lift_compaction_hold(&self, session_id: i64) -> StoreResult<()> {
-        sqlx::query("update sessions set compaction_resume_log_tokens = 0 where id = $1")
-            .bind(session_id)
-            .execute(self.db())
-            .await?;
+    pub async fn lift_compaction_hold(&self, session: &Session) -> StoreResult<()> {
+        sqlx::query(
+            "update sessions set compaction_resume_log_tokens = 0
+             where id = $1 and tenant_id = $2",
+        )
+        .bind(session.id)
+        .bind(session.tenant_id)
+        .execute(self.db())
+        .await?;
         Ok(())
     }
 
@@ -319,9 +337,9 @@ impl Store {
     /// most `limit`.
     pub async fn reverted_summaries(
         &self,
-        session_id: i64,
+        session: &Session,
         limit: i64,
     ) -> StoreResult<Vec<Summary>> {
-        super::summaries::reverted(self.db(), session_id, limit).await
+        super::summaries::reverted(self.db(), session, limit).await
     }
 }

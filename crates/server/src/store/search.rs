@@ -58,13 +58,13 @@ pub struct SearchHit {
 }
 
 impl Store {
-    /// Computes the search vector of up to `limit` messages that have none yet, of one
-    /// tenant and/or some sessions' own rows (None: any). With `wait`, rows another
+    /// Computes the search vector of up to `limit` messages of the tenant that have
+    /// none yet, of some sessions' own rows (None: any). With `wait`, rows another
     /// indexer holds are waited for (Search's catch-up must not miss them); otherwise
     /// skipped. Returns how many were indexed.
     pub async fn index_messages(
         &self,
-        tenant_id: Option<i64>,
+        tenant_id: i64,
         session_ids: Option<&[i64]>,
         limit: i64,
         wait: bool,
@@ -83,14 +83,29 @@ impl Store {
             .rows_affected())
     }
 
+    /// [`Store::index_messages`] of a tenant with messages still to index, each
+    /// statement on that tenant's rows (a distributed database runs it on the node
+    /// holding them). Returns how many were indexed (0: no tenant has any).
+    pub async fn index_some(&self, limit: i64, wait: bool) -> StoreResult<u64> {
+        let tenant: Option<i64> =
+            sqlx::query_scalar(include_str!("sql/search/unindexed_tenant.sql"))
+                .fetch_optional(self.db())
+                .await?;
+        match tenant {
+            Some(tenant_id) => self.index_messages(tenant_id, None, limit, wait).await,
+            None => Ok(0),
+        }
+    }
+
     /// The sessions whose rows `session_id`'s log holds: itself and, for a fork, its
     /// ancestors.
-    pub async fn log_owners(&self, session_id: i64) -> StoreResult<Vec<i64>> {
+    pub async fn log_owners(&self, tenant_id: i64, session_id: i64) -> StoreResult<Vec<i64>> {
         Ok(sqlx::query_scalar(
             "select $1::bigint union all \
-             select ancestor_id from session_lineage where session_id = $1",
+             select ancestor_id from session_lineage where session_id = $1 and tenant_id = $2",
         )
         .bind(session_id)
+        .bind(tenant_id)
         .fetch_all(self.db())
         .await?)
     }

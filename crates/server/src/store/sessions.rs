@@ -253,6 +253,18 @@ impl CreateTx {
 
 /// The tenant's live sessions (not hidden), counted in the caller's transaction after it
 /// locked the tenant's row.
+/// Takes the tenant's creation lock until the transaction ends: creates and forks that
+/// count the tenant's live sessions queue here on every replica. An advisory lock, not
+/// the tenant's row: on a distributed database a row lock on a reference table takes
+/// every node into the transaction, which then commits in two phases.
+pub(super) async fn lock_creations(conn: Conn<'_>, tenant_id: i64) -> StoreResult<()> {
+    sqlx::query("select pg_advisory_xact_lock(hashtextextended('ctxd.creations', $1))")
+        .bind(tenant_id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
 pub(super) async fn count_live_sessions(conn: Conn<'_>, tenant_id: i64) -> StoreResult<u64> {
     let live: i64 = sqlx::query_scalar(
         "select count(*) from sessions where tenant_id = $1 and deleted_at is null",
@@ -312,16 +324,13 @@ impl Store {
     }
 
     /// Starts a session's creation in a transaction of its own. With `count_live`, it
-    /// first takes the tenant's row lock and counts the tenant's sessions under it
+    /// first takes the tenant's creation lock (`lock_creations`) and counts the tenant's sessions under it
     /// (`live`), so creates on every replica queue there and a quota's count is exact.
     pub async fn begin_create(&self, tenant_id: i64, count_live: bool) -> StoreResult<CreateTx> {
         let mut tx = self.pool.begin().await?;
         let mut live = None;
         if count_live {
-            sqlx::query("select 1 from tenants where id = $1 for update")
-                .bind(tenant_id)
-                .execute(Conn::new(&mut tx, self.pooler))
-                .await?;
+            lock_creations(Conn::new(&mut tx, self.pooler), tenant_id).await?;
             // A statement of its own, after the lock: its snapshot sees every create that
             // committed before this one got the lock.
             live = Some(count_live_sessions(Conn::new(&mut tx, self.pooler), tenant_id).await?);
@@ -348,7 +357,7 @@ impl Store {
     /// anchor, so it commits without waiting for the WAL flush.
     pub async fn record_build(
         &self,
-        session_id: i64,
+        session: &Session,
         build: BuildRecord,
         extends_previous: bool,
         chart: ChartPoint,
@@ -357,7 +366,7 @@ impl Store {
         // leaves goes to the replica's row cache, so the session's next append here need
         // not read it.
         let row = sqlx::query(RECORD_BUILD_SQL.as_str())
-            .bind(session_id)
+            .bind(session.id)
             .bind(build.first_seq)
             .bind(build.last_seq)
             .bind(build.system_tokens)
@@ -369,6 +378,7 @@ impl Store {
             .bind(chart.ledger_tokens)
             .bind(chart.summary_tokens)
             .bind(chart.window_tokens)
+            .bind(session.tenant_id)
             .fetch_optional(self.db())
             .await?;
         if let Some(row) = row {
@@ -383,12 +393,19 @@ impl Store {
 
 impl Store {
     /// Sets the loop guard's count of consecutive failed automatic compactions.
-    pub async fn set_compaction_failures(&self, session_id: i64, failures: i32) -> StoreResult<()> {
-        sqlx::query("update sessions set compaction_failures = $2 where id = $1")
-            .bind(session_id)
-            .bind(failures)
-            .execute(self.db())
-            .await?;
+    pub async fn set_compaction_failures(
+        &self,
+        session: &Session,
+        failures: i32,
+    ) -> StoreResult<()> {
+        sqlx::query(
+            "update sessions set compaction_failures = $2 where id = $1 and tenant_id = $3",
+        )
+        .bind(session.id)
+        .bind(failures)
+        .bind(session.tenant_id)
+        .execute(self.db())
+        .await?;
         Ok(())
     }
 }
@@ -409,6 +426,7 @@ impl SessionTx {
             .bind(session_id)
             .bind(clearing.view_tokens)
             .bind(clearing.cleared.len() as i64)
+            .bind(self.session.tenant_id)
             .execute(self.conn())
             .await?;
         self.finish().await

@@ -4,7 +4,7 @@ use std::sync::LazyLock;
 
 use super::StoreResult;
 use super::{SessionTx, Store};
-use crate::session::Summary;
+use crate::session::{Session, Summary};
 use crate::summarize::Retention;
 
 /// A summary row as read: private to the store, which hands out [`Summary`]s.
@@ -74,9 +74,11 @@ const COLUMNS: &str = "id, depth, first_seq, last_seq, content, token_count, lev
 pub(super) async fn active<'e>(
     executor: impl sqlx::PgExecutor<'e>,
     session_id: i64,
+    tenant_id: i64,
 ) -> StoreResult<Vec<Summary>> {
     let rows: Vec<SummaryRow> = sqlx::query_as(ACTIVE_SQL.as_str())
         .bind(session_id)
+        .bind(tenant_id)
         .fetch_all(executor)
         .await?;
     Ok(rows.into_iter().map(Summary::from).collect())
@@ -86,15 +88,17 @@ pub(super) async fn active<'e>(
 /// most `limit`.
 pub(super) async fn reverted<'e>(
     executor: impl sqlx::PgExecutor<'e>,
-    session_id: i64,
+    session: &Session,
     limit: i64,
 ) -> StoreResult<Vec<Summary>> {
     let rows: Vec<SummaryRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "select {COLUMNS} from summaries where session_id = $1 and reverted_at is not null \
+        "select {COLUMNS} from summaries
+         where session_id = $1 and tenant_id = $3 and reverted_at is not null \
          order by reverted_at desc, id desc limit $2"
     )))
-    .bind(session_id)
+    .bind(session.id)
     .bind(limit)
+    .bind(session.tenant_id)
     .fetch_all(executor)
     .await?;
     Ok(rows.into_iter().map(Summary::from).collect())
@@ -104,8 +108,8 @@ impl Store {
     /// The active summaries (not covered by a higher one, not reverted), oldest first:
     /// the session's own, and those a fork reuses of its ancestors that it has not
     /// condensed.
-    pub async fn active_summaries(&self, session_id: i64) -> StoreResult<Vec<Summary>> {
-        active(self.db(), session_id).await
+    pub async fn active_summaries(&self, session: &Session) -> StoreResult<Vec<Summary>> {
+        active(self.db(), session.id, session.tenant_id).await
     }
 
     /// The summaries directly under `parents` in the session's tree (those condensed
@@ -113,12 +117,13 @@ impl Store {
     /// the children of a summary are in the same tree.
     pub async fn summary_children(
         &self,
-        session_id: i64,
+        session: &Session,
         parents: &[i64],
     ) -> StoreResult<Vec<Summary>> {
         let rows: Vec<SummaryRow> = sqlx::query_as(CHILDREN_SQL.as_str())
-            .bind(session_id)
+            .bind(session.id)
             .bind(parents)
+            .bind(session.tenant_id)
             .fetch_all(self.db())
             .await?;
         Ok(rows.into_iter().map(Summary::from).collect())
@@ -126,10 +131,11 @@ impl Store {
 
     /// One summary of a session: its own, or one it inherits (an ancestor's, written
     /// before the fork and within the inherited range).
-    pub async fn summary(&self, session_id: i64, id: i64) -> StoreResult<Option<Summary>> {
+    pub async fn summary(&self, session: &Session, id: i64) -> StoreResult<Option<Summary>> {
         let row: Option<SummaryRow> = sqlx::query_as(SUMMARY_SQL.as_str())
-            .bind(session_id)
+            .bind(session.id)
             .bind(id)
+            .bind(session.tenant_id)
             .fetch_optional(self.db())
             .await?;
         Ok(row.map(Summary::from))
@@ -139,33 +145,37 @@ impl Store {
 static ACTIVE_SQL: LazyLock<String> = LazyLock::new(|| {
     format!(
         "select * from (
-            select {COLUMNS} from summaries where session_id = $1 and parent_id is null
+            select {COLUMNS} from summaries
+            where session_id = $1 and tenant_id = $2 and parent_id is null
                 and reverted_at is null
             union all
-            select {COLUMNS} from summaries where id in (
-                select summary_id from summary_links where session_id = $1 and parent_id is null)
+            select {COLUMNS} from summaries where tenant_id = $2 and id in (
+                select summary_id from summary_links
+                where session_id = $1 and tenant_id = $2 and parent_id is null)
         ) a order by first_seq"
     )
 });
 
 static SUMMARY_SQL: LazyLock<String> = LazyLock::new(|| {
     format!(
-        "select {COLUMNS} from summaries su where su.id = $2 and (su.session_id = $1 or exists (
+        "select {COLUMNS} from summaries su
+         where su.id = $2 and su.tenant_id = $3 and (su.session_id = $1 or exists (
             select 1 from session_lineage l
-            where l.session_id = $1 and l.ancestor_id = su.session_id
+            where l.session_id = $1 and l.tenant_id = $3 and l.ancestor_id = su.session_id
               and su.id <= l.summary_limit and su.last_seq <= l.last_seq))"
     )
 });
 
-/// The children of summaries `$2` in session `$1`'s tree: those the owner condensed into
-/// them, and those a fork's own condensing put under them.
+/// The children of summaries `$2` in session `$1`'s tree (of tenant `$3`): those the
+/// owner condensed into them, and those a fork's own condensing put under them.
 pub(super) static CHILDREN_SQL: LazyLock<String> = LazyLock::new(|| {
     format!(
         "select * from (
-            select {COLUMNS} from summaries where parent_id = any($2)
+            select {COLUMNS} from summaries where tenant_id = $3 and parent_id = any($2)
             union all
-            select {COLUMNS} from summaries where id in (
-                select summary_id from summary_links where session_id = $1 and parent_id = any($2))
+            select {COLUMNS} from summaries where tenant_id = $3 and id in (
+                select summary_id from summary_links
+                where session_id = $1 and tenant_id = $3 and parent_id = any($2))
         ) c order by first_seq"
     )
 });
@@ -187,6 +197,7 @@ impl SessionTx {
             .bind(i32::try_from(new.facts).unwrap_or(i32::MAX))
             .bind(i32::try_from(new.facts_lost).unwrap_or(i32::MAX))
             .bind(sqlx::types::Json(new.retention))
+            .bind(self.session.tenant_id)
             .fetch_one(self.conn())
             .await?;
         if !children.is_empty() {
@@ -194,12 +205,15 @@ impl SessionTx {
             // in the fork is its link's, the owner's row stays the owner's.
             sqlx::query(
                 "with owned as (
-                    update summaries set parent_id = $3 where session_id = $1 and id = any($2))
-                update summary_links set parent_id = $3 where session_id = $1 and summary_id = any($2)",
+                    update summaries set parent_id = $3
+                    where session_id = $1 and tenant_id = $4 and id = any($2))
+                update summary_links set parent_id = $3
+                where session_id = $1 and tenant_id = $4 and summary_id = any($2)",
             )
             .bind(session_id)
             .bind(children)
             .bind(id)
+            .bind(self.session.tenant_id)
             .execute(self.conn())
             .await?;
         }
@@ -223,6 +237,7 @@ impl SessionTx {
             .bind(update.view_tokens)
             .bind(update.summary_tokens)
             .bind(update.summaries_written)
+            .bind(self.session.tenant_id)
             .execute(self.conn())
             .await?;
         self.finish().await

@@ -87,6 +87,7 @@ impl Store {
         let link: Option<(i64, Option<String>, String)> =
             sqlx::query_as(include_str!("sql/tree/finish_link.sql"))
                 .bind(child.id)
+                .bind(child.tenant_id)
                 .fetch_optional(Conn::new(&mut tx, self.pooler))
                 .await?;
         Ok(Some(FinishTx {
@@ -198,12 +199,14 @@ impl Store {
 
     /// The ancestors of a session (sessions.id; root first), as its link recorded them
     /// at creation: empty for a root. Also for a deleted session whose events remain.
-    pub async fn ancestors(&self, session_id: i64) -> StoreResult<Vec<i64>> {
-        let ancestors: Option<Vec<i64>> =
-            sqlx::query_scalar("select ancestors from session_links where session_id = $1")
-                .bind(session_id)
-                .fetch_optional(self.db())
-                .await?;
+    pub async fn ancestors(&self, tenant_id: i64, session_id: i64) -> StoreResult<Vec<i64>> {
+        let ancestors: Option<Vec<i64>> = sqlx::query_scalar(
+            "select ancestors from session_links where session_id = $1 and tenant_id = $2",
+        )
+        .bind(session_id)
+        .bind(tenant_id)
+        .fetch_optional(self.db())
+        .await?;
         Ok(ancestors.unwrap_or_default())
     }
 

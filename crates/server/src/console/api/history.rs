@@ -18,7 +18,9 @@ pub(super) async fn events(
     let info = info(console, tenant, id).await?;
     let after = query.number("after", 0..=i64::MAX, 0)?;
     let store = console.engine.store();
-    let events = store.session_events(info.row.id, after, MAX_PAGE).await?;
+    let events = store
+        .session_events(info.row.tenant_id, info.row.id, after, MAX_PAGE)
+        .await?;
     let listed: Vec<Value> = events.iter().map(event_json).collect();
     Ok(json!({"events": listed, "version": info.row.version, "messages": info.row.message_count}))
 }
@@ -41,7 +43,7 @@ const MAX_TREE_DEPTH: usize = 16;
 /// condensed), depth, tokens, the tokens of what it covers, and its text.
 pub(super) async fn summaries(console: &Console, tenant: i64, id: &str) -> Result<Value> {
     let info = info(console, tenant, id).await?;
-    let mut summaries = console.engine.store().active_summaries(info.row.id).await?;
+    let mut summaries = console.engine.store().active_summaries(&info.row).await?;
     summaries.sort_by_key(|summary| summary.first_seq);
     Ok(json!({"summaries": listed(&summaries)}))
 }
@@ -58,7 +60,7 @@ pub(super) async fn children(
     let wanted = summary_id(summary)?;
     let store = console.engine.store();
     let mut level: Vec<i64> = store
-        .active_summaries(info.row.id)
+        .active_summaries(&info.row)
         .await?
         .iter()
         .map(|summary| summary.id)
@@ -68,10 +70,10 @@ pub(super) async fn children(
             break;
         }
         if level.contains(&wanted) {
-            let children = store.summary_children(info.row.id, &[wanted]).await?;
+            let children = store.summary_children(&info.row, &[wanted]).await?;
             return Ok(json!({"summary": wanted, "summaries": listed(&children)}));
         }
-        let below = store.summary_children(info.row.id, &level).await?;
+        let below = store.summary_children(&info.row, &level).await?;
         level = below.iter().map(|summary| summary.id).collect();
     }
     Err(Error::not_found(format!("summary {wanted}")))

@@ -69,7 +69,7 @@ pub(super) async fn builds(console: &Console, tenant: i64, id: &str) -> Result<V
     let points = console
         .engine
         .store()
-        .build_history(info.row.id, CHARTED_BUILDS)
+        .build_history(&info.row, CHARTED_BUILDS)
         .await?;
     Ok(json!({"builds": points, "recorded": info.row.builds.count}))
 }

@@ -46,6 +46,7 @@ mod statement;
 /// One append's write, owned (it crosses to the writer's task).
 pub(super) struct Item {
     pub session: i64,
+    pub tenant: i64,
     /// The row version the append decided on.
     pub row_version: String,
     /// Decided on the replica's cached row: the write also checks the version, the
@@ -88,6 +89,7 @@ impl Item {
         }
         Some(Item {
             session: session.id,
+            tenant: session.tenant_id,
             row_version: row_version.to_string(),
             assumed,
             builds: session.builds.count,
@@ -144,10 +146,10 @@ pub(super) struct Batcher {
 
 impl Batcher {
     /// Starts the writer: at most `writers` batch statements in flight on `pool`
-    /// (behind `pooler`).
-    pub(super) fn start(pool: Pool, pooler: Pooler, writers: usize) -> Batcher {
+    /// (behind `pooler`); `by_tenant`, each batch of one tenant's appends.
+    pub(super) fn start(pool: Pool, pooler: Pooler, writers: usize, by_tenant: bool) -> Batcher {
         let (queue, pending) = mpsc::unbounded_channel();
-        tokio::spawn(dispatch(pool, pooler, writers.max(1), pending));
+        tokio::spawn(dispatch(pool, pooler, writers.max(1), by_tenant, pending));
         Batcher { queue }
     }
 
@@ -170,6 +172,7 @@ async fn dispatch(
     pool: Pool,
     pooler: Pooler,
     writers: usize,
+    by_tenant: bool,
     mut pending: mpsc::UnboundedReceiver<Pending>,
 ) {
     let (finished_tx, mut finished) = mpsc::unbounded_channel::<(Vec<i64>, Option<Held>)>();
@@ -186,7 +189,7 @@ async fn dispatch(
                 waiting.push_back(next);
             }
             let limit = balanced(waiting.len(), last);
-            let batch = next_batch(&mut waiting, &in_flight, limit);
+            let batch = next_batch(&mut waiting, &in_flight, limit, by_tenant);
             if !batch.is_empty() {
                 last = batch.len();
                 let sessions: Vec<i64> = batch.iter().map(|(item, _)| item.session).collect();
@@ -270,13 +273,14 @@ fn balanced(waiting: usize, last: usize) -> usize {
 /// are dropped, unwritten): appends whose session is neither in flight nor already in
 /// the batch, up to `limit` and `MAX_BATCH` appends and `MAX_BATCH_BYTES`, sorted by
 /// session (so that batches of different replicas lock shared rows in the same order);
-/// the rest keep their places.
+/// the rest keep their places. `by_tenant`: only appends of the first one's tenant.
 fn next_batch(
     waiting: &mut VecDeque<Pending>,
     in_flight: &HashSet<i64>,
     limit: usize,
+    by_tenant: bool,
 ) -> Vec<Pending> {
-    let mut batch = Vec::new();
+    let mut batch: Vec<Pending> = Vec::new();
     let mut bytes = 0;
     let mut taken = HashSet::new();
     let mut blocked = HashSet::new();
@@ -288,7 +292,9 @@ fn next_batch(
         }
         let session = next.0.session;
         let size = next.0.bytes();
+        let tenant_fits = !by_tenant || batch.first().is_none_or(|b| b.0.tenant == next.0.tenant);
         if batch.len() < MAX_BATCH.min(limit)
+            && tenant_fits
             && (batch.is_empty() || bytes + size <= MAX_BATCH_BYTES)
             && !in_flight.contains(&session)
             && !blocked.contains(&session)

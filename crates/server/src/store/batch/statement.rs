@@ -18,7 +18,7 @@ use crate::message::Role;
 use crate::session::Session;
 
 /// The parameters the batch statement always has; its events' and jobs' come after.
-const BASE_PARAMETERS: usize = 54;
+const BASE_PARAMETERS: usize = 55;
 
 /// The batch statement with the parts it has rows for — events, jobs, the task ledger's
 /// entries, exit statuses of earlier calls — indexed `[events][jobs][entries][runs]`:
@@ -347,6 +347,15 @@ fn bind_rest<'q>(
                 .map(|item| item.budget_status.map(crate::budget::Status::code))
                 .collect::<Vec<Option<i16>>>(),
         )
+        .bind(tenants(items))
+}
+
+/// The batch's tenants, each once.
+fn tenants(items: &[Item]) -> Vec<i64> {
+    let mut tenants: Vec<i64> = items.iter().map(|item| item.tenant).collect();
+    tenants.sort_unstable();
+    tenants.dedup();
+    tenants
 }
 
 /// The events' parameters, when the batch has events.

@@ -7,7 +7,9 @@
         -- exists yet, and every call it answers ($17) exists unanswered.
         and version = $19 - 1 and builds = $55
         and not exists (
-            select 1 from tool_calls t where t.session_id = $1 and t.call_id = any($14::text[]))
+            select 1 from tool_calls t where t.session_id = $1 and t.tenant_id = $61
+                and t.call_id = any($14::text[]))
         and (select count(*) from tool_calls t
-             where t.session_id = $1 and t.call_id = any($17::text[]) and t.result_seq is null)
+             where t.session_id = $1 and t.tenant_id = $61 and t.call_id = any($17::text[])
+               and t.result_seq is null)
             = cardinality($17::text[])

@@ -2,7 +2,8 @@
 -- session row is as its append read it (b_row_version, its xmin) or, for an assumed
 -- state, as the replica's cached row says — the same guards as session.sql and
 -- assumed.sql, per item. A session appears at most once per batch. Batched appends have
--- no idempotency key; those take the single statement. The session update repeats
+-- no idempotency key; those take the single statement. $55: the batch's tenants, which
+-- every table read or written is filtered by (one, on a distributed database). The session update repeats
 -- session.sql's per item, the events and jobs (the parts slot: batch_events.sql,
 -- batch_jobs.sql, only when the batch has such rows) events.sql's and job.sql's, and
 -- the task ledger's parts (the ledger slot: batch_ledger.sql, batch_ledger_runs.sql,
@@ -34,7 +35,8 @@ a as (
 -- holds: an append whose row is locked is written alone (it waits for that lock by
 -- itself, not the whole batch).
 locked as (
-    select id as locked_id from sessions where id = any($2::bigint[])
+    select id as locked_id from sessions
+    where id = any($2::bigint[]) and tenant_id = any($55::bigint[])
     order by id for update skip locked
 ),
 s as (
@@ -62,20 +64,24 @@ s as (
         event_seq = event_seq + b_events,
         budget_status = coalesce(b_budget_status, budget_status)
     from b join locked on locked_id = b_id
-    where sessions.id = any($2::bigint[]) and sessions.id = b_id
+    where sessions.id = any($2::bigint[]) and sessions.tenant_id = any($55::bigint[])
+        and sessions.id = b_id
         and sessions.xmin::text = b_row_version
         and (not b_assumed or (
             sessions.version = b_version - 1 and sessions.builds = b_builds
             and not exists (
                 select 1 from c join tool_calls t on t.call_id = c.id
-                where c.idx = b_idx and t.session_id = b_id)
+                where c.idx = b_idx and t.session_id = b_id
+                    and t.tenant_id = any($55::bigint[]))
             and (select count(*) from a join tool_calls t on t.call_id = a.id
-                 where a.idx = b_idx and t.session_id = b_id and t.result_seq is null)
+                 where a.idx = b_idx and t.session_id = b_id
+                     and t.tenant_id = any($55::bigint[]) and t.result_seq is null)
                 = b_answers))
         -- pending.sql's check, for an append that relies on a pending job.
         and (b_pending_kind is null
             or (select j.id from jobs j
-                where j.session_id = b_id and j.kind = b_pending_kind
+                where j.session_id = b_id and j.tenant_id = any($55::bigint[])
+                  and j.kind = b_pending_kind
                   and j.state in ('available', 'running', 'retryable'))
                is not distinct from b_pending_job)
     returning b_idx, {columns}, sessions.event_seq - b_events as event_base,
@@ -84,10 +90,10 @@ s as (
 inserted_messages as (
     insert into messages (session_id, seq, turn, role, content, parts, reasoning,
         tool_calls, tool_call_id, name, metadata, pinned, token_count, view_tokens,
-        view_state)
+        view_state, tenant_id)
     select s.id, m.seq, m.turn, m.role, m.content, m.parts::jsonb, m.reasoning,
         m.tool_calls::jsonb, m.tool_call_id, m.name, m.metadata::jsonb, m.pinned,
-        m.token_count, m.view_tokens, m.view_state
+        m.token_count, m.view_tokens, m.view_state, s.tenant_id
     from unnest($26::int[], $27::bigint[], $28::bigint[], $29::smallint[], $30::text[],
         $31::text[], $32::text[], $33::text[], $34::text[], $35::text[], $36::text[],
         $37::bool[], $38::int[], $39::int[], $47::smallint[])
@@ -96,21 +102,23 @@ inserted_messages as (
     join s on s.b_idx = m.idx
 ),
 inserted_calls as (
-    insert into tool_calls (session_id, call_id, call_seq, result_seq)
-    select s.id, c.id, c.call_seq, c.result_seq from c join s on s.b_idx = c.idx
+    insert into tool_calls (session_id, call_id, call_seq, result_seq, tenant_id)
+    select s.id, c.id, c.call_seq, c.result_seq, s.tenant_id from c join s on s.b_idx = c.idx
 ),
 answered_calls as (
     update tool_calls t set result_seq = a.seq
     from a join s on s.b_idx = a.idx
-    where t.session_id = s.id and t.call_id = a.id
+    where t.session_id = s.id and t.tenant_id = any($55::bigint[]) and t.call_id = a.id
 ){parts}{ledger}
 select b.b_idx as item, s.id is not null as applied,
     exists (select 1 from locked where locked_id = b.b_id) as locked, s.*,
     -- What an append relying on a remembered pending job sees (store::append::Seen).
     case when b.b_pending_kind is not null then
-        (select x.xmin::text from sessions x where x.id = b.b_id) end as row_version_now,
+        (select x.xmin::text from sessions x
+         where x.id = b.b_id and x.tenant_id = any($55::bigint[])) end as row_version_now,
     case when b.b_pending_kind is not null then
         (select j.id from jobs j
-         where j.session_id = b.b_id and j.kind = b.b_pending_kind
+         where j.session_id = b.b_id and j.tenant_id = any($55::bigint[])
+           and j.kind = b.b_pending_kind
            and j.state in ('available', 'running', 'retryable')) end as pending_now{outputs}
 from b left join s on s.b_idx = b.b_idx

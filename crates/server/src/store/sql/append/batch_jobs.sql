@@ -6,7 +6,7 @@ batch_jobs as (
     from unnest($J1::int[], $J2::text[], $J3::jsonb[], $J4::smallint[], $J5::int[],
         $J6::bool[]) as q(idx, kind, args, priority, max_attempts, notify_done)
     join s on s.b_idx = q.idx
-    on conflict (session_id, kind) where state in ('available', 'running', 'retryable')
+    on conflict (session_id, kind, tenant_id) where state in ('available', 'running', 'retryable')
         do nothing
     returning id, session_id
 )

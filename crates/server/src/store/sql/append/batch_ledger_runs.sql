@@ -12,5 +12,5 @@ batch_ledger_runs as (
     from jsonb_to_recordset($50::jsonb) as r(item int, session bigint, call_id text,
         seq bigint, exit_code int)
     join s on s.b_idx = r.item and s.id = r.session
-    where l.session_id = r.session and l.call_id = r.call_id and l.kind = 2{merged}
+    where l.session_id = r.session and l.tenant_id = any($55::bigint[]) and l.call_id = r.call_id and l.kind = 2{merged}
 )

@@ -2,11 +2,12 @@
 -- merged by the engine), merged into the session's.
 ledger_found as (
     insert into ledger_entries as l (session_id, kind, key, text, seqs, run_seqs,
-        run_codes, call_id)
-    select $1, e.kind, e.key, e.text, e.seqs, e.run_seqs, e.run_codes, e.call_id
+        run_codes, call_id, tenant_id)
+    select $1, e.kind, e.key, e.text, e.seqs, e.run_seqs, e.run_codes, e.call_id,
+        s.tenant_id
     from s, jsonb_to_recordset($57::jsonb) as e(kind smallint, key text, text text,
         seqs bigint[], run_seqs bigint[], run_codes int[], call_id text)
-    on conflict (session_id, kind, key) do update set
+    on conflict (session_id, kind, key, tenant_id) do update set
         text = excluded.text,
         seqs = ctxd_ledger_seqs(l.seqs || excluded.seqs),
         run_seqs = (l.run_seqs || excluded.run_seqs)
@@ -25,7 +26,7 @@ ledger_runs as (
         run_codes = (l.run_codes || r.exit_code)[greatest(1, cardinality(l.run_codes) - 6):],
         updated_at = now()
     from s, jsonb_to_recordset($58::jsonb) as r(call_id text, seq bigint, exit_code int)
-    where l.session_id = $1 and l.kind = 2 and l.call_id = r.call_id
+    where l.session_id = $1 and l.tenant_id = $61 and l.kind = 2 and l.call_id = r.call_id
       and not exists (
           select 1 from jsonb_to_recordset($57::jsonb) as e(kind smallint, key text)
           where e.kind = l.kind and e.key = l.key)

@@ -25,7 +25,7 @@ s as (
         compaction_failures = case when $39 then 0 else compaction_failures end,
         event_seq = event_seq + cardinality($41::smallint[]),
         budget_status = coalesce($43, budget_status)
-    where id = $1 and xmin::text = $40{assumed}
+    where id = $1 and tenant_id = $61 and xmin::text = $40{assumed}
     returning {columns}, event_seq - cardinality($41::smallint[]) as event_base,
         xmin::text as row_version
 )

@@ -1,7 +1,7 @@
 with s as (
    update sessions set event_seq = event_seq + cardinality($2::smallint[]),
        budget_status = coalesce($4, budget_status)
-   where id = $1
+   where id = $1 and tenant_id = $6
    returning tenant_id, external_id, event_seq - cardinality($2::smallint[]) as base, version
 ), ins as (
    insert into events (tenant_id, session_id, external_id, session_seq, kind,

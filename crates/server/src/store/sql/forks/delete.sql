@@ -1,7 +1,7 @@
 -- Deletes session $1 (locked by the caller, read by no fork) with its whole log, writing
--- its SESSION_DELETED event in the same statement.
+-- its SESSION_DELETED event in the same statement. $5: its tenant.
 with s as (
-   delete from sessions where id = $1
+   delete from sessions where id = $1 and tenant_id = $5
    returning id, tenant_id, external_id, event_seq, version, message_count
 ), ins as (
    insert into events (tenant_id, session_id, external_id, session_seq, kind,

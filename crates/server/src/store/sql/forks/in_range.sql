@@ -7,9 +7,10 @@ from (select m.seq, m.turn, m.role, m.content, m.parts, m.reasoning, m.tool_call
           coalesce(v.view_tokens, m.view_tokens) as view_tokens,
           coalesce(v.view_state, m.view_state) as view_state, m.created_at,
           sum(m.token_count) over (order by m.seq) as running
-      from ctxd_log_segments($1) g
-      join messages m on m.session_id = g.owner
+      from {segments:$5} g
+      join messages m on m.session_id = g.owner and m.tenant_id = $5
          and m.seq between greatest(g.first_seq, $2) and least(g.last_seq, $3)
-      left join message_views v on v.session_id = $1 and v.seq = m.seq) r
+      left join message_views v
+         on v.session_id = $1 and v.tenant_id = $5 and v.seq = m.seq) r
 where $4 = 0 or running <= $4 or seq = $2
 order by seq

@@ -6,7 +6,7 @@ select coalesce(sum(m.token_count), 0)::bigint as tokens,
    coalesce(sum(ctxd_message_bytes(m.content, m.parts, m.reasoning, m.tool_calls,
        m.tool_call_id, m.name)), 0)::bigint as bytes,
    coalesce(max(m.turn), 0)::bigint as turn
-from ctxd_log_segments($1) g
-join messages m on m.session_id = g.owner
+from {segments:$4} g
+join messages m on m.session_id = g.owner and m.tenant_id = $4
    and m.seq between greatest(g.first_seq, $2) and least(g.last_seq, $3)
-left join message_views v on v.session_id = $1 and v.seq = m.seq
+left join message_views v on v.session_id = $1 and v.tenant_id = $4 and v.seq = m.seq

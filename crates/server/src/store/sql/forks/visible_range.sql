@@ -4,9 +4,9 @@ select m.seq, m.turn, m.role, m.content, m.parts, m.reasoning, m.tool_calls, m.t
    m.name, m.metadata, m.pinned, m.token_count,
    coalesce(v.view_tokens, m.view_tokens) as view_tokens,
    coalesce(v.view_state, m.view_state) as view_state, m.created_at
-from ctxd_log_segments($1) g
-join messages m on m.session_id = g.owner
+from {segments:$4} g
+join messages m on m.session_id = g.owner and m.tenant_id = $4
    and m.seq between greatest(g.first_seq, $2) and least(g.last_seq, $3)
-left join message_views v on v.session_id = $1 and v.seq = m.seq
+left join message_views v on v.session_id = $1 and v.tenant_id = $4 and v.seq = m.seq
 where coalesce(v.view_state, m.view_state) <> 4
 order by m.seq

@@ -2,7 +2,8 @@
 -- transaction that holds its session's lock and writes the attempt's COMPACTION_FAILED
 -- event. Fenced on state and lease: a rescue running at the same time in another
 -- replica waits for this row, then finds it no longer running and changes nothing, so
--- each rescued attempt is counted and announced once. $1: the job, $2: the error.
+-- each rescued attempt is counted and announced once. $1: the job, $2: the error, $3:
+-- the job's tenant.
 --
 -- An attempt before the last: retryable at once (the attempt stays counted).
 -- The last attempt: due again as its fallback run (`fallback`), which the claim counts
@@ -11,7 +12,7 @@
 -- A fallback run whose worker stopped too: discarded.
 with lapsed as (
     select id, attempts, max_attempts, fallback from jobs
-    where id = $1 and state = 'running' and lease_until < now()
+    where id = $1 and tenant_id = $3 and state = 'running' and lease_until < now()
     for update
 )
 update jobs j set
@@ -23,7 +24,7 @@ update jobs j set
     locked_by = null, lease_until = null, run_at = now(),
     finished_at = case when l.fallback then now() end
 from lapsed l
-where j.id = l.id
+where j.id = l.id and j.tenant_id = $3
 returning l.attempts as attempt,
     -- The attempt's end is its fallback run's (which writes the event).
     (j.fallback and not l.fallback) as fallback_run,

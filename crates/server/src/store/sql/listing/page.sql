@@ -9,7 +9,8 @@ where s.tenant_id = $1
   and ($2::jsonb is null or s.metadata @> $2)
   and ($3::text is null or exists (
       select 1 from session_links l join sessions p on p.id = l.parent_id
-      where l.session_id = s.id and p.tenant_id = $1 and p.external_id = $3))
+      where l.session_id = s.id and l.tenant_id = $1 and p.tenant_id = $1
+        and p.external_id = $3))
   and ($4::text is null or s.forked_from = $4)
   and ($5::boolean is null or (s.finished_at is not null) = $5)
   and ($6::timestamptz is null or s.created_at >= $6)

@@ -1,5 +1,5 @@
 select seq, turn, role, content, parts, reasoning, tool_calls, tool_call_id, name,
    metadata, pinned, token_count, view_tokens, view_state, created_at
-from messages where session_id = $1 and seq between $2 and $3
+from messages where session_id = $1 and tenant_id = $4 and seq between $2 and $3
    and view_state <> 4
 order by seq

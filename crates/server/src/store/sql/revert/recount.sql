@@ -6,20 +6,22 @@
 -- view cover (0: none).
 with active as (
    select su.first_seq, su.last_seq, su.token_count from summaries su, sessions s
-   where s.id = $1 and su.session_id = s.id and su.parent_id is null
+   where s.id = $1 and s.tenant_id = $2 and su.session_id = s.id and su.tenant_id = $2
+     and su.parent_id is null
      and su.reverted_at is null
    union all
    select su.first_seq, su.last_seq, su.token_count
-   from summary_links k join summaries su on su.id = k.summary_id
-   where k.session_id = $1 and k.parent_id is null
+   from summary_links k
+   join summaries su on su.id = k.summary_id and su.tenant_id = $2
+   where k.session_id = $1 and k.tenant_id = $2 and k.parent_id is null
 )
 select
    (select coalesce(sum(coalesce(v.view_tokens, m.view_tokens)), 0)::bigint
-    from ctxd_log_segments(s.id) g
-    join messages m on m.session_id = g.owner
+    from {segments:$2} g
+    join messages m on m.session_id = g.owner and m.tenant_id = $2
        and m.seq between greatest(g.first_seq, s.view_first_seq) and g.last_seq
-    left join message_views v on v.session_id = s.id and v.seq = m.seq
+    left join message_views v on v.session_id = s.id and v.tenant_id = $2 and v.seq = m.seq
     where coalesce(v.view_state, m.view_state) <> 4),
    (select coalesce(array_agg(a.token_count::bigint), '{}') from active a),
    (select coalesce(max(a.last_seq), 0) from active a where a.first_seq < s.view_first_seq)
-from sessions s where s.id = $1
+from sessions s where s.id = $1 and s.tenant_id = $2

@@ -5,4 +5,4 @@ update sessions set view_first_seq = $2, view_tokens = $3, summary_tokens = $4,
    cleared_messages = $5, summaries_written = $6, view_epoch = $7,
    anchor_view_epoch = coalesce($8, anchor_view_epoch), last_build_view_epoch = $9,
    compaction_resume_log_tokens = $10, version = version + 1, updated_at = now()
-where id = $1
+where id = $1 and tenant_id = $11

@@ -7,15 +7,17 @@ with subtree as (
     from sessions s
     where s.tenant_id = $2
       and (s.id = $1 or s.id in (
-          select l.session_id from session_links l where l.ancestors @> array[$1::bigint]))
+          select l.session_id from session_links l
+          where l.tenant_id = $2 and l.ancestors @> array[$1::bigint]))
 )
 select
     (select jsonb_build_array(p.external_id, l.parent_tool_call_id,
                 cardinality(l.ancestors))
-     from session_links l left join sessions p on p.id = l.parent_id
-     where l.session_id = $1) as link,
-    (select count(*) from session_links l join sessions c on c.id = l.session_id
-     where l.parent_id = $1) as children_total,
+     from session_links l left join sessions p on p.id = l.parent_id and p.tenant_id = $2
+     where l.session_id = $1 and l.tenant_id = $2) as link,
+    (select count(*) from session_links l
+     join sessions c on c.id = l.session_id and c.tenant_id = $2
+     where l.parent_id = $1 and l.tenant_id = $2) as children_total,
     (select count(*) from subtree) as sessions,
     (select least(coalesce(sum(log_tokens), 0), 9223372036854775807)::bigint
      from subtree) as log_tokens,
