@@ -5,18 +5,6 @@
 -- but the keys: tenant_id comes last in each, so a lookup by id or by session still
 -- uses the index.
 --
--- The two tables looked up before the tenant is known (tenants, api_keys) take their ids
--- from a sequence instead of an identity column, which a table copied to every node
--- (a Citus reference table) cannot have; the ids go on from where they were.
-alter table tenants alter column id drop identity;
-create sequence tenants_id_seq owned by tenants.id;
-select setval('tenants_id_seq', coalesce((select max(id) from tenants), 0) + 1, false);
-alter table tenants alter column id set default nextval('tenants_id_seq');
-alter table api_keys alter column id drop identity;
-create sequence api_keys_id_seq owned by api_keys.id;
-select setval('api_keys_id_seq', coalesce((select max(id) from api_keys), 0) + 1, false);
-alter table api_keys alter column id set default nextval('api_keys_id_seq');
-
 -- A contract: binaries before this one write no tenant_id into these tables and name
 -- the old keys in their `on conflict` clauses, so they refuse this schema (0023).
 

@@ -6,6 +6,7 @@ mod batch_writer;
 mod binary;
 mod caching;
 mod caps;
+mod citus;
 mod compaction;
 mod compose;
 mod connections;

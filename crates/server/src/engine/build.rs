@@ -139,9 +139,7 @@ impl Engine {
             && record.last_seq >= previous.last_seq
             && record.system_tokens == previous.system_tokens
             && record.tool_tokens == previous.tool_tokens;
-        self.store
-            .record_build(row, record, extends, chart)
-            .await?;
+        self.store.record_build(row, record, extends, chart).await?;
         Ok(if extends {
             BuildKind::Extends
         } else {

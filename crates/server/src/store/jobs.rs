@@ -223,7 +223,7 @@ pub struct Finished {
     pub claimed: Vec<(String, Job)>,
 }
 
-// The queue's own bookkeeping (claim, lease renewal, finish) commits without waiting for
+// The queue's own bookkeeping (claim, finish) commits without waiting for
 // the WAL flush: PostgreSQL makes it visible at once and flushes it with the next
 // synchronous commit, within ~3 × wal_writer_delay otherwise. Were PostgreSQL itself to
 // crash in that window, a claim reverts to a due job and a finish to a running job whose

@@ -317,7 +317,11 @@ impl Store {
             .acquire_timeout(Duration::from_secs(10))
             .connect_with(options.clone())
             .await?;
+        let distributed = distribution::detect(&pool).await?;
         let append_options = match pooler {
+            // Citus routes a statement by the tenant's value, which a generic plan
+            // leaves a parameter.
+            _ if distributed => options,
             Pooler::None => append_options(options),
             // Generic plans pay off only for statements kept prepared.
             Pooler::Transaction => options,
@@ -327,7 +331,6 @@ impl Store {
             .acquire_timeout(Duration::from_secs(10))
             .connect_lazy_with(append_options);
         let own_listen_pool = direct.is_some();
-        let distributed = distribution::detect(&pool).await?;
         let store = Store::new(pool);
         let listen_pool = match direct {
             Some(direct) => Pool::new(

@@ -114,24 +114,54 @@ impl super::Store {
     /// Places the tables on a Citus coordinator's nodes (`placement_sql`), skipping
     /// those placed already, and creates the functions queries call on every node.
     /// Returns how many tables it placed. Refuses a database without Citus.
+    ///
+    /// The foreign keys are dropped first and made again after: Citus would otherwise
+    /// turn every table referencing `tenants`, once that is a reference table, into a
+    /// coordinator-local table, which it then cannot distribute (nor one with an
+    /// identity column at all).
     pub async fn distribute(&self) -> super::StoreResult<usize> {
         if !detect(self.pool.inner()).await? {
             return Err(super::StoreError::Other(sqlx::Error::Configuration(
                 "the database is not a Citus coordinator (no citus extension)".into(),
             )));
         }
-        let placed: Vec<String> =
-            sqlx::query_scalar("select logicalrelid::regclass::text from pg_dist_partition")
-                .fetch_all(self.db())
+        let placed: Vec<String> = sqlx::query_scalar(
+            "select table_name::text from citus_tables
+             where citus_table_type in ('distributed', 'reference')",
+        )
+        .fetch_all(self.db())
+        .await?;
+        let pending: Vec<(&Table, String)> = tables()
+            .zip(placement_sql())
+            .filter(|(table, _)| !placed.iter().any(|p| p == table.name))
+            .collect();
+        if pending.is_empty() {
+            return Ok(0);
+        }
+        let keys: Vec<(String, String, String)> = sqlx::query_as(
+            "select conrelid::regclass::text, conname::text, pg_get_constraintdef(oid)
+             from pg_constraint
+             where contype = 'f' and connamespace = current_schema()::regnamespace",
+        )
+        .fetch_all(self.db())
+        .await?;
+        // Names and definitions read from the catalog, not from a client.
+        for (table, name, _) in &keys {
+            let drop = format!("alter table {table} drop constraint {name}");
+            sqlx::query(sqlx::AssertSqlSafe(drop))
+                .execute(self.db())
                 .await?;
-        let mut count = 0;
-        for (table, sql) in tables().zip(placement_sql()) {
-            if !placed.iter().any(|p| p == table.name) {
-                sqlx::query(sqlx::AssertSqlSafe(sql))
-                    .execute(self.db())
-                    .await?;
-                count += 1;
-            }
+        }
+        for (_, sql) in &pending {
+            sqlx::query(sqlx::AssertSqlSafe(sql.as_str()))
+                .execute(self.db())
+                .await?;
+        }
+        for (table, name, definition) in &keys {
+            let add = format!("alter table {table} add constraint {name} {definition}");
+            sqlx::query(sqlx::AssertSqlSafe(add))
+                .execute(self.db())
+                .await?;
         }
         sqlx::query(
             "select create_distributed_function(p.oid::regprocedure) from pg_proc p
@@ -140,8 +170,99 @@ impl super::Store {
         .bind(NODE_FUNCTIONS)
         .execute(self.db())
         .await?;
-        Ok(count)
+        Ok(pending.len())
     }
+}
+
+/// Statements that read or write across tenants by design, none on the path of an
+/// append or a build; each with the reason.
+pub const ACROSS_TENANTS: &[(&str, &str)] = &[
+    (
+        "events/prune.sql",
+        "the events retention: every shard deletes its own",
+    ),
+    (
+        "jobs/lapsed.sql",
+        "the rescue sweep's read; each rescue then locks one session",
+    ),
+    (
+        "jobs/prune.sql",
+        "the jobs retention: every shard deletes its own",
+    ),
+    ("jobs/queue_sample.sql", "the queue gauges' read"),
+    (
+        "search/unindexed_tenant.sql",
+        "the indexer's read of a tenant to index",
+    ),
+    (
+        "sessions/expired.sql",
+        "the session retention's read; each deletion then locks one",
+    ),
+    (
+        "tree/prune.sql",
+        "the tree links' retention: every shard deletes its own",
+    ),
+];
+
+/// Statements filtered by the tenant throughout that Citus 13.2 still does not route
+/// as a whole: each has a common table expression that inserts (or calls a volatile
+/// function), which its router planner refuses ("only SELECT, UPDATE, or DELETE
+/// common table expressions may be router planned"), or inserts rows it selects from
+/// distributed tables; so it plans them part by part and sends the parts' rows to
+/// every node. What is left to run ctxd on Citus
+/// (docs/decisions/0028-citus-distribution.md): each becomes statements of its own
+/// in one transaction, or a function distributed by tenant. A statement made
+/// routable must leave this list, and none may join it.
+pub const PLANNED_IN_PARTS: &[&str] = &[
+    "append/answers_fork.sql",
+    "append/batch.sql",
+    "append/batch_events.sql",
+    "append/batch_jobs.sql",
+    "append/batch_ledger.sql",
+    "append/calls.sql",
+    "append/events.sql",
+    "append/idempotency.sql",
+    "append/idempotency_job.sql",
+    "append/job.sql",
+    "append/ledger.sql",
+    "append/messages.sql",
+    "events/write.sql",
+    "forks/create.sql",
+    "forks/delete.sql",
+    "forks/hide.sql",
+    "forks/set_view_states.sql",
+    "jobs/enqueue.sql",
+    "ledger/update.sql",
+    "revert/record.sql",
+    "revert/restore.sql",
+    "sessions/create_linked.sql",
+    "sessions/record_build.sql",
+    "tree/finish.sql",
+];
+
+/// Statements Citus 13.2 refuses to plan at all, as `scripts/citus/run` found (the
+/// check above cannot see why): also left to rewrite.
+pub const REFUSED_BY_CITUS: &[(&str, &str)] = &[
+    (
+        "jobs/rescue.sql",
+        "now() in a CASE of an update: \"non-IMMUTABLE functions are not allowed in CASE or \
+         COALESCE statements\"",
+    ),
+    (
+        "keys/revoke.sql",
+        "now() in a COALESCE of an update of a reference table: likewise",
+    ),
+    (
+        "keys/insert.sql",
+        "an insert into a reference table from a select of another with parameters: \
+         \"could not create distributed plan\"",
+    ),
+];
+
+/// A statement file's text as the store runs it: a fork's segments written out
+/// (`{segments:$n}`).
+pub fn written_out(sql: &str) -> String {
+    super::forks::with_segments(sql)
 }
 
 /// How `name` is placed; `None` for a table this module does not know.
@@ -180,37 +301,7 @@ mod tests {
 #[cfg(test)]
 mod statements {
     use super::routing::unrouted;
-    use crate::store::forks::with_segments;
-
-    /// Statements that read or write across tenants by design, none on the path of an
-    /// append or a build; each with the reason.
-    const ACROSS_TENANTS: &[(&str, &str)] = &[
-        (
-            "events/prune.sql",
-            "the events retention: every shard deletes its own",
-        ),
-        (
-            "jobs/lapsed.sql",
-            "the rescue sweep's read; each rescue then locks one session",
-        ),
-        (
-            "jobs/prune.sql",
-            "the jobs retention: every shard deletes its own",
-        ),
-        ("jobs/queue_sample.sql", "the queue gauges' read"),
-        (
-            "search/unindexed_tenant.sql",
-            "the indexer's read of a tenant to index",
-        ),
-        (
-            "sessions/expired.sql",
-            "the session retention's read; each deletion then locks one",
-        ),
-        (
-            "tree/prune.sql",
-            "the tree links' retention: every shard deletes its own",
-        ),
-    ];
+    use super::{ACROSS_TENANTS, PLANNED_IN_PARTS, written_out};
 
     /// Every SQL file of the store, with its text.
     fn sql_files() -> Vec<(String, String)> {
@@ -229,15 +320,16 @@ mod statements {
     }
 
     #[test]
-    fn every_statement_stays_on_one_tenant_but_the_listed_sweeps() {
+    fn every_statement_stays_on_one_tenant_but_the_listed_ones() {
         let mut wrong = Vec::new();
         for (name, sql) in sql_files() {
             if name == "forks/segments.sql" {
                 // A fragment, checked where it is written out.
                 continue;
             }
-            let found = unrouted(&with_segments(&sql));
-            let listed = ACROSS_TENANTS.iter().any(|(file, _)| *file == name);
+            let found = unrouted(&written_out(&sql));
+            let listed = ACROSS_TENANTS.iter().any(|(file, _)| *file == name)
+                || PLANNED_IN_PARTS.contains(&name.as_str());
             if found.is_empty() == listed {
                 wrong.push(format!("{name}: {found:?}"));
             }

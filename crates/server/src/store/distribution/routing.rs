@@ -20,7 +20,26 @@ pub enum Unrouted {
     NoTenantColumn { table: String },
     /// Tenant filters compare with different parameters.
     SeveralTenants { parameters: Vec<String> },
+    /// A common table expression that inserts: Citus (13.2) plans such a statement
+    /// part by part, sending each part's rows to every node, instead of routing it.
+    InsertInCte { cte: String },
+    /// A common table expression that calls a volatile function: likewise.
+    VolatileInCte { cte: String, function: String },
+    /// An insert of rows selected from a distributed table: Citus plans the select
+    /// apart from the insert unless both are joined on the tenant, which it does not
+    /// see through ctxd's filters.
+    InsertFromTables { table: String },
 }
+
+/// The volatile functions ctxd's statements call.
+const VOLATILE: &[&str] = &[
+    "pg_notify",
+    "set_config",
+    "nextval",
+    "pg_current_xact_id",
+    "random",
+    "clock_timestamp",
+];
 
 /// The reasons `sql` (one statement, or a part of one) is not routed to one tenant.
 pub fn unrouted(sql: &str) -> Vec<Unrouted> {
@@ -48,6 +67,94 @@ pub fn unrouted(sql: &str) -> Vec<Unrouted> {
     parameters.dedup();
     if parameters.len() > 1 {
         found.push(Unrouted::SeveralTenants { parameters });
+    }
+    found.extend(unroutable_ctes(&tokens));
+    found.extend(inserts_from_tables(&tokens));
+    found
+}
+
+/// The inserts whose rows come from a select reading a distributed table.
+fn inserts_from_tables(tokens: &[String]) -> Vec<Unrouted> {
+    let references = references(tokens);
+    let mut found = Vec::new();
+    for insert in references.iter().filter(|r| r.insert) {
+        let end = insert_end(tokens, insert.at);
+        if references
+            .iter()
+            .any(|r| !r.insert && r.at > insert.at && r.at < end)
+        {
+            found.push(Unrouted::InsertFromTables {
+                table: insert.table.to_string(),
+            });
+        }
+    }
+    found
+}
+
+/// Where the insert whose target is at `at` ends: where the parenthesis it is in
+/// closes, or the end.
+fn insert_end(tokens: &[String], at: usize) -> usize {
+    let mut depth = 0i32;
+    for (i, token) in tokens.iter().enumerate().skip(at) {
+        match token.as_str() {
+            "(" => depth += 1,
+            ")" if depth == 0 => return i,
+            ")" => depth -= 1,
+            _ => {}
+        }
+    }
+    tokens.len()
+}
+
+/// The common table expressions (`name as (…)`) a distributed database does not route:
+/// those that insert or call a volatile function.
+fn unroutable_ctes(tokens: &[String]) -> Vec<Unrouted> {
+    let mut found = Vec::new();
+    for (name, body) in ctes(tokens) {
+        if body.first().is_some_and(|t| t == "insert") {
+            found.push(Unrouted::InsertInCte { cte: name.clone() });
+        }
+        for (at, token) in body.iter().enumerate() {
+            if VOLATILE.contains(&token.as_str()) && body.get(at + 1).is_some_and(|t| t == "(") {
+                found.push(Unrouted::VolatileInCte {
+                    cte: name.clone(),
+                    function: token.clone(),
+                });
+            }
+        }
+    }
+    found
+}
+
+/// Each `name as (body)` at the top level, after `with`, a comma, or at the start (a
+/// part of a statement, as the append's parts are kept).
+fn ctes(tokens: &[String]) -> Vec<(String, &[String])> {
+    let mut found = Vec::new();
+    let mut depth = 0usize;
+    for at in 0..tokens.len() {
+        match tokens[at].as_str() {
+            "(" => depth += 1,
+            ")" => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        let starts = at == 0 || matches!(tokens[at - 1].as_str(), "with" | ",");
+        let shaped = tokens.get(at + 1).is_some_and(|t| t == "as")
+            && tokens.get(at + 2).is_some_and(|t| t == "(");
+        if depth != 0 || !starts || !shaped {
+            continue;
+        }
+        let open = at + 2;
+        let mut inner = 0usize;
+        let close = (open..tokens.len()).find(|&i| {
+            match tokens[i].as_str() {
+                "(" => inner += 1,
+                ")" => inner -= 1,
+                _ => {}
+            }
+            inner == 0
+        });
+        let end = close.unwrap_or(tokens.len());
+        found.push((tokens[at].clone(), &tokens[open + 1..end]));
     }
     found
 }
@@ -317,6 +424,39 @@ mod tests {
                 parameters: vec!["$1".into(), "$2".into()]
             }]
         );
+    }
+
+    #[test]
+    fn an_inserting_or_volatile_cte_is_not_routed() {
+        let sql = "with s as (update sessions set v = 1 where id = $1 and tenant_id = $2
+                returning id),
+            settings as (select set_config('synchronous_commit', 'off', true)),
+            added as (insert into jobs (tenant_id) select $2 from s)
+            select * from s";
+        assert_eq!(
+            unrouted(sql),
+            [
+                Unrouted::VolatileInCte {
+                    cte: "settings".into(),
+                    function: "set_config".into()
+                },
+                Unrouted::InsertInCte {
+                    cte: "added".into()
+                },
+            ]
+        );
+        let from_table = "insert into compactions (session_id, seqs, tenant_id)
+            select $1, array_agg(m.seq), $2 from messages m
+            where m.session_id = $1 and m.tenant_id = $2";
+        assert_eq!(
+            unrouted(from_table),
+            [Unrouted::InsertFromTables {
+                table: "compactions".into()
+            }]
+        );
+        let part = "answered as (update tool_calls t set x = 1
+            where t.session_id = $1 and t.tenant_id = $2)";
+        assert_eq!(unrouted(part), []);
     }
 
     #[test]

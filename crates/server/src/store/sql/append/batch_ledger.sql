@@ -17,6 +17,6 @@ batch_ledger_found as (
         run_codes = (l.run_codes || excluded.run_codes)
             [greatest(1, cardinality(l.run_codes || excluded.run_codes) - 7):],
         call_id = coalesce(excluded.call_id, l.call_id),
-        updated_at = now()
+        updated_at = excluded.updated_at
     returning l.session_id, l.kind, l.key
 )

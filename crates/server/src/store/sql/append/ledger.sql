@@ -1,5 +1,7 @@
 -- The ledger entries the batch yields ($57: a JSON array, one object per (kind, key),
 -- merged by the engine), merged into the session's.
+-- (updated_at from the insert's default, now(): a distributed database takes no function
+-- in DO UPDATE that is not immutable.)
 ledger_found as (
     insert into ledger_entries as l (session_id, kind, key, text, seqs, run_seqs,
         run_codes, call_id, tenant_id)
@@ -15,7 +17,7 @@ ledger_found as (
         run_codes = (l.run_codes || excluded.run_codes)
             [greatest(1, cardinality(l.run_codes || excluded.run_codes) - 7):],
         call_id = coalesce(excluded.call_id, l.call_id),
-        updated_at = now()
+        updated_at = excluded.updated_at
 ),
 -- Exit statuses the batch's results show for commands of earlier appends ($58), except
 -- on entries the batch merges into above (one statement may change a row once).

@@ -13,7 +13,7 @@ with upserted as (
             else ctxd_ledger_seqs(l.seqs || excluded.seqs) end,
         -- Done is terminal, whatever the request (the engine decided so too).
         status = case when l.status = 3 then 3::smallint else excluded.status end,
-        updated_at = now()
+        updated_at = excluded.updated_at
 )
 delete from ledger_entries
 where session_id = $1 and tenant_id = $8 and kind = 5 and key = any($7::text[])

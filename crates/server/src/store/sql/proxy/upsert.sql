@@ -5,7 +5,7 @@ set session_id = excluded.session_id,
     message_count = excluded.message_count,
     digest = excluded.digest,
     session_version = excluded.session_version,
-    updated_at = now()
+    updated_at = excluded.updated_at
 -- A replica that finishes late never moves a conversation back within its session.
 where proxy_heads.session_id <> excluded.session_id
    or proxy_heads.session_version <= excluded.session_version

@@ -10,6 +10,6 @@ on conflict (tenant_id) do update set
     append_bytes_per_min = coalesce(excluded.append_bytes_per_min, case when $7 then null else q.append_bytes_per_min end),
     live_sessions = coalesce(excluded.live_sessions, case when $7 then null else q.live_sessions end),
     stored_bytes = coalesce(excluded.stored_bytes, case when $7 then null else q.stored_bytes end),
-    updated_at = now()
+    updated_at = excluded.updated_at
 returning tenant_id, requests_per_sec, requests_burst, append_bytes_per_min, live_sessions,
     stored_bytes
