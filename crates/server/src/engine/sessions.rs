@@ -66,7 +66,7 @@ impl Engine {
                 .create_session(tenant_id, &session_id, &policy, &metadata)
                 .await
                 .map(|row| (Creation::Created(Box::new(row)), None)),
-            // Counted under the tenant's row lock: exact across replicas.
+            // Counted under the tenant's creation lock: exact across replicas.
             (None, quota) => self
                 .store
                 .create_session_within(tenant_id, &session_id, &policy, &metadata, quota)

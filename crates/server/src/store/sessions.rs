@@ -251,8 +251,6 @@ impl CreateTx {
     }
 }
 
-/// The tenant's live sessions (not hidden), counted in the caller's transaction after it
-/// locked the tenant's row.
 /// Takes the tenant's creation lock until the transaction ends: creates and forks that
 /// count the tenant's live sessions queue here on every replica. An advisory lock, not
 /// the tenant's row: on a distributed database a row lock on a reference table takes
@@ -265,6 +263,8 @@ pub(super) async fn lock_creations(conn: Conn<'_>, tenant_id: i64) -> StoreResul
     Ok(())
 }
 
+/// The tenant's live sessions (not hidden), counted in the caller's transaction after it
+/// took the tenant's creation lock (`lock_creations`).
 pub(super) async fn count_live_sessions(conn: Conn<'_>, tenant_id: i64) -> StoreResult<u64> {
     let live: i64 = sqlx::query_scalar(
         "select count(*) from sessions where tenant_id = $1 and deleted_at is null",
@@ -305,7 +305,7 @@ impl Store {
     }
 
     /// Inserts a session unless the tenant already holds `live_sessions` (its quota):
-    /// counted under a lock on the tenant's row, so creates on every replica queue
+    /// counted under the tenant's creation lock, so creates on every replica queue
     /// there and the count is exact. A taken id surfaces as a unique violation.
     pub async fn create_session_within(
         &self,
