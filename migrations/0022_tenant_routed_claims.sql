@@ -3,10 +3,12 @@
 -- tenant (p_tenants), and a claim first finds the tenant of the most urgent due job,
 -- then locks that tenant's most urgent one with FOR UPDATE SKIP LOCKED. On a database
 -- distributed by tenant each statement then runs on the one node holding the tenant
--- (docs/decisions/0028-citus-distribution.md); on one PostgreSQL it claims the same
--- jobs in the same order. A tenant whose due jobs are all being claimed by another
--- worker is passed over for the rest of the call. A claimed job comes with its
--- session's name.
+-- (docs/decisions/0028-citus-distribution.md). It claims the jobs the old function did,
+-- in the same order, but while another worker's claim of the most urgent due job has
+-- not committed: then this call takes that tenant's next one, before a more urgent job
+-- of another tenant. A tenant whose due jobs are all being claimed by another worker is
+-- passed over for the rest of the call. Each job is still claimed once. A claimed job
+-- comes with its session's name.
 create function ctxd_end_and_claim(
     p_ids bigint[], p_tenants bigint[], p_workers text[], p_states text[],
     p_results text[], p_errors text[], p_delays float8[], p_takers text[],

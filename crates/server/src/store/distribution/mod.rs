@@ -138,31 +138,39 @@ impl super::Store {
         if pending.is_empty() {
             return Ok(0);
         }
+        // One transaction: a failure leaves the foreign keys and the tables as they
+        // were. Its shard operations run one after another, as Citus requires of a
+        // transaction that also changes reference tables.
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("set local citus.multi_shard_modify_mode to 'sequential'")
+            .execute(&mut *tx)
+            .await?;
         let keys: Vec<(String, String, String)> = sqlx::query_as(
             "select conrelid::regclass::text, conname::text, pg_get_constraintdef(oid)
              from pg_constraint
              where contype = 'f' and connamespace = current_schema()::regnamespace",
         )
-        .fetch_all(self.db())
+        .fetch_all(&mut *tx)
         .await?;
         // Names and definitions read from the catalog, not from a client.
         for (table, name, _) in &keys {
             let drop = format!("alter table {table} drop constraint {name}");
             sqlx::query(sqlx::AssertSqlSafe(drop))
-                .execute(self.db())
+                .execute(&mut *tx)
                 .await?;
         }
         for (_, sql) in &pending {
             sqlx::query(sqlx::AssertSqlSafe(sql.as_str()))
-                .execute(self.db())
+                .execute(&mut *tx)
                 .await?;
         }
         for (table, name, definition) in &keys {
             let add = format!("alter table {table} add constraint {name} {definition}");
             sqlx::query(sqlx::AssertSqlSafe(add))
-                .execute(self.db())
+                .execute(&mut *tx)
                 .await?;
         }
+        tx.commit().await?;
         sqlx::query(
             "select create_distributed_function(p.oid::regprocedure) from pg_proc p
              where p.pronamespace = current_schema()::regnamespace and p.proname = any($1)",
@@ -191,8 +199,8 @@ pub const ACROSS_TENANTS: &[(&str, &str)] = &[
     ),
     ("jobs/queue_sample.sql", "the queue gauges' read"),
     (
-        "search/unindexed_tenant.sql",
-        "the indexer's read of a tenant to index",
+        "search/unindexed_tenants.sql",
+        "the indexer's read of tenants to index",
     ),
     (
         "sessions/expired.sql",
