@@ -6,9 +6,6 @@ use super::Store;
 use super::{StoreError, StoreResult};
 
 /// [`Store::index_messages`], waiting for rows another indexer holds.
-/// Tenants [`Store::index_some`] takes in one round at most.
-const TENANTS_PER_ROUND: i64 = 32;
-
 static INDEX_WAIT_SQL: LazyLock<String> =
     LazyLock::new(|| include_str!("sql/search/index_messages.sql").replace("{skip_locked}", ""));
 /// [`Store::index_messages`], skipping rows another indexer holds.
@@ -86,24 +83,26 @@ impl Store {
             .rows_affected())
     }
 
-    /// [`Store::index_messages`] of the tenants with messages still to index, tenant by
-    /// tenant (each statement on one tenant's rows: a distributed database runs it on
-    /// the node holding them), up to `limit` messages in all. Returns how many were
-    /// indexed; 0 when none was left to take (or, without `wait`, every one left was
-    /// held by another indexer).
+    /// [`Store::index_messages`] of the tenant of the first message still to index, then
+    /// of the next first one's, until `limit` messages in all (each statement on one
+    /// tenant's rows: a distributed database runs it on the node holding them). Returns
+    /// how many were indexed; 0 when none was left to take (or, without `wait`, the
+    /// first tenant's were all held by another indexer).
     pub async fn index_some(&self, limit: i64, wait: bool) -> StoreResult<u64> {
-        let tenants: Vec<i64> =
-            sqlx::query_scalar(include_str!("sql/search/unindexed_tenants.sql"))
-                .bind(TENANTS_PER_ROUND)
-                .fetch_all(self.db())
-                .await?;
         let mut indexed = 0;
-        for tenant_id in tenants {
-            let left = limit - indexed as i64;
-            if left <= 0 {
+        while (indexed as i64) < limit {
+            let tenant: Option<i64> =
+                sqlx::query_scalar(include_str!("sql/search/unindexed_tenant.sql"))
+                    .fetch_optional(self.db())
+                    .await?;
+            let Some(tenant_id) = tenant else { break };
+            let done = self
+                .index_messages(tenant_id, None, limit - indexed as i64, wait)
+                .await?;
+            if done == 0 {
                 break;
             }
-            indexed += self.index_messages(tenant_id, None, left, wait).await?;
+            indexed += done;
         }
         Ok(indexed)
     }

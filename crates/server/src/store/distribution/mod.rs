@@ -199,8 +199,8 @@ pub const ACROSS_TENANTS: &[(&str, &str)] = &[
     ),
     ("jobs/queue_sample.sql", "the queue gauges' read"),
     (
-        "search/unindexed_tenants.sql",
-        "the indexer's read of tenants to index",
+        "search/unindexed_tenant.sql",
+        "the indexer's read of a tenant to index",
     ),
     (
         "sessions/expired.sql",
