@@ -1,5 +1,6 @@
 -- A fork's view messages from $2 to $3: each seq from the session whose rows hold it
--- (ctxd_log_segments), its view state the session's own (overlay) or else the row's.
+-- (sql/forks/segments.sql), its view state the session's own (overlay) or else the
+-- row's.
 select m.seq, m.turn, m.role, m.content, m.parts, m.reasoning, m.tool_calls, m.tool_call_id,
    m.name, m.metadata, m.pinned, m.token_count,
    coalesce(v.view_tokens, m.view_tokens) as view_tokens,
