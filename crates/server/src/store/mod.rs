@@ -317,7 +317,7 @@ impl Store {
             .acquire_timeout(Duration::from_secs(10))
             .connect_with(options.clone())
             .await?;
-        let distributed = distribution::detect(&pool).await?;
+        let distributed = distribution::detect(Db::new(&Pool::new(pool.clone()), pooler)).await?;
         let append_options = match pooler {
             // Citus routes a statement by the tenant's value, which a generic plan
             // leaves a parameter.

@@ -90,11 +90,12 @@ pub fn placement_sql() -> Vec<String> {
 }
 
 /// Whether the database is a distributed one (a Citus coordinator: the extension is
-/// installed).
-pub(super) async fn detect(pool: &sqlx::PgPool) -> super::StoreResult<bool> {
+/// installed). Through the store's executor: behind a transaction pooler a statement
+/// sqlx would keep prepared collides with another client's of the same name.
+pub(super) async fn detect(db: super::pooler::Db<'_>) -> super::StoreResult<bool> {
     Ok(
         sqlx::query_scalar("select exists (select 1 from pg_extension where extname = 'citus')")
-            .fetch_one(pool)
+            .fetch_one(db)
             .await?,
     )
 }
@@ -120,7 +121,7 @@ impl super::Store {
     /// coordinator-local table, which it then cannot distribute (nor one with an
     /// identity column at all).
     pub async fn distribute(&self) -> super::StoreResult<usize> {
-        if !detect(self.pool.inner()).await? {
+        if !detect(self.db()).await? {
             return Err(super::StoreError::Other(sqlx::Error::Configuration(
                 "the database is not a Citus coordinator (no citus extension)".into(),
             )));
