@@ -95,14 +95,13 @@ impl Store {
 
     /// Adds a key to an existing tenant; its id, or none when no tenant has that name.
     pub async fn add_key(&self, tenant_name: &str, key: &NewKey<'_>) -> StoreResult<Option<i64>> {
-        sqlx::query_scalar(include_str!("sql/keys/insert.sql"))
-            .bind(tenant_name)
-            .bind(key.hash)
-            .bind(key.prefix)
-            .bind(key.expires_at)
-            .fetch_optional(self.db())
-            .await
-            .map_err(StoreError::from)
+        let mut tx = self.pool.begin().await?;
+        let Some(tenant_id) = tenant_id(Conn::new(&mut tx, self.pooler), tenant_name).await? else {
+            return Ok(None);
+        };
+        let id = insert_key(Conn::new(&mut tx, self.pooler), tenant_id, key).await?;
+        tx.commit().await?;
+        Ok(Some(id))
     }
 
     /// Every key, or one tenant's, oldest first.
@@ -183,13 +182,9 @@ impl Store {
         if !old.is_active(now) {
             return Ok(Rotation::Inactive(old));
         }
-        let new_key_id: i64 = sqlx::query_scalar(include_str!("sql/keys/insert.sql"))
-            .bind(&old.tenant)
-            .bind(new.hash)
-            .bind(new.prefix)
-            .bind(new.expires_at)
-            .fetch_one(Conn::new(&mut tx, self.pooler))
-            .await?;
+        let tenant = tenant_id(Conn::new(&mut tx, self.pooler), &old.tenant).await?;
+        let tenant = tenant.ok_or(StoreError::Other(sqlx::Error::RowNotFound))?;
+        let new_key_id = insert_key(Conn::new(&mut tx, self.pooler), tenant, new).await?;
         old.expires_at = sqlx::query_scalar(include_str!("sql/keys/rotate_old.sql"))
             .bind(id)
             .bind(grace.as_secs_f64())
@@ -198,4 +193,27 @@ impl Store {
         tx.commit().await?;
         Ok(Rotation::Rotated { new_key_id, old })
     }
+}
+
+/// The id of the tenant named `name`, if there is one.
+async fn tenant_id(conn: Conn<'_>, name: &str) -> StoreResult<Option<i64>> {
+    Ok(sqlx::query_scalar(include_str!("sql/tenants/id.sql"))
+        .bind(name)
+        .fetch_optional(conn)
+        .await?)
+}
+
+/// Inserts `key` for tenant `tenant_id`; its id.
+pub(super) async fn insert_key(
+    conn: Conn<'_>,
+    tenant_id: i64,
+    key: &NewKey<'_>,
+) -> StoreResult<i64> {
+    Ok(sqlx::query_scalar(include_str!("sql/keys/insert.sql"))
+        .bind(tenant_id)
+        .bind(key.hash)
+        .bind(key.prefix)
+        .bind(key.expires_at)
+        .fetch_one(conn)
+        .await?)
 }

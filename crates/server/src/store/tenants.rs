@@ -38,13 +38,8 @@ impl Store {
             .bind(tenant_name)
             .fetch_one(Conn::new(&mut tx, self.pooler))
             .await?;
-        let key_id: i64 = sqlx::query_scalar(include_str!("sql/keys/insert.sql"))
-            .bind(tenant_name)
-            .bind(key.hash)
-            .bind(key.prefix)
-            .bind(key.expires_at)
-            .fetch_one(Conn::new(&mut tx, self.pooler))
-            .await?;
+        let key_id =
+            super::keys::insert_key(Conn::new(&mut tx, self.pooler), tenant_id, key).await?;
         tx.commit().await?;
         Ok((tenant_id, key_id))
     }

@@ -10,8 +10,10 @@
 -- as that same attempt again; the worker taking it applies the deterministic fallback
 -- and ends the job as any exhausted job ends (its event, the budget status).
 -- A fallback run whose worker stopped too: discarded.
+-- (The time is read once in `lapsed`: a distributed database takes no function that is
+-- not immutable inside a CASE of an update.)
 with lapsed as (
-    select id, attempts, max_attempts, fallback from jobs
+    select id, attempts, max_attempts, fallback, now() as at from jobs
     where id = $1 and tenant_id = $3 and state = 'running' and lease_until < now()
     for update
 )
@@ -21,8 +23,8 @@ update jobs j set
         then l.attempts - 1 else l.attempts end,
     fallback = l.fallback or l.attempts >= l.max_attempts,
     last_error = $2,
-    locked_by = null, lease_until = null, run_at = now(),
-    finished_at = case when l.fallback then now() end
+    locked_by = null, lease_until = null, run_at = l.at,
+    finished_at = case when l.fallback then l.at end
 from lapsed l
 where j.id = l.id and j.tenant_id = $3
 returning l.attempts as attempt,
