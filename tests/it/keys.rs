@@ -138,6 +138,17 @@ async fn a_revoked_key_is_refused_by_every_replica_within_the_cache_time(pool: P
         .unwrap();
     assert_eq!(revoked["status"], "revoked");
     assert!(revoked["revoked_at"].is_string());
+    // Revoking it again (by id: a prefix names only active keys) keeps the first
+    // revocation's time.
+    let id = listed_id(&listing, &key).to_string();
+    cli(&database, &["key", "revoke", &id]).await;
+    let again = cli(&database, &["key", "list", "--tenant", "acme", "--json"]).await;
+    let again = again
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .find(|row| row["id"] == listed_id(&again, &key))
+        .unwrap();
+    assert_eq!(again["revoked_at"], revoked["revoked_at"]);
     for replica in replicas {
         replica.stop().await;
     }
