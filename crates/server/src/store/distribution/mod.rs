@@ -235,7 +235,6 @@ pub const PLANNED_IN_PARTS: &[&str] = &[
     "append/job.sql",
     "append/ledger.sql",
     "append/messages.sql",
-    "events/write.sql",
     "forks/create.sql",
     "forks/delete.sql",
     "forks/hide.sql",

@@ -1,13 +1,3 @@
-with s as (
-   update sessions set event_seq = event_seq + cardinality($2::smallint[]),
-       budget_status = coalesce($4, budget_status)
-   where id = $1 and tenant_id = $6
-   returning tenant_id, external_id, event_seq - cardinality($2::smallint[]) as base, version
-), ins as (
-   insert into events (tenant_id, session_id, external_id, session_seq, kind,
-       session_version, detail)
-   select s.tenant_id, $1, s.external_id, s.base + e.ord, e.kind, s.version, e.detail
-   from s, unnest($2::smallint[], $3::jsonb[]) with ordinality as e(kind, detail, ord)
-   returning id
-)
-select pg_notify($5, (select max(id) from ins)::text)
+-- The queued events of session $1 (tenant $6): kinds $2, details $3, the budget status
+-- $4 (null: unchanged), announced on $5 (migration 0024 says why a function).
+select ctxd_write_events($1, $6, $2, $3, $4, $5)
