@@ -239,7 +239,6 @@ pub const PLANNED_IN_PARTS: &[&str] = &[
     "forks/delete.sql",
     "forks/hide.sql",
     "forks/set_view_states.sql",
-    "jobs/enqueue.sql",
     "ledger/update.sql",
     "revert/record.sql",
     "revert/restore.sql",
