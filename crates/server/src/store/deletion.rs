@@ -66,17 +66,16 @@ impl Store {
         .await?;
         let kind = deleted.kind() as i16;
         let messages: i64 = if read_by_forks {
-            let (messages, _): (i64, Option<String>) =
-                sqlx::query_as(include_str!("sql/forks/hide.sql"))
-                    .bind(session_id)
-                    .bind(external_id)
-                    .bind(kind)
-                    .bind(Json(deleted))
-                    .bind(EVENTS_CHANNEL)
-                    .bind(tenant_id)
-                    .fetch_one(Conn::new(&mut tx, self.pooler))
-                    .await?;
-            messages
+            let messages: Option<i64> = sqlx::query_scalar(include_str!("sql/forks/hide.sql"))
+                .bind(session_id)
+                .bind(external_id)
+                .bind(kind)
+                .bind(Json(deleted))
+                .bind(EVENTS_CHANNEL)
+                .bind(tenant_id)
+                .fetch_one(Conn::new(&mut tx, self.pooler))
+                .await?;
+            messages.ok_or(StoreError::Other(sqlx::Error::RowNotFound))?
         } else {
             let ancestors: Vec<i64> = sqlx::query_scalar(
                 "select ancestor_id from session_lineage where session_id = $1 and tenant_id = $2 \
@@ -86,15 +85,14 @@ impl Store {
             .bind(tenant_id)
             .fetch_all(Conn::new(&mut tx, self.pooler))
             .await?;
-            let (messages, _): (i64, Option<String>) =
-                sqlx::query_as(include_str!("sql/forks/delete.sql"))
-                    .bind(session_id)
-                    .bind(kind)
-                    .bind(Json(deleted))
-                    .bind(EVENTS_CHANNEL)
-                    .bind(tenant_id)
-                    .fetch_one(Conn::new(&mut tx, self.pooler))
-                    .await?;
+            let messages: Option<i64> = sqlx::query_scalar(include_str!("sql/forks/delete.sql"))
+                .bind(session_id)
+                .bind(kind)
+                .bind(Json(deleted))
+                .bind(EVENTS_CHANNEL)
+                .bind(tenant_id)
+                .fetch_one(Conn::new(&mut tx, self.pooler))
+                .await?;
             // Nearest first: a farther ancestor is read by every nearer one.
             for ancestor in ancestors {
                 let hidden: Option<bool> = sqlx::query_scalar(
@@ -125,7 +123,7 @@ impl Store {
                     .execute(Conn::new(&mut tx, self.pooler))
                     .await?;
             }
-            messages
+            messages.ok_or(StoreError::Other(sqlx::Error::RowNotFound))?
         };
         tx.commit().await.map_err(StoreError::from)?;
         metrics().event_written(kind);

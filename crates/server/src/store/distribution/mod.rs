@@ -236,8 +236,6 @@ pub const PLANNED_IN_PARTS: &[&str] = &[
     "append/ledger.sql",
     "append/messages.sql",
     "forks/create.sql",
-    "forks/delete.sql",
-    "forks/hide.sql",
     "forks/set_view_states.sql",
     "ledger/update.sql",
     "revert/record.sql",
