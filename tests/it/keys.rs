@@ -71,6 +71,16 @@ async fn until_refused(client: &mut Client, key: &str, session: &str, since: Ins
     }
 }
 
+/// The row of `key` in a JSON listing.
+fn listed_row(listing: &str, key: &str) -> serde_json::Value {
+    let id = listed_id(listing, key);
+    listing
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .find(|row| row["id"] == id)
+        .unwrap()
+}
+
 /// The id of the key `key` in `ctxd key list --json`, checking the listing shows its
 /// prefix and never the key itself.
 fn listed_id(listing: &str, key: &str) -> i64 {
@@ -131,11 +141,7 @@ async fn a_revoked_key_is_refused_by_every_replica_within_the_cache_time(pool: P
         client.get_session(keyed(get("s"), &other)).await.unwrap();
     }
     let listing = cli(&database, &["key", "list", "--tenant", "acme", "--json"]).await;
-    let revoked = listing
-        .lines()
-        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
-        .find(|row| row["id"] == listed_id(&listing, &key))
-        .unwrap();
+    let revoked = listed_row(&listing, &key);
     assert_eq!(revoked["status"], "revoked");
     assert!(revoked["revoked_at"].is_string());
     // Revoking it again (by id: a prefix names only active keys) keeps the first
@@ -143,11 +149,7 @@ async fn a_revoked_key_is_refused_by_every_replica_within_the_cache_time(pool: P
     let id = listed_id(&listing, &key).to_string();
     cli(&database, &["key", "revoke", &id]).await;
     let again = cli(&database, &["key", "list", "--tenant", "acme", "--json"]).await;
-    let again = again
-        .lines()
-        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
-        .find(|row| row["id"] == listed_id(&again, &key))
-        .unwrap();
+    let again = listed_row(&again, &key);
     assert_eq!(again["revoked_at"], revoked["revoked_at"]);
     for replica in replicas {
         replica.stop().await;
