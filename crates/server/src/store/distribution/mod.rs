@@ -237,12 +237,10 @@ pub const PLANNED_IN_PARTS: &[&str] = &[
     "append/messages.sql",
     "forks/create.sql",
     "forks/set_view_states.sql",
-    "ledger/update.sql",
     "revert/record.sql",
     "revert/restore.sql",
     "sessions/create_linked.sql",
     "sessions/record_build.sql",
-    "tree/finish.sql",
 ];
 
 /// Statements Citus 13.2 refuses to plan at all, as `scripts/citus/run` found (the
