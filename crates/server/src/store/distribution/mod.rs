@@ -240,7 +240,6 @@ pub const PLANNED_IN_PARTS: &[&str] = &[
     "revert/record.sql",
     "revert/restore.sql",
     "sessions/create_linked.sql",
-    "sessions/record_build.sql",
 ];
 
 /// Statements Citus 13.2 refuses to plan at all, as `scripts/citus/run` found (the
