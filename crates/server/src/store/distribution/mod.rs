@@ -239,7 +239,6 @@ pub const PLANNED_IN_PARTS: &[&str] = &[
     "forks/set_view_states.sql",
     "revert/record.sql",
     "revert/restore.sql",
-    "sessions/create_linked.sql",
 ];
 
 /// Statements Citus 13.2 refuses to plan at all, as `scripts/citus/run` found (the
