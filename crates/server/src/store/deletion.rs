@@ -66,16 +66,16 @@ impl Store {
         .await?;
         let kind = deleted.kind() as i16;
         let messages: i64 = if read_by_forks {
-            let messages: Option<i64> = sqlx::query_scalar(include_str!("sql/forks/hide.sql"))
-                .bind(session_id)
-                .bind(external_id)
-                .bind(kind)
-                .bind(Json(deleted))
-                .bind(EVENTS_CHANNEL)
-                .bind(tenant_id)
-                .fetch_one(Conn::new(&mut tx, self.pooler))
-                .await?;
-            messages.ok_or(StoreError::Other(sqlx::Error::RowNotFound))?
+            deleting(
+                include_str!("sql/forks/hide.sql"),
+                session_id,
+                tenant_id,
+                deleted,
+            )
+            .bind(external_id)
+            .fetch_one(Conn::new(&mut tx, self.pooler))
+            .await?
+            .ok_or(StoreError::Other(sqlx::Error::RowNotFound))?
         } else {
             let ancestors: Vec<i64> = sqlx::query_scalar(
                 "select ancestor_id from session_lineage where session_id = $1 and tenant_id = $2 \
@@ -85,14 +85,15 @@ impl Store {
             .bind(tenant_id)
             .fetch_all(Conn::new(&mut tx, self.pooler))
             .await?;
-            let messages: Option<i64> = sqlx::query_scalar(include_str!("sql/forks/delete.sql"))
-                .bind(session_id)
-                .bind(kind)
-                .bind(Json(deleted))
-                .bind(EVENTS_CHANNEL)
-                .bind(tenant_id)
-                .fetch_one(Conn::new(&mut tx, self.pooler))
-                .await?;
+            let messages = deleting(
+                include_str!("sql/forks/delete.sql"),
+                session_id,
+                tenant_id,
+                deleted,
+            )
+            .fetch_one(Conn::new(&mut tx, self.pooler))
+            .await?
+            .ok_or(StoreError::Other(sqlx::Error::RowNotFound))?;
             // Nearest first: a farther ancestor is read by every nearer one.
             for ancestor in ancestors {
                 let hidden: Option<bool> = sqlx::query_scalar(
@@ -123,10 +124,27 @@ impl Store {
                     .execute(Conn::new(&mut tx, self.pooler))
                     .await?;
             }
-            messages.ok_or(StoreError::Other(sqlx::Error::RowNotFound))?
+            messages
         };
         tx.commit().await.map_err(StoreError::from)?;
         metrics().event_written(kind);
         Ok(Some(messages))
     }
+}
+
+/// A deletion statement (`forks/hide.sql`, `forks/delete.sql`) with the parameters both
+/// take: the session, its tenant, and its SESSION_DELETED event (kind, detail, channel).
+/// It answers the session's message count (none: no such session).
+fn deleting<'q>(
+    sql: &'static str,
+    session_id: i64,
+    tenant_id: i64,
+    deleted: &'q EventDetail,
+) -> sqlx::query::QueryScalar<'q, sqlx::Postgres, Option<i64>, sqlx::postgres::PgArguments> {
+    sqlx::query_scalar(sql)
+        .bind(session_id)
+        .bind(tenant_id)
+        .bind(deleted.kind() as i16)
+        .bind(Json(deleted))
+        .bind(EVENTS_CHANNEL)
 }

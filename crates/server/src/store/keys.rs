@@ -7,8 +7,8 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 use super::Store;
+use super::StoreResult;
 use super::pooler::Conn;
-use super::{StoreError, StoreResult};
 
 /// A key to store: the hash of the whole key, its prefix, its expiry.
 #[derive(Debug, Clone, Copy)]
@@ -30,6 +30,7 @@ pub struct ActiveKey {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyRecord {
     pub id: i64,
+    pub tenant_id: i64,
     pub tenant: String,
     pub prefix: String,
     pub created_at: DateTime<Utc>,
@@ -57,6 +58,7 @@ pub enum Rotation {
 
 type KeyRow = (
     i64,
+    i64,
     String,
     String,
     DateTime<Utc>,
@@ -64,9 +66,12 @@ type KeyRow = (
     Option<DateTime<Utc>>,
 );
 
-fn record((id, tenant, prefix, created_at, expires_at, revoked_at): KeyRow) -> KeyRecord {
+fn record(
+    (id, tenant_id, tenant, prefix, created_at, expires_at, revoked_at): KeyRow,
+) -> KeyRecord {
     KeyRecord {
         id,
+        tenant_id,
         tenant,
         prefix,
         created_at,
@@ -182,9 +187,7 @@ impl Store {
         if !old.is_active(now) {
             return Ok(Rotation::Inactive(old));
         }
-        let tenant = tenant_id(Conn::new(&mut tx, self.pooler), &old.tenant).await?;
-        let tenant = tenant.ok_or(StoreError::Other(sqlx::Error::RowNotFound))?;
-        let new_key_id = insert_key(Conn::new(&mut tx, self.pooler), tenant, new).await?;
+        let new_key_id = insert_key(Conn::new(&mut tx, self.pooler), old.tenant_id, new).await?;
         old.expires_at = sqlx::query_scalar(include_str!("sql/keys/rotate_old.sql"))
             .bind(id)
             .bind(grace.as_secs_f64())

@@ -4,4 +4,4 @@
 update api_keys k set revoked_at = least(k.revoked_at, now())
 from tenants t
 where k.id = $1 and t.id = k.tenant_id
-returning k.id, t.name, k.key_prefix, k.created_at, k.expires_at, k.revoked_at
+returning k.id, k.tenant_id, t.name, k.key_prefix, k.created_at, k.expires_at, k.revoked_at
