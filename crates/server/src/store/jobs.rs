@@ -78,7 +78,7 @@ struct Rescued {
 }
 
 /// A job to enqueue.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct NewJob {
     pub kind: &'static str,
     pub args: serde_json::Value,

@@ -13,9 +13,9 @@
 //! of all the rest: a batch's round trip is mostly fixed, and while a lone append is
 //! written the requests of all the others compete with it for the cores (measured in
 //! docs/benchmarks.md, "Balanced batches"). A batch carries its appends' events,
-//! budget-status changes and summarization jobs, with one NOTIFY for all its events
-//! and at most one for its jobs; appends with an idempotency key, and appends under the
-//! row lock, are written alone by their own statement (`Item::of`).
+//! budget-status changes, summarization jobs and idempotency records, with one NOTIFY
+//! for all its events and at most one for its jobs; appends under the row lock are
+//! written alone, by the same statement in their own transaction (append.rs).
 //!
 //! A writer keeps its connection from one batch to the next while appends are waiting
 //! (`Held`): sqlx pings a pooled connection when it hands it out and again when it
@@ -41,7 +41,7 @@ use crate::metrics::metrics;
 use crate::session::Session;
 use statement::write_batch;
 
-mod statement;
+pub(super) mod statement;
 
 /// One append's write, owned (it crosses to the writer's task).
 pub(super) struct Item {
@@ -50,7 +50,7 @@ pub(super) struct Item {
     /// The row version the append decided on.
     pub row_version: String,
     /// Decided on the replica's cached row: the write also checks the version, the
-    /// build count and the tool-call references (`sql/append/assumed.sql`, per item).
+    /// build count and the tool-call references (`ctxd_append_session`).
     pub assumed: bool,
     pub builds: i64,
     /// The pending job the append relies on (`AppendWrite::pending`).
@@ -58,6 +58,8 @@ pub(super) struct Item {
     pub update: SessionUpdate,
     pub messages: MessageColumns,
     pub calls: CallRows,
+    /// The session is a fork: an answer to a call it inherited inserts a row of its own.
+    pub fork: bool,
     /// The task ledger's share of the append.
     pub ledger: Extracted,
     /// The events the append announces, in order.
@@ -67,27 +69,23 @@ pub(super) struct Item {
     /// The job the append enqueues unless one of its kind is pending, and whether its
     /// enqueue announces itself (`NotifyGate`).
     pub job: Option<(NewJob, bool)>,
+    /// Key, request hash and the response to replay for it.
+    pub idempotency: Option<(String, Vec<u8>, serde_json::Value)>,
 }
 
 impl Item {
-    /// `write` as a batch item, decided on `session` at `row_version`; `None` when it
-    /// has parts a batch does not carry (an idempotency key), so it is written alone.
+    /// `write` as a batch item, decided on `session` at `row_version`.
     pub(super) fn of(
         session: &Session,
         row_version: &str,
         assumed: bool,
         write: &AppendWrite<'_>,
-    ) -> Option<Item> {
-        // A fork's answer to a call it inherited inserts a row of its own, which only
-        // the single statement does (sql/append/answers_fork.sql).
-        if write.idempotency.is_some() || (session.inherits() && !write.answers.is_empty()) {
-            return None;
-        }
+    ) -> Item {
         let mut messages = MessageColumns::default();
         for new in write.batch {
-            messages.push(0, new);
+            messages.push(new);
         }
-        Some(Item {
+        Item {
             session: session.id,
             tenant: session.tenant_id,
             row_version: row_version.to_string(),
@@ -97,11 +95,16 @@ impl Item {
             update: write.update.clone(),
             messages,
             calls: call_rows(write.calls, write.answers),
+            fork: session.inherits(),
             ledger: write.ledger.clone(),
             events: write.events.clone(),
             budget_status: write.budget_status,
             job: write.job.map(|(job, notify)| (job.clone(), notify)),
-        })
+            idempotency: write
+                .idempotency
+                .as_ref()
+                .map(|(key, hash, response)| (key.to_string(), hash.to_vec(), response.clone())),
+        }
     }
 
     /// The bytes of its texts (what makes a statement large).

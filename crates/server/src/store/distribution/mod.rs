@@ -223,18 +223,6 @@ pub const ACROSS_TENANTS: &[(&str, &str)] = &[
 /// in one transaction, or a function distributed by tenant. A statement made
 /// routable must leave this list, and none may join it.
 pub const PLANNED_IN_PARTS: &[&str] = &[
-    "append/answers_fork.sql",
-    "append/batch.sql",
-    "append/batch_events.sql",
-    "append/batch_jobs.sql",
-    "append/batch_ledger.sql",
-    "append/calls.sql",
-    "append/events.sql",
-    "append/idempotency.sql",
-    "append/idempotency_job.sql",
-    "append/job.sql",
-    "append/ledger.sql",
-    "append/messages.sql",
     "forks/create.sql",
     "forks/set_view_states.sql",
     "revert/record.sql",
