@@ -67,8 +67,52 @@ begin
                 continue;
             end if;
         end if;
-        w := ctxd_append_session(b);
-        if w is null then
+        update sessions set
+            version = b.version, message_count = b.message_count,
+            turn_count = b.turn_count, log_tokens = b.log_tokens,
+            content_bytes = b.content_bytes, view_tokens = b.view_tokens,
+            last_turn_tokens = b.last_turn_tokens, updated_at = now(),
+            anchor_reported_tokens = coalesce(b.anchor_reported, anchor_reported_tokens),
+            anchor_fixed_tokens = coalesce(b.anchor_fixed, anchor_fixed_tokens),
+            anchor_history_tokens = coalesce(b.anchor_history, anchor_history_tokens),
+            anchor_first_seq = coalesce(b.anchor_first_seq, anchor_first_seq),
+            anchor_last_seq = coalesce(b.anchor_last_seq, anchor_last_seq),
+            anchor_view_epoch = coalesce(b.anchor_view_epoch, anchor_view_epoch),
+            anchor_delta_ratio = coalesce(b.anchor_delta_ratio, anchor_delta_ratio),
+            est_samples = est_samples + case when b.error is null then 0 else 1 end,
+            est_abs_err_sum = est_abs_err_sum + coalesce(abs(b.error), 0),
+            est_max_abs_err = greatest(est_max_abs_err, coalesce(abs(b.error), 0)),
+            est_last_err = coalesce(b.error, est_last_err),
+            usage_input_tokens = usage_input_tokens + b.usage_input,
+            usage_output_tokens = usage_output_tokens + b.usage_output,
+            usage_cached_tokens = usage_cached_tokens + b.usage_cached,
+            evicted_messages = evicted_messages + b.evicted,
+            -- A new user message lifts the loop guard's pause.
+            compaction_failures = case when b.lifts_pause then 0 else compaction_failures end,
+            event_seq = event_seq + cardinality(b.event_kinds),
+            budget_status = coalesce(b.budget, budget_status)
+        where id = b.session and tenant_id = b.tenant and xmin::text = b.row_version
+            -- An assumed state: the version one past the cached row's and the count of
+            -- recorded builds match too (a transaction id reused after the database lost
+            -- the transaction that made it), none of the new calls exists yet, and every
+            -- call answered exists unanswered.
+            and (not b.assumed or (
+                version = b.version - 1 and builds = b.builds
+                and not exists (
+                    select 1 from tool_calls t where t.session_id = b.session
+                        and t.tenant_id = b.tenant and t.call_id = any(b.call_ids))
+                and (select count(*) from tool_calls t
+                     where t.session_id = b.session and t.tenant_id = b.tenant
+                       and t.call_id = any(b.answer_ids) and t.result_seq is null)
+                    = coalesce(cardinality(b.answer_ids), 0)))
+            -- The pending job the append relied on is still the pending one.
+            and (b.pending_kind is null
+                or ctxd_pending_job(b.session, b.tenant, b.pending_kind)
+                    is not distinct from b.pending_job)
+        returning sessions as row, xmin::text as version,
+            event_seq - cardinality(b.event_kinds) as event_base
+        into w;
+        if not found then
             if b.pending_kind is not null then
                 select xmin::text into row_version_now from sessions
                 where id = b.session and tenant_id = b.tenant;
@@ -89,9 +133,13 @@ begin
                 p_tool_call_ids[k], p_names[k], p_metadata[k]::jsonb, p_pinned[k],
                 p_token_counts[k], p_view_tokens[k], p_view_states[k], b.tenant);
         end loop;
-        perform ctxd_append_calls(b.session, b.tenant, b.fork, b.call_ids, b.call_seqs,
-            b.call_results, b.answer_ids, b.answer_seqs);
-        perform ctxd_append_ledger(b.session, b.tenant, b.ledger, b.runs);
+        if cardinality(b.call_ids) + cardinality(b.answer_ids) > 0 then
+            perform ctxd_append_calls(b.session, b.tenant, b.fork, b.call_ids,
+                b.call_seqs, b.call_results, b.answer_ids, b.answer_seqs);
+        end if;
+        if jsonb_array_length(b.ledger) + jsonb_array_length(b.runs) > 0 then
+            perform ctxd_append_ledger(b.session, b.tenant, b.ledger, b.runs);
+        end if;
         if b.job is not null then
             job_id := ctxd_append_job(b.session, b.tenant, b.job);
             announce_jobs := announce_jobs
@@ -107,7 +155,7 @@ begin
                         to_jsonb(job_id)) end,
                 b.tenant);
         end if;
-        for k in 1 .. coalesce(cardinality(b.event_kinds), 0) loop
+        for k in 1 .. cardinality(b.event_kinds) loop
             insert into events (tenant_id, session_id, external_id, session_seq, kind,
                 session_version, detail)
             values (b.tenant, b.session, (w.row).external_id, w.event_base + k,
@@ -133,67 +181,6 @@ language sql stable as $$
     where j.session_id = p_session and j.tenant_id = p_tenant and j.kind = p_kind
       and j.state in ('available', 'running', 'retryable')
 $$;
-
--- An append's update of its session row (b: ctxd_append's item) under the append's
--- guards: the row as it leaves it (row), its xmin (version) and the session's event
--- seq before the append's events (event_base); null when a guard failed.
-create function ctxd_append_session(b record)
-returns record
-language plpgsql as $$
-#variable_conflict use_column
-declare
-    events int := coalesce(cardinality(b.event_kinds), 0);
-    w record;
-begin
-    update sessions set
-        version = b.version, message_count = b.message_count,
-        turn_count = b.turn_count, log_tokens = b.log_tokens,
-        content_bytes = b.content_bytes, view_tokens = b.view_tokens,
-        last_turn_tokens = b.last_turn_tokens, updated_at = now(),
-        anchor_reported_tokens = coalesce(b.anchor_reported, anchor_reported_tokens),
-        anchor_fixed_tokens = coalesce(b.anchor_fixed, anchor_fixed_tokens),
-        anchor_history_tokens = coalesce(b.anchor_history, anchor_history_tokens),
-        anchor_first_seq = coalesce(b.anchor_first_seq, anchor_first_seq),
-        anchor_last_seq = coalesce(b.anchor_last_seq, anchor_last_seq),
-        anchor_view_epoch = coalesce(b.anchor_view_epoch, anchor_view_epoch),
-        anchor_delta_ratio = coalesce(b.anchor_delta_ratio, anchor_delta_ratio),
-        est_samples = est_samples + case when b.error is null then 0 else 1 end,
-        est_abs_err_sum = est_abs_err_sum + coalesce(abs(b.error), 0),
-        est_max_abs_err = greatest(est_max_abs_err, coalesce(abs(b.error), 0)),
-        est_last_err = coalesce(b.error, est_last_err),
-        usage_input_tokens = usage_input_tokens + b.usage_input,
-        usage_output_tokens = usage_output_tokens + b.usage_output,
-        usage_cached_tokens = usage_cached_tokens + b.usage_cached,
-        evicted_messages = evicted_messages + b.evicted,
-        -- A new user message lifts the loop guard's pause.
-        compaction_failures = case when b.lifts_pause then 0 else compaction_failures end,
-        event_seq = event_seq + events,
-        budget_status = coalesce(b.budget, budget_status)
-    where id = b.session and tenant_id = b.tenant and xmin::text = b.row_version
-        -- An assumed state: the version one past the cached row's and the count of
-        -- recorded builds match too (a transaction id reused after the database lost
-        -- the transaction that made it), none of the new calls exists yet, and every
-        -- call answered exists unanswered.
-        and (not b.assumed or (
-            version = b.version - 1 and builds = b.builds
-            and not exists (
-                select 1 from tool_calls t where t.session_id = b.session
-                    and t.tenant_id = b.tenant and t.call_id = any(b.call_ids))
-            and (select count(*) from tool_calls t
-                 where t.session_id = b.session and t.tenant_id = b.tenant
-                   and t.call_id = any(b.answer_ids) and t.result_seq is null)
-                = coalesce(cardinality(b.answer_ids), 0)))
-        -- The pending job the append relied on is still the pending one.
-        and (b.pending_kind is null
-            or ctxd_pending_job(b.session, b.tenant, b.pending_kind)
-                is not distinct from b.pending_job)
-    returning sessions as row, xmin::text as version, event_seq - events as event_base
-    into w;
-    if not found then
-        return null;
-    end if;
-    return w;
-end $$;
 
 -- An append's tool calls: those it makes (with the seq of their result when it answers
 -- them too), and its answers to calls of earlier appends. A fork's answer to a call it

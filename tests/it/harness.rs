@@ -38,6 +38,12 @@ impl TestServer {
         TestServer::start_on(Store::new(pool), config).await
     }
 
+    /// A server writing appends by `ctxd_append`, as on a Citus cluster.
+    pub async fn start_by_function(pool: PgPool) -> TestServer {
+        let store = Store::new(pool).append_by_function(true);
+        TestServer::start_on(store, TestServer::default_config()).await
+    }
+
     /// The engine settings tests start from: default policy, 1 MiB messages.
     pub fn default_config() -> EngineConfig {
         EngineConfig::new(Policy::default(), 1024 * 1024)
@@ -61,6 +67,11 @@ impl TestServer {
         config: EngineConfig,
         options: ServeOptions,
     ) -> TestServer {
+        // CTXD_APPEND_BY_FUNCTION=true runs every test on the cluster's write path.
+        let store = match std::env::var("CTXD_APPEND_BY_FUNCTION").as_deref() {
+            Ok("true" | "1") => store.append_by_function(true),
+            _ => store,
+        };
         let job_done = config.job_done.clone();
         // A TLS server's tests make their own clients; this one is never connected.
         let tls = options.tls.is_some();

@@ -1,6 +1,7 @@
 //! Integration tests: a real ctxd gRPC server on 127.0.0.1:0 over a real PostgreSQL
 //! (a fresh database per test via `#[sqlx::test]`; DATABASE_URL comes from scripts/test).
 mod api;
+mod append_function;
 mod backups;
 mod batch_writer;
 mod binary;

@@ -542,6 +542,53 @@ async fn appends_queued_behind_a_busy_writer_share_one_commit_each_with_its_own_
 async fn batched_and_single_appends_write_the_same_rows(pool: PgPool) {
     let server = TestServer::start(pool.clone()).await;
     let mut client = server.client.clone();
+    // The single statement writes an append with an idempotency key.
+    play_mixed_appends(&mut client, "single", true).await;
+    play_mixed_appends(&mut client, "batched", false).await;
+    for (table, order) in SESSION_TABLES {
+        let rows = rows_by_session(&pool, table, order).await;
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            rows[0].1, rows[1].1,
+            "{table}: batched {} / single {}",
+            rows[0].0, rows[1].0
+        );
+        assert_ne!(rows[0].1, "[]", "{table} has rows");
+    }
+    assert_eq!(session(&mut client, "batched").await.message_count, 8);
+    let evicted: i64 = sqlx::query_scalar(
+        "select count(*) from events e join sessions s on s.id = e.session_id
+         where s.external_id = 'batched' and e.kind = 5",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(evicted, 1, "the long result's eviction, announced");
+    let runs: (Vec<i64>, Vec<i32>) = sqlx::query_as(
+        "select l.run_seqs, l.run_codes from ledger_entries l join sessions s on s.id = l.session_id
+         where s.external_id = 'batched' and l.kind = 2 and l.key = 'pytest tests/test_x.py'",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(runs, (vec![8], vec![1]), "the later result's exit status");
+    server.stop().await;
+}
+
+/// The tables an append writes, each with the order its rows are compared in.
+pub(crate) const SESSION_TABLES: [(&str, &str); 5] = [
+    ("sessions", "t.id"),
+    ("messages", "t.seq"),
+    ("tool_calls", "t.call_id"),
+    ("ledger_entries", "t.kind, t.key"),
+    ("events", "t.session_seq"),
+];
+
+/// Session `id` created and given the same appends every time: tool calls answered
+/// across appends and within one, usage reports after builds, task-ledger entries and a
+/// result's exit status for a call of an earlier append, a result evicted and
+/// announced; each append under an idempotency key when `idempotent`.
+pub(crate) async fn play_mixed_appends(client: &mut Client, id: &str, idempotent: bool) {
     let usage = |input| pb::Usage {
         input_tokens: input,
         output_tokens: 20,
@@ -585,91 +632,56 @@ async fn batched_and_single_appends_write_the_same_rows(pool: PgPool) {
             None,
         ),
     ];
-    for id in ["single", "batched"] {
-        let policy = pb::Policy {
-            eviction_threshold_tokens: Some(50),
-            ..window(100_000, 10_000)
-        };
-        create(&mut client, id, policy).await;
-        for (step, (build_first, messages, usage)) in steps.iter().enumerate() {
-            if *build_first {
-                build(&mut client, id, pb::OutputFormat::Neutral)
-                    .await
-                    .unwrap();
-            }
-            client
-                .append_turn(pb::AppendTurnRequest {
-                    session_id: id.into(),
-                    messages: messages.clone(),
-                    usage: *usage,
-                    idempotency_key: if id == "single" {
-                        format!("step-{step}")
-                    } else {
-                        String::new()
-                    },
-                    ..Default::default()
-                })
-                .await
-                .unwrap();
-        }
-    }
-    // Each table's rows of a session as JSON, without what names the session or the
-    // time of the write.
-    let rows = |table: &'static str, order: &'static str| {
-        let pool = pool.clone();
-        async move {
-            let sql = format!(
-                "select s.external_id, coalesce(jsonb_agg(to_jsonb(t) - 'id' - 'session_id'
-                     - 'external_id' - 'created_at' - 'updated_at' - 'search' - 'tx'
-                     order by {order}), '[]')::text
-                 from sessions s left join {table} t on t.{key} = s.id
-                 group by s.external_id order by s.external_id",
-                key = if table == "sessions" {
-                    "id"
-                } else {
-                    "session_id"
-                }
-            );
-            sqlx::query_as::<_, (String, String)>(sqlx::AssertSqlSafe(sql))
-                .fetch_all(&pool)
-                .await
-                .unwrap()
-        }
+    let policy = pb::Policy {
+        eviction_threshold_tokens: Some(50),
+        ..window(100_000, 10_000)
     };
-    for (table, order) in [
-        ("sessions", "t.id"),
-        ("messages", "t.seq"),
-        ("tool_calls", "t.call_id"),
-        ("ledger_entries", "t.kind, t.key"),
-        ("events", "t.session_seq"),
-    ] {
-        let rows = rows(table, order).await;
-        assert_eq!(rows.len(), 2);
-        assert_eq!(
-            rows[0].1, rows[1].1,
-            "{table}: batched {} / single {}",
-            rows[0].0, rows[1].0
-        );
-        assert_ne!(rows[0].1, "[]", "{table} has rows");
+    create(client, id, policy).await;
+    for (step, (build_first, messages, usage)) in steps.iter().enumerate() {
+        if *build_first {
+            build(client, id, pb::OutputFormat::Neutral).await.unwrap();
+        }
+        client
+            .append_turn(pb::AppendTurnRequest {
+                session_id: id.into(),
+                messages: messages.clone(),
+                usage: *usage,
+                idempotency_key: if idempotent {
+                    format!("step-{step}")
+                } else {
+                    String::new()
+                },
+                ..Default::default()
+            })
+            .await
+            .unwrap();
     }
-    assert_eq!(session(&mut client, "batched").await.message_count, 8);
-    let evicted: i64 = sqlx::query_scalar(
-        "select count(*) from events e join sessions s on s.id = e.session_id
-         where s.external_id = 'batched' and e.kind = 5",
-    )
-    .fetch_one(&pool)
-    .await
-    .unwrap();
-    assert_eq!(evicted, 1, "the long result's eviction, announced");
-    let runs: (Vec<i64>, Vec<i32>) = sqlx::query_as(
-        "select l.run_seqs, l.run_codes from ledger_entries l join sessions s on s.id = l.session_id
-         where s.external_id = 'batched' and l.kind = 2 and l.key = 'pytest tests/test_x.py'",
-    )
-    .fetch_one(&pool)
-    .await
-    .unwrap();
-    assert_eq!(runs, (vec![8], vec![1]), "the later result's exit status");
-    server.stop().await;
+}
+
+/// `table`'s rows of each session as JSON (in `order`), without what names the session,
+/// the rows' ids or the time of the write: (session name, rows), by name.
+pub(crate) async fn rows_by_session(
+    pool: &PgPool,
+    table: &str,
+    order: &str,
+) -> Vec<(String, String)> {
+    let sql = format!(
+        "select s.external_id, coalesce(jsonb_agg(to_jsonb(t) - 'id' - 'session_id'
+             - 'external_id' - 'forked_from' - 'request_hash' - 'created_at' - 'updated_at'
+             - 'search' - 'tx'
+             order by {order}) filter (where t.{key} is not null), '[]')::text
+         from sessions s left join {table} t on t.{key} = s.id
+         group by s.external_id order by s.external_id",
+        key = if table == "sessions" {
+            "id"
+        } else {
+            "session_id"
+        }
+    );
+    sqlx::query_as::<_, (String, String)>(sqlx::AssertSqlSafe(sql))
+        .fetch_all(pool)
+        .await
+        .unwrap()
 }
 
 /// (session id, content) of each of `writers_of`'s rows.

@@ -262,7 +262,8 @@ async fn serve_with_database(
     let store = connect(config, url, config.db_max_connections, migrations)
         .await?
         .view_cache_bytes(config.view_cache_mb.saturating_mul(1024 * 1024))
-        .append_writers(config.append_writers);
+        .append_writers(config.append_writers)
+        .append_by_function(config.append_by_function);
     check_anonymous_access(config)?;
     let pipeline = crate::metrics::MetricsPipeline::from_env(config.metrics_listen.is_some())
         .map_err(|error| ServeError::Startup(error.to_string()))?;

@@ -82,6 +82,8 @@ pub struct Config {
     pub events_retention_secs: u64,
     pub view_cache_mb: usize,
     pub append_writers: usize,
+    /// Appends written by `ctxd_append` even on one PostgreSQL.
+    pub append_by_function: bool,
     /// Tokenizer vocabularies built at start rather than on first use.
     pub preload_tokenizers: Vec<TokenizerKind>,
     pub default_policy: Policy,
@@ -139,6 +141,7 @@ impl Default for Config {
             events_retention_secs: 7 * 86_400,
             view_cache_mb: 256,
             append_writers: crate::store::DEFAULT_APPEND_WRITERS,
+            append_by_function: false,
             preload_tokenizers: Vec::new(),
             default_policy: Policy::default(),
             summarizers: BTreeMap::new(),

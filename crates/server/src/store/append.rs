@@ -9,13 +9,18 @@ use std::sync::LazyLock;
 use sqlx::types::Json;
 use sqlx::{FromRow, Postgres, Row, Transaction};
 
-use super::append_write::{AppendWrite, ChildFinish, Seen, count_finish_events, write_finish};
+use super::append_write::{
+    AppendWrite, ChildFinish, MessageColumns, PgQuery, Seen, call_rows, count_finish_events,
+    write_finish,
+};
 use super::batch;
+use super::jobs::JOBS_CHANNEL;
 use super::pooler::Conn;
 use super::sessions::{SessionRow, with_session_columns};
-use super::Store;
+use super::{EVENTS_CHANNEL, Store};
 use super::{StoreError, StoreResult};
-use crate::message::ToolCall;
+use crate::events::EventDetail;
+use crate::message::{Role, ToolCall};
 use crate::metrics::metrics;
 use crate::session::Session;
 
@@ -281,7 +286,9 @@ impl Store {
         let (appended, after, seen) = match locked {
             Some(mut tx) => {
                 let conn = Conn::new(&mut tx, self.pooler);
-                let written = write_append(conn, &session, &row_version, assumed, &write).await?;
+                let written = self
+                    .write_alone(conn, &session, (&row_version, assumed), &write)
+                    .await?;
                 if let (Some(finish), Appended::Applied { .. }) = (&finish, written.0) {
                     let conn = Conn::new(&mut tx, self.pooler);
                     finished_events = write_finish(conn, finish).await?.1;
@@ -295,14 +302,28 @@ impl Store {
                 )));
             }
             None => {
-                let item = batch::Item::of(&session, &row_version, assumed, &write);
-                match written(self.batcher().write(item).await) {
-                    Ok(written) => written,
-                    Err(batch::Outcome::Failed(error)) => return Err(error.into()),
-                    // The batch did not write it.
-                    Err(_) => {
+                let item = batch::Item::of(
+                    &session,
+                    &row_version,
+                    assumed,
+                    &write,
+                    self.append_by_function,
+                );
+                let batched = match item {
+                    Some(item) => Some(self.batcher().write(item).await),
+                    None => None,
+                };
+                match batched {
+                    Some(batch::Outcome::Applied(row, version, job_id)) => {
+                        (Appended::Applied { job_id }, Some((*row, version)), None)
+                    }
+                    Some(batch::Outcome::Raced(seen)) => (Appended::Raced, None, seen),
+                    Some(batch::Outcome::Failed(error)) => return Err(error.into()),
+                    // Parts a batch does not carry, or the batch did not write it.
+                    None | Some(batch::Outcome::Alone) => {
                         let conn = self.append_db();
-                        write_append(conn, &session, &row_version, assumed, &write).await?
+                        self.write_alone(conn, &session, (&row_version, assumed), &write)
+                            .await?
                     }
                 }
             }
@@ -342,6 +363,40 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Writes the append alone on `conn` (waiting for the session row's lock), by the
+    /// composed statement or by `ctxd_append` (`Store::append_by_function`): the row as
+    /// the write left it, with its new version, when it applied.
+    async fn write_alone<'c>(
+        &self,
+        conn: impl sqlx::Executor<'c, Database = Postgres>,
+        session: &Session,
+        (row_version, assumed): (&str, bool),
+        write: &AppendWrite<'_>,
+    ) -> StoreResult<Written> {
+        if !self.append_by_function {
+            return write_append(conn, session, row_version, assumed, write).await;
+        }
+        let item = batch::Item::of(session, row_version, assumed, write, true);
+        let mut items: Vec<batch::Item> = item.into_iter().collect();
+        let outcome = batch::function::write(conn, &mut items, true).await?.pop();
+        // Alone, an append waits for its row: it is written or it raced.
+        match outcome {
+            Some(batch::Outcome::Applied(row, version, job_id)) => {
+                Ok((Appended::Applied { job_id }, Some((*row, version)), None))
+            }
+            Some(batch::Outcome::Raced(seen)) => Ok((Appended::Raced, None, seen)),
+            _ => Err(StoreError::Other(sqlx::Error::Protocol(
+                "an append alone was neither written nor raced".into(),
+            ))),
+        }
+    }
+}
+
+/// An append's write: whether it applied, the row as it left it with its new version,
+/// and (not applied) what it saw of the pending job it relied on.
+type Written = (Appended, Option<(Session, String)>, Option<Seen>);
+
 /// The session's pending jobs after a write that applied, as far as the replica knows
 /// them: those known before, with the job the write enqueued; unknown when it meant to
 /// enqueue one and found one of the kind already pending.
@@ -361,10 +416,104 @@ fn pending_after(
     Some(pending)
 }
 
-/// Writes the append alone on `conn` (waiting for the session row's lock) if the
-/// session row is still at `row_version` (and, `assumed`, the batch's tool-call
-/// references hold); with the row as the write left it and its new version when it
-/// applied.
+/// The session's pending job of the kind an append relies on: checked by its write, and
+/// reported when the write did not apply (`Seen`).
+const PENDING_JOB: &str = include_str!("sql/append/pending.sql");
+
+/// The session's update, returning the whole row for the row cache; by whether it also
+/// checks what an assumed state did not read (`sql/append/assumed.sql`) and the pending
+/// job an append relies on (`sql/append/pending.sql`).
+static SESSION_PARTS: LazyLock<[[String; 2]; 2]> = LazyLock::new(|| {
+    let part = |assumed: bool, pending: bool| {
+        let mut guard = String::new();
+        if assumed {
+            guard.push_str(include_str!("sql/append/assumed.sql"));
+        }
+        if pending {
+            guard.push_str(&format!(
+                "\n        and {PENDING_JOB} is not distinct from $60"
+            ));
+        }
+        with_session_columns(&include_str!("sql/append/session.sql").replace("{assumed}", &guard))
+    };
+    [
+        [part(false, false), part(false, true)],
+        [part(true, false), part(true, true)],
+    ]
+});
+
+/// The append statement for `write`: only the parts it has rows for, since PostgreSQL
+/// opens a table and every index of it for each part, rows or not (a tenth of its CPU
+/// per append in the benchmark's profile when every part was always there). Static
+/// texts only; the values are parameters.
+fn append_sql(write: &AppendWrite<'_>, assumed: bool, fork: bool) -> String {
+    // With an assumed state the session's update also checks what was not read.
+    let session = &SESSION_PARTS[usize::from(assumed)][usize::from(write.pending.is_some())];
+    let mut parts = vec![session.as_str(), include_str!("sql/append/messages.sql")];
+    if !write.calls.is_empty() {
+        parts.push(include_str!("sql/append/calls.sql"));
+    }
+    if !write.answers.is_empty() {
+        parts.push(if fork {
+            include_str!("sql/append/answers_fork.sql")
+        } else {
+            include_str!("sql/append/answers.sql")
+        });
+    }
+    if write.job.is_some() {
+        parts.push(include_str!("sql/append/job.sql"));
+    }
+    match (write.idempotency.is_some(), write.job.is_some()) {
+        (true, true) => parts.push(include_str!("sql/append/idempotency_job.sql")),
+        (true, false) => parts.push(include_str!("sql/append/idempotency.sql")),
+        (false, _) => {}
+    }
+    if !write.events.is_empty() {
+        parts.push(include_str!("sql/append/events.sql"));
+    }
+    if write.has_ledger() {
+        parts.push(include_str!("sql/append/ledger.sql"));
+    }
+    // The session row as the write left it, with its new version, for the row cache:
+    // null columns when the write did not apply.
+    let mut sql = format!(
+        "with {}
+select s.id is not null as applied, s.*",
+        parts.join(
+            ",
+"
+        )
+    );
+    sql.push_str(match write.job {
+        Some((_, true)) => {
+            ", (select id from enqueued) as job_id,
+             case when exists (select 1 from enqueued) then pg_notify($54, '') end as jobs_notified"
+        }
+        Some((_, false)) => ", (select id from enqueued) as job_id",
+        None => ", null::bigint as job_id",
+    });
+    if write.pending.is_some() {
+        // What a write relying on a remembered pending job sees (`Seen`).
+        sql.push_str(
+            ", (select x.xmin::text from sessions x where x.id = $1 and x.tenant_id = $61)\n                as row_version_now, ",
+        );
+        sql.push_str(PENDING_JOB);
+        sql.push_str(" as pending_now");
+    }
+    if !write.events.is_empty() {
+        sql.push_str(
+            ", case when exists (select 1 from inserted_events)
+                then pg_notify($53, (select max(id) from inserted_events)::text) end
+                as events_notified",
+        );
+    }
+    sql.push_str(" from (select 1) as one left join s on true");
+    sql
+}
+
+/// Writes the append if the session row is still at `row_version` (and, `assumed`, the
+/// batch's tool-call references hold); with the row as the write left it and its new
+/// version when it applied.
 async fn write_append<'c>(
     conn: impl sqlx::Executor<'c, Database = Postgres>,
     session: &Session,
@@ -372,28 +521,163 @@ async fn write_append<'c>(
     assumed: bool,
     write: &AppendWrite<'_>,
 ) -> StoreResult<Written> {
-    let mut items = [batch::Item::of(session, row_version, assumed, write)];
-    let outcome = batch::statement::write(conn, &mut items, true).await?.pop();
-    // Alone, an append waits for its row: it is written or it raced.
-    match outcome.map(written) {
-        Some(Ok(written)) => Ok(written),
-        _ => Err(StoreError::Other(sqlx::Error::Protocol(
-            "an append alone was neither written nor raced".into(),
-        ))),
+    let mut columns = MessageColumns::default();
+    for new in write.batch {
+        columns.push(0, new);
     }
+    let (new_calls, earlier_answers) = call_rows(write.calls, write.answers);
+    let mut ledger = super::ledger::LedgerParameters::default();
+    ledger.push(0, session.id, write.ledger);
+    let sql = append_sql(write, assumed, session.inherits());
+    let query = sqlx::query(sqlx::AssertSqlSafe(sql.as_str())).bind(session.id);
+    let query = bind_messages(query, &columns, &new_calls, &earlier_answers);
+    let query = bind_update(query, write, &columns, row_version);
+    let write_query = bind_effects(query, write, session, &ledger);
+    let row = write_query.fetch_one(conn).await?;
+    if !row.try_get::<bool, _>("applied")? {
+        let seen = match write.pending {
+            Some(_) => Some(Seen {
+                row_version: row.try_get("row_version_now")?,
+                pending: row.try_get("pending_now")?,
+            }),
+            None => None,
+        };
+        return Ok((Appended::Raced, None, seen));
+    }
+    let after = (
+        Session::from(SessionRow::from_row(&row)?),
+        row.try_get("row_version")?,
+    );
+    Ok((
+        Appended::Applied {
+            job_id: row.try_get("job_id")?,
+        },
+        Some(after),
+        None,
+    ))
 }
 
-/// An append's write: whether it applied, the row as it left it with its new version,
-/// and (not applied) what it saw of the pending job it relied on.
-type Written = (Appended, Option<(Session, String)>, Option<Seen>);
+/// Parameters 2–18: the messages, the tool calls they make and the earlier calls they
+/// answer.
+fn bind_messages<'q>(
+    query: PgQuery<'q>,
+    columns: &'q MessageColumns,
+    calls: &'q [(String, i64, Option<i64>)],
+    answers: &'q [(String, i64)],
+) -> PgQuery<'q> {
+    query
+        .bind(&columns.seqs)
+        .bind(&columns.turns)
+        .bind(&columns.roles)
+        .bind(&columns.contents)
+        .bind(&columns.parts)
+        .bind(&columns.reasonings)
+        .bind(&columns.tool_calls)
+        .bind(&columns.tool_call_ids)
+        .bind(&columns.names)
+        .bind(&columns.metadata)
+        .bind(&columns.pinned)
+        .bind(&columns.token_counts)
+        .bind(
+            calls
+                .iter()
+                .map(|(id, _, _)| id.as_str())
+                .collect::<Vec<&str>>(),
+        )
+        .bind(calls.iter().map(|(_, seq, _)| *seq).collect::<Vec<i64>>())
+        .bind(
+            calls
+                .iter()
+                .map(|(_, _, result)| *result)
+                .collect::<Vec<Option<i64>>>(),
+        )
+        .bind(
+            answers
+                .iter()
+                .map(|(id, _)| id.as_str())
+                .collect::<Vec<&str>>(),
+        )
+        .bind(answers.iter().map(|(_, seq)| *seq).collect::<Vec<i64>>())
+}
 
-/// `outcome` as a write's, unless the batch did not write it (or does not know).
-fn written(outcome: batch::Outcome) -> Result<Written, batch::Outcome> {
-    match outcome {
-        batch::Outcome::Applied(row, version, job_id) => {
-            Ok((Appended::Applied { job_id }, Some((*row, version)), None))
-        }
-        batch::Outcome::Raced(seen) => Ok((Appended::Raced, None, seen)),
-        other => Err(other),
-    }
+/// Parameters 19–40: the row's new aggregates, its anchor, the view entries, the guard.
+fn bind_update<'q>(
+    query: PgQuery<'q>,
+    write: &'q AppendWrite<'_>,
+    columns: &'q MessageColumns,
+    row_version: &'q str,
+) -> PgQuery<'q> {
+    let update = &write.update;
+    let anchor = update.anchor.as_ref();
+    query
+        .bind(update.version)
+        .bind(update.message_count)
+        .bind(update.turn_count)
+        .bind(update.log_tokens)
+        .bind(update.view_tokens)
+        .bind(update.last_turn_tokens)
+        .bind(anchor.map(|a| a.anchor.reported_tokens))
+        .bind(anchor.map(|a| a.anchor.fixed_tokens))
+        .bind(anchor.map(|a| a.anchor.history_tokens))
+        .bind(anchor.map(|a| a.anchor.first_seq))
+        .bind(anchor.map(|a| a.anchor.last_seq))
+        .bind(anchor.map(|a| a.anchor.view_epoch))
+        .bind(anchor.and_then(|a| a.error))
+        .bind(update.usage.0)
+        .bind(update.usage.1)
+        .bind(update.usage.2)
+        .bind(anchor.map(|a| a.anchor.delta_ratio))
+        .bind(&columns.view_tokens)
+        .bind(&columns.view_states)
+        .bind(update.evicted)
+        .bind(write.batch.iter().any(|new| new.message.role == Role::User))
+        .bind(row_version)
+}
+
+/// Parameters 41–61: events, budget status, idempotency record, job, channels, the
+/// task ledger's rows, the pending-job guard and the session's tenant (every table the
+/// statement reads or writes is filtered by it: one shard's rows on a distributed
+/// database, docs/decisions/0028-citus-distribution.md).
+fn bind_effects<'q>(
+    query: PgQuery<'q>,
+    write: &'q AppendWrite<'_>,
+    session: &Session,
+    ledger: &'q super::ledger::LedgerParameters,
+) -> PgQuery<'q> {
+    let job = write.job.map(|(job, _)| job);
+    let idempotency = write.idempotency.as_ref();
+    query
+        .bind(
+            write
+                .events
+                .iter()
+                .map(|e| e.kind() as i16)
+                .collect::<Vec<i16>>(),
+        )
+        .bind(
+            write
+                .events
+                .iter()
+                .map(Json)
+                .collect::<Vec<Json<&EventDetail>>>(),
+        )
+        .bind(write.budget_status.map(crate::budget::Status::code))
+        .bind(idempotency.map(|(key, _, _)| *key))
+        .bind(idempotency.map(|(_, hash, _)| *hash))
+        .bind(idempotency.map(|(_, _, response)| Json(response)))
+        .bind(job.map(|job| job.kind))
+        .bind(job.map(|job| Json(&job.args)))
+        .bind(job.map(|job| job.priority))
+        .bind(job.map(|job| job.max_attempts))
+        .bind(job.map(|job| job.notify_done))
+        .bind(write.job.is_some_and(|(_, notify)| notify))
+        .bind(EVENTS_CHANNEL)
+        .bind(JOBS_CHANNEL)
+        .bind(session.builds.count)
+        .bind(write.update.content_bytes)
+        .bind(Json(&ledger.entries))
+        .bind(Json(&ledger.runs))
+        .bind(write.pending.map(|(kind, _)| kind))
+        .bind(write.pending.and_then(|(_, id)| id))
+        .bind(session.tenant_id)
 }

@@ -1,5 +1,5 @@
 //! What an append writes — the write itself, and its messages and tool calls as the
-//! column arrays its statement takes — shared by the single write (append.rs) and the
+//! column arrays the statements unnest — shared by the single write (append.rs) and the
 //! batched one (batch/), so batch/ does not use append.rs (append.rs uses batch/).
 use std::collections::HashSet;
 
@@ -8,6 +8,9 @@ use super::sessions::SessionUpdate;
 use crate::events::EventDetail;
 
 pub use crate::append::NewMessage;
+
+/// A statement being bound.
+pub(super) type PgQuery<'q> = sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>;
 
 /// Everything one append writes.
 pub struct AppendWrite<'a> {
@@ -29,6 +32,13 @@ pub struct AppendWrite<'a> {
     pub pending: Option<(&'static str, Option<i64>)>,
     /// The task ledger's share of the batch.
     pub ledger: &'a crate::ledger::extract::Extracted,
+}
+
+impl AppendWrite<'_> {
+    /// Whether the write has ledger rows to merge.
+    pub(super) fn has_ledger(&self) -> bool {
+        !self.ledger.entries.is_empty() || !self.ledger.outcomes.is_empty()
+    }
 }
 
 /// What a write that relied on a remembered pending job (`AppendWrite::pending`) saw
@@ -61,10 +71,11 @@ pub(super) fn call_rows(calls: &[(String, i64)], answers: &[(String, i64)]) -> C
     (new_calls, earlier)
 }
 
-/// The columns of appended messages, one array each, as the append's statement takes
-/// them.
+/// The columns of appended messages, one array each, as the statements unnest them;
+/// `items` names the batch item each message belongs to.
 #[derive(Debug, Default)]
 pub(super) struct MessageColumns {
+    pub items: Vec<i32>,
     pub seqs: Vec<i64>,
     pub turns: Vec<i64>,
     pub roles: Vec<i16>,
@@ -82,8 +93,9 @@ pub(super) struct MessageColumns {
 }
 
 impl MessageColumns {
-    pub(super) fn push(&mut self, new: &NewMessage<'_>) {
+    pub(super) fn push(&mut self, item: i32, new: &NewMessage<'_>) {
         let message = new.message;
+        self.items.push(item);
         self.seqs.push(new.seq);
         self.turns.push(new.turn);
         self.roles.push(message.role as i16);
@@ -115,8 +127,9 @@ impl MessageColumns {
             + optional(&self.tool_calls)
     }
 
-    /// Adds `other`'s messages after these.
-    pub(super) fn extend(&mut self, other: MessageColumns) {
+    /// Adds `other`'s messages as batch item `item`'s.
+    pub(super) fn extend(&mut self, item: i32, other: MessageColumns) {
+        self.items.extend(other.items.iter().map(|_| item));
         self.seqs.extend(other.seqs);
         self.turns.extend(other.turns);
         self.roles.extend(other.roles);

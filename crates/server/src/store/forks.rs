@@ -90,7 +90,7 @@ segmented!(VISIBLE_RANGE_SQL, "sql/forks/visible_range.sql");
 segmented!(BY_SEQ_SQL, "sql/forks/by_seq.sql");
 segmented!(IN_RANGE_SQL, "sql/forks/in_range.sql");
 segmented!(TOOL_CALL_SQL, "sql/append/tool_call_fork.sql");
-segmented!(RECORD_COMPACTION_SQL, "sql/revert/record.sql");
+segmented!(PRIOR_STATES_SQL, "sql/revert/prior_states.sql");
 segmented!(RECOUNT_SQL, "sql/revert/recount.sql");
 
 static CREATE_SQL: LazyLock<String> =
@@ -192,6 +192,15 @@ impl SessionTx {
                 )
             })
             .unzip();
+        let counts = [
+            fork.turn_count,
+            fork.log_tokens,
+            fork.content_bytes,
+            fork.view_tokens,
+            fork.last_turn_tokens,
+            fork.view_first_seq,
+            fork.summary_tokens,
+        ];
         let row: SessionRow = sqlx::query_as(CREATE_SQL.as_str())
             .bind(source.tenant_id)
             .bind(fork.external_id)
@@ -201,13 +210,7 @@ impl SessionTx {
             .bind(source.id)
             .bind(fork.at_seq)
             .bind(source.base_seq)
-            .bind(fork.turn_count)
-            .bind(fork.log_tokens)
-            .bind(fork.content_bytes)
-            .bind(fork.view_tokens)
-            .bind(fork.last_turn_tokens)
-            .bind(fork.view_first_seq)
-            .bind(fork.summary_tokens)
+            .bind(&counts[..])
             .bind(&fork.summaries)
             .bind(seqs)
             .bind(states)

@@ -1,5 +1,5 @@
 //! The task ledger's rows: read per session, written by the append's statement
-//! (`ctxd_append_ledger`) and by UpdateLedger under the session's row lock.
+//! (`sql/append/ledger.sql`) and by UpdateLedger under the session's row lock.
 use std::sync::Arc;
 
 use super::StoreResult;
@@ -48,10 +48,12 @@ impl EntryRow {
 const SELECT: &str = "select id, kind, key, text, seqs, run_seqs, run_codes, status \
     from ledger_entries where session_id = $1 and tenant_id = $2";
 
-/// A ledger entry an append yields, as the append's statement carries it
-/// (`ctxd_append_ledger`, migration 0030).
+/// A ledger entry an append yields, as the append statements' JSON parameter carries
+/// it (`sql/append/ledger.sql`, `sql/append/batch_ledger.sql`); `item` names the batch
+/// item it belongs to (the single statement ignores it).
 #[derive(serde::Serialize)]
 pub(super) struct EntryParameter<'a> {
+    item: i32,
     kind: i16,
     key: &'a str,
     text: &'a str,
@@ -61,17 +63,20 @@ pub(super) struct EntryParameter<'a> {
     call_id: Option<&'a str>,
 }
 
-/// An exit status an append's result shows for a call of an earlier append of its
-/// session.
+/// An exit status an append's result shows for a call of an earlier append. `session`
+/// (the session row's id) lets the statement find the command by its call index,
+/// (session, call id), rather than by the call id alone across every session.
 #[derive(serde::Serialize)]
 pub(super) struct RunParameter<'a> {
+    item: i32,
+    session: i64,
     call_id: &'a str,
     seq: i64,
     exit_code: i32,
 }
 
-/// An append's ledger parameters: the entries it yields, and the exit statuses it
-/// shows for calls of earlier appends.
+/// The append statements' ledger parameters: the entries the appends yield, and the
+/// exit statuses they show for calls of earlier appends.
 #[derive(Default, serde::Serialize)]
 pub(super) struct LedgerParameters<'a> {
     #[serde(rename = "ledger")]
@@ -80,32 +85,28 @@ pub(super) struct LedgerParameters<'a> {
 }
 
 impl<'a> LedgerParameters<'a> {
-    /// `extracted`'s rows.
-    pub(super) fn of(extracted: &'a Extracted) -> Self {
-        LedgerParameters {
-            entries: extracted
-                .entries
-                .iter()
-                .map(|found| EntryParameter {
-                    kind: found.kind as i16,
-                    key: &found.key,
-                    text: &found.text,
-                    seqs: &found.seqs,
-                    run_seqs: found.runs.iter().map(|run| run.result_seq).collect(),
-                    run_codes: found.runs.iter().map(|run| run.exit_code).collect(),
-                    call_id: found.call_id.as_deref(),
-                })
-                .collect(),
-            runs: extracted
-                .outcomes
-                .iter()
-                .map(|outcome| RunParameter {
-                    call_id: &outcome.call_id,
-                    seq: outcome.seq,
-                    exit_code: outcome.exit_code,
-                })
-                .collect(),
-        }
+    /// Adds `extracted`'s rows as batch item `item`'s, an append to the session whose
+    /// row id is `session`.
+    pub(super) fn push(&mut self, item: i32, session: i64, extracted: &'a Extracted) {
+        self.entries
+            .extend(extracted.entries.iter().map(|found| EntryParameter {
+                item,
+                kind: found.kind as i16,
+                key: &found.key,
+                text: &found.text,
+                seqs: &found.seqs,
+                run_seqs: found.runs.iter().map(|run| run.result_seq).collect(),
+                run_codes: found.runs.iter().map(|run| run.exit_code).collect(),
+                call_id: found.call_id.as_deref(),
+            }));
+        self.runs
+            .extend(extracted.outcomes.iter().map(|outcome| RunParameter {
+                item,
+                session,
+                call_id: &outcome.call_id,
+                seq: outcome.seq,
+                exit_code: outcome.exit_code,
+            }));
     }
 }
 

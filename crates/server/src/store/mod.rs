@@ -98,6 +98,10 @@ pub struct Store {
     /// Whether the database is distributed by tenant (Citus): a batch of appends then
     /// holds one tenant's, so that its statement runs on one node.
     distributed: bool,
+    /// Appends are written by `ctxd_append` (migration 0030), as they must be on a
+    /// distributed database, rather than by the set-based statements of
+    /// `sql/append/` (faster on one PostgreSQL: docs/benchmarks.md).
+    append_by_function: bool,
 }
 
 /// The view cache's budget when none is configured.
@@ -244,6 +248,7 @@ impl Store {
             batcher: std::sync::Arc::default(),
             append_writers: DEFAULT_APPEND_WRITERS,
             distributed: false,
+            append_by_function: false,
         };
         store.view_cache_bytes(DEFAULT_VIEW_CACHE_BYTES)
     }
@@ -263,6 +268,16 @@ impl Store {
     pub fn append_writers(self, writers: usize) -> Store {
         Store {
             append_writers: writers.max(1),
+            batcher: std::sync::Arc::default(),
+            ..self
+        }
+    }
+
+    /// This store writing appends by `ctxd_append` even on one PostgreSQL (always on a
+    /// distributed one), the way it writes them on Citus.
+    pub fn append_by_function(self, by_function: bool) -> Store {
+        Store {
+            append_by_function: self.distributed || by_function,
             batcher: std::sync::Arc::default(),
             ..self
         }
@@ -347,6 +362,7 @@ impl Store {
             listen_pool,
             pooler,
             distributed,
+            append_by_function: distributed,
             ..store
         })
     }
@@ -365,7 +381,10 @@ impl Store {
                 self.append_pool.clone(),
                 self.pooler,
                 self.append_writers,
-                self.distributed,
+                batch::Writing {
+                    by_tenant: self.distributed,
+                    by_function: self.append_by_function,
+                },
             )
         })
     }

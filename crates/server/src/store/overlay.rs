@@ -29,10 +29,11 @@ impl SessionTx {
             .unzip();
         let session_id = self.session.id;
         let base_seq = self.session.base_seq;
+        let states = vec![state as i16; seqs.len()];
         sqlx::query(include_str!("sql/forks/set_view_states.sql"))
             .bind(session_id)
-            .bind(state as i16)
             .bind(seqs)
+            .bind(states)
             .bind(tokens)
             .bind(base_seq)
             .bind(dependants)

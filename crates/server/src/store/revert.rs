@@ -109,8 +109,17 @@ impl SessionTx {
     /// changes, whose state before it reads here).
     pub async fn record_compaction(&mut self, new: &NewCompaction) -> StoreResult<()> {
         let session = &self.session;
-        let (id, epoch, first_seq) = (session.id, session.view_epoch, session.view_first_seq);
-        sqlx::query(super::forks::RECORD_COMPACTION_SQL.as_str())
+        let (id, tenant) = (session.id, session.tenant_id);
+        let (epoch, first_seq) = (session.view_epoch, session.view_first_seq);
+        // Read, then written by a statement of its own (sql/revert/prior_states.sql).
+        let (seqs, states, tokens): (Vec<i64>, Vec<i16>, Vec<i32>) =
+            sqlx::query_as(super::forks::PRIOR_STATES_SQL.as_str())
+                .bind(id)
+                .bind(&new.seqs)
+                .bind(tenant)
+                .fetch_one(self.conn())
+                .await?;
+        sqlx::query(include_str!("sql/revert/record.sql"))
             .bind(id)
             .bind(new.event_seq)
             .bind(new.compaction.to_i16())
@@ -118,11 +127,13 @@ impl SessionTx {
             .bind(first_seq)
             .bind(new.view_tokens_delta)
             .bind(new.summary_tokens_delta)
-            .bind(&new.seqs)
+            .bind(seqs)
+            .bind(states)
+            .bind(tokens)
             .bind(&new.summary_ids)
             .bind(new.first_seq)
             .bind(new.last_seq)
-            .bind(session.tenant_id)
+            .bind(tenant)
             .execute(self.conn())
             .await?;
         Ok(())

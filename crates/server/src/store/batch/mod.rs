@@ -13,9 +13,9 @@
 //! of all the rest: a batch's round trip is mostly fixed, and while a lone append is
 //! written the requests of all the others compete with it for the cores (measured in
 //! docs/benchmarks.md, "Balanced batches"). A batch carries its appends' events,
-//! budget-status changes, summarization jobs and idempotency records, with one NOTIFY
-//! for all its events and at most one for its jobs; appends under the row lock are
-//! written alone, by the same statement in their own transaction (append.rs).
+//! budget-status changes and summarization jobs, with one NOTIFY for all its events
+//! and at most one for its jobs; appends with an idempotency key, and appends under the
+//! row lock, are written alone by their own statement (`Item::of`).
 //!
 //! A writer keeps its connection from one batch to the next while appends are waiting
 //! (`Held`): sqlx pings a pooled connection when it hands it out and again when it
@@ -41,7 +41,8 @@ use crate::metrics::metrics;
 use crate::session::Session;
 use statement::write_batch;
 
-pub(super) mod statement;
+pub(super) mod function;
+mod statement;
 
 /// One append's write, owned (it crosses to the writer's task).
 pub(super) struct Item {
@@ -50,7 +51,7 @@ pub(super) struct Item {
     /// The row version the append decided on.
     pub row_version: String,
     /// Decided on the replica's cached row: the write also checks the version, the
-    /// build count and the tool-call references (`ctxd_append_session`).
+    /// build count and the tool-call references (`sql/append/assumed.sql`, per item).
     pub assumed: bool,
     pub builds: i64,
     /// The pending job the append relies on (`AppendWrite::pending`).
@@ -69,23 +70,33 @@ pub(super) struct Item {
     /// The job the append enqueues unless one of its kind is pending, and whether its
     /// enqueue announces itself (`NotifyGate`).
     pub job: Option<(NewJob, bool)>,
-    /// Key, request hash and the response to replay for it.
+    /// Key, request hash and the response to replay for it (`ctxd_append` only).
     pub idempotency: Option<(String, Vec<u8>, serde_json::Value)>,
 }
 
 impl Item {
-    /// `write` as a batch item, decided on `session` at `row_version`.
+    /// `write` as a batch item, decided on `session` at `row_version`; `None` when it
+    /// has parts the batch statement does not carry (an idempotency key), so it is
+    /// written alone — unless `by_function`: `ctxd_append` carries every part.
     pub(super) fn of(
         session: &Session,
         row_version: &str,
         assumed: bool,
         write: &AppendWrite<'_>,
-    ) -> Item {
+        by_function: bool,
+    ) -> Option<Item> {
+        // A fork's answer to a call it inherited inserts a row of its own, which only
+        // the single statement does (sql/append/answers_fork.sql).
+        let alone =
+            write.idempotency.is_some() || (session.inherits() && !write.answers.is_empty());
+        if alone && !by_function {
+            return None;
+        }
         let mut messages = MessageColumns::default();
         for new in write.batch {
-            messages.push(new);
+            messages.push(0, new);
         }
-        Item {
+        Some(Item {
             session: session.id,
             tenant: session.tenant_id,
             row_version: row_version.to_string(),
@@ -104,7 +115,7 @@ impl Item {
                 .idempotency
                 .as_ref()
                 .map(|(key, hash, response)| (key.to_string(), hash.to_vec(), response.clone())),
-        }
+        })
     }
 
     /// The bytes of its texts (what makes a statement large).
@@ -141,6 +152,15 @@ const MAX_BATCH: usize = 64;
 /// batch of large appends does not become one huge statement.
 const MAX_BATCH_BYTES: usize = 4 * 1024 * 1024;
 
+/// How the batches are written.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Writing {
+    /// Each batch holds one tenant's appends (a distributed database).
+    pub by_tenant: bool,
+    /// By `ctxd_append` (function.rs), not by the set-based statement (statement.rs).
+    pub by_function: bool,
+}
+
 /// The queue of appends and the task that writes them in batches.
 #[derive(Debug)]
 pub(super) struct Batcher {
@@ -149,10 +169,10 @@ pub(super) struct Batcher {
 
 impl Batcher {
     /// Starts the writer: at most `writers` batch statements in flight on `pool`
-    /// (behind `pooler`); `by_tenant`, each batch of one tenant's appends.
-    pub(super) fn start(pool: Pool, pooler: Pooler, writers: usize, by_tenant: bool) -> Batcher {
+    /// (behind `pooler`), written as `writing` says.
+    pub(super) fn start(pool: Pool, pooler: Pooler, writers: usize, writing: Writing) -> Batcher {
         let (queue, pending) = mpsc::unbounded_channel();
-        tokio::spawn(dispatch(pool, pooler, writers.max(1), by_tenant, pending));
+        tokio::spawn(dispatch(pool, pooler, writers.max(1), writing, pending));
         Batcher { queue }
     }
 
@@ -175,7 +195,7 @@ async fn dispatch(
     pool: Pool,
     pooler: Pooler,
     writers: usize,
-    by_tenant: bool,
+    writing: Writing,
     mut pending: mpsc::UnboundedReceiver<Pending>,
 ) {
     let (finished_tx, mut finished) = mpsc::unbounded_channel::<(Vec<i64>, Option<Held>)>();
@@ -192,7 +212,7 @@ async fn dispatch(
                 waiting.push_back(next);
             }
             let limit = balanced(waiting.len(), last);
-            let batch = next_batch(&mut waiting, &in_flight, limit, by_tenant);
+            let batch = next_batch(&mut waiting, &in_flight, limit, writing.by_tenant);
             if !batch.is_empty() {
                 last = batch.len();
                 let sessions: Vec<i64> = batch.iter().map(|(item, _)| item.session).collect();
@@ -206,7 +226,7 @@ async fn dispatch(
                     let (items, done): (Vec<Item>, Vec<oneshot::Sender<Outcome>>) =
                         batch.into_iter().unzip();
                     let (appends, started) = (items.len(), Instant::now());
-                    let (outcomes, conn) = write_batch(&pool, pooler, conn, items).await;
+                    let (outcomes, conn) = write_batch(&pool, (pooler, writing), conn, items).await;
                     metrics().append_batch_written(appends, started.elapsed());
                     finished.2 = conn;
                     drop(finished);

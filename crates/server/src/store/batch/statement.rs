@@ -1,31 +1,117 @@
-//! The append statement: one append, or a batch of them, written by one call of
-//! `ctxd_append` (migration 0030) and one commit, each under its own guard, and what
-//! each append's outcome is.
+//! The batch statement: all of a batch's appends written by one statement and one
+//! commit, each under its own guard, and what each append's outcome is.
 use std::sync::LazyLock;
 
-use sqlx::{Connection as _, FromRow, Postgres, Row};
+use sqlx::types::Json;
+use sqlx::{Connection as _, FromRow, Row};
 
-use super::super::append_write::{MessageColumns, Seen};
+use super::super::append_write::{MessageColumns, PgQuery, Seen};
 use super::super::jobs::{JOBS_CHANNEL, NewJob};
 use super::super::ledger::LedgerParameters;
 use super::super::pool::Pool;
 use super::super::pooler::{Conn, Pooler};
 use super::super::sessions::{SessionRow, with_session_columns};
-use super::super::EVENTS_CHANNEL;
-use super::{Held, Item, Outcome};
+use super::super::{AnchorUpdate, EVENTS_CHANNEL};
+use super::{Held, Item, Outcome, Writing};
 use crate::events::EventDetail;
 use crate::message::Role;
 use crate::session::Session;
 
-static WRITE_SQL: LazyLock<String> =
-    LazyLock::new(|| with_session_columns(include_str!("../sql/append/write.sql")));
+/// The parameters the batch statement always has; its events' and jobs' come after.
+const BASE_PARAMETERS: usize = 55;
+
+/// The batch statement with the parts it has rows for — events, jobs, the task ledger's
+/// entries, exit statuses of earlier calls — indexed `[events][jobs][entries][runs]`:
+/// PostgreSQL opens a table and every index of it for each part, rows or not
+/// (append.rs's `append_sql` likewise).
+type Variants = [[[[String; 2]; 2]; 2]; 2];
+
+static BATCH_SQL: LazyLock<Variants> = LazyLock::new(|| {
+    let sql = |events: bool, jobs: bool, entries: bool, runs: bool| {
+        let mut ledger = String::new();
+        if entries {
+            ledger.push_str(",\n");
+            ledger.push_str(include_str!("../sql/append/batch_ledger.sql"));
+        }
+        if runs {
+            // An entry the batch merges above takes no run here.
+            let merged = if entries {
+                "
+      and not exists (
+          select 1 from batch_ledger_found f
+          where f.session_id = l.session_id and f.kind = l.kind and f.key = l.key)"
+            } else {
+                ""
+            };
+            ledger.push_str(",\n");
+            ledger.push_str(
+                &include_str!("../sql/append/batch_ledger_runs.sql").replace("{merged}", merged),
+            );
+        }
+        // The parts' parameters follow the base ones, numbered here so that every
+        // variant's are dense. One NOTIFY each for the batch: an uncorrelated subquery
+        // runs once.
+        let (mut parts, mut outputs, mut next) = (String::new(), String::new(), BASE_PARAMETERS);
+        if events {
+            parts.push_str(",\n");
+            parts.push_str(&numbered(
+                include_str!("../sql/append/batch_events.sql"),
+                "$E",
+                next,
+            ));
+            outputs.push_str(&format!(
+                ",
+    (select pg_notify(${}, max(id)::text) from batch_events having count(*) > 0)
+        as events_notified",
+                next + 5
+            ));
+            next += 5;
+        }
+        if jobs {
+            parts.push_str(",\n");
+            parts.push_str(&numbered(
+                include_str!("../sql/append/batch_jobs.sql"),
+                "$J",
+                next,
+            ));
+            outputs.push_str(&format!(
+                ",
+    (select q.id from batch_jobs q where q.session_id = s.id) as job_id,
+    (select pg_notify(${}, '') from batch_jobs having count(*) > 0 and ${}::bool)
+        as jobs_notified",
+                next + 7,
+                next + 8
+            ));
+        }
+        with_session_columns(
+            &include_str!("../sql/append/batch.sql")
+                .replace("{parts}", &parts)
+                .replace("{outputs}", &outputs)
+                .replace("{ledger}", &ledger),
+        )
+    };
+    let both = [false, true];
+    both.map(|events| {
+        both.map(|jobs| both.map(|entries| both.map(|runs| sql(events, jobs, entries, runs))))
+    })
+});
+
+/// `sql` with its parameters `{prefix}1`, `{prefix}2`, … numbered from `after + 1`.
+fn numbered(sql: &str, prefix: &str, after: usize) -> String {
+    let mut sql = sql.to_string();
+    // Highest first, so that `$E1` does not rewrite the start of `$E10`.
+    for n in (1..=9).rev() {
+        sql = sql.replace(&format!("{prefix}{n}"), &format!("${}", after + n));
+    }
+    sql
+}
 
 /// One statement for all of `items` on `held` or a connection from `pool`; an outcome
 /// for each, in order, and the connection when the statement succeeded on it (one
 /// that failed goes back to the pool, which tests it).
 pub(super) async fn write_batch(
     pool: &Pool,
-    pooler: Pooler,
+    (pooler, writing): (Pooler, Writing),
     held: Option<Held>,
     mut items: Vec<Item>,
 ) -> (Vec<Outcome>, Option<Held>) {
@@ -35,11 +121,11 @@ pub(super) async fn write_batch(
             None => pool.acquire().await?,
         };
         let outcomes = match pooler {
-            Pooler::None => write(Conn::new(&mut conn, pooler), &mut items, false).await?,
+            Pooler::None => run(Conn::new(&mut conn, pooler), &mut items, writing).await?,
             // Both of the unnamed statement's round trips on one server connection.
             Pooler::Transaction => {
                 let mut tx = conn.begin().await?;
-                let outcomes = write(Conn::new(&mut tx, pooler), &mut items, false).await?;
+                let outcomes = run(Conn::new(&mut tx, pooler), &mut items, writing).await?;
                 tx.commit().await?;
                 outcomes
             }
@@ -49,6 +135,19 @@ pub(super) async fn write_batch(
     match written.await {
         Ok((outcomes, conn)) => (outcomes, Some(conn)),
         Err(error) => (failed(&items, error), None),
+    }
+}
+
+/// Writes the batch by the set-based statement or by `ctxd_append`.
+async fn run(
+    db: Conn<'_>,
+    items: &mut [Item],
+    writing: Writing,
+) -> Result<Vec<Outcome>, sqlx::Error> {
+    if writing.by_function {
+        super::function::write(db, items, false).await
+    } else {
+        run_batch(db, items).await
     }
 }
 
@@ -70,28 +169,134 @@ fn failed(items: &[Item], error: sqlx::Error) -> Vec<Outcome> {
     }
 }
 
-/// Writes `items` (their messages taken out of them) by one statement on `db`: an
-/// outcome for each, in order. `wait`: an append whose session row another transaction
-/// holds waits for it; otherwise its outcome is `Alone`.
-pub(in crate::store) async fn write<'c>(
-    db: impl sqlx::Executor<'c, Database = Postgres>,
-    items: &mut [Item],
-    wait: bool,
-) -> Result<Vec<Outcome>, sqlx::Error> {
-    let (users, rows, messages) = take_messages(items);
-    let mut first_row = 1;
-    let parameters: Vec<ItemParameter<'_>> = (0..)
-        .zip(items.iter())
-        .zip(users.into_iter().zip(rows))
-        .map(|((index, item), (lifts_pause, rows))| {
-            let parameter = ItemParameter::of(index, item, lifts_pause, (first_row, rows));
-            first_row += rows;
-            parameter
-        })
+async fn run_batch(db: Conn<'_>, items: &mut [Item]) -> Result<Vec<Outcome>, sqlx::Error> {
+    let (users, messages) = take_messages(items);
+    let items = &*items;
+    let links = Links::of(items);
+    let mut ledger = LedgerParameters::default();
+    for (index, item) in (0..).zip(items) {
+        ledger.push(index, item.session, &item.ledger);
+    }
+    let events = EventColumns::of(items);
+    let jobs: Vec<(i32, &NewJob, bool)> = (0..)
+        .zip(items)
+        .filter_map(|(index, item)| item.job.as_ref().map(|(job, notify)| (index, job, *notify)))
         .collect();
-    let rows = sqlx::query(WRITE_SQL.as_str())
-        .bind(wait)
-        .bind(sqlx::types::Json(&parameters))
+    let sql = &BATCH_SQL[usize::from(!events.items.is_empty())][usize::from(!jobs.is_empty())]
+        [usize::from(!ledger.entries.is_empty())][usize::from(!ledger.runs.is_empty())];
+    let query = sqlx::query(sqlx::AssertSqlSafe(sql.as_str()));
+    let query = bind_updates(query, items, users);
+    let query = bind_messages(query, &messages, links);
+    let query = bind_rest(query, items, &ledger);
+    let query = bind_events(query, &events);
+    let query = bind_jobs(query, &jobs);
+    let rows = query.fetch_all(db).await?;
+    outcomes(&rows, items, !jobs.is_empty())
+}
+
+/// The appends' messages as the statement's columns, taken out of the items, and
+/// whether each append holds a user message (it lifts the compaction loop guard's
+/// pause).
+pub(super) fn take_messages(items: &mut [Item]) -> (Vec<bool>, MessageColumns) {
+    let users: Vec<bool> = items
+        .iter()
+        .map(|item| item.messages.roles.contains(&(Role::User as i16)))
+        .collect();
+    let mut messages = MessageColumns::default();
+    for (index, item) in (0..).zip(items.iter_mut()) {
+        messages.extend(index, std::mem::take(&mut item.messages));
+    }
+    (users, messages)
+}
+
+/// The tool calls the appends make and answer, as columns.
+#[derive(Default)]
+struct Links<'a> {
+    call_items: Vec<i32>,
+    call_ids: Vec<&'a str>,
+    call_seqs: Vec<i64>,
+    result_seqs: Vec<Option<i64>>,
+    answer_items: Vec<i32>,
+    answer_ids: Vec<&'a str>,
+    answer_seqs: Vec<i64>,
+}
+
+impl<'a> Links<'a> {
+    fn of(items: &'a [Item]) -> Links<'a> {
+        let mut links = Links::default();
+        for (index, item) in (0..).zip(items) {
+            for (id, seq, result) in &item.calls.0 {
+                links.call_items.push(index);
+                links.call_ids.push(id.as_str());
+                links.call_seqs.push(*seq);
+                links.result_seqs.push(*result);
+            }
+            for (id, seq) in &item.calls.1 {
+                links.answer_items.push(index);
+                links.answer_ids.push(id.as_str());
+                links.answer_seqs.push(*seq);
+            }
+        }
+        links
+    }
+}
+
+/// Parameters 1–25: each append's guard and the session row's new aggregates.
+fn bind_updates<'q>(query: PgQuery<'q>, items: &'q [Item], users: Vec<bool>) -> PgQuery<'q> {
+    let column = |f: &dyn Fn(&Item) -> i64| items.iter().map(f).collect::<Vec<i64>>();
+    let anchor = |f: &dyn Fn(&AnchorUpdate) -> Option<f64>| {
+        items
+            .iter()
+            .map(|item| item.update.anchor.as_ref().and_then(f))
+            .collect::<Vec<Option<f64>>>()
+    };
+    let anchored = |f: &dyn Fn(&AnchorUpdate) -> i64| {
+        items
+            .iter()
+            .map(|item| item.update.anchor.as_ref().map(f))
+            .collect::<Vec<Option<i64>>>()
+    };
+    query
+        .bind((0..items.len() as i32).collect::<Vec<i32>>())
+        .bind(column(&|item| item.session))
+        .bind(
+            items
+                .iter()
+                .map(|item| item.row_version.as_str())
+                .collect::<Vec<&str>>(),
+        )
+        .bind(items.iter().map(|item| item.assumed).collect::<Vec<bool>>())
+        .bind(column(&|item| item.update.version))
+        .bind(column(&|item| item.update.message_count))
+        .bind(column(&|item| item.update.turn_count))
+        .bind(column(&|item| item.update.log_tokens))
+        .bind(column(&|item| item.update.view_tokens))
+        .bind(column(&|item| item.update.last_turn_tokens))
+        .bind(column(&|item| item.builds))
+        .bind(anchored(&|a| a.anchor.reported_tokens))
+        .bind(anchored(&|a| a.anchor.fixed_tokens))
+        .bind(anchored(&|a| a.anchor.history_tokens))
+        .bind(anchored(&|a| a.anchor.first_seq))
+        .bind(anchored(&|a| a.anchor.last_seq))
+        .bind(anchored(&|a| a.anchor.view_epoch))
+        .bind(anchor(&|a| Some(a.anchor.delta_ratio)))
+        .bind(anchor(&|a| a.error))
+        .bind(column(&|item| item.update.usage.0))
+        .bind(column(&|item| item.update.usage.1))
+        .bind(column(&|item| item.update.usage.2))
+        .bind(column(&|item| item.update.evicted))
+        .bind(users)
+        .bind(column(&|item| item.calls.1.len() as i64))
+}
+
+/// Parameters 26–47: the messages, the tool calls made and answered, the view states.
+fn bind_messages<'q>(
+    query: PgQuery<'q>,
+    messages: &'q MessageColumns,
+    links: Links<'q>,
+) -> PgQuery<'q> {
+    query
+        .bind(&messages.items)
         .bind(&messages.seqs)
         .bind(&messages.turns)
         .bind(&messages.roles)
@@ -105,169 +310,111 @@ pub(in crate::store) async fn write<'c>(
         .bind(&messages.pinned)
         .bind(&messages.token_counts)
         .bind(&messages.view_tokens)
+        .bind(links.call_items)
+        .bind(links.call_ids)
+        .bind(links.call_seqs)
+        .bind(links.result_seqs)
+        .bind(links.answer_items)
+        .bind(links.answer_ids)
+        .bind(links.answer_seqs)
         .bind(&messages.view_states)
+}
+
+/// Parameters 48–54: content bytes, the task ledger's rows, the pending-job guards,
+/// the event counts and the budget statuses.
+fn bind_rest<'q>(
+    query: PgQuery<'q>,
+    items: &'q [Item],
+    ledger: &'q LedgerParameters,
+) -> PgQuery<'q> {
+    query
+        .bind(
+            items
+                .iter()
+                .map(|item| item.update.content_bytes)
+                .collect::<Vec<i64>>(),
+        )
+        .bind(sqlx::types::Json(&ledger.entries))
+        .bind(sqlx::types::Json(&ledger.runs))
+        .bind(
+            items
+                .iter()
+                .map(|item| item.pending.map(|(kind, _)| kind))
+                .collect::<Vec<Option<&str>>>(),
+        )
+        .bind(
+            items
+                .iter()
+                .map(|item| item.pending.and_then(|(_, id)| id))
+                .collect::<Vec<Option<i64>>>(),
+        )
+        .bind(
+            items
+                .iter()
+                .map(|item| item.events.len() as i64)
+                .collect::<Vec<i64>>(),
+        )
+        .bind(
+            items
+                .iter()
+                .map(|item| item.budget_status.map(crate::budget::Status::code))
+                .collect::<Vec<Option<i16>>>(),
+        )
+        .bind(tenants(items))
+}
+
+/// The batch's tenants, each once.
+fn tenants(items: &[Item]) -> Vec<i64> {
+    let mut tenants: Vec<i64> = items.iter().map(|item| item.tenant).collect();
+    tenants.sort_unstable();
+    tenants.dedup();
+    tenants
+}
+
+/// The events' parameters, when the batch has events.
+fn bind_events<'q>(query: PgQuery<'q>, events: &'q EventColumns) -> PgQuery<'q> {
+    if events.items.is_empty() {
+        return query;
+    }
+    query
+        .bind(&events.items)
+        .bind(&events.ords)
+        .bind(&events.kinds)
+        .bind(&events.details)
         .bind(EVENTS_CHANNEL)
+}
+
+/// The jobs' parameters, when the batch enqueues jobs.
+fn bind_jobs<'q>(query: PgQuery<'q>, jobs: &[(i32, &'q NewJob, bool)]) -> PgQuery<'q> {
+    if jobs.is_empty() {
+        return query;
+    }
+    query
+        .bind(jobs.iter().map(|job| job.0).collect::<Vec<i32>>())
+        .bind(jobs.iter().map(|job| job.1.kind).collect::<Vec<&str>>())
+        .bind(jobs.iter().map(|job| Json(&job.1.args)).collect::<Vec<_>>())
+        .bind(jobs.iter().map(|job| job.1.priority).collect::<Vec<i16>>())
+        .bind(
+            jobs.iter()
+                .map(|job| job.1.max_attempts)
+                .collect::<Vec<i32>>(),
+        )
+        .bind(
+            jobs.iter()
+                .map(|job| job.1.notify_done)
+                .collect::<Vec<bool>>(),
+        )
         .bind(JOBS_CHANNEL)
-        .fetch_all(db)
-        .await?;
-    outcomes(&rows, items)
+        .bind(jobs.iter().any(|job| job.2))
 }
 
-/// The appends' messages as the statement's columns, taken out of the items, with
-/// how many each append has and whether it holds a user message (it lifts the
-/// compaction loop guard's pause).
-fn take_messages(items: &mut [Item]) -> (Vec<bool>, Vec<i32>, MessageColumns) {
-    let users = items
-        .iter()
-        .map(|item| item.messages.roles.contains(&(Role::User as i16)))
-        .collect();
-    let rows = items
-        .iter()
-        .map(|item| item.messages.seqs.len() as i32)
-        .collect();
-    let mut messages = MessageColumns::default();
-    for item in items.iter_mut() {
-        messages.extend(std::mem::take(&mut item.messages));
-    }
-    (users, rows, messages)
-}
-
-/// One append as `ctxd_append` reads it (`p_items`, one object each).
-#[derive(serde::Serialize)]
-struct ItemParameter<'a> {
-    item: i32,
-    session: i64,
-    tenant: i64,
-    row_version: &'a str,
-    assumed: bool,
-    builds: i64,
-    version: i64,
-    message_count: i64,
-    turn_count: i64,
-    log_tokens: i64,
-    view_tokens: i64,
-    last_turn_tokens: i64,
-    content_bytes: i64,
-    anchor_reported: Option<i64>,
-    anchor_fixed: Option<i64>,
-    anchor_history: Option<i64>,
-    anchor_first_seq: Option<i64>,
-    anchor_last_seq: Option<i64>,
-    anchor_view_epoch: Option<i64>,
-    anchor_delta_ratio: Option<f64>,
-    error: Option<f64>,
-    usage_input: i64,
-    usage_output: i64,
-    usage_cached: i64,
-    evicted: i64,
-    lifts_pause: bool,
-    budget: Option<i16>,
-    pending_kind: Option<&'static str>,
-    pending_job: Option<i64>,
-    fork: bool,
-    /// Its messages: rows `first_row ..` (from 1) of the message columns, `rows` of them.
-    first_row: i32,
-    rows: i32,
-    call_ids: Vec<&'a str>,
-    call_seqs: Vec<i64>,
-    call_results: Vec<Option<i64>>,
-    answer_ids: Vec<&'a str>,
-    answer_seqs: Vec<i64>,
-    event_kinds: Vec<i16>,
-    event_details: &'a [EventDetail],
-    job: Option<JobParameter<'a>>,
-    idempotency: Option<IdempotencyParameter<'a>>,
-    #[serde(flatten)]
-    ledger: LedgerParameters<'a>,
-}
-
-/// The job an append enqueues unless one of its kind is pending.
-#[derive(serde::Serialize)]
-struct JobParameter<'a> {
-    #[serde(flatten)]
-    job: &'a NewJob,
-    /// Whether its enqueue announces itself (`NotifyGate`).
-    announce: bool,
-}
-
-/// The response an append keeps under its idempotency key.
-#[derive(serde::Serialize)]
-struct IdempotencyParameter<'a> {
-    key: &'a str,
-    /// The request's hash, in hex.
-    hash: String,
-    response: &'a serde_json::Value,
-}
-
-impl<'a> ItemParameter<'a> {
-    /// Batch item `index`; its messages are rows `rows.0 ..` of the columns, `rows.1`
-    /// of them.
-    fn of(index: i32, item: &'a Item, lifts_pause: bool, rows: (i32, i32)) -> Self {
-        let update = &item.update;
-        let anchor = update.anchor.as_ref().map(|a| &a.anchor);
-        let (calls, answers) = &item.calls;
-        ItemParameter {
-            item: index,
-            session: item.session,
-            tenant: item.tenant,
-            row_version: &item.row_version,
-            assumed: item.assumed,
-            builds: item.builds,
-            version: update.version,
-            message_count: update.message_count,
-            turn_count: update.turn_count,
-            log_tokens: update.log_tokens,
-            view_tokens: update.view_tokens,
-            last_turn_tokens: update.last_turn_tokens,
-            content_bytes: update.content_bytes,
-            anchor_reported: anchor.map(|a| a.reported_tokens),
-            anchor_fixed: anchor.map(|a| a.fixed_tokens),
-            anchor_history: anchor.map(|a| a.history_tokens),
-            anchor_first_seq: anchor.map(|a| a.first_seq),
-            anchor_last_seq: anchor.map(|a| a.last_seq),
-            anchor_view_epoch: anchor.map(|a| a.view_epoch),
-            anchor_delta_ratio: anchor.map(|a| a.delta_ratio),
-            error: update.anchor.as_ref().and_then(|a| a.error),
-            usage_input: update.usage.0,
-            usage_output: update.usage.1,
-            usage_cached: update.usage.2,
-            evicted: update.evicted,
-            lifts_pause,
-            budget: item.budget_status.map(crate::budget::Status::code),
-            pending_kind: item.pending.map(|(kind, _)| kind),
-            pending_job: item.pending.and_then(|(_, id)| id),
-            fork: item.fork,
-            first_row: rows.0,
-            rows: rows.1,
-            call_ids: calls.iter().map(|(id, _, _)| id.as_str()).collect(),
-            call_seqs: calls.iter().map(|(_, seq, _)| *seq).collect(),
-            call_results: calls.iter().map(|(_, _, result)| *result).collect(),
-            answer_ids: answers.iter().map(|(id, _)| id.as_str()).collect(),
-            answer_seqs: answers.iter().map(|(_, seq)| *seq).collect(),
-            event_kinds: item.events.iter().map(|e| e.kind() as i16).collect(),
-            event_details: &item.events,
-            job: item
-                .job
-                .as_ref()
-                .map(|(job, announce)| JobParameter {
-                    job,
-                    announce: *announce,
-                }),
-            idempotency: item
-                .idempotency
-                .as_ref()
-                .map(|(key, hash, response)| IdempotencyParameter {
-                    key,
-                    hash: hex::encode(hash),
-                    response,
-                }),
-            ledger: LedgerParameters::of(&item.ledger),
-        }
-    }
-}
-
-/// Each append's outcome from the statement's rows (an append without a row raced).
-fn outcomes(rows: &[sqlx::postgres::PgRow], items: &[Item]) -> Result<Vec<Outcome>, sqlx::Error> {
+/// Each append's outcome from the statement's rows (an append without a row raced);
+/// `jobs`: the rows carry the job each append enqueued.
+pub(super) fn outcomes(
+    rows: &[sqlx::postgres::PgRow],
+    items: &[Item],
+    jobs: bool,
+) -> Result<Vec<Outcome>, sqlx::Error> {
     let mut outcomes: Vec<Outcome> = items.iter().map(|_| Outcome::Raced(None)).collect();
     for row in rows {
         let item: i32 = row.try_get("item")?;
@@ -281,7 +428,7 @@ fn outcomes(rows: &[sqlx::postgres::PgRow], items: &[Item]) -> Result<Vec<Outcom
             *outcome = Outcome::Applied(
                 Box::new(Session::from(SessionRow::from_row(row)?)),
                 row.try_get("row_version")?,
-                row.try_get("job_id")?,
+                if jobs { row.try_get("job_id")? } else { None },
             );
         } else if items[item as usize].pending.is_some() {
             *outcome = Outcome::Raced(Some(Seen {
@@ -302,5 +449,30 @@ fn again(error: &sqlx::Error) -> sqlx::Error {
         sqlx::Error::PoolTimedOut => sqlx::Error::PoolTimedOut,
         sqlx::Error::PoolClosed => sqlx::Error::PoolClosed,
         other => sqlx::Error::Protocol(other.to_string()),
+    }
+}
+
+/// The batch's events as the statement's columns: for each, its append's index in the
+/// batch, its place among that append's events (from 1), its kind and its detail.
+#[derive(Default)]
+struct EventColumns<'a> {
+    items: Vec<i32>,
+    ords: Vec<i64>,
+    kinds: Vec<i16>,
+    details: Vec<Json<&'a EventDetail>>,
+}
+
+impl<'a> EventColumns<'a> {
+    fn of(items: &'a [Item]) -> EventColumns<'a> {
+        let mut columns = EventColumns::default();
+        for (index, item) in items.iter().enumerate() {
+            for (ord, event) in (1i64..).zip(&item.events) {
+                columns.items.push(index as i32);
+                columns.ords.push(ord);
+                columns.kinds.push(event.kind() as i16);
+                columns.details.push(Json(event));
+            }
+        }
+        columns
     }
 }

@@ -222,11 +222,25 @@ pub const ACROSS_TENANTS: &[(&str, &str)] = &[
 /// (docs/decisions/0028-citus-distribution.md): each becomes statements of its own
 /// in one transaction, or a function distributed by tenant. A statement made
 /// routable must leave this list, and none may join it.
-pub const PLANNED_IN_PARTS: &[&str] = &[
-    "forks/create.sql",
-    "forks/set_view_states.sql",
-    "revert/record.sql",
-    "revert/restore.sql",
+pub const PLANNED_IN_PARTS: &[&str] = &[];
+
+/// The append's set-based statement (a batch's, and one append's composed of parts):
+/// on a distributed database appends are written by `ctxd_append` (migration 0030,
+/// `sql/append/write.sql`) instead, so these run on one PostgreSQL only, where they are
+/// faster (docs/benchmarks.md, "The append as a function").
+pub const ONE_POSTGRESQL_ONLY: &[&str] = &[
+    "append/answers_fork.sql",
+    "append/batch.sql",
+    "append/batch_events.sql",
+    "append/batch_jobs.sql",
+    "append/batch_ledger.sql",
+    "append/calls.sql",
+    "append/events.sql",
+    "append/idempotency.sql",
+    "append/idempotency_job.sql",
+    "append/job.sql",
+    "append/ledger.sql",
+    "append/messages.sql",
 ];
 
 /// Statements Citus 13.2 refuses to plan at all, as `scripts/citus/run` found (the
@@ -277,7 +291,7 @@ mod tests {
 #[cfg(test)]
 mod statements {
     use super::routing::unrouted;
-    use super::{ACROSS_TENANTS, PLANNED_IN_PARTS, written_out};
+    use super::{ACROSS_TENANTS, ONE_POSTGRESQL_ONLY, PLANNED_IN_PARTS, written_out};
 
     /// Every SQL file of the store, with its text.
     fn sql_files() -> Vec<(String, String)> {
@@ -305,7 +319,8 @@ mod statements {
             }
             let found = unrouted(&written_out(&sql));
             let listed = ACROSS_TENANTS.iter().any(|(file, _)| *file == name)
-                || PLANNED_IN_PARTS.contains(&name.as_str());
+                || PLANNED_IN_PARTS.contains(&name.as_str())
+                || ONE_POSTGRESQL_ONLY.contains(&name.as_str());
             if found.is_empty() == listed {
                 wrong.push(format!("{name}: {found:?}"));
             }
