@@ -107,7 +107,10 @@ begin
                     = coalesce(cardinality(b.answer_ids), 0)))
             -- The pending job the append relied on is still the pending one.
             and (b.pending_kind is null
-                or ctxd_pending_job(b.session, b.tenant, b.pending_kind)
+                or (select j.id from jobs j
+                    where j.session_id = b.session and j.tenant_id = b.tenant
+                      and j.kind = b.pending_kind
+                      and j.state in ('available', 'running', 'retryable'))
                     is not distinct from b.pending_job)
         returning sessions as row, xmin::text as version,
             event_seq - cardinality(b.event_kinds) as event_base
@@ -116,7 +119,10 @@ begin
             if b.pending_kind is not null then
                 select xmin::text into row_version_now from sessions
                 where id = b.session and tenant_id = b.tenant;
-                pending_now := ctxd_pending_job(b.session, b.tenant, b.pending_kind);
+                select j.id into pending_now from jobs j
+                where j.session_id = b.session and j.tenant_id = b.tenant
+                  and j.kind = b.pending_kind
+                  and j.state in ('available', 'running', 'retryable');
             end if;
             return next;
             continue;
@@ -173,15 +179,6 @@ begin
     end if;
 end $$;
 
--- The id of session p_session's pending job of kind p_kind (null: none).
-create function ctxd_pending_job(p_session bigint, p_tenant bigint, p_kind text)
-returns bigint
-language sql stable as $$
-    select j.id from jobs j
-    where j.session_id = p_session and j.tenant_id = p_tenant and j.kind = p_kind
-      and j.state in ('available', 'running', 'retryable')
-$$;
-
 -- An append's tool calls: those it makes (with the seq of their result when it answers
 -- them too), and its answers to calls of earlier appends. A fork's answer to a call it
 -- inherited inserts a row of its own (the ancestor's row stays the ancestor's).
@@ -194,41 +191,51 @@ language plpgsql as $$
 declare
     k int;
     call_seq bigint;
+    answer_seq bigint;
 begin
     for k in 1 .. coalesce(cardinality(p_call_ids), 0) loop
         insert into tool_calls (session_id, call_id, call_seq, result_seq, tenant_id)
         values (p_session, p_call_ids[k], p_call_seqs[k], p_call_results[k], p_tenant);
     end loop;
     for k in 1 .. coalesce(cardinality(p_answer_ids), 0) loop
+        -- An element read into a variable first: Citus 13.2's coordinator crashes
+        -- deparsing an array subscript in an update's target list (ctxd_last).
+        answer_seq := p_answer_seqs[k];
         if not p_fork then
-            update tool_calls set result_seq = p_answer_seqs[k]
+            update tool_calls set result_seq = answer_seq
             where session_id = p_session and tenant_id = p_tenant
               and call_id = p_answer_ids[k];
             continue;
         end if;
-        call_seq := ctxd_fork_call_seq(p_session, p_tenant, p_answer_ids[k]);
+        -- The seq of the message making the call: the fork's own row's, or the
+        -- nearest ancestor's within the range the fork inherits of it.
+        select t.call_seq into call_seq from tool_calls t
+        where t.session_id = p_session and t.tenant_id = p_tenant
+          and t.call_id = p_answer_ids[k];
+        if call_seq is null then
+            select t.call_seq into call_seq from session_lineage l
+            join tool_calls t on t.session_id = l.ancestor_id and t.tenant_id = l.tenant_id
+                and t.call_id = p_answer_ids[k]
+            where l.session_id = p_session and l.tenant_id = p_tenant
+              and t.call_seq <= l.last_seq
+            order by l.depth limit 1;
+        end if;
         insert into tool_calls (session_id, call_id, call_seq, result_seq, tenant_id)
-        values (p_session, p_answer_ids[k], call_seq, p_answer_seqs[k], p_tenant)
+        values (p_session, p_answer_ids[k], call_seq, answer_seq, p_tenant)
         on conflict (session_id, call_id, tenant_id)
             do update set result_seq = excluded.result_seq;
     end loop;
 end $$;
 
--- The seq of the message making call p_call of fork p_session: its own row's, or the
--- nearest ancestor's within the range the fork inherits of it.
-create function ctxd_fork_call_seq(p_session bigint, p_tenant bigint, p_call text)
-returns bigint
-language sql stable as $$
-    select coalesce(
-        (select t.call_seq from tool_calls t
-         where t.session_id = p_session and t.tenant_id = p_tenant and t.call_id = p_call),
-        (select t.call_seq from session_lineage l
-         join tool_calls t on t.session_id = l.ancestor_id and t.tenant_id = p_tenant
-             and t.call_id = p_call
-         where l.session_id = p_session and l.tenant_id = p_tenant
-           and t.call_seq <= l.last_seq
-         order by l.depth limit 1))
-$$;
+-- The last p_count elements of p_items. (Citus 13.2's coordinator crashes deparsing an
+-- array slice in an update's target list, ruleutils_15.c:5433; a call of a function it
+-- cannot inline, PL/pgSQL, it sends as it is.)
+create function ctxd_last(p_items anyarray, p_count int)
+returns anyarray
+language plpgsql immutable as $$
+begin
+    return p_items[greatest(1, cardinality(p_items) - p_count + 1):];
+end $$;
 
 -- The task ledger's rows an append yields (p_entries: one object per (kind, key),
 -- merged by the engine) merged into the session's, then the exit statuses its results
@@ -254,10 +261,8 @@ begin
         on conflict (session_id, kind, key, tenant_id) do update set
             text = excluded.text,
             seqs = ctxd_ledger_seqs(l.seqs || excluded.seqs),
-            run_seqs = (l.run_seqs || excluded.run_seqs)
-                [greatest(1, cardinality(l.run_seqs || excluded.run_seqs) - 7):],
-            run_codes = (l.run_codes || excluded.run_codes)
-                [greatest(1, cardinality(l.run_codes || excluded.run_codes) - 7):],
+            run_seqs = ctxd_last(l.run_seqs || excluded.run_seqs, 8),
+            run_codes = ctxd_last(l.run_codes || excluded.run_codes, 8),
             call_id = coalesce(excluded.call_id, l.call_id),
             -- The insert's default, now(): a distributed database takes no function
             -- in DO UPDATE that is not immutable.
@@ -271,9 +276,8 @@ begin
     loop
         update ledger_entries l set
             seqs = ctxd_ledger_seqs(l.seqs || r.seq),
-            run_seqs = (l.run_seqs || r.seq)[greatest(1, cardinality(l.run_seqs) - 6):],
-            run_codes = (l.run_codes || r.exit_code)
-                [greatest(1, cardinality(l.run_codes) - 6):],
+            run_seqs = ctxd_last(l.run_seqs || r.seq, 8),
+            run_codes = ctxd_last(l.run_codes || r.exit_code, 8),
             updated_at = now()
         where l.session_id = p_session and l.tenant_id = p_tenant and l.kind = 2
           and l.call_id = r.call_id and l.key <> all(merged);

@@ -20,6 +20,8 @@ returns bigint[]
 language plpgsql as $$
 declare
     k int;
+    state smallint;
+    tokens int;
     written bigint[] := '{}';
 begin
     if cardinality(p_dependants) > 0 then
@@ -35,7 +37,11 @@ begin
     end if;
     for k in 1 .. coalesce(cardinality(p_seqs), 0) loop
         if p_seqs[k] > p_inherited then
-            update messages set view_state = p_states[k], view_tokens = p_tokens[k]
+            -- Elements read into variables first: Citus 13.2's coordinator crashes
+            -- deparsing an array subscript in an update's target list (ctxd_last).
+            state := p_states[k];
+            tokens := p_tokens[k];
+            update messages set view_state = state, view_tokens = tokens
             where session_id = p_session and tenant_id = p_tenant and seq = p_seqs[k];
             if not found then
                 continue;
@@ -103,6 +109,8 @@ returns setof sessions
 language plpgsql as $$
 declare
     f sessions;
+    entry record;
+    kept bigint[];
     src record;
     limit_id bigint;
     k int;
@@ -140,13 +148,16 @@ begin
         insert into message_views (session_id, seq, view_state, view_tokens, tenant_id)
         values (f.id, p_seqs[k], p_states[k], p_tokens[k], p_tenant);
     end loop;
-    insert into ledger_entries (session_id, kind, key, text, seqs, status, tenant_id)
-    select f.id, e.kind, e.key, e.text,
-        array(select x from unnest(e.seqs) x where x <= p_at order by x), e.status,
-        e.tenant_id
-    from ledger_entries e
-    where e.session_id = p_source and e.tenant_id = p_tenant and e.kind in (4, 5)
-    order by e.id;
+    -- One by one, in their order (an insert of a select with a subquery per row a
+    -- distributed database would plan through the coordinator).
+    for entry in select l.kind, l.key, l.text, l.seqs, l.status from ledger_entries l
+        where l.session_id = p_source and l.tenant_id = p_tenant and l.kind in (4, 5)
+        order by l.id
+    loop
+        kept := array(select x from unnest(entry.seqs) x where x <= p_at order by x);
+        insert into ledger_entries (session_id, kind, key, text, seqs, status, tenant_id)
+        values (f.id, entry.kind, entry.key, entry.text, kept, entry.status, p_tenant);
+    end loop;
     update sessions set event_seq = event_seq + 1
     where id = p_source and tenant_id = p_tenant
     returning external_id, event_seq, version into src;

@@ -102,12 +102,13 @@ pub(super) async fn detect(db: super::pooler::Db<'_>) -> super::StoreResult<bool
 
 /// The functions ctxd's statements call inside queries a node runs on its own shards:
 /// each must exist on every node.
-pub const NODE_FUNCTIONS: [&str; 6] = [
+pub const NODE_FUNCTIONS: [&str; 7] = [
     "ctxd_message_doc",
     "ctxd_search_text",
     "ctxd_search_excerpt",
     "ctxd_search_vector",
     "ctxd_ledger_seqs",
+    "ctxd_last",
     "ctxd_message_bytes",
 ];
 
