@@ -228,7 +228,9 @@ async fn run(
             .ok()
             .and_then(|writers| writers.parse().ok())
             .unwrap_or(ctxd::store::DEFAULT_APPEND_WRITERS),
-    );
+    )
+    // CTXD_APPEND_BY_FUNCTION as `ctxd serve` reads it: appends by ctxd_append.
+    .append_by_function(std::env::var("CTXD_APPEND_BY_FUNCTION").is_ok_and(|v| v == "true"));
     let engine = Engine::new(store.clone(), config);
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

@@ -201,3 +201,46 @@ async fn citus_routes_exactly_the_statements_the_check_passes() {
     println!("{}", report.join("\n"));
     assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
 }
+
+/// The cluster's URL and a name no earlier run on it used.
+fn cluster() -> (String, String) {
+    let url = std::env::var("CTXD_CITUS_URL").expect("CTXD_CITUS_URL");
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    (url, format!("c{nanos}"))
+}
+
+/// Twelve tasks racing appends, a keyed retry racing itself and builds on one session
+/// of the cluster, written by `ctxd_append` on the tenant's worker: every append lands
+/// exactly once, the log gap-free (tests/it/replicas.rs).
+#[tokio::test]
+#[ignore = "needs a Citus coordinator: scripts/citus/run"]
+async fn racing_appends_land_once_on_the_cluster() {
+    let (url, name) = cluster();
+    let store = ctxd::store::Store::connect(&url, 16).await.unwrap();
+    let server = crate::harness::TestServer::start_on_store(store).await;
+    crate::replicas::racing_appends_land_once(&server, &name).await;
+    server.stop().await;
+}
+
+/// Three `ctxd serve` replicas on the cluster share a burst of summarization jobs: each
+/// job done once, each session's summaries applied once (tests/it/jobs.rs).
+#[tokio::test]
+#[ignore = "needs a Citus coordinator: scripts/citus/run"]
+async fn a_burst_of_jobs_is_applied_once_on_the_cluster() {
+    let (url, name) = cluster();
+    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    crate::jobs::burst_of_jobs_applied_once(&pool, &url, &format!("{name}-")).await;
+    // Every session's events on the cluster numbered 1, 2, 3… without a gap.
+    let gapped: Vec<String> = sqlx::query_scalar(
+        "select external_id from events group by session_id, external_id
+         having min(session_seq) <> 1 or max(session_seq) <> count(*)
+             or count(distinct session_seq) <> count(*)",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert!(gapped.is_empty(), "events with gaps: {gapped:?}");
+}

@@ -38,6 +38,12 @@ impl TestServer {
         TestServer::start_on(Store::new(pool), config).await
     }
 
+    /// A server on `store` (as `Store::connect` made it: on a Citus cluster, writing as
+    /// ctxd does there).
+    pub async fn start_on_store(store: Store) -> TestServer {
+        TestServer::start_on(store, TestServer::default_config()).await
+    }
+
     /// A server writing appends by `ctxd_append`, as on a Citus cluster.
     pub async fn start_by_function(pool: PgPool) -> TestServer {
         let store = Store::new(pool).append_by_function(true);

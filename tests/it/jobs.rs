@@ -403,11 +403,17 @@ async fn client_of(replica: &Replica) -> Client {
 #[sqlx::test]
 async fn three_replicas_share_a_burst_of_jobs_each_applied_once(pool: PgPool) {
     let url = database_url(&pool).await;
+    burst_of_jobs_applied_once(&pool, &url, "r").await;
+}
+
+/// The burst of the test above on the database at `url` (`pool`), in sessions named
+/// from `prefix` (also run on a Citus cluster, tests/it/citus.rs).
+pub(crate) async fn burst_of_jobs_applied_once(pool: &PgPool, url: &str, prefix: &str) {
     let model = ModelServer::start(Behavior::Answer).await;
     let dir = tempfile::tempdir().unwrap();
     let mut replicas = Vec::new();
     for _ in 0..3 {
-        replicas.push(replica(dir.path(), &url, &model, &["--jobs-workers", "2"]).await);
+        replicas.push(replica(dir.path(), url, &model, &["--jobs-workers", "2"]).await);
     }
     let mut clients = Vec::new();
     for replica in &replicas {
@@ -415,7 +421,7 @@ async fn three_replicas_share_a_burst_of_jobs_each_applied_once(pool: PgPool) {
     }
     // Sessions filled through different replicas: each append past the threshold
     // enqueues (at most one pending job per session); every replica's workers claim.
-    let sessions: Vec<String> = (0..12).map(|i| format!("r{i}")).collect();
+    let sessions: Vec<String> = (0..12).map(|i| format!("{prefix}{i}")).collect();
     let mut fills = Vec::new();
     for (index, id) in sessions.iter().enumerate() {
         let mut client = clients[index % 3].clone();
@@ -457,11 +463,11 @@ async fn three_replicas_share_a_burst_of_jobs_each_applied_once(pool: PgPool) {
         "the jobs spread over replicas: {workers:?}"
     );
     for id in &sessions {
-        assert_applied_once(&pool, id).await;
+        assert_applied_once(pool, id).await;
     }
     let unfinished: i64 =
         sqlx::query_scalar("select count(*) from jobs where state not in ('completed')")
-            .fetch_one(&pool)
+            .fetch_one(pool)
             .await
             .unwrap();
     assert_eq!(unfinished, 0);

@@ -16,13 +16,21 @@ use crate::harness::*;
 #[sqlx::test]
 async fn racing_appends_to_one_session_all_land_once(pool: PgPool) {
     let server = TestServer::start(pool).await;
+    racing_appends_land_once(&server, "s").await;
+    server.stop().await;
+}
+
+/// The racing appends of the test above on session `id` of `server` (also run on a
+/// Citus cluster, tests/it/citus.rs).
+pub(crate) async fn racing_appends_land_once(server: &TestServer, id: &str) {
     let mut client = server.client.clone();
-    create(&mut client, "s", window(1_000_000, 10_000)).await;
+    create(&mut client, id, window(1_000_000, 10_000)).await;
     const TASKS: usize = 12;
     const APPENDS: usize = 10;
     let mut tasks = Vec::new();
     for task in 0..TASKS {
         let mut client = server.client.clone();
+        let session = id.to_string();
         tasks.push(tokio::spawn(async move {
             let mut landed = Vec::new();
             for round in 0..APPENDS {
@@ -32,7 +40,7 @@ async fn racing_appends_to_one_session_all_land_once(pool: PgPool) {
                 } else {
                     vec![call(&[&id]), result(&id, &format!("output of {id}"))]
                 };
-                let response = append(&mut client, "s", batch.clone()).await.unwrap();
+                let response = append(&mut client, &session, batch.clone()).await.unwrap();
                 landed.push((response.seqs, batch.len()));
             }
             landed
@@ -42,7 +50,7 @@ async fn racing_appends_to_one_session_all_land_once(pool: PgPool) {
     let keyed = |mut client: Client| async move {
         client
             .append_turn(pb::AppendTurnRequest {
-                session_id: "s".into(),
+                session_id: id.into(),
                 messages: vec![user("keyed")],
                 idempotency_key: "once".into(),
                 ..Default::default()
@@ -54,9 +62,10 @@ async fn racing_appends_to_one_session_all_land_once(pool: PgPool) {
     let (first, second) = tokio::join!(keyed(server.client.clone()), keyed(server.client.clone()));
     let builder = {
         let mut client = server.client.clone();
+        let session = id.to_string();
         tokio::spawn(async move {
             for _ in 0..20 {
-                let built = build(&mut client, "s", pb::OutputFormat::Neutral)
+                let built = build(&mut client, &session, pb::OutputFormat::Neutral)
                     .await
                     .unwrap();
                 assert_provider_valid(&built.messages);
@@ -90,18 +99,17 @@ async fn racing_appends_to_one_session_all_land_once(pool: PgPool) {
         seqs.iter().copied().collect::<Vec<_>>(),
         (1..=total).collect::<Vec<_>>()
     );
-    let session = session(&mut client, "s").await;
+    let session = session(&mut client, id).await;
     assert_eq!(session.message_count, total);
     // One version per append that landed.
     assert_eq!(session.version, (TASKS * APPENDS) as i64 + 1);
-    let built = build(&mut client, "s", pb::OutputFormat::Neutral)
+    let built = build(&mut client, id, pb::OutputFormat::Neutral)
         .await
         .unwrap();
     assert_eq!(built.messages.len() as i64, total);
     assert_provider_valid(&built.messages);
     let sum: i64 = built.messages.iter().map(|m| m.token_count).sum();
     assert_eq!(session.log_tokens, sum, "aggregates match the log");
-    server.stop().await;
 }
 
 /// Replica A builds (its cache follows the session), replica B appends and compacts;

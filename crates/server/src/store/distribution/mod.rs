@@ -214,15 +214,13 @@ pub const ACROSS_TENANTS: &[(&str, &str)] = &[
     ),
 ];
 
-/// Statements filtered by the tenant throughout that Citus 13.2 still does not route
-/// as a whole: each has a common table expression that inserts (or calls a volatile
-/// function), which its router planner refuses ("only SELECT, UPDATE, or DELETE
-/// common table expressions may be router planned"), or inserts rows it selects from
-/// distributed tables; so it plans them part by part and sends the parts' rows to
-/// every node. What is left to run ctxd on Citus
-/// (docs/decisions/0028-citus-distribution.md): each becomes statements of its own
-/// in one transaction, or a function distributed by tenant. A statement made
-/// routable must leave this list, and none may join it.
+/// Statements filtered by the tenant throughout that Citus 13.2 still would not route
+/// as a whole: a common table expression that inserts (or calls a volatile function),
+/// which its router planner refuses ("only SELECT, UPDATE, or DELETE common table
+/// expressions may be router planned"), or an insert of rows selected from distributed
+/// tables, it plans part by part and commits in two phases. None is left: such writes
+/// are PL/pgSQL functions of plain statements (docs/decisions/0028-citus-distribution.md).
+/// None may join it.
 pub const PLANNED_IN_PARTS: &[&str] = &[];
 
 /// The append's set-based statement (a batch's, and one append's composed of parts):
