@@ -117,6 +117,7 @@ fn result_of(job: &pb::Job) -> serde_json::Value {
 async fn assert_applied_once(pool: &PgPool, external_id: &str) {
     let active: Vec<(i64, i64)> = sqlx::query_as(
         "select first_seq, last_seq from summaries s join sessions x on x.id = s.session_id
+             and x.tenant_id = s.tenant_id
          where x.external_id = $1 and s.parent_id is null order by first_seq",
     )
     .bind(external_id)
@@ -136,6 +137,7 @@ async fn assert_applied_once(pool: &PgPool, external_id: &str) {
     let duplicated: i64 = sqlx::query_scalar(
         "select count(*) from (
             select first_seq, last_seq, depth from summaries s join sessions x on x.id = s.session_id
+             and x.tenant_id = s.tenant_id
             where x.external_id = $1 group by 1, 2, 3 having count(*) > 1) d",
     )
     .bind(external_id)
