@@ -11,7 +11,7 @@ use super::super::EVENTS_CHANNEL;
 use super::super::jobs::{JOBS_CHANNEL, NewJob};
 use super::super::ledger::LedgerParameters;
 use super::super::sessions::with_session_columns;
-use super::statement::{outcomes, take_messages};
+use super::rows::{outcomes, take_messages};
 use super::{Item, Outcome};
 use crate::events::EventDetail;
 

@@ -42,6 +42,7 @@ use crate::session::Session;
 use statement::write_batch;
 
 pub(super) mod function;
+mod rows;
 mod statement;
 
 /// One append's write, owned (it crosses to the writer's task).

@@ -2,20 +2,19 @@
 //! commit, each under its own guard, and what each append's outcome is.
 use std::sync::LazyLock;
 
+use sqlx::Connection as _;
 use sqlx::types::Json;
-use sqlx::{Connection as _, FromRow, Row};
 
-use super::super::append_write::{MessageColumns, PgQuery, Seen};
+use super::super::append_write::{MessageColumns, PgQuery};
 use super::super::jobs::{JOBS_CHANNEL, NewJob};
 use super::super::ledger::LedgerParameters;
 use super::super::pool::Pool;
 use super::super::pooler::{Conn, Pooler};
-use super::super::sessions::{SessionRow, with_session_columns};
+use super::super::sessions::with_session_columns;
 use super::super::{AnchorUpdate, EVENTS_CHANNEL};
+use super::rows::{outcomes, take_messages};
 use super::{Held, Item, Outcome, Writing};
 use crate::events::EventDetail;
-use crate::message::Role;
-use crate::session::Session;
 
 /// The parameters the batch statement always has; its events' and jobs' come after.
 const BASE_PARAMETERS: usize = 55;
@@ -192,21 +191,6 @@ async fn run_batch(db: Conn<'_>, items: &mut [Item]) -> Result<Vec<Outcome>, sql
     let query = bind_jobs(query, &jobs);
     let rows = query.fetch_all(db).await?;
     outcomes(&rows, items, !jobs.is_empty())
-}
-
-/// The appends' messages as the statement's columns, taken out of the items, and
-/// whether each append holds a user message (it lifts the compaction loop guard's
-/// pause).
-pub(super) fn take_messages(items: &mut [Item]) -> (Vec<bool>, MessageColumns) {
-    let users: Vec<bool> = items
-        .iter()
-        .map(|item| item.messages.roles.contains(&(Role::User as i16)))
-        .collect();
-    let mut messages = MessageColumns::default();
-    for (index, item) in (0..).zip(items.iter_mut()) {
-        messages.extend(index, std::mem::take(&mut item.messages));
-    }
-    (users, messages)
 }
 
 /// The tool calls the appends make and answer, as columns.
@@ -406,38 +390,6 @@ fn bind_jobs<'q>(query: PgQuery<'q>, jobs: &[(i32, &'q NewJob, bool)]) -> PgQuer
         )
         .bind(JOBS_CHANNEL)
         .bind(jobs.iter().any(|job| job.2))
-}
-
-/// Each append's outcome from the statement's rows (an append without a row raced);
-/// `jobs`: the rows carry the job each append enqueued.
-pub(super) fn outcomes(
-    rows: &[sqlx::postgres::PgRow],
-    items: &[Item],
-    jobs: bool,
-) -> Result<Vec<Outcome>, sqlx::Error> {
-    let mut outcomes: Vec<Outcome> = items.iter().map(|_| Outcome::Raced(None)).collect();
-    for row in rows {
-        let item: i32 = row.try_get("item")?;
-        let Some(outcome) = outcomes.get_mut(item as usize) else {
-            continue;
-        };
-        if !row.try_get::<bool, _>("locked")? {
-            // Another transaction holds the session's row: alone, it waits for it.
-            *outcome = Outcome::Alone;
-        } else if row.try_get::<bool, _>("applied")? {
-            *outcome = Outcome::Applied(
-                Box::new(Session::from(SessionRow::from_row(row)?)),
-                row.try_get("row_version")?,
-                if jobs { row.try_get("job_id")? } else { None },
-            );
-        } else if items[item as usize].pending.is_some() {
-            *outcome = Outcome::Raced(Some(Seen {
-                row_version: row.try_get("row_version_now")?,
-                pending: row.try_get("pending_now")?,
-            }));
-        }
-    }
-    Ok(outcomes)
 }
 
 /// `error`, once more for another append of the batch: a connection's or the pool's
