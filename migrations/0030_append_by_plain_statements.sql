@@ -285,7 +285,9 @@ begin
 end $$;
 
 -- An append's summarization job (p_job: kind, args, priority, max_attempts,
--- notify_done), unless one of its kind is pending: its id, or null.
+-- notify_done), unless one of its kind is pending: its id, or null. Not
+-- ctxd_enqueue_job (0025): that one touches the session row after a new job, which the
+-- append has just updated, and reports a pending job's id, which the append must not.
 create function ctxd_append_job(p_session bigint, p_tenant bigint, p_job jsonb)
 returns bigint
 language plpgsql as $$

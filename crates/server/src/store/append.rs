@@ -313,14 +313,11 @@ impl Store {
                     Some(item) => Some(self.batcher().write(item).await),
                     None => None,
                 };
-                match batched {
-                    Some(batch::Outcome::Applied(row, version, job_id)) => {
-                        (Appended::Applied { job_id }, Some((*row, version)), None)
-                    }
-                    Some(batch::Outcome::Raced(seen)) => (Appended::Raced, None, seen),
-                    Some(batch::Outcome::Failed(error)) => return Err(error.into()),
+                match batched.map(written) {
+                    Some(Ok(written)) => written,
+                    Some(Err(batch::Outcome::Failed(error))) => return Err(error.into()),
                     // Parts a batch does not carry, or the batch did not write it.
-                    None | Some(batch::Outcome::Alone) => {
+                    None | Some(Err(_)) => {
                         let conn = self.append_db();
                         self.write_alone(conn, &session, (&row_version, assumed), &write)
                             .await?
@@ -381,15 +378,24 @@ impl Store {
         let mut items: Vec<batch::Item> = item.into_iter().collect();
         let outcome = batch::function::write(conn, &mut items, true).await?.pop();
         // Alone, an append waits for its row: it is written or it raced.
-        match outcome {
-            Some(batch::Outcome::Applied(row, version, job_id)) => {
-                Ok((Appended::Applied { job_id }, Some((*row, version)), None))
-            }
-            Some(batch::Outcome::Raced(seen)) => Ok((Appended::Raced, None, seen)),
+        match outcome.map(written) {
+            Some(Ok(written)) => Ok(written),
             _ => Err(StoreError::Other(sqlx::Error::Protocol(
                 "an append alone was neither written nor raced".into(),
             ))),
         }
+    }
+}
+
+/// `outcome` as a write's, unless it is not one (the batch did not write the append,
+/// or does not know whether it did).
+fn written(outcome: batch::Outcome) -> Result<Written, batch::Outcome> {
+    match outcome {
+        batch::Outcome::Applied(row, version, job_id) => {
+            Ok((Appended::Applied { job_id }, Some((*row, version)), None))
+        }
+        batch::Outcome::Raced(seen) => Ok((Appended::Raced, None, seen)),
+        other => Err(other),
     }
 }
 

@@ -115,6 +115,26 @@ impl MessageColumns {
         self.view_states.push(new.view_state as i16);
     }
 
+    /// `query` with the batch statements' message columns bound in their order, seqs
+    /// through view tokens (statement.rs and function.rs; the view states follow
+    /// elsewhere in each).
+    pub(super) fn bind_columns<'q>(&'q self, query: PgQuery<'q>) -> PgQuery<'q> {
+        query
+            .bind(&self.seqs)
+            .bind(&self.turns)
+            .bind(&self.roles)
+            .bind(&self.contents)
+            .bind(&self.parts)
+            .bind(&self.reasonings)
+            .bind(&self.tool_calls)
+            .bind(&self.tool_call_ids)
+            .bind(&self.names)
+            .bind(&self.metadata)
+            .bind(&self.pinned)
+            .bind(&self.token_counts)
+            .bind(&self.view_tokens)
+    }
+
     /// The bytes of the messages' texts (what makes a statement large).
     pub(super) fn bytes(&self) -> usize {
         let optional =

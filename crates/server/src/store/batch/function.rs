@@ -41,22 +41,11 @@ pub(in crate::store) async fn write<'c>(
             parameter
         })
         .collect();
-    let rows = sqlx::query(WRITE_SQL.as_str())
+    let query = sqlx::query(WRITE_SQL.as_str())
         .bind(wait)
-        .bind(sqlx::types::Json(&parameters))
-        .bind(&messages.seqs)
-        .bind(&messages.turns)
-        .bind(&messages.roles)
-        .bind(&messages.contents)
-        .bind(&messages.parts)
-        .bind(&messages.reasonings)
-        .bind(&messages.tool_calls)
-        .bind(&messages.tool_call_ids)
-        .bind(&messages.names)
-        .bind(&messages.metadata)
-        .bind(&messages.pinned)
-        .bind(&messages.token_counts)
-        .bind(&messages.view_tokens)
+        .bind(sqlx::types::Json(&parameters));
+    let rows = messages
+        .bind_columns(query)
         .bind(&messages.view_states)
         .bind(EVENTS_CHANNEL)
         .bind(JOBS_CHANNEL)

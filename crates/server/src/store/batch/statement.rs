@@ -279,21 +279,8 @@ fn bind_messages<'q>(
     messages: &'q MessageColumns,
     links: Links<'q>,
 ) -> PgQuery<'q> {
-    query
-        .bind(&messages.items)
-        .bind(&messages.seqs)
-        .bind(&messages.turns)
-        .bind(&messages.roles)
-        .bind(&messages.contents)
-        .bind(&messages.parts)
-        .bind(&messages.reasonings)
-        .bind(&messages.tool_calls)
-        .bind(&messages.tool_call_ids)
-        .bind(&messages.names)
-        .bind(&messages.metadata)
-        .bind(&messages.pinned)
-        .bind(&messages.token_counts)
-        .bind(&messages.view_tokens)
+    messages
+        .bind_columns(query.bind(&messages.items))
         .bind(links.call_items)
         .bind(links.call_ids)
         .bind(links.call_seqs)
