@@ -31,7 +31,8 @@
 //!   1 000 000 recorded messages in 10 000 sessions and against a small one, alternating,
 //!   and the loaded database's bytes on disk (`parts/scale.rs`; only with
 //!   `CTXD_BENCH_ONLY=scale`, the load takes minutes; `CTXD_BENCH_LOADED_MESSAGES=n`
-//!   loads n in n / 100 sessions).
+//!   loads n in n / 100 sessions; `CTXD_BENCH_CITUS_URLS=SMALL,LOADED`, two databases on
+//!   a Citus coordinator, measures them in the same run: `scripts/citus/bench`).
 //! - the server process's resident memory, idle, with 10 000 sessions built, through a
 //!   burst of 4 MB messages and 1 000 event streams, and after (`parts/memory.rs`; only
 //!   with `CTXD_BENCH_ONLY=memory`).
@@ -42,6 +43,8 @@
 //!
 //! `cargo test --all-targets` runs this binary without `--bench`: then it does a smoke
 //! run with tiny sizes, so the code keeps working; those figures mean nothing.
+#[path = "parts/disk.rs"]
+mod disk;
 #[path = "parts/events.rs"]
 mod fanout;
 #[path = "parts/floor.rs"]

@@ -75,21 +75,45 @@ struct Replica {
     addr: SocketAddr,
     store: Store,
     pool: PgPool,
-    database: String,
+    /// The database's name when the part created it (and drops it at the end).
+    created: Option<String>,
     shutdown: CancellationToken,
     task: tokio::task::JoinHandle<()>,
 }
 
 impl Replica {
+    /// A server on a fresh database on `url`'s server.
     async fn start(url: &str) -> Replica {
         let (pool, database) = fresh_database(url).await;
         let options = url
             .parse::<PgConnectOptions>()
             .expect("database URL")
             .database(&database);
-        let store = Store::connect_with(options, 64)
+        Replica::serve(options, pool, Some(database)).await
+    }
+
+    /// A server on the database `url` names, already migrated.
+    async fn attach(url: &str) -> Replica {
+        let options = url.parse::<PgConnectOptions>().expect("database URL");
+        let pool = sqlx::postgres::PgPoolOptions::new()
+            .max_connections(4)
+            .connect_with(options.clone())
+            .await
+            .expect("connect to the given database");
+        Replica::serve(options, pool, None).await
+    }
+
+    async fn serve(options: PgConnectOptions, pool: PgPool, created: Option<String>) -> Replica {
+        let mut store = Store::connect_with(options, 64)
             .await
             .expect("connect the server's store");
+        // CTXD_BENCH_APPEND_WRITERS=n: the servers' batch writers (`--append-writers`).
+        if let Some(writers) = std::env::var("CTXD_BENCH_APPEND_WRITERS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+        {
+            store = store.append_writers(writers);
+        }
         let engine = Engine::new(
             store.clone(),
             EngineConfig::new(Policy::default(), 4 * 1024 * 1024),
@@ -107,18 +131,19 @@ impl Replica {
             addr,
             store,
             pool,
-            database,
+            created,
             shutdown,
             task,
         }
     }
 
-    async fn stop(self) -> String {
+    /// Stops the server; the name of the database to drop, if the part created it.
+    async fn stop(self) -> Option<String> {
         self.shutdown.cancel();
         self.task.await.unwrap();
         self.store.close().await;
         self.pool.close().await;
-        self.database
+        self.created
     }
 }
 
@@ -293,21 +318,86 @@ fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
-pub async fn run(url: &str, corpus: &[pb::Message], scale: &GrowthScale) {
-    println!("## Cost as the data grows");
-    println!();
-    let small = Replica::start(url).await;
-    let large = Replica::start(url).await;
-    // CTXD_BENCH_SCALE_SQL: statements run on both databases first (to try a storage
+/// The two databases of one engine: a small one and one loaded with the recorded
+/// sessions, each with a server of its own.
+struct Pair {
+    engine: &'static str,
+    small: Replica,
+    large: Replica,
+}
+
+impl Pair {
+    /// Both fresh databases on `url`'s server (dropped at the end).
+    async fn fresh(engine: &'static str, url: &str) -> Pair {
+        let small = Replica::start(url).await;
+        let large = Replica::start(url).await;
+        Pair {
+            engine,
+            small,
+            large,
+        }
+    }
+
+    /// The two databases `urls` names ("SMALL,LOADED"), already migrated (and on Citus
+    /// placed by `ctxd migrate --distribute`); they are kept.
+    async fn attached(engine: &'static str, urls: &str) -> Pair {
+        let (small, large) = urls
+            .split_once(',')
+            .expect("CTXD_BENCH_CITUS_URLS: the small database's URL, a comma, the loaded one's");
+        Pair {
+            engine,
+            small: Replica::attach(small.trim()).await,
+            large: Replica::attach(large.trim()).await,
+        }
+    }
+
+    async fn stop(self, url: &str) {
+        for replica in [self.small, self.large] {
+            if let Some(name) = replica.stop().await {
+                crate::drop_database(url, &name).await;
+            }
+        }
+    }
+}
+
+/// The engines a run compares: a fresh pair on `url`'s PostgreSQL, and with
+/// `CTXD_BENCH_CITUS_URLS` (two databases on a Citus coordinator, `scripts/citus/bench`)
+/// a pair on the cluster, measured in the same run, alternating.
+async fn pairs(url: &str) -> Vec<Pair> {
+    let mut pairs = vec![Pair::fresh("one PostgreSQL", url).await];
+    if let Ok(urls) = std::env::var("CTXD_BENCH_CITUS_URLS") {
+        pairs.push(Pair::attached("Citus, two workers", &urls).await);
+    }
+    // CTXD_BENCH_SCALE_SQL: statements run on every database first (to try a storage
     // setting before making it a migration).
     if let Ok(sql) = std::env::var("CTXD_BENCH_SCALE_SQL") {
-        for replica in [&small, &large] {
+        for replica in pairs.iter().flat_map(|pair| [&pair.small, &pair.large]) {
             sqlx::raw_sql(sqlx::AssertSqlSafe(sql.clone()))
                 .execute(&replica.pool)
                 .await
                 .expect("CTXD_BENCH_SCALE_SQL");
         }
     }
+    pairs
+}
+
+pub async fn run(url: &str, corpus: &[pb::Message], scale: &GrowthScale) {
+    println!("## Cost as the data grows");
+    println!();
+    let pairs = pairs(url).await;
+    for pair in &pairs {
+        println!("### {}", pair.engine);
+        println!();
+        loaded(&pair.large, corpus, scale).await;
+    }
+    timed(&pairs, corpus, scale).await;
+    for pair in pairs {
+        pair.stop(url).await;
+    }
+}
+
+/// Loads `large`, indexes it for search, and prints the time and the bytes on disk.
+async fn loaded(large: &Replica, corpus: &[pb::Message], scale: &GrowthScale) {
     let started = Instant::now();
     let raw = load(large.addr, corpus, scale).await;
     let loaded = started.elapsed();
@@ -328,56 +418,73 @@ pub async fn run(url: &str, corpus: &[pb::Message], scale: &GrowthScale) {
         indexing.as_secs_f64()
     );
     println!();
-    storage(&large.pool, raw).await;
-    timed(&small, &large, corpus, scale).await;
-    let (small_db, large_db) = (small.stop().await, large.stop().await);
-    for name in [small_db, large_db] {
-        crate::drop_database(url, &name).await;
-    }
+    crate::disk::storage(&large.pool, raw).await;
 }
 
-/// The rows against both databases, alternating, and their medians.
-async fn timed(small: &Replica, large: &Replica, corpus: &[pb::Message], scale: &GrowthScale) {
-    let mut small_sessions = sessions(small.addr, corpus, scale).await;
-    let mut large_sessions = sessions(large.addr, corpus, scale).await;
-    // Both measured in their steady state, with their statistics, not while autovacuum
-    // catches up on the load.
-    for replica in [small, large] {
-        sqlx::query("vacuum (analyze)")
-            .execute(&replica.pool)
-            .await
-            .expect("vacuum");
+/// Vacuums and analyzes every table: on Citus each distributed table by name, which
+/// the coordinator sends to its shards (a bare `vacuum` would only do the coordinator).
+async fn vacuum(pool: &PgPool) {
+    let statement = if crate::disk::is_citus(pool).await {
+        let tables: String = sqlx::query_scalar(
+            "select string_agg(logicalrelid::regclass::text, ', ') from pg_dist_partition",
+        )
+        .fetch_one(pool)
+        .await
+        .expect("distributed tables");
+        format!("vacuum (analyze) {tables}")
+    } else {
+        "vacuum (analyze)".to_string()
+    };
+    sqlx::raw_sql(sqlx::AssertSqlSafe(statement))
+        .execute(pool)
+        .await
+        .expect("vacuum");
+}
+
+/// One database's place in the rounds.
+struct Timed<'a> {
+    replica: &'a Replica,
+    sessions: Sessions,
+    figures: Figures,
+}
+
+/// The rows against every database, the order rotating round by round, and their
+/// medians.
+async fn timed(pairs: &[Pair], corpus: &[pb::Message], scale: &GrowthScale) {
+    let mut all = Vec::new();
+    for replica in pairs.iter().flat_map(|pair| [&pair.small, &pair.large]) {
+        let sessions = sessions(replica.addr, corpus, scale).await;
+        all.push(Timed {
+            replica,
+            sessions,
+            figures: Figures::default(),
+        });
     }
-    let (mut on_small, mut on_large) = (Figures::default(), Figures::default());
+    // Each measured in its steady state, with its statistics, not while autovacuum
+    // catches up on the load.
+    for database in &all {
+        vacuum(&database.replica.pool).await;
+    }
     let corpus = Arc::new(corpus.to_vec());
+    let databases = all.len();
     for r in 0..scale.rounds {
-        let small_first = r % 2 == 0;
-        for small_now in [small_first, !small_first] {
-            if small_now {
-                round(
-                    small.addr,
-                    &mut small_sessions,
-                    &corpus,
-                    scale,
-                    &mut on_small,
-                )
-                .await;
-            } else {
-                round(
-                    large.addr,
-                    &mut large_sessions,
-                    &corpus,
-                    scale,
-                    &mut on_large,
-                )
-                .await;
-            }
+        for turn in 0..databases {
+            let database = &mut all[(r + turn) % databases];
+            let addr = database.replica.addr;
+            round(
+                addr,
+                &mut database.sessions,
+                &corpus,
+                scale,
+                &mut database.figures,
+            )
+            .await;
         }
     }
     println!(
         "BuildMessages: {} clients, each its own session of {} recorded messages, {} builds \
          each per round; AppendTurn: {} sessions, one recorded message per call, {} each \
-         per round. Medians of {} rounds, the databases alternating.",
+         per round. Medians of {} rounds, the databases in turn (the first one rotating).",
         scale.build_clients,
         scale.build_session_size,
         scale.build_requests,
@@ -386,102 +493,52 @@ async fn timed(small: &Replica, large: &Replica, corpus: &[pb::Message], scale: 
         scale.rounds
     );
     println!();
-    println!("database | build p50 ms | build p99 ms | appends/s | append p99 ms");
-    println!("---|---|---|---|---");
-    let mut rows = Vec::new();
-    for (name, figures) in [("small", on_small), ("loaded", on_large)] {
-        let row = [
-            median(figures.build_p50),
-            median(figures.build_p99),
-            median(figures.append_rate),
-            median(figures.append_p99),
-        ];
-        println!(
-            "{name} | {:.2} | {:.2} | {:.0} | {:.2}",
-            row[0], row[1], row[2], row[3]
-        );
-        rows.push(row);
-    }
-    println!(
-        "loaded / small | {:.2} | {:.2} | {:.2} | {:.2}",
-        rows[1][0] / rows[0][0],
-        rows[1][1] / rows[0][1],
-        rows[1][2] / rows[0][2],
-        rows[1][3] / rows[0][3]
+    table(
+        pairs,
+        all.into_iter().map(|database| database.figures).collect(),
     );
-    println!();
 }
 
-/// Bytes on disk of every table of the loaded database (heap, indexes, TOAST), per
-/// message and against the raw bytes the clients sent.
-async fn storage(pool: &PgPool, raw: usize) {
-    let messages: i64 = sqlx::query_scalar("select count(*) from messages")
-        .fetch_one(pool)
-        .await
-        .expect("count messages");
-    let tables: Vec<(String, i64, i64, i64, i64)> = sqlx::query_as(
-        "select c.relname::text, pg_total_relation_size(c.oid), pg_relation_size(c.oid),
-             pg_indexes_size(c.oid),
-             coalesce(pg_total_relation_size(nullif(c.reltoastrelid, 0)), 0)
-         from pg_class c
-         where c.relkind = 'r' and c.relnamespace = 'public'::regnamespace
-         order by 2 desc",
-    )
-    .fetch_all(pool)
-    .await
-    .expect("table sizes");
-    let total: i64 = tables.iter().map(|t| t.1).sum();
+/// A database's row: build p50, build p99, appends/s, append p99.
+fn row(figures: Figures) -> [f64; 4] {
+    [
+        median(figures.build_p50),
+        median(figures.build_p99),
+        median(figures.append_rate),
+        median(figures.append_p99),
+    ]
+}
+
+fn print_row(name: &str, row: [f64; 4]) {
     println!(
-        "On disk after the load: {:.1} MB in all for {messages} messages, {:.0} bytes per \
-         message; the raw bytes the clients sent (texts, tool calls): {:.1} MB, {:.0} per \
-         message; **on disk / raw: {:.2}**.",
-        total as f64 / 1e6,
-        total as f64 / messages as f64,
-        raw as f64 / 1e6,
-        raw as f64 / messages as f64,
-        total as f64 / raw as f64
+        "{name} | {:.2} | {:.2} | {:.0} | {:.2}",
+        row[0], row[1], row[2], row[3]
     );
-    println!();
-    let columns: (i64, i64, i64, i64, i64) = sqlx::query_as(
-        "select coalesce(sum(pg_column_size(content)), 0)::bigint,
-             coalesce(sum(pg_column_size(search)), 0)::bigint,
-             coalesce(sum(pg_column_size(tool_calls)), 0)::bigint,
-             coalesce(sum(pg_column_size(m.*)), 0)::bigint,
-             coalesce(sum(octet_length(content)), 0)::bigint
-         from messages m",
-    )
-    .fetch_one(pool)
-    .await
-    .expect("column sizes");
-    let dead: i64 = sqlx::query_scalar(
-        "select coalesce(sum(n_dead_tup), 0)::bigint from pg_stat_user_tables where relname = 'messages'",
-    )
-    .fetch_one(pool)
-    .await
-    .expect("dead rows");
-    let per = |bytes: i64| bytes as f64 / messages as f64;
-    println!(
-        "Per message, as stored (after any compression): the whole row {:.0} bytes, of \
-         which content {:.0} (its text: {:.0}), search vector {:.0}, tool calls {:.0}; \
-         {dead} dead row versions in messages (the search indexer rewrites each row once).",
-        per(columns.3),
-        per(columns.0),
-        per(columns.4),
-        per(columns.1),
-        per(columns.2)
-    );
-    println!();
-    println!("table | total MB | heap MB | indexes MB | TOAST MB | bytes per message");
-    println!("---|---|---|---|---|---");
-    for (name, all, heap, indexes, toast) in tables.iter().filter(|t| t.1 >= 1 << 20) {
-        println!(
-            "{name} | {:.1} | {:.1} | {:.1} | {:.1} | {:.0}",
-            *all as f64 / 1e6,
-            *heap as f64 / 1e6,
-            *indexes as f64 / 1e6,
-            *toast as f64 / 1e6,
-            *all as f64 / messages as f64
-        );
+}
+
+fn print_ratio(name: &str, over: [f64; 4], under: [f64; 4]) {
+    let ratio: Vec<String> = (0..4)
+        .map(|i| format!("{:.2}", over[i] / under[i]))
+        .collect();
+    println!("**{name}** | {}", ratio.join(" | "));
+}
+
+/// The table: each engine's small and loaded database and their ratio, then each
+/// further engine against the first, database by database.
+fn table(pairs: &[Pair], figures: Vec<Figures>) {
+    let rows: Vec<[f64; 4]> = figures.into_iter().map(row).collect();
+    println!("database | build p50 ms | build p99 ms | appends/s | append p99 ms");
+    println!("---|---|---|---|---");
+    for (at, pair) in pairs.iter().enumerate() {
+        let (small, large) = (rows[2 * at], rows[2 * at + 1]);
+        print_row(&format!("{}: small", pair.engine), small);
+        print_row(&format!("{}: loaded", pair.engine), large);
+        print_ratio(&format!("{}: loaded / small", pair.engine), large, small);
+    }
+    for (at, pair) in pairs.iter().enumerate().skip(1) {
+        let name = format!("{} / {}", pair.engine, pairs[0].engine);
+        print_ratio(&format!("{name}, small"), rows[2 * at], rows[0]);
+        print_ratio(&format!("{name}, loaded"), rows[2 * at + 1], rows[1]);
     }
     println!();
 }

@@ -244,3 +244,85 @@ async fn a_burst_of_jobs_is_applied_once_on_the_cluster() {
     .unwrap();
     assert!(gapped.is_empty(), "events with gaps: {gapped:?}");
 }
+
+/// A corpus session compacted on the cluster (a clearing, then summaries), both reverted
+/// by reverting the first: the builds, aggregates and summaries as before, byte for byte;
+/// a fork of it grows on its own while the source's build stays; each session's events
+/// numbered 1, 2, 3… without a gap (tests/it/revert.rs).
+#[tokio::test]
+#[ignore = "needs a Citus coordinator: scripts/citus/run"]
+async fn compactions_revert_and_forks_grow_apart_on_the_cluster() {
+    use crate::harness::{append, build, user};
+    use crate::revert::*;
+    use ctxd::pb;
+    let (url, name) = cluster();
+    let store = ctxd::store::Store::connect(&url, 16).await.unwrap();
+    let server = crate::harness::TestServer::start_on_store(store).await;
+    let mut client = server.client.clone();
+    let (id, fork) = (format!("{name}-s"), format!("{name}-fork"));
+    corpus_session(&mut client, &id, &[0, 1, 2], corpus_policy()).await;
+    let before = snapshot(&mut client, &id).await;
+    let built = build(&mut client, &id, pb::OutputFormat::Neutral)
+        .await
+        .unwrap();
+    let tokens = built.budget.unwrap().breakdown.unwrap().total_tokens;
+
+    let cleared = compact(
+        &mut client,
+        &id,
+        pb::CompactMode::ClearToolResults,
+        tokens / 2,
+    )
+    .await;
+    assert!(cleared.applied, "{cleared:?}");
+    let summarized = compact(&mut client, &id, pb::CompactMode::Summarize, tokens / 4).await;
+    assert!(summarized.applied, "{summarized:?}");
+    let events = session_events(&mut client, &id).await;
+    let clearing = of_kind(&events, pb::EventKind::ToolResultsCleared).remove(0);
+    let done = revert(&mut client, by_cursor(&id, &clearing.cursor, false))
+        .await
+        .unwrap();
+    assert!(done.applied && done.reverted.len() >= 2, "{done:?}");
+    assert_restored(
+        &snapshot(&mut client, &id).await,
+        &before,
+        "reverted on the cluster",
+    );
+
+    client
+        .fork_session(pb::ForkSessionRequest {
+            source_session_id: id.clone(),
+            session_id: fork.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    append(&mut client, &fork, vec![user("and now on the fork alone")])
+        .await
+        .unwrap();
+    let forked = build(&mut client, &fork, pb::OutputFormat::Neutral)
+        .await
+        .unwrap();
+    assert_eq!(
+        forked.messages.last().unwrap().content,
+        "and now on the fork alone"
+    );
+    assert_restored(
+        &snapshot(&mut client, &id).await,
+        &before,
+        "the source after a fork",
+    );
+    for session in [&id, &fork] {
+        let seqs: Vec<i64> = session_events(&mut client, session)
+            .await
+            .iter()
+            .map(|event| event.session_seq)
+            .collect();
+        assert_eq!(
+            seqs,
+            (1..=seqs.len() as i64).collect::<Vec<_>>(),
+            "{session}"
+        );
+    }
+    server.stop().await;
+}
