@@ -324,21 +324,23 @@ async fn run(
 }
 
 /// The scale part's sizes: `CTXD_BENCH_LOADED_MESSAGES=n` loads n messages in n / 100
-/// sessions instead of the full million.
+/// sessions instead of the full million, `CTXD_BENCH_SCALE_ROUNDS=n` times n rounds
+/// instead of five.
 fn growth_scale(full: bool) -> growth::GrowthScale {
     if !full {
         return growth::SMOKE;
     }
-    match std::env::var("CTXD_BENCH_LOADED_MESSAGES")
-        .ok()
-        .and_then(|n| n.parse::<usize>().ok())
-    {
-        Some(messages) => growth::GrowthScale {
-            messages,
-            sessions: (messages / 100).max(1),
-            ..growth::FULL
-        },
-        None => growth::FULL,
+    let number = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .and_then(|n| n.parse::<usize>().ok())
+    };
+    let messages = number("CTXD_BENCH_LOADED_MESSAGES").unwrap_or(growth::FULL.messages);
+    growth::GrowthScale {
+        messages,
+        sessions: (messages / 100).max(1),
+        rounds: number("CTXD_BENCH_SCALE_ROUNDS").unwrap_or(growth::FULL.rounds),
+        ..growth::FULL
     }
 }
 

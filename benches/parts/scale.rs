@@ -89,29 +89,31 @@ impl Replica {
             .parse::<PgConnectOptions>()
             .expect("database URL")
             .database(&database);
-        Replica::serve(options, pool, Some(database)).await
+        Replica::serve(options, pool, Some(database), None).await
     }
 
-    /// A server on the database `url` names, already migrated.
-    async fn attach(url: &str) -> Replica {
+    /// A server on the database `url` names, already migrated, with `writers` batch
+    /// writers of appends (`--append-writers`; `None`: the store's default).
+    async fn attach(url: &str, writers: Option<usize>) -> Replica {
         let options = url.parse::<PgConnectOptions>().expect("database URL");
         let pool = sqlx::postgres::PgPoolOptions::new()
             .max_connections(4)
             .connect_with(options.clone())
             .await
             .expect("connect to the given database");
-        Replica::serve(options, pool, None).await
+        Replica::serve(options, pool, None, writers).await
     }
 
-    async fn serve(options: PgConnectOptions, pool: PgPool, created: Option<String>) -> Replica {
+    async fn serve(
+        options: PgConnectOptions,
+        pool: PgPool,
+        created: Option<String>,
+        writers: Option<usize>,
+    ) -> Replica {
         let mut store = Store::connect_with(options, 64)
             .await
             .expect("connect the server's store");
-        // CTXD_BENCH_APPEND_WRITERS=n: the servers' batch writers (`--append-writers`).
-        if let Some(writers) = std::env::var("CTXD_BENCH_APPEND_WRITERS")
-            .ok()
-            .and_then(|n| n.parse().ok())
-        {
+        if let Some(writers) = writers {
             store = store.append_writers(writers);
         }
         let engine = Engine::new(
@@ -344,10 +346,14 @@ impl Pair {
         let (small, large) = urls
             .split_once(',')
             .expect("CTXD_BENCH_CITUS_URLS: the small database's URL, a comma, the loaded one's");
+        // CTXD_BENCH_CITUS_APPEND_WRITERS=n: the cluster's servers' `--append-writers`.
+        let writers = std::env::var("CTXD_BENCH_CITUS_APPEND_WRITERS")
+            .ok()
+            .and_then(|n| n.parse().ok());
         Pair {
             engine,
-            small: Replica::attach(small.trim()).await,
-            large: Replica::attach(large.trim()).await,
+            small: Replica::attach(small.trim(), writers).await,
+            large: Replica::attach(large.trim(), writers).await,
         }
     }
 
