@@ -248,7 +248,8 @@ async fn a_burst_of_jobs_is_applied_once_on_the_cluster() {
 /// A corpus session compacted on the cluster (a clearing, then summaries), both reverted
 /// by reverting the first: the builds, aggregates and summaries as before, byte for byte;
 /// a fork of it grows on its own while the source's build stays; each session's events
-/// numbered 1, 2, 3… without a gap (tests/it/revert.rs).
+/// numbered 1, 2, 3… without a gap, and the tenant's stream carrying them all, each
+/// once, in order (tests/it/revert.rs).
 #[tokio::test]
 #[ignore = "needs a Citus coordinator: scripts/citus/run"]
 async fn compactions_revert_and_forks_grow_apart_on_the_cluster() {
@@ -312,6 +313,7 @@ async fn compactions_revert_and_forks_grow_apart_on_the_cluster() {
         &before,
         "the source after a fork",
     );
+    let mut by_session = Vec::new();
     for session in [&id, &fork] {
         let seqs: Vec<i64> = session_events(&mut client, session)
             .await
@@ -323,6 +325,31 @@ async fn compactions_revert_and_forks_grow_apart_on_the_cluster() {
             (1..=seqs.len() as i64).collect::<Vec<_>>(),
             "{session}"
         );
+        by_session.push(seqs);
+    }
+    // The tenant's stream carries both sessions' events, each once, in each session's
+    // order (the cluster's database is shared by earlier runs: only these two counted).
+    let tenant = tenant_events(&mut client).await;
+    for (session, seqs) in [&id, &fork].into_iter().zip(by_session) {
+        let delivered: Vec<i64> = tenant
+            .iter()
+            .filter(|event| &event.session_id == session)
+            .map(|event| event.session_seq)
+            .collect();
+        assert_eq!(delivered, seqs, "{session} on the tenant's stream");
     }
     server.stop().await;
+}
+
+/// Every event of the tenant so far, from its stream.
+async fn tenant_events(client: &mut crate::harness::Client) -> Vec<ctxd::pb::Event> {
+    let mut stream = client
+        .subscribe_events(ctxd::pb::SubscribeEventsRequest {
+            heartbeat_interval_ms: 200,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    crate::events::until_live(&mut stream).await
 }
