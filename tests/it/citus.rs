@@ -329,7 +329,8 @@ async fn compactions_revert_and_forks_grow_apart_on_the_cluster() {
     }
     // The tenant's stream carries both sessions' events, each once, in each session's
     // order (the cluster's database is shared by earlier runs: only these two counted).
-    let tenant = tenant_events(&mut client).await;
+    // An empty session id subscribes to the tenant's stream.
+    let tenant = session_events(&mut client, "").await;
     for (session, seqs) in [&id, &fork].into_iter().zip(by_session) {
         let delivered: Vec<i64> = tenant
             .iter()
@@ -339,17 +340,4 @@ async fn compactions_revert_and_forks_grow_apart_on_the_cluster() {
         assert_eq!(delivered, seqs, "{session} on the tenant's stream");
     }
     server.stop().await;
-}
-
-/// Every event of the tenant so far, from its stream.
-async fn tenant_events(client: &mut crate::harness::Client) -> Vec<ctxd::pb::Event> {
-    let mut stream = client
-        .subscribe_events(ctxd::pb::SubscribeEventsRequest {
-            heartbeat_interval_ms: 200,
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    crate::events::until_live(&mut stream).await
 }
